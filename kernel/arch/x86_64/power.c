@@ -1,0 +1,21 @@
+/*
+ * Power-off: QEMU's isa-debug-exit device (port 0xf4) when present, so QEMU
+ * exits with status (code << 1) | 1 for scripted runs; otherwise ACPI S5
+ * through the FADT's PM1a control port.
+ */
+#include "kernel.h"
+#include "apic.h"
+#include "x86.h"
+
+#define DEBUG_EXIT_PORT 0xf4
+
+__noreturn void machine_poweroff(int code)
+{
+	cli();
+	kprintf("concerto: power off, status %d\n", code);
+	outb(DEBUG_EXIT_PORT, (uint8_t)code);
+	if (acpi.pm1a_cnt)
+		outw(acpi.pm1a_cnt, (uint16_t)((acpi.slp_typa_s5 << 10) | (1 << 13)));
+	for (;;)
+		hlt();
+}

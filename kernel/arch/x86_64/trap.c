@@ -1,0 +1,102 @@
+/*
+ * Trap dispatch: CPU exceptions get a clear report (name, error code, CR2,
+ * registers, backtrace) and a panic, unless a test armed an expected-fault
+ * catch; device interrupts and IPIs go to the registered handler and get an
+ * EOI; an NMI while panicking parks the CPU.
+ */
+#include "kernel.h"
+#include "cpu.h"
+#include "trap.h"
+#include "smp.h"
+#include "apic.h"
+#include "x86.h"
+
+static intr_handler_t handlers[256];
+
+static const char *const exc_names[32] = {
+	"divide error", "debug", "NMI", "breakpoint", "overflow",
+	"bound range exceeded", "invalid opcode", "device not available",
+	"double fault", "coprocessor segment overrun", "invalid TSS",
+	"segment not present", "stack-segment fault", "general protection",
+	"page fault", "reserved 15", "x87 floating-point", "alignment check",
+	"machine check", "SIMD floating-point", "virtualization",
+	"control protection", "reserved 22", "reserved 23", "reserved 24",
+	"reserved 25", "reserved 26", "reserved 27", "hypervisor injection",
+	"VMM communication", "security", "reserved 31",
+};
+
+void intr_register(int vector, intr_handler_t h)
+{
+	KASSERT_OP(vector, >=, 32);
+	KASSERT_OP(vector, <, 256);
+	handlers[vector] = h;
+}
+
+void trapframe_print(const struct trapframe *tf)
+{
+	kprintf("rip %016lx cs %04lx rflags %016lx rsp %016lx ss %04lx\n",
+		tf->rip, tf->cs, tf->rflags, tf->rsp, tf->ss);
+	kprintf("rax %016lx rbx %016lx rcx %016lx rdx %016lx\n", tf->rax, tf->rbx, tf->rcx, tf->rdx);
+	kprintf("rsi %016lx rdi %016lx rbp %016lx r8  %016lx\n", tf->rsi, tf->rdi, tf->rbp, tf->r8);
+	kprintf("r9  %016lx r10 %016lx r11 %016lx r12 %016lx\n", tf->r9, tf->r10, tf->r11, tf->r12);
+	kprintf("r13 %016lx r14 %016lx r15 %016lx cr2 %016lx\n", tf->r13, tf->r14, tf->r15, read_cr2());
+	kprintf("cr0 %016lx cr3 %016lx cr4 %016lx\n", read_cr0(), read_cr3(), read_cr4());
+}
+
+static void nmi(struct trapframe *tf)
+{
+	if (panicking) {
+		for (;;) {
+			cli();
+			hlt();
+		}
+	}
+	kprintf("concerto: NMI on cpu %d at rip 0x%lx\n", cpu_id(), tf->rip);
+}
+
+static __noreturn void exception(struct trapframe *tf)
+{
+	kprintf("\nEXCEPTION %s (vector %lu) on cpu %d, error code 0x%lx%s\n",
+		exc_names[tf->vector], tf->vector, cpu_id(), tf->error,
+		(tf->cs & 3) ? ", user mode" : "");
+	if (tf->vector == 14)
+		kprintf("page fault at 0x%lx: %s %s %s\n", read_cr2(),
+			(tf->error & 1) ? "protection" : "not-present",
+			(tf->error & 2) ? "write" : "read",
+			(tf->error & 16) ? "instruction fetch" : "");
+	trapframe_print(tf);
+	backtrace_print(tf->rbp, tf->rip);
+	panic("unhandled %s", exc_names[tf->vector]);
+}
+
+void trap(struct trapframe *tf)
+{
+	struct cpu *c = mycpu();
+	uint64_t v = tf->vector;
+
+	if (v == 2) {
+		nmi(tf);
+		return;
+	}
+	if (v < 32) {
+		if (c->catch_rip) {             /* a test expected this fault */
+			c->catch_vector = v;
+			tf->rip = c->catch_rip;
+			c->catch_rip = 0;
+			return;
+		}
+		exception(tf);
+	}
+	c->intr_count++;
+	if (v >= T_PIC_BASE && v < T_PIC_BASE + 16)
+		return;                         /* spurious legacy PIC interrupt */
+	if (v == T_SPURIOUS)
+		return;                         /* no EOI for the APIC spurious vector */
+	c->intr_depth++;
+	if (handlers[v])
+		handlers[v](tf);
+	else
+		kprintf("concerto: unexpected interrupt %lu on cpu %d\n", v, c->id);
+	c->intr_depth--;
+	lapic_eoi();
+}

@@ -1,0 +1,31 @@
+/* What the boot loader told us, and the kernel command line options. */
+#ifndef CONCERTO_BOOT_H
+#define CONCERTO_BOOT_H
+
+#include "types.h"
+#include "vm.h"
+
+#define CMDLINE_MAX 1024
+#define MAX_MEMREGIONS 64
+
+struct bootinfo {
+	char cmdline[CMDLINE_MAX];     /* without the kernel path */
+	struct memregion ram[MAX_MEMREGIONS];   /* usable RAM from the loader */
+	int nram;
+	paddr_t initrd_start, initrd_end;  /* first module, 0 if none */
+	paddr_t reserved_end;          /* loader data and kernel end below this */
+};
+extern struct bootinfo bootinfo;
+
+/* Parsed options (cmdline.c); each has a default used on bad input. */
+struct bootopts {
+	int lockmode;                  /* -1 = not given (default by CPU count) */
+	char ktest[256];               /* "" = run no tests */
+	char init[128];
+	char rdinit[128];
+	bool quiet;
+};
+extern struct bootopts bootopts;
+void cmdline_parse(const char *cmdline);
+
+#endif

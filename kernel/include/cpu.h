@@ -1,0 +1,87 @@
+/*
+ * Per-CPU data.  Each CPU's GS base points at its struct cpu, whose first
+ * field points to itself, so "mycpu()" is one load through %gs and
+ * "cpu_id()" is one %gs-relative load (S1: current-CPU access).
+ *
+ * Lock key:
+ *   [I] immutable after the CPU is started
+ *   [o] touched only by the owning CPU (with interrupts disabled where an
+ *       interrupt handler also touches it)
+ *   [a] atomic
+ *   (c) call_lock
+ */
+#ifndef CONCERTO_CPU_H
+#define CONCERTO_CPU_H
+
+#include "types.h"
+#include "param.h"
+#include "spinlock.h"
+
+struct tss {
+	uint32_t rsvd0;
+	uint64_t rsp[3];
+	uint64_t rsvd1;
+	uint64_t ist[7];
+	uint64_t rsvd2;
+	uint16_t rsvd3;
+	uint16_t iomap_base;
+} __packed;
+
+struct smp_call;
+
+struct cpu {
+	struct cpu *self;           /* [I] must stay first: %gs:0 */
+	int id;                     /* [I] logical CPU number, 0 = boot CPU */
+	uint32_t apic_id;           /* [I] local APIC id */
+	volatile int online;        /* [a] set when the CPU runs kernel code */
+	volatile uint64_t ticks;    /* [o] timer interrupts taken */
+	uint64_t intr_count;        /* [o] interrupts taken */
+	uint64_t ipi_recv;          /* [o] IPIs received */
+	uint64_t ipi_sent;          /* [o] IPIs sent */
+	int intr_depth;             /* [o] nesting of interrupt handlers */
+	uint64_t kstack_top;        /* [I] boot/idle stack */
+	uint64_t ist_top[2];        /* [I] NMI and double-fault stacks */
+
+	/* Expected-fault catch (trap.c): a fault at any rip resumes here. */
+	uint64_t catch_rip;         /* [o] 0 = none armed */
+	uint64_t catch_vector;      /* [o] vector of the caught fault */
+
+	/* Cross-CPU calls queued for this CPU (smp.c). */
+	struct simple_lock call_lock;
+	struct smp_call *call_head; /* (c) */
+	struct smp_call *call_tail; /* (c) */
+
+	uint64_t gdt[7];            /* [I] null, kcode, kdata, udata, ucode, tss(2) */
+	struct tss tss;             /* [I] */
+	uint64_t scratch;           /* [o] free for tests */
+} __cacheline_aligned;
+
+extern struct cpu cpus[NCPU_MAX];
+extern int ncpu;                /* [I] CPUs found in the MADT (after boot) */
+extern volatile int ncpu_online;/* [a] */
+
+static inline struct cpu *mycpu(void)
+{
+	struct cpu *c;
+	__asm__ __volatile__("movq %%gs:0, %0" : "=r"(c));
+	return c;
+}
+
+static inline int cpu_id(void)
+{
+	int id;
+	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(id) : "i"(offsetof(struct cpu, id)));
+	return id;
+}
+
+/* Segment selectors in the per-CPU GDT. */
+#define SEL_KCODE 0x08
+#define SEL_KDATA 0x10
+#define SEL_UDATA (0x18 | 3)
+#define SEL_UCODE (0x20 | 3)
+#define SEL_TSS   0x28
+
+void cpu_setup(struct cpu *c);   /* GDT, TSS, IDT, GS base on the running CPU */
+void idt_init(void);             /* build the shared IDT once */
+
+#endif

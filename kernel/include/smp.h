@@ -1,0 +1,32 @@
+/* Starting CPUs, IPIs and cross-CPU function calls. */
+#ifndef CONCERTO_SMP_H
+#define CONCERTO_SMP_H
+
+#include "types.h"
+
+/* Interrupt vectors. */
+#define T_PIC_BASE     0x20   /* legacy PIC, remapped and masked */
+#define T_IRQ_BASE     0x30   /* I/O APIC IRQ n -> 0x30 + n */
+#define T_TIMER        0x40   /* local APIC timer */
+#define T_IPI_CALL     0xf1   /* run queued smp_call requests */
+#define T_IPI_RESCHED  0xf2   /* reserved for the scheduler */
+#define T_IPI_TEST     0xf3   /* used by the in-kernel tests */
+#define T_SPURIOUS     0xff
+
+void smp_boot(void);                   /* start every AP found in the MADT */
+
+void ipi_send(int cpu, int vector);    /* to one CPU */
+void ipi_send_allbutself(int vector);
+void ipi_nmi_allbutself(void);
+
+/*
+ * Run fn(arg) on CPU `cpu` and wait until it has returned.  Runs directly if
+ * cpu is the caller's.  May be called with interrupts disabled, even from a
+ * call handler: the caller then runs its own incoming calls while it waits.
+ */
+void smp_call(int cpu, void (*fn)(void *), void *arg);
+/* Run fn(arg) on every online CPU (the caller's too), concurrently; wait. */
+void smp_call_all(void (*fn)(void *), void *arg);
+void smp_call_handle(void);            /* IPI handler body */
+
+#endif

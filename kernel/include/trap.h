@@ -1,0 +1,29 @@
+/* Trap frame built by the entry stubs in entry.S. */
+#ifndef CONCERTO_TRAP_H
+#define CONCERTO_TRAP_H
+
+#include "types.h"
+
+struct trapframe {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector;
+	uint64_t error;
+	/* pushed by the CPU */
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+void trap(struct trapframe *tf);
+void trapframe_print(const struct trapframe *tf);
+
+/* An interrupt handler for a vector (>= 32).  Called with interrupts off. */
+typedef void (*intr_handler_t)(struct trapframe *tf);
+void intr_register(int vector, intr_handler_t h);
+
+/*
+ * Exception fixup for expected faults (used by tests now, user copies later):
+ * if a fault happens at an address inside [start, end) of a registered range,
+ * execution resumes at fixup with rax = -vector.
+ */
+
+#endif

@@ -1,0 +1,6 @@
+#ifndef CONCERTO_UART_H
+#define CONCERTO_UART_H
+void uart_init(void);
+void uart_putc(char c);
+int uart_getc(void);   /* -1 if no byte is waiting */
+#endif

@@ -1,0 +1,81 @@
+/*
+ * Kernel command line: space-separated words, "key=value" or "flag".
+ * Unknown words and bad values get a warning and the default; never a crash.
+ */
+#include "kernel.h"
+#include "boot.h"
+
+struct bootopts bootopts = { .lockmode = -1 };
+bool boot_quiet;
+
+static bool parse_int(const char *s, int *out)
+{
+	int v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 100000)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static void set_string(char *dst, size_t n, const char *key, const char *val)
+{
+	if (strlen(val) >= n) {
+		kprintf("concerto: warning: %s= value too long (max %lu), ignored\n",
+			key, n - 1);
+		return;
+	}
+	strlcpy(dst, val, n);
+}
+
+static void option(const char *key, const char *val)
+{
+	if (!strcmp(key, "lockmode")) {
+		int m;
+		if (!val || !parse_int(val, &m) || m > 4)
+			kprintf("concerto: warning: bad lockmode=%s, using the default\n",
+				val ? val : "");
+		else
+			bootopts.lockmode = m;
+	} else if (!strcmp(key, "ktest")) {
+		set_string(bootopts.ktest, sizeof(bootopts.ktest), key, val ? val : "all");
+	} else if (!strcmp(key, "init")) {
+		set_string(bootopts.init, sizeof(bootopts.init), key, val ? val : "");
+	} else if (!strcmp(key, "rdinit")) {
+		set_string(bootopts.rdinit, sizeof(bootopts.rdinit), key, val ? val : "");
+	} else if (!strcmp(key, "quiet") && !val) {
+		bootopts.quiet = true;
+		boot_quiet = true;
+	} else {
+		kprintf("concerto: warning: unknown option '%s%s%s' ignored\n",
+			key, val ? "=" : "", val ? val : "");
+	}
+}
+
+/* Parses cmdline (not modified) into bootopts. */
+void cmdline_parse(const char *cmdline)
+{
+	char word[CMDLINE_MAX];
+	const char *p = cmdline;
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t n = 0;
+		while (*p && *p != ' ' && *p != '\t') {
+			if (n < sizeof(word) - 1)
+				word[n++] = *p;
+			p++;
+		}
+		if (!n)
+			break;
+		word[n] = '\0';
+		char *eq = strchr(word, '=');
+		if (eq)
+			*eq = '\0';
+		option(word, eq ? eq + 1 : NULL);
+	}
+}

@@ -1,0 +1,215 @@
+/*
+ * In-kernel tests of the foundation: CPUs, per-CPU data, IPIs, cross calls,
+ * the timer, exceptions, printf, the command line and symbol lookup.
+ */
+#include "kernel.h"
+#include "apic.h"
+#include "atomic.h"
+#include "boot.h"
+#include "cpu.h"
+#include "ktest.h"
+#include "smp.h"
+#include "trap.h"
+#include "x86.h"
+
+KTEST(cpus_online)
+{
+	KT_EXPECT_EQ(ncpu_online, ncpu);
+	KT_EXPECT_EQ(ncpu, acpi.ncpu);
+	for (int i = 0; i < ncpu; i++)
+		KT_EXPECT(cpus[i].online);
+}
+
+struct percpu_seen {
+	struct cpu *self[NCPU_MAX];
+	int id[NCPU_MAX];
+	uint32_t apic[NCPU_MAX];
+	volatile uint64_t count;
+};
+
+static void record_percpu(void *arg)
+{
+	struct percpu_seen *s = arg;
+	int id = cpu_id();
+	s->self[id] = mycpu();
+	s->id[id] = id;
+	s->apic[id] = lapic_id();
+	fetch_and_add(&s->count, 1);
+}
+
+KTEST(percpu_data_is_distinct_per_cpu)
+{
+	static struct percpu_seen s;
+	memset(&s, 0, sizeof(s));
+	smp_call_all(record_percpu, &s);
+	KT_EXPECT_EQ(s.count, ncpu);
+	for (int i = 0; i < ncpu; i++) {
+		KT_EXPECT(s.self[i] == &cpus[i]);
+		KT_EXPECT_EQ(s.id[i], i);
+		KT_EXPECT_EQ(s.apic[i], cpus[i].apic_id);
+		for (int j = 0; j < i; j++)
+			KT_EXPECT(s.apic[i] != s.apic[j]);
+	}
+}
+
+static void bump_scratch(void *arg __unused)
+{
+	mycpu()->scratch++;
+}
+
+KTEST(smp_call_runs_on_the_target_cpu)
+{
+	for (int i = 0; i < ncpu; i++)
+		cpus[i].scratch = 0;
+	for (int round = 0; round < 100; round++)
+		for (int i = 0; i < ncpu; i++)
+			smp_call(i, bump_scratch, NULL);
+	for (int i = 0; i < ncpu; i++)
+		KT_EXPECT_EQ(cpus[i].scratch, 100);
+}
+
+static volatile uint64_t test_ipi_count[NCPU_MAX];
+static void test_ipi_intr(struct trapframe *tf __unused)
+{
+	test_ipi_count[cpu_id()]++;
+}
+
+/* Waits up to 2 s for test_ipi_count[cpu] to reach want. */
+static bool wait_count(int cpu, uint64_t want)
+{
+	for (int t = 0; t < 200000; t++) {
+		if (READ_ONCE(test_ipi_count[cpu]) >= want)
+			return true;
+		udelay(10);
+	}
+	return false;
+}
+
+KTEST(ipi_reaches_every_cpu)
+{
+	intr_register(T_IPI_TEST, test_ipi_intr);
+	for (int i = 0; i < ncpu; i++)
+		test_ipi_count[i] = 0;
+	/* To one CPU at a time, each IPI received before the next is sent. */
+	for (int round = 1; round <= 50; round++)
+		for (int i = 0; i < ncpu; i++) {
+			if (i == cpu_id())
+				continue;
+			ipi_send(i, T_IPI_TEST);
+			if (!wait_count(i, round)) {
+				ktest_fail(kt, __FILE__, __LINE__, "cpu %d missed IPI %d", i, round);
+				return;
+			}
+		}
+	/* To all but self. */
+	for (int round = 51; round <= 60; round++) {
+		ipi_send_allbutself(T_IPI_TEST);
+		for (int i = 0; i < ncpu; i++)
+			if (i != cpu_id() && !wait_count(i, round))
+				ktest_fail(kt, __FILE__, __LINE__, "cpu %d missed broadcast %d", i, round);
+	}
+	KT_EXPECT_EQ(test_ipi_count[cpu_id()], 0);
+}
+
+/* Every CPU cross-calls every other CPU at once: no deadlock, all run. */
+static volatile uint64_t storm_runs;
+static void storm_inc(void *arg __unused) { fetch_and_add(&storm_runs, 1); }
+static void storm(void *arg __unused)
+{
+	for (int r = 0; r < 20; r++)
+		for (int i = 0; i < ncpu; i++)
+			smp_call(i, storm_inc, NULL);
+}
+
+KTEST(smp_call_all_to_all_storm_no_deadlock)
+{
+	storm_runs = 0;
+	smp_call_all(storm, NULL);
+	KT_EXPECT_EQ(storm_runs, (uint64_t)20 * ncpu * ncpu);
+}
+
+KTEST(timer_ticks_on_every_cpu)
+{
+	uint64_t t0[NCPU_MAX];
+	for (int i = 0; i < ncpu; i++)
+		t0[i] = cpus[i].ticks;
+	udelay(200000);  /* 200 ms = 20 ticks at 100 Hz */
+	for (int i = 0; i < ncpu; i++) {
+		uint64_t d = cpus[i].ticks - t0[i];
+		if (d < 2)
+			ktest_fail(kt, __FILE__, __LINE__, "cpu %d ticked %lu times in 200 ms", i, d);
+	}
+}
+
+/* An invalid opcode and a page fault are reported, not fatal, when caught. */
+static uint64_t provoke(int kind)
+{
+	struct cpu *c = mycpu();
+	c->catch_vector = 0;
+	__asm__ __volatile__(
+		"leaq 1f(%%rip), %%rax\n\t"
+		"movq %%rax, %c[rip](%[c])\n\t"
+		"testl %[k], %[k]\n\t"
+		"jnz 2f\n\t"
+		"ud2\n"
+		"2:\n\t"
+		"movabsq $0x00007ff000000000, %%rax\n\t"
+		"movq (%%rax), %%rax\n"
+		"1:\n\t"
+		:: [c] "r"(c), [rip] "i"(offsetof(struct cpu, catch_rip)), [k] "r"(kind)
+		: "rax", "memory");
+	c->catch_rip = 0;
+	return c->catch_vector;
+}
+
+KTEST(exceptions_are_caught_with_their_vector)
+{
+	KT_EXPECT_EQ(provoke(0), 6);    /* #UD */
+	KT_EXPECT_EQ(provoke(1), 14);   /* #PF */
+}
+
+KTEST(printf_formats)
+{
+	char b[64];
+	ksnprintf(b, sizeof(b), "%d %u %x %lx %s %c %5d|%-4d|%04x", -42, 42u, 0xbeefu,
+		  0x1234567890UL, "str", 'z', 7, 3, 0xa);
+	KT_EXPECT(!strcmp(b, "-42 42 beef 1234567890 str z     7|3   |000a"));
+	KT_EXPECT_EQ(ksnprintf(b, 4, "%s", "truncated"), 9);
+	KT_EXPECT(!strcmp(b, "tru"));
+	ksnprintf(b, sizeof(b), "%ld %p", (int64_t)-9223372036854775807L - 1, (void *)0x10);
+	KT_EXPECT(!strcmp(b, "-9223372036854775808 0x10"));
+}
+
+KTEST(cmdline_bad_values_keep_defaults)
+{
+	struct bootopts saved = bootopts;
+	bool saved_quiet = boot_quiet;
+	bootopts.lockmode = -1;
+	cmdline_parse("lockmode=9 lockmode=x lockmode= bogus=1 =3 x==");
+	KT_EXPECT_EQ(bootopts.lockmode, -1);
+	cmdline_parse("lockmode=3 init=/sbin/init rdinit=/init ktest=a,b");
+	KT_EXPECT_EQ(bootopts.lockmode, 3);
+	KT_EXPECT(!strcmp(bootopts.init, "/sbin/init"));
+	KT_EXPECT(!strcmp(bootopts.rdinit, "/init"));
+	KT_EXPECT(!strcmp(bootopts.ktest, "a,b"));
+	char longval[300];
+	memset(longval, 'a', sizeof(longval));
+	memcpy(longval, "init=", 5);
+	longval[sizeof(longval) - 1] = '\0';
+	cmdline_parse(longval);
+	KT_EXPECT(!strcmp(bootopts.init, "/sbin/init"));   /* too long: ignored */
+	bootopts = saved;
+	boot_quiet = saved_quiet;
+}
+
+void kmain(uint32_t, uint32_t);
+
+KTEST(ksyms_symbolize_kernel_functions)
+{
+	uint64_t off = 99;
+	const char *n = ksym_lookup((uint64_t)kmain + 5, &off);
+	KT_ASSERT(n != NULL);
+	KT_EXPECT(!strcmp(n, "kmain"));
+	KT_EXPECT_EQ(off, 5);
+	KT_EXPECT(ksym_lookup(0x1000, &off) == NULL);
+}

@@ -1,0 +1,127 @@
+/*
+ * kmain: the boot CPU brings the machine up in this order —
+ * per-CPU pointer, console, boot information and options, direct map,
+ * memory allocators, descriptor tables, interrupt controllers, timer
+ * calibration, the other CPUs — then runs the selected in-kernel tests.
+ */
+#include "kernel.h"
+#include "apic.h"
+#include "boot.h"
+#include "cpu.h"
+#include "kmem.h"
+#include "ktest.h"
+#include "page.h"
+#include "smp.h"
+#include "uart.h"
+#include "vm.h"
+#include "x86.h"
+
+extern char boot_stack_top[];
+extern char _load_start[], _end[];
+void multiboot_parse(uint32_t magic, uint32_t mbi_pa);
+void cpu_set_gs(struct cpu *c);
+void idt_load(void);
+paddr_t boot_alloc_end(void);
+
+static char bsp_ist[2][KSTACK_SIZE] __aligned(16);
+volatile uint64_t boot_tsc_online;   /* TSC when every CPU was online */
+
+/* Usable RAM above everything the boot used, handed to the page allocator. */
+static int free_regions(struct memregion *out)
+{
+	paddr_t low = MAX(boot_alloc_end(), 0x100000UL);
+	int n = 0;
+	for (int i = 0; i < bootinfo.nram; i++) {
+		paddr_t b = bootinfo.ram[i].base, e = b + bootinfo.ram[i].len;
+		if (e <= low)
+			continue;
+		if (b < low)
+			b = low;
+		out[n].base = b;
+		out[n].len = e - b;
+		n++;
+	}
+	return n;
+}
+
+static void lockmode_report(void)
+{
+	int mode = bootopts.lockmode;
+	if (mode < 0)
+		mode = ncpu == 1 ? 0 : 2;
+	if (mode == 0 && ncpu > 1) {
+		kprintf("concerto: lock mode 0 is uniprocessor only; using 2 on %d CPUs\n", ncpu);
+		mode = 2;
+	}
+	bootopts.lockmode = mode;
+	kinfo("concerto: lock mode %d\n", mode);
+}
+
+/* Idle loop for every CPU once it has nothing else to do. */
+static __noreturn void idle(void)
+{
+	for (;;) {
+		sti();
+		hlt();
+	}
+}
+
+void ap_main(struct cpu *c __unused)
+{
+	idle();
+}
+
+void kmain(uint32_t magic, uint32_t mbi_pa)
+{
+	struct cpu *bsp = &cpus[0];
+	bsp->id = 0;
+	cpu_set_gs(bsp);
+	idt_init();
+	idt_load();
+	uart_init();
+
+	multiboot_parse(magic, mbi_pa);
+	cmdline_parse(bootinfo.cmdline);
+	kprintf("Concerto SMP kernel for x86_64 — cmdline '%s'\n", bootinfo.cmdline);
+
+	mmu_init(bootinfo.ram, bootinfo.nram);
+	static struct memregion freeram[MAX_MEMREGIONS];
+	int nfree = free_regions(freeram);
+	page_init(freeram, nfree);
+	kmem_init();
+	kinfo("concerto: memory %lu MiB usable, %lu MiB free; kernel image %lu KiB\n",
+	      page_total_count() * PAGE_SIZE >> 20, page_free_count() * PAGE_SIZE >> 20,
+	      (uint64_t)(_end - _load_start) >> 10);
+
+	bsp->kstack_top = (uint64_t)boot_stack_top;
+	bsp->ist_top[0] = (uint64_t)bsp_ist[0] + KSTACK_SIZE;
+	bsp->ist_top[1] = (uint64_t)bsp_ist[1] + KSTACK_SIZE;
+	simple_lock_init(&bsp->call_lock, "smp_call");
+	cpu_setup(bsp);
+
+	acpi_init();
+	pic_disable();
+	lapic_init();
+	bsp->apic_id = lapic_id();
+	ioapic_init();
+	lapic_timer_calibrate();
+	kinfo("concerto: TSC %lu MHz, APIC timer %lu kHz, %d CPUs in the MADT\n",
+	      tsc_hz / 1000000, lapic_timer_hz / 1000, acpi.ncpu);
+	lapic_timer_start();
+	bsp->online = 1;
+	ncpu_online = 1;
+
+	smp_boot();
+	boot_tsc_online = rdtsc();
+	kprintf("concerto: %d CPUs online\n", ncpu_online);
+	lockmode_report();
+	sti();
+
+	if (bootopts.ktest[0]) {
+		int failed = ktest_run(bootopts.ktest);
+		machine_poweroff(failed ? 1 : 0);
+	}
+	kprintf("concerto: no init yet (user space comes with issue 5); idling. "
+		"Leave QEMU with Ctrl-A X.\n");
+	idle();
+}

@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Concerto test runner: boots the kernel under QEMU in a matrix of
+configurations, parses the KTAP each boot prints on the serial console, and
+ends with one line "N passed, M failed" (exit status 0 iff M == 0 and N > 0).
+
+    python3 tools/runtest.py                 every configuration
+    python3 tools/runtest.py -k smp4         only configurations whose name contains "smp4"
+    python3 tools/runtest.py -k 'boot-*'     shell-style patterns work too
+    python3 tools/runtest.py --list          show the matrix
+    python3 tools/runtest.py -v -k ktest-smp2   stream the serial console while it runs
+
+Each configuration counts as one test case for the boot itself (it finished,
+the expected number of CPUs came online, no PANIC/EXCEPTION/LOCK FAULT, the
+exit code matches the status the kernel printed) plus one per KTAP test
+result inside it ("ktest-smp4/page_alloc_all").  Serial logs are kept in
+build/test-logs/<configuration>.log.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import fnmatch
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------------------
+# The matrix.  One row per QEMU boot.
+#
+#   name             suite    smp  mem     kernel command line       timeout (s)
+MATRIX = [
+    ("ktest-smp1",   "ktest",   1, "512M", "ktest=all lockmode=4",   120),
+    ("ktest-smp2",   "ktest",   2, "512M", "ktest=all lockmode=4",   150),
+    ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   180),
+    ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   180),
+
+    ("boot-mem64M",  "boot",    4, "64M",  "ktest=cpus_online",      120),
+    ("boot-mem512M", "boot",    4, "512M", "ktest=cpus_online",      120),
+    ("boot-mem4G",   "boot",    4, "4G",   "ktest=cpus_online",      150),
+    ("boot-smp1",    "boot",    1, "512M", "ktest=cpus_online",      120),
+    ("boot-smp2",    "boot",    2, "512M", "ktest=cpus_online",      120),
+    ("boot-smp3",    "boot",    3, "512M", "ktest=cpus_online",      120),
+    ("boot-smp4",    "boot",    4, "512M", "ktest=cpus_online",      120),
+    ("boot-smp8",    "boot",    8, "512M", "ktest=cpus_online",      150),
+    ("boot-smp16",   "boot",   16, "512M", "ktest=cpus_online",      180),
+    ("boot-smp32",   "boot",   32, "1G",   "ktest=cpus_online",      240),
+
+    # Future: the user-space suite boots with a command line such as
+    # "init=/bin/utest" (or "rdinit=...") and parses the KTAP that /init
+    # prints; add its rows here with suite "user" and an evaluator in SUITES.
+]
+# ---------------------------------------------------------------------------
+
+QEMU_BASE = ["-machine", "pc", "-cpu", "max", "-nographic", "-no-reboot",
+             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+
+FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT")
+TAIL_LINES = 40
+
+ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>c])")
+BANNER_RE = re.compile(r"(^|\.\.)\s*Concerto\b")
+ONLINE_RE = re.compile(r"concerto: (\d+) CPUs? online\b")
+RESULT_RE = re.compile(r"^(ok|not ok) (\d+) (\S+)(.*)$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)\s*$")
+SUMMARY_RE = re.compile(r"concerto: ktest: (\d+) passed, (\d+) failed")
+POWEROFF_RE = re.compile(r"concerto: power off, status (\d+)")
+
+
+@dataclass
+class Config:
+    name: str
+    suite: str
+    smp: int
+    mem: str
+    cmdline: str
+    timeout: float
+
+
+@dataclass
+class Run:
+    """What one QEMU boot produced."""
+    config: Config
+    lines: list = field(default_factory=list)
+    exit_code: int = None
+    timed_out: bool = False
+    elapsed: float = 0.0
+    error: str = None          # could not start QEMU, etc.
+    log_path: str = ""
+
+
+@dataclass
+class Case:
+    name: str
+    ok: bool
+    reason: str = ""
+    detail: list = field(default_factory=list)   # diagnostic lines to show
+
+
+# ---------------------------------------------------------------------------
+# Running QEMU
+
+
+def qemu_command(qemu, kernel, cfg):
+    return [qemu] + QEMU_BASE + ["-smp", str(cfg.smp), "-m", cfg.mem,
+                                 "-kernel", kernel, "-append", cfg.cmdline]
+
+
+def clean_line(raw):
+    s = ANSI_RE.sub("", raw).replace("\r", "")
+    return s
+
+
+class Printer:
+    """Serialises output from worker threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def __call__(self, *a, **kw):
+        with self.lock:
+            print(*a, **kw)
+            sys.stdout.flush()
+
+
+PROCS = set()
+PROCS_LOCK = threading.Lock()
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+
+
+def run_qemu(cfg, args, out):
+    run = Run(config=cfg)
+    run.log_path = os.path.join(args.log_dir, cfg.name + ".log")
+    cmd = qemu_command(args.qemu, args.kernel, cfg)
+    timeout = cfg.timeout * args.timeout_scale
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as e:
+        run.error = f"cannot start {args.qemu}: {e}"
+        with open(run.log_path, "w") as f:
+            f.write("$ " + " ".join(cmd) + "\n" + run.error + "\n")
+        return run
+    with PROCS_LOCK:
+        PROCS.add(proc)
+
+    with open(run.log_path, "w", errors="replace") as log:
+        log.write("$ " + " ".join(_quote(c) for c in cmd) + "\n")
+        log.flush()
+
+        def reader():
+            buf = b""
+            while True:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *complete, buf = buf.split(b"\n")
+                for raw in complete:
+                    line = clean_line(raw.decode("utf-8", "replace"))
+                    run.lines.append(line)
+                    log.write(line + "\n")
+                    if args.verbose:
+                        out(f"[{cfg.name}] {line}")
+                log.flush()
+            if buf:
+                line = clean_line(buf.decode("utf-8", "replace"))
+                run.lines.append(line)
+                log.write(line + "\n")
+                if args.verbose:
+                    out(f"[{cfg.name}] {line}")
+
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        try:
+            run.exit_code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            run.timed_out = True
+            kill_group(proc)
+            proc.wait()
+        # QEMU has exited; if a child kept the pipe open, stop waiting soon.
+        t.join(timeout=10)
+        if t.is_alive():
+            kill_group(proc)
+            t.join(timeout=5)
+        run.elapsed = time.monotonic() - start
+        with PROCS_LOCK:
+            PROCS.discard(proc)
+        proc.stdout.close()
+        status = "timed out" if run.timed_out else f"exit code {run.exit_code}"
+        log.write(f"[runtest: {status} after {run.elapsed:.1f}s]\n")
+    return run
+
+
+def _quote(s):
+    return s if re.fullmatch(r"[\w@%+=:,./-]+", s) else "'" + s.replace("'", "'\\''") + "'"
+
+
+# ---------------------------------------------------------------------------
+# Judging a boot
+
+
+def parse_ktap(lines):
+    """Returns (seen_header, plan or None, results, diagnostics).
+
+    results: list of (ok, number, name, directive); diagnostics: dict
+    name -> list of "#" lines naming that test or printed just before its
+    result.
+    """
+    header = False
+    plan = None
+    results = []
+    diags = {}
+    pending = []
+    for line in lines:
+        s = line.strip()
+        if s.startswith("KTAP version"):
+            header = True
+            continue
+        if not header:
+            continue
+        m = PLAN_RE.match(s)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = RESULT_RE.match(s)
+        if m:
+            name = m.group(3)
+            results.append((m.group(1) == "ok", int(m.group(2)), name,
+                            m.group(4).strip()))
+            d = diags.setdefault(name, [])
+            for p in pending:
+                if p not in d:
+                    d.append(p)
+            pending = []
+            continue
+        if s.startswith("#"):
+            m = re.match(r"#\s*(\S+?):", s)
+            if m and any(r[2] == m.group(1) for r in results):
+                diags.setdefault(m.group(1), []).append(s)
+            else:
+                pending.append(s)
+    return header, plan, results, diags
+
+
+def requested_tests(cmdline):
+    for word in cmdline.split():
+        if word == "ktest":
+            return None
+        if word.startswith("ktest="):
+            spec = word[len("ktest="):]
+            return None if spec == "all" else [t for t in spec.split(",") if t]
+    return []
+
+
+def judge_ktest_boot(run):
+    """Cases for a boot that runs in-kernel tests and powers off."""
+    cfg = run.config
+    cases = []
+    problems = []
+    lines = run.lines
+
+    if run.error:
+        return [Case(f"{cfg.name}/boot", False, run.error)]
+
+    faults = [l for l in lines if any(m in l for m in FAULT_MARKERS)]
+    if faults:
+        problems.append("kernel reported: " + faults[0].strip())
+    if run.timed_out:
+        problems.append(f"timed out after {run.elapsed:.0f}s (hang?)")
+    # SeaBIOS leaves "Booting from ROM.." without a newline, so the banner
+    # may not start its line.
+    if not any(BANNER_RE.search(l) for l in lines):
+        problems.append("no banner line starting with 'Concerto'")
+
+    online = [int(m.group(1)) for m in (ONLINE_RE.search(l) for l in lines) if m]
+    if not online:
+        problems.append(f"no 'concerto: {cfg.smp} CPUs online' line")
+    elif len(online) > 1:
+        problems.append(f"{len(online)} 'CPUs online' lines, expected exactly one")
+    elif online[0] != cfg.smp:
+        problems.append(f"{online[0]} CPUs online, expected {cfg.smp}")
+
+    header, plan, results, diags = parse_ktap(lines)
+    want = requested_tests(cfg.cmdline)
+    if not header:
+        problems.append("no 'KTAP version 1' header")
+    elif plan is None:
+        problems.append("no KTAP plan line '1..N'")
+    else:
+        if len(results) != plan:
+            problems.append(f"KTAP plan says {plan} tests, {len(results)} results printed")
+        numbers = [r[1] for r in results]
+        if numbers != list(range(1, len(results) + 1)):
+            problems.append("KTAP test numbers are not 1, 2, 3, ...")
+        if want is None and plan == 0:
+            problems.append("ktest=all ran no tests")
+        if want:
+            names = {r[2] for r in results}
+            missing = [t for t in want if t not in names]
+            if missing:
+                problems.append("requested tests did not run: " + ", ".join(missing))
+
+    n_fail = sum(1 for r in results if not r[0])
+    n_pass = len(results) - n_fail
+    summ = [SUMMARY_RE.search(l) for l in lines]
+    summ = [m for m in summ if m]
+    if header and not summ:
+        problems.append("no 'concerto: ktest: P passed, F failed' line")
+    elif summ:
+        p, f = int(summ[-1].group(1)), int(summ[-1].group(2))
+        if (p, f) != (n_pass, n_fail):
+            problems.append(f"kernel says {p} passed, {f} failed; KTAP shows {n_pass} passed, {n_fail} failed")
+
+    off = [POWEROFF_RE.search(l) for l in lines]
+    off = [m for m in off if m]
+    if not run.timed_out:
+        if not off:
+            problems.append(f"QEMU exited (code {run.exit_code}) without 'concerto: power off, status S'")
+        else:
+            status = int(off[-1].group(1))
+            if run.exit_code != (status << 1) | 1:
+                problems.append(f"kernel powered off with status {status} but QEMU exit code is "
+                                f"{run.exit_code} (expected {(status << 1) | 1})")
+            expect_status = 0 if n_fail == 0 and results else 1
+            if status != expect_status and not faults:
+                problems.append(f"power-off status {status}, expected {expect_status} "
+                                f"({n_fail} failed tests)")
+
+    if faults:
+        # Everything after a panic is fallout; the first fault line says it.
+        problems = [p for p in problems if p.startswith(("kernel reported", "timed out"))]
+    cases.append(Case(f"{cfg.name}/boot", not problems, "; ".join(problems)))
+
+    seen = {}
+    for ok, num, name, directive in results:
+        seen[name] = seen.get(name, 0) + 1
+        cname = f"{cfg.name}/{name}" + (f"#{seen[name]}" if seen[name] > 1 else "")
+        skip = directive.lstrip("# ").upper().startswith("SKIP")
+        reason = "" if ok else "KTAP: not ok"
+        cases.append(Case(cname, ok or skip, reason, diags.get(name, [])))
+    return cases
+
+
+# Evaluators per suite.  A new suite ("user": a guest command line running
+# /init with tests that print KTAP) adds an entry here, and rows in MATRIX.
+SUITES = {
+    "ktest": judge_ktest_boot,
+    "boot": judge_ktest_boot,
+}
+
+
+# ---------------------------------------------------------------------------
+# Reporting
+
+
+def report(run, cases, out):
+    cfg = run.config
+    failed = [c for c in cases if not c.ok]
+    n = len(cases)
+    ktests = n - 1
+    what = f"{ktests} ktest{'s' if ktests != 1 else ''}" if ktests else "no ktests"
+    if not failed:
+        out(f"PASS {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
+            f"{what}, {run.elapsed:.1f}s")
+        return
+    out(f"FAIL {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
+        f"{len(failed)}/{n} cases failed, {run.elapsed:.1f}s")
+    msg = []
+    for c in failed:
+        msg.append(f"  FAIL {c.name}" + (f": {c.reason}" if c.reason else ""))
+        for d in c.detail:
+            msg.append(f"       {d}")
+    tail = run.lines[-TAIL_LINES:]
+    msg.append(f"  --- last {len(tail)} lines of {run.log_path} ---")
+    msg.extend("  | " + l for l in tail)
+    msg.append("  ---")
+    out("\n".join(msg))
+
+
+# ---------------------------------------------------------------------------
+
+
+def select(configs, patterns):
+    """A pattern equal to a configuration's name selects just that one; a
+    shell pattern (with * ? [) is matched against names; anything else
+    selects names containing it, or a whole suite by its name."""
+    if not patterns:
+        return configs
+    names = {c.name for c in configs}
+    chosen = []
+    for c in configs:
+        for p in patterns:
+            if p in names:
+                hit = c.name == p
+            elif any(ch in p for ch in "*?["):
+                hit = fnmatch.fnmatchcase(c.name, p)
+            else:
+                hit = p in c.name or p == c.suite
+            if hit:
+                chosen.append(c)
+                break
+    return chosen
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description="Run Concerto's test matrix under QEMU.")
+    ap.add_argument("-k", dest="patterns", action="append", default=[],
+                    metavar="PATTERN",
+                    help="run only configurations whose name contains PATTERN "
+                         "(or matches it as a shell pattern, or whose suite is PATTERN); repeatable")
+    ap.add_argument("--list", action="store_true", help="list the configurations and exit")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help="QEMU boots to run in parallel (default: %(default)s)")
+    ap.add_argument("--kernel", default=os.path.join(root, "build", "concerto"),
+                    help="kernel image (default: build/concerto)")
+    ap.add_argument("--qemu", default=os.environ.get("QEMU", "qemu-system-x86_64"),
+                    help="QEMU binary (default: $QEMU or qemu-system-x86_64)")
+    ap.add_argument("--log-dir", default=os.path.join(root, "build", "test-logs"),
+                    help="where serial logs go (default: build/test-logs)")
+    ap.add_argument("--timeout-scale", type=float,
+                    default=float(os.environ.get("CONCERTO_TIMEOUT_SCALE", "1")),
+                    help="multiply every timeout by this (default: $CONCERTO_TIMEOUT_SCALE or 1)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="stream serial output, prefixed with the configuration name")
+    args = ap.parse_args()
+
+    configs = [Config(*row) for row in MATRIX]
+    configs = select(configs, args.patterns)
+
+    if args.list:
+        for c in configs:
+            print(f"{c.name:<14} {c.suite:<6} smp={c.smp:<3} mem={c.mem:<5} "
+                  f"timeout={c.timeout * args.timeout_scale:>4.0f}s  {c.cmdline}")
+        return 0
+    if not configs:
+        print("no configuration matches " + " ".join(args.patterns), file=sys.stderr)
+        print("0 passed, 0 failed")
+        return 1
+    if not os.path.isfile(args.kernel):
+        print(f"no kernel at {args.kernel} (run make first)", file=sys.stderr)
+        print("0 passed, 1 failed")
+        return 1
+    os.makedirs(args.log_dir, exist_ok=True)
+
+    out = Printer()
+    jobs = max(1, args.j)
+    out(f"running {len(configs)} configuration{'s' if len(configs) != 1 else ''}, "
+        f"{jobs} at a time; logs in {os.path.relpath(args.log_dir)}")
+
+    # Start the slowest boots first so they do not end up running alone.
+    order = sorted(configs, key=lambda c: -c.timeout)
+    passed = failed = 0
+    t0 = time.monotonic()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = {pool.submit(run_qemu, c, args, out): c for c in order}
+        for fut in as_completed(futures):
+            run = fut.result()
+            cases = SUITES[run.config.suite](run)
+            report(run, cases, out)
+            passed += sum(1 for c in cases if c.ok)
+            failed += sum(1 for c in cases if not c.ok)
+    except KeyboardInterrupt:
+        with PROCS_LOCK:
+            for p in list(PROCS):
+                kill_group(p)
+        pool.shutdown(wait=False, cancel_futures=True)
+        out("interrupted")
+        out(f"{passed} passed, {failed + 1} failed")
+        return 130
+    pool.shutdown(wait=True)
+    out(f"total time {time.monotonic() - t0:.0f}s")
+    out(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
