@@ -45,7 +45,8 @@ ARCH_OBJS := \
 	arch/x86_64/lapic.o \
 	arch/x86_64/ioapic.o \
 	arch/x86_64/smp.o \
-	arch/x86_64/power.o
+	arch/x86_64/power.o \
+	arch/x86_64/lockprim.o
 
 KERN_OBJS := \
 	kern/main.o \
@@ -53,7 +54,10 @@ KERN_OBJS := \
 	kern/string.o \
 	kern/panic.o \
 	kern/ksyms.o \
-	kern/spinlock.o \
+	kern/lock.o \
+	kern/lockdebug.o \
+	kern/lockstat.o \
+	kern/lock_test.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o
@@ -73,24 +77,29 @@ OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_
 
 all: $(BUILD)/concerto
 
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
+
 $(BUILD)/kernel/%.o: kernel/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/kernel/%.o: kernel/%.S
 	@mkdir -p $(dir $@)
-	$(CC) $(ASFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(ASFLAGS) -c $< -o $@
 
 # Two link passes: the first has an empty symbol table; the table generated
 # from it is linked into the second.  .ksyms sits after .data, so no text or
 # data address moves between the passes (tools/gensyms.py checks that).
 $(BUILD)/concerto: $(OBJS) kernel/arch/x86_64/kernel.ld tools/gensyms.py
-	$(LD) $(LDFLAGS) -o $(BUILD)/concerto.pass1 $(OBJS)
-	$(PYTHON) tools/gensyms.py $(BUILD)/concerto.pass1 > $(BUILD)/ksyms.S
-	$(CC) $(ASFLAGS) -c $(BUILD)/ksyms.S -o $(BUILD)/ksyms.o
-	$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
-	$(PYTHON) tools/gensyms.py --check $(BUILD)/concerto.pass1 $@
-	@size $@
+	@echo "  LD      $@"
+	$(Q)$(LD) $(LDFLAGS) -o $(BUILD)/concerto.pass1 $(OBJS)
+	$(Q)$(PYTHON) tools/gensyms.py $(BUILD)/concerto.pass1 > $(BUILD)/ksyms.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms.S -o $(BUILD)/ksyms.o
+	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
+	$(Q)$(PYTHON) tools/gensyms.py --check $(BUILD)/concerto.pass1 $@
 
 QEMU_ARGS = -machine pc -cpu max -smp $(SMP) -m $(MEM) \
 	-kernel $(BUILD)/concerto -append "$(CMDLINE)" \

@@ -24,6 +24,7 @@ struct bootopts {
 	char init[128];
 	char rdinit[128];
 	bool quiet;
+	bool lockstat;                 /* statistics on from boot */
 };
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);

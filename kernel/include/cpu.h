@@ -34,11 +34,13 @@ struct cpu {
 	int id;                     /* [I] logical CPU number, 0 = boot CPU */
 	uint32_t apic_id;           /* [I] local APIC id */
 	volatile int online;        /* [a] set when the CPU runs kernel code */
+	int preempt_count;          /* [o] simple locks held (modes 1, 3, 4) */
 	volatile uint64_t ticks;    /* [o] timer interrupts taken */
 	uint64_t intr_count;        /* [o] interrupts taken */
 	uint64_t ipi_recv;          /* [o] IPIs received */
 	uint64_t ipi_sent;          /* [o] IPIs sent */
 	int intr_depth;             /* [o] nesting of interrupt handlers */
+	int mcs_depth;              /* [o] MCS queue nodes in use (lock.c) */
 	uint64_t kstack_top;        /* [I] boot/idle stack */
 	uint64_t ist_top[2];        /* [I] NMI and double-fault stacks */
 
@@ -54,7 +56,15 @@ struct cpu {
 	uint64_t gdt[7];            /* [I] null, kcode, kdata, udata, ucode, tss(2) */
 	struct tss tss;             /* [I] */
 	uint64_t scratch;           /* [o] free for tests */
+
+	/* Thread-level work posted by smp_run_all (smp.c). */
+	void (*volatile idle_fn)(void *);   /* [a] set by poster, cleared by us */
+	void *idle_arg;
 } __cacheline_aligned;
+
+/* Offsets used from assembly (lockprim.S). */
+#define CPU_PREEMPT_OFF 20
+_Static_assert(offsetof(struct cpu, preempt_count) == CPU_PREEMPT_OFF, "cpu layout");
 
 extern struct cpu cpus[NCPU_MAX];
 extern int ncpu;                /* [I] CPUs found in the MADT (after boot) */

@@ -15,18 +15,27 @@
 struct ktest_ctx {
 	int failures;
 	const char *name;
+	const char *skip;      /* reason, if the test skipped itself */
 };
 
 struct ktest {
 	const char *name;
 	void (*fn)(struct ktest_ctx *kt);
+	uint64_t manual;       /* 1: run only when named, never by "all" */
 };
 
-#define KTEST(nm) \
+#define KTEST_DEFINE(nm, man) \
 	static void ktest_fn_##nm(struct ktest_ctx *kt); \
 	static const struct ktest ktest_##nm __used __section(".ktests") \
-		__aligned(8) = { #nm, ktest_fn_##nm }; \
+		__aligned(8) = { #nm, ktest_fn_##nm, man }; \
 	static void ktest_fn_##nm(struct ktest_ctx *kt __unused)
+
+#define KTEST(nm) KTEST_DEFINE(nm, 0)
+/* Tests that stop the system on purpose, and benchmarks: run only by name. */
+#define KTEST_MANUAL(nm) KTEST_DEFINE(nm, 1)
+
+/* Marks the test skipped (KTAP "# SKIP") and returns. */
+#define KT_SKIP(reason) do { kt->skip = (reason); return; } while (0)
 
 void ktest_fail(struct ktest_ctx *kt, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

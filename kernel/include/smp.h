@@ -29,4 +29,20 @@ void smp_call(int cpu, void (*fn)(void *), void *arg);
 void smp_call_all(void (*fn)(void *), void *arg);
 void smp_call_handle(void);            /* IPI handler body */
 
+/*
+ * Run fn(arg) on every online CPU at thread level (interrupts enabled, not
+ * in a handler), all at once, and wait.  The caller runs it directly; until
+ * kernel threads exist the other CPUs run it from their idle loop, so they
+ * must be idle (they are, outside tests).
+ */
+void smp_run_all(void (*fn)(void *), void *arg);
+void smp_idle_work(void);              /* idle loop: run posted work */
+
+/*
+ * Parks every other online CPU with interrupts disabled, runs fn(arg) on the
+ * caller, then releases them (each serialises its instruction stream).  Used
+ * to patch kernel text.  Callers are serialised.
+ */
+void stop_machine(void (*fn)(void *), void *arg);
+
 #endif

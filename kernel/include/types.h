@@ -25,6 +25,7 @@ typedef uint64_t vaddr_t;   /* virtual address */
 #define __unused        __attribute__((unused))
 #define __section(s)    __attribute__((section(s)))
 #define __used          __attribute__((used))
+#define __always_inline inline __attribute__((always_inline))
 #define likely(x)       __builtin_expect(!!(x), 1)
 #define unlikely(x)     __builtin_expect(!!(x), 0)
 

@@ -47,6 +47,8 @@ static void option(const char *key, const char *val)
 		set_string(bootopts.init, sizeof(bootopts.init), key, val ? val : "");
 	} else if (!strcmp(key, "rdinit")) {
 		set_string(bootopts.rdinit, sizeof(bootopts.rdinit), key, val ? val : "");
+	} else if (!strcmp(key, "lockstat") && !val) {
+		bootopts.lockstat = true;
 	} else if (!strcmp(key, "quiet") && !val) {
 		bootopts.quiet = true;
 		boot_quiet = true;

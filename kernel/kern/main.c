@@ -9,6 +9,7 @@
 #include "boot.h"
 #include "cpu.h"
 #include "kmem.h"
+#include "lockpriv.h"
 #include "ktest.h"
 #include "page.h"
 #include "smp.h"
@@ -44,25 +45,32 @@ static int free_regions(struct memregion *out)
 	return n;
 }
 
-static void lockmode_report(void)
+/*
+ * The lock mode for n CPUs: the lockmode= option, else 0 on one CPU and 2
+ * on more.  Modes 0 and 1 exclude nothing between CPUs: refused on more
+ * than one CPU (2 and 3 are used instead).
+ */
+static int choose_lock_mode(int n)
 {
 	int mode = bootopts.lockmode;
 	if (mode < 0)
-		mode = ncpu == 1 ? 0 : 2;
-	if (mode == 0 && ncpu > 1) {
-		kprintf("concerto: lock mode 0 is uniprocessor only; using 2 on %d CPUs\n", ncpu);
-		mode = 2;
+		mode = n == 1 ? 0 : 2;
+	if (mode <= 1 && n > 1) {
+		kprintf("concerto: lock mode %d refused: it is for one CPU only, and %d CPUs "
+			"are present; using lock mode %d\n", mode, n, mode + 2);
+		mode += 2;
 	}
-	bootopts.lockmode = mode;
-	kinfo("concerto: lock mode %d\n", mode);
+	return mode;
 }
 
 /* Idle loop for every CPU once it has nothing else to do. */
 static __noreturn void idle(void)
 {
 	for (;;) {
-		sti();
-		hlt();
+		cli();
+		smp_idle_work();
+		/* sti's one-instruction shadow: no wakeup is lost before hlt */
+		__asm__ __volatile__("sti; hlt" ::: "memory");
 	}
 }
 
@@ -96,10 +104,14 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	bsp->kstack_top = (uint64_t)boot_stack_top;
 	bsp->ist_top[0] = (uint64_t)bsp_ist[0] + KSTACK_SIZE;
 	bsp->ist_top[1] = (uint64_t)bsp_ist[1] + KSTACK_SIZE;
-	simple_lock_init(&bsp->call_lock, "smp_call");
+	simple_lock_init(&bsp->call_lock, LC_SMP_CALL);
 	cpu_setup(bsp);
 
 	acpi_init();
+	lockstat_on = bootopts.lockstat;
+	lock_install_mode(choose_lock_mode(acpi.ncpu));
+	kinfo("concerto: lock mode %d, %d lock call sites patched%s\n", lock_mode,
+	      lock_patch_sites(~0), lockstat_on ? ", statistics on" : "");
 	pic_disable();
 	lapic_init();
 	bsp->apic_id = lapic_id();
@@ -114,11 +126,12 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	smp_boot();
 	boot_tsc_online = rdtsc();
 	kprintf("concerto: %d CPUs online\n", ncpu_online);
-	lockmode_report();
 	sti();
 
 	if (bootopts.ktest[0]) {
 		int failed = ktest_run(bootopts.ktest);
+		if (lockstat_enabled())
+			lockstat_print();
 		machine_poweroff(failed ? 1 : 0);
 	}
 	kprintf("concerto: no init yet (user space comes with issue 5); idling. "

@@ -148,7 +148,7 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 }
 
 /* Serialises console output; ignored once the system is panicking. */
-static struct simple_lock console_lock = SIMPLE_LOCK_INIT("console");
+static struct simple_lock console_lock = SIMPLE_LOCK_INIT(LC_CONSOLE);
 
 void console_write(const char *s, size_t n)
 {

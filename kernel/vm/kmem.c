@@ -58,10 +58,6 @@
 static const uint16_t class_size[KMEM_NCLASS] = {
 	16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048,
 };
-static const char *const class_name[KMEM_NCLASS] = {
-	"kmem16", "kmem32", "kmem64", "kmem96", "kmem128",
-	"kmem192", "kmem256", "kmem512", "kmem1024", "kmem2048",
-};
 
 /* size_index[(n + 15) / 16] = smallest class holding n bytes, n <= 2048. */
 static uint8_t size_index[KMEM_MAX_SIZE / 16 + 1];     /* [I] */
@@ -480,7 +476,7 @@ void kmem_drain_all(void)
 
 void kmem_stats_print(void)
 {
-	kprintf("kmem: class order chunks  slabs  empty     allocs      frees"
+	kprintf("kmem:  size order chunks  slabs  empty     allocs      frees"
 	        "  refills  flushes\n");
 	for (int c = 0; c < KMEM_NCLASS; c++) {
 		struct kmem_pool *pool = &pools[c];
@@ -516,7 +512,7 @@ void kmem_init(void)
 {
 	for (int c = 0; c < KMEM_NCLASS; c++) {
 		struct kmem_pool *pool = &pools[c];
-		simple_lock_init(&pool->lock, class_name[c]);
+		simple_lock_init(&pool->lock, LC_KMEM_POOL);
 		pool->size = class_size[c];
 		pool->cls = c;
 		pool->order = pick_slab_order(pool->size);

@@ -459,7 +459,7 @@ void page_init(const struct memregion *free, int nfree)
 	int n = collect_ranges(free, nfree, r);
 	KASSERT(n > 0);
 
-	simple_lock_init(&page_lock, "page_lock");
+	simple_lock_init(&page_lock, LC_PAGE);
 	build_segments(r, n);
 
 	/* Metadata for every segment, carved from the end of the largest range. */

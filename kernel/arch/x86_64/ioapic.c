@@ -22,7 +22,7 @@
 static volatile uint32_t *ioapic;       /* [I] */
 static int ioapic_nred;                 /* [I] redirection entries */
 /* Serialises the select/window register pair. */
-static struct simple_lock ioapic_lock = SIMPLE_LOCK_INIT("ioapic");
+static struct simple_lock ioapic_lock = SIMPLE_LOCK_INIT(LC_IOAPIC);
 
 static uint32_t ioapic_read_locked(uint32_t reg)
 {

@@ -195,7 +195,7 @@ void smp_boot(void)
 		struct cpu *c = &cpus[n];
 		c->id = n;
 		c->apic_id = acpi.apic_ids[i];
-		simple_lock_init(&c->call_lock, "smp_call");
+		simple_lock_init(&c->call_lock, LC_SMP_CALL);
 		ncpu = n + 1;   /* so cpus[n] is valid for IPIs as it comes up */
 		if (!start_ap(c)) {
 			kprintf("concerto: warning: CPU with APIC id %u did not start\n", c->apic_id);
@@ -205,4 +205,92 @@ void smp_boot(void)
 		n++;
 	}
 	ncpu = n;
+}
+
+/* ---- stop_machine ---- */
+
+static struct {
+	void (*fn)(void *);
+	void *arg;
+	int initiator;
+	volatile uint32_t arrived;   /* [a] */
+	volatile uint32_t released;  /* [a] */
+} stopper;
+static volatile uint32_t stopper_busy;   /* [a] one stop_machine at a time */
+
+static void stop_one(void *arg __unused)
+{
+	uint64_t s = intr_disable();
+	__atomic_fetch_add(&stopper.arrived, 1, __ATOMIC_SEQ_CST);
+	if (cpu_id() == stopper.initiator) {
+		while (__atomic_load_n(&stopper.arrived, __ATOMIC_ACQUIRE) < (uint32_t)ncpu_online)
+			cpu_relax();
+		stopper.fn(stopper.arg);
+		__atomic_store_n(&stopper.released, 1, __ATOMIC_RELEASE);
+	} else {
+		while (!__atomic_load_n(&stopper.released, __ATOMIC_ACQUIRE))
+			cpu_relax();
+	}
+	uint32_t a, b, c, d;
+	cpuid(0, 0, &a, &b, &c, &d);   /* serialise: the text may have changed */
+	intr_restore(s);
+}
+
+void stop_machine(void (*fn)(void *), void *arg)
+{
+	while (!__atomic_compare_exchange_n(&stopper_busy, &(uint32_t){0}, 1, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		if (!intr_enabled())
+			smp_call_handle();
+		cpu_relax();
+	}
+	stopper.fn = fn;
+	stopper.arg = arg;
+	stopper.initiator = cpu_id();
+	stopper.arrived = 0;
+	stopper.released = 0;
+	smp_call_all(stop_one, NULL);
+	__atomic_store_n(&stopper_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- thread-level work on idle CPUs ---- */
+
+static volatile uint32_t run_all_left;   /* [a] CPUs still running the work */
+
+/* Idle loop, interrupts disabled: runs posted work with interrupts on. */
+void smp_idle_work(void)
+{
+	struct cpu *c = mycpu();
+	void (*fn)(void *) = c->idle_fn;
+	if (!fn)
+		return;
+	void *arg = c->idle_arg;
+	sti();
+	fn(arg);
+	cli();
+	c->idle_fn = NULL;
+	__atomic_fetch_sub(&run_all_left, 1, __ATOMIC_RELEASE);
+}
+
+static void wake(void *arg __unused)
+{
+}
+
+void smp_run_all(void (*fn)(void *), void *arg)
+{
+	KASSERT(intr_enabled());
+	int me = cpu_id();
+	run_all_left = 0;
+	for (int i = 0; i < ncpu; i++) {
+		if (i == me || !cpus[i].online)
+			continue;
+		KASSERT(cpus[i].idle_fn == NULL);
+		__atomic_fetch_add(&run_all_left, 1, __ATOMIC_SEQ_CST);
+		cpus[i].idle_arg = arg;
+		__atomic_store_n(&cpus[i].idle_fn, fn, __ATOMIC_RELEASE);
+		smp_call(i, wake, NULL);   /* out of hlt: the idle loop checks */
+	}
+	fn(arg);
+	while (__atomic_load_n(&run_all_left, __ATOMIC_ACQUIRE))
+		cpu_relax();
 }

@@ -1,0 +1,170 @@
+/*
+ * The lock package (L1-L9).
+ *
+ * Simple locks (8 bytes): mutual exclusion for short critical sections.
+ *   simple_lock / simple_unlock / simple_lock_try, and the interrupt-safe
+ *   disable_lock (interrupts off, then lock) / unlock_enable (unlock, then
+ *   restore).  Waiters queue MCS-style (one cache line each, per CPU), so a
+ *   release is one store and hands the lock to the next waiter in order.
+ *
+ * Complex locks (32 bytes): read/write locks, optionally recursive, for
+ *   sections that may block.  lock_read / lock_write / lock_done and the try
+ *   and downgrade forms.
+ *
+ * Lock modes (L4), chosen with lockmode= at boot, one kernel binary:
+ *   0 no lock operations (one CPU), 1 lock counting for preemption (one CPU),
+ *   2 MP locking, 3 MP locking + preemption counting, 4 full checking.
+ * Every simple_lock/unlock/try call site is a 5-byte call recorded in the
+ * .lockpatch section.  lock_install_mode() rewrites each site before the other
+ * CPUs start: a 5-byte no-op (mode 0), "mov $1,%eax" (try, mode 0) or a direct
+ * call to the mode's primitive.  No indirect dispatch per call.  The
+ * primitives preserve every register but the result (%eax for try) and flags.
+ *
+ * Lock statistics (L7) are gathered by separate primitives: turning them on or
+ * off re-patches the call sites with every CPU parked, so when they are off
+ * the fast path has no extra instruction.
+ */
+#ifndef CONCERTO_LOCK_H
+#define CONCERTO_LOCK_H
+
+#include "types.h"
+#include "lockclass.h"
+#include "ipl.h"
+#include "x86.h"
+
+struct simple_lock {
+	volatile uint32_t val;      /* [a] bits 0-7 locked, 16-31 MCS queue tail */
+	uint16_t lclass;            /* [I] lock class; 0 = not initialised */
+	volatile uint16_t owner;    /* mode >= 4: owning CPU + 1, 0 when free */
+};
+
+#define SIMPLE_LOCK_INIT(cls) { .val = 0, .lclass = (cls), .owner = 0 }
+
+void simple_lock_init(struct simple_lock *l, int lclass);
+
+/* Call-site kinds in the .lockpatch table. */
+#define LP_LOCK   1
+#define LP_UNLOCK 2
+#define LP_TRY    3
+
+
+static __always_inline void simple_lock(struct simple_lock *l)
+{
+	__asm__ __volatile__(
+		"1: call lock_stub_lock\n\t"
+		".pushsection .lockpatch, \"a\"\n\t.balign 8\n\t.quad 1b\n\t.quad 1\n\t.popsection"
+		:: "D"(l) : "memory", "cc");
+}
+
+static __always_inline void simple_unlock(struct simple_lock *l)
+{
+	__asm__ __volatile__(
+		"1: call lock_stub_unlock\n\t"
+		".pushsection .lockpatch, \"a\"\n\t.balign 8\n\t.quad 1b\n\t.quad 2\n\t.popsection"
+		:: "D"(l) : "memory", "cc");
+}
+
+/* Returns true if the lock was taken. */
+static __always_inline bool simple_lock_try(struct simple_lock *l)
+{
+	uint32_t r;
+	__asm__ __volatile__(
+		"1: call lock_stub_try\n\t"
+		".pushsection .lockpatch, \"a\"\n\t.balign 8\n\t.quad 1b\n\t.quad 3\n\t.popsection"
+		: "=a"(r) : "D"(l) : "memory", "cc");
+	return r & 1;
+}
+
+/* Interrupts off, then the lock; returns the previous interrupt state. */
+static __always_inline uint64_t disable_lock(struct simple_lock *l)
+{
+	uint64_t s = intr_disable();
+	simple_lock(l);
+	return s;
+}
+
+static __always_inline void unlock_enable(struct simple_lock *l, uint64_t s)
+{
+	simple_unlock(l);
+	intr_restore(s);
+}
+
+/*
+ * True if this CPU holds l.  Exact in mode 4 (owner recorded); in modes 2-3
+ * it only says the lock is held by someone, in modes 0-1 it is always true.
+ * Meant for KASSERT in _locked functions.
+ */
+bool simple_lock_held(const struct simple_lock *l);
+
+/* ---- complex locks ---- */
+
+#define CL_RECURSIVE 0x1   /* the writer may take it again (write) */
+
+struct complex_lock {
+	volatile uint64_t state;    /* [a] readers << 2 | WANT_WRITE | WRITER */
+	void *volatile owner;       /* [a] writer's identity (lock_owner_id) */
+	uint32_t recursion;         /* writer only: extra write holds */
+	uint16_t lclass;            /* [I] 0 = not initialised */
+	uint16_t flags;             /* [I] CL_RECURSIVE */
+	void *waitq;                /* sleepers (threads issue); NULL for now */
+};
+
+void complex_lock_init(struct complex_lock *l, int lclass, int flags);
+void lock_read(struct complex_lock *l);
+void lock_write(struct complex_lock *l);
+bool lock_try_read(struct complex_lock *l);
+bool lock_try_write(struct complex_lock *l);
+void lock_write_to_read(struct complex_lock *l);
+void lock_done(struct complex_lock *l);          /* release read or write */
+bool lock_write_held(const struct complex_lock *l);
+
+/* ---- modes, checking, statistics ---- */
+
+extern int lock_mode;                 /* [I] after lock_install_mode */
+void lock_install_mode(int mode);     /* boot CPU, before the APs start */
+int lock_patch_sites(int kind_mask);  /* count sites of the given kinds */
+
+/* Called by every path that may sleep (L6 "sleeping with a simple lock held"). */
+void lock_check_sleep(const char *what);
+/* Number of simple locks this CPU holds (mode 4 exact; else preempt count). */
+int simple_locks_held(void);
+
+/* Statistics (L7). */
+bool lockstat_set(bool on);           /* returns false if unavailable in this mode */
+bool lockstat_enabled(void);
+void lockstat_reset(void);
+void lockstat_print(void);
+void lockstat_class_totals(int lclass, uint64_t *acq, uint64_t *miss, uint64_t *hold,
+			   uint64_t *wait);
+
+/* Identity of the lock holder for complex locks (the thread, later). */
+void *lock_owner_id(void);
+
+/* Lock faults (L6). */
+enum lock_fault {
+	LF_NONE = 0,
+	LF_ORDER,             /* out of hierarchy order */
+	LF_IPL,               /* simple lock below its class's minimum level */
+	LF_RECURSIVE,         /* simple lock already held by the caller */
+	LF_UNLOCK_UNLOCKED,   /* unlocking an unlocked simple lock */
+	LF_UNLOCK_OTHER_CPU,  /* unlocking a simple lock owned by another CPU */
+	LF_COMPLEX_WITH_SIMPLE, /* complex lock with a simple lock held */
+	LF_COMPLEX_IN_INTR,   /* complex lock at interrupt level */
+	LF_SLEEP_WITH_SIMPLE, /* sleeping with a simple lock held */
+	LF_UNINITIALIZED,     /* locking or unlocking an uninitialised lock */
+	LF_CYCLE,             /* run-time order cycle between classes */
+	LF_IRQ_INVERSION,     /* class taken in interrupts and with interrupts on */
+	LF_NOT_OWNER,         /* complex lock released by a non-holder */
+	LF_COUNT
+};
+const char *lock_fault_name(int kind);
+
+/*
+ * Tests: arm an expected fault on this CPU.  The next lock fault is recorded
+ * instead of stopping the system, and the faulting operation is skipped.
+ * lockfault_expect_end() disarms and returns the kind caught (LF_NONE if none).
+ */
+void lockfault_expect(void);
+int lockfault_expect_end(void);
+
+#endif

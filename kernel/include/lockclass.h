@@ -1,0 +1,51 @@
+/*
+ * THE lock order (L5).  Every lock in the kernel belongs to one class below.
+ * Locks must be acquired in increasing rank: a CPU (or thread) holding a lock
+ * of rank r may take only locks of rank > r.  Classes that share a rank are
+ * not ordered by this table; lock mode 4 learns the order they are actually
+ * taken in and reports any cycle.  min_ipl is the lowest interrupt level at
+ * which the class may be taken (ipl.h).
+ *
+ * docs/locking.md is generated from this table by tools/genlockdoc.py
+ * (`make docs`; `make test` fails if it is stale).
+ *
+ *   X(id, name, rank, min_ipl, kind, what it protects)
+ */
+#ifndef CONCERTO_LOCKCLASS_H
+#define CONCERTO_LOCKCLASS_H
+
+#define LOCK_CLASSES(X) \
+	X(LC_TEST_COMPLEX_A, "test_complex_a", 10, IPL_NONE, COMPLEX, "lock-package tests only") \
+	X(LC_TEST_COMPLEX_B, "test_complex_b", 11, IPL_NONE, COMPLEX, "lock-package tests only") \
+	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
+	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \
+	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
+	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
+	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
+	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
+	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
+	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
+	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \
+	X(LC_CONSOLE,      "console",       90, IPL_HIGH, SIMPLE, "serial console output (whole lines)")
+
+enum lock_class_id {
+	LC_NONE = 0,   /* an uninitialised lock has class 0 */
+#define LC_ENUM(id, name, rank, ipl, kind, what) id,
+	LOCK_CLASSES(LC_ENUM)
+#undef LC_ENUM
+	LC_COUNT
+};
+
+enum lock_kind { SIMPLE, COMPLEX };
+
+struct lock_class {
+	const char *name;
+	int rank;
+	int min_ipl;
+	enum lock_kind kind;
+	const char *protects;
+};
+
+extern const struct lock_class lock_classes[LC_COUNT];
+
+#endif

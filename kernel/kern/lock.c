@@ -1,0 +1,401 @@
+/*
+ * The lock package: lock classes, mode installation by call-site patching,
+ * the MCS queue slow path of simple locks, and complex (read/write) locks.
+ * Checking (mode 4) is in lockdebug.c, statistics in lockstat.c.
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "cpu.h"
+#include "lock.h"
+#include "lockpriv.h"
+#include "smp.h"
+#include "vm.h"
+#include "x86.h"
+
+const struct lock_class lock_classes[LC_COUNT] = {
+	[LC_NONE] = { "uninitialised", 0, IPL_NONE, SIMPLE, "" },
+#define LC_ENTRY(id, nm, rk, ipl, kd, what) \
+	[id] = { .name = nm, .rank = rk, .min_ipl = ipl, .kind = kd, .protects = what },
+	LOCK_CLASSES(LC_ENTRY)
+#undef LC_ENTRY
+};
+
+int lock_mode = -1;        /* [I] -1 until lock_install_mode() */
+bool lockstat_on;          /* [I] changed only with every CPU parked */
+
+/* ---- call-site patching ---- */
+
+struct lock_site {
+	uint64_t addr;     /* the 5-byte call instruction */
+	uint64_t kind;     /* LP_LOCK, LP_UNLOCK, LP_TRY */
+};
+extern const struct lock_site __lockpatch_start[], __lockpatch_end[];
+
+extern char simple_lock_mp[], simple_unlock_mp[], simple_try_mp[];
+extern char simple_lock_mpc[], simple_unlock_mpc[], simple_try_mpc[];
+extern char simple_lock_count[], simple_unlock_count[], simple_try_count[];
+extern char simple_lock_debug[], simple_unlock_debug[], simple_try_debug[];
+extern char simple_lock_stat[], simple_unlock_stat[], simple_try_stat[];
+
+const uint8_t lock_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };  /* nopl 0(%rax,%rax) */
+const uint8_t lock_mov1[5] = { 0xb8, 0x01, 0x00, 0x00, 0x00 };  /* mov $1, %eax */
+
+/* The routine a site of `kind` calls in `mode`; NULL means "no call". */
+void *lock_primitive(int mode, bool stats, int kind)
+{
+	static void *const table[5][3] = {
+		{ NULL, NULL, NULL },
+		{ simple_lock_count, simple_unlock_count, simple_try_count },
+		{ simple_lock_mp, simple_unlock_mp, simple_try_mp },
+		{ simple_lock_mpc, simple_unlock_mpc, simple_try_mpc },
+		{ simple_lock_debug, simple_unlock_debug, simple_try_debug },
+	};
+	static void *const stat[3] = { simple_lock_stat, simple_unlock_stat, simple_try_stat };
+	KASSERT_OP(kind, >=, LP_LOCK);
+	KASSERT_OP(kind, <=, LP_TRY);
+	if (stats && (mode == 2 || mode == 3))
+		return stat[kind - 1];
+	return table[mode][kind - 1];
+}
+
+/* Rewrites one site.  Other CPUs must be parked or not yet started. */
+static void patch_site(uint64_t addr, void *target, int kind)
+{
+	uint8_t *w = P2V(V2P((void *)addr));   /* writable alias of the text */
+	if (!target) {
+		memcpy(w, kind == LP_TRY ? lock_mov1 : lock_nop5, 5);
+		return;
+	}
+	int64_t rel = (int64_t)target - (int64_t)(addr + 5);
+	KASSERT(rel == (int32_t)rel);
+	int32_t r32 = (int32_t)rel;
+	w[0] = 0xe8;
+	memcpy(w + 1, &r32, 4);
+}
+
+void lock_patch_all(int mode, bool stats)
+{
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++)
+		patch_site(s->addr, lock_primitive(mode, stats, s->kind), s->kind);
+	uint32_t a, b, c, d;
+	cpuid(0, 0, &a, &b, &c, &d);   /* serialise instruction fetch */
+}
+
+int lock_patch_sites(int kind_mask)
+{
+	int n = 0;
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++)
+		if (kind_mask & (1 << s->kind))
+			n++;
+	return n;
+}
+
+/*
+ * Installs mode's primitives at every call site.  Boot CPU, interrupts
+ * disabled, no lock held, before the APs start.  Modes 0 and 1 are for one
+ * CPU only; the caller has checked that.
+ */
+void lock_install_mode(int mode)
+{
+	KASSERT_OP(mode, >=, 0);
+	KASSERT_OP(mode, <=, 4);
+	KASSERT(!intr_enabled());
+	lockstat_init();
+	if (mode < 2)
+		lockstat_on = false;   /* one CPU, no contention to measure */
+	if (mode == 4)
+		lockdbg_init();
+	lock_mode = mode;
+	lock_patch_all(mode, lockstat_on);
+}
+
+/* Before installation: one CPU, interrupts off, nothing to exclude. */
+void lock_early_lock(struct simple_lock *l __unused, uint64_t site)
+{
+	if (lock_mode >= 0)
+		panic("lock site 0x%lx was not patched", site);
+}
+void lock_early_unlock(struct simple_lock *l __unused, uint64_t site)
+{
+	if (lock_mode >= 0)
+		panic("lock site 0x%lx was not patched", site);
+}
+uint32_t lock_early_try(struct simple_lock *l __unused, uint64_t site)
+{
+	if (lock_mode >= 0)
+		panic("lock site 0x%lx was not patched", site);
+	return 1;
+}
+
+void simple_lock_init(struct simple_lock *l, int lclass)
+{
+	KASSERT_OP(lclass, >, LC_NONE);
+	KASSERT_OP(lclass, <, LC_COUNT);
+	KASSERT_OP(lock_classes[lclass].kind, ==, SIMPLE);
+	l->val = 0;
+	l->owner = 0;
+	l->lclass = lclass;
+}
+
+bool simple_lock_held(const struct simple_lock *l)
+{
+	if (lock_mode <= 1)
+		return true;
+	if (lock_mode == 4)
+		return (l->val & Q_LOCKED_MASK) && l->owner == cpu_id() + 1;
+	return (l->val & Q_LOCKED_MASK) != 0;
+}
+
+int simple_locks_held(void)
+{
+	if (lock_mode == 4)
+		return lockdbg_simple_held();
+	return mycpu()->preempt_count;
+}
+
+/* ---- MCS queue slow path ---- */
+
+/*
+ * One queue node per CPU per nesting level (thread, interrupt, nested
+ * interrupt, NMI-ish): a CPU spins only on its own node's cache line.
+ */
+struct mcs_node {
+	struct mcs_node *volatile next;
+	volatile uint32_t locked;     /* set by the predecessor: we are queue head */
+} __cacheline_aligned;
+
+#define MCS_LEVELS 4
+static struct mcs_node mcs_nodes[NCPU_MAX][MCS_LEVELS];
+
+static uint32_t encode_tail(int cpu, int idx)
+{
+	return (((uint32_t)(cpu + 1) << 2) | idx) << Q_TAIL_SHIFT;
+}
+
+static struct mcs_node *decode_tail(uint32_t tail)
+{
+	uint32_t v = tail >> Q_TAIL_SHIFT;
+	return &mcs_nodes[(v >> 2) - 1][v & 3];
+}
+
+/*
+ * Takes l after the fast path failed: joins the MCS queue, waits to become
+ * its head, waits for the holder to release, then claims the lock.  Returns
+ * the number of spin iterations.  Order among waiters is FIFO; a release
+ * is one byte store and only the queue head watches the lock word.
+ */
+uint64_t mcs_acquire(struct simple_lock *l)
+{
+	struct cpu *c = mycpu();
+	uint64_t spins = 0;
+	uint32_t v = READ_ONCE(l->val);
+
+	if (v == 0 && compare_and_swap32(&l->val, 0, Q_LOCKED))
+		return 0;
+
+	int idx = c->mcs_depth++;
+	KASSERT_OP(idx, <, MCS_LEVELS);
+	struct mcs_node *node = &mcs_nodes[c->id][idx];
+	node->next = NULL;
+	node->locked = 0;
+	uint32_t tail = encode_tail(c->id, idx);
+
+	/* Publish ourselves as the new tail, keeping the locked byte. */
+	uint32_t old = READ_ONCE(l->val);
+	while (!__atomic_compare_exchange_n(&l->val, &old, (old & Q_LOCKED_MASK) | tail,
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+	if (old & Q_TAIL_MASK) {
+		struct mcs_node *prev = decode_tail(old & Q_TAIL_MASK);
+		WRITE_ONCE(prev->next, node);
+		while (!__atomic_load_n(&node->locked, __ATOMIC_ACQUIRE)) {
+			cpu_relax();
+			spins++;
+		}
+	}
+
+	/* Queue head: wait for the holder. */
+	while ((v = __atomic_load_n(&l->val, __ATOMIC_ACQUIRE)) & Q_LOCKED_MASK) {
+		cpu_relax();
+		spins++;
+	}
+	/* Last in the queue: take the lock and empty the queue in one step. */
+	if ((v & Q_TAIL_MASK) == tail && compare_and_swap32(&l->val, v, Q_LOCKED))
+		goto out;
+	/*
+	 * Others queued behind us, so the fast path cannot succeed for anyone:
+	 * a plain store of the locked byte is enough.
+	 */
+	__atomic_store_n((volatile uint8_t *)&l->val, 1, __ATOMIC_RELAXED);
+	struct mcs_node *next;
+	while (!(next = READ_ONCE(node->next))) {
+		cpu_relax();
+		spins++;
+	}
+	__atomic_store_n(&next->locked, 1, __ATOMIC_RELEASE);
+out:
+	c->mcs_depth--;
+	return spins;
+}
+
+void simple_lock_slow_c(struct simple_lock *l, uint64_t site __unused)
+{
+	mcs_acquire(l);
+}
+
+/* ---- complex locks ---- */
+
+#define CL_WRITER     1UL
+#define CL_WANT_WRITE 2UL
+#define CL_READER     4UL
+
+void *lock_owner_id(void)
+{
+	return mycpu();   /* the current thread, once threads exist */
+}
+
+void complex_lock_init(struct complex_lock *l, int lclass, int flags)
+{
+	KASSERT_OP(lclass, >, LC_NONE);
+	KASSERT_OP(lclass, <, LC_COUNT);
+	KASSERT_OP(lock_classes[lclass].kind, ==, COMPLEX);
+	l->state = 0;
+	l->owner = NULL;
+	l->recursion = 0;
+	l->lclass = lclass;
+	l->flags = flags;
+	l->waitq = NULL;
+}
+
+/*
+ * Waiting for a complex lock.  Complex locks block: until threads exist
+ * (issue 4) a waiter spins here, which is where it will sleep.
+ */
+static void complex_wait(uint64_t *spins)
+{
+	cpu_relax();
+	(*spins)++;
+}
+
+static bool read_try_once(struct complex_lock *l)
+{
+	uint64_t s = READ_ONCE(l->state);
+	return !(s & (CL_WRITER | CL_WANT_WRITE)) &&
+	       compare_and_swap(&l->state, s, s + CL_READER);
+}
+
+static bool write_try_once(struct complex_lock *l)
+{
+	uint64_t s = READ_ONCE(l->state);
+	if ((s & ~CL_WANT_WRITE) != 0)
+		return false;
+	if (!compare_and_swap(&l->state, s, CL_WRITER))
+		return false;
+	l->owner = lock_owner_id();
+	return true;
+}
+
+static bool write_recurse(struct complex_lock *l)
+{
+	if ((l->flags & CL_RECURSIVE) && (l->state & CL_WRITER) &&
+	    l->owner == lock_owner_id()) {
+		l->recursion++;
+		return true;
+	}
+	return false;
+}
+
+void lock_read(struct complex_lock *l)
+{
+	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, spins = 0;
+	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_READ, site))
+		return;
+	if (!read_try_once(l)) {
+		t0 = rdtsc();
+		while (!read_try_once(l))
+			complex_wait(&spins);
+	}
+	lock_complex_acquired(l, CL_HOW_READ, site, t0, spins);
+}
+
+void lock_write(struct complex_lock *l)
+{
+	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, spins = 0;
+	if (write_recurse(l))
+		return;
+	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_WRITE, site))
+		return;
+	if (!write_try_once(l)) {
+		t0 = rdtsc();
+		while (!write_try_once(l)) {
+			/* Stop new readers so the writer is not starved. */
+			uint64_t s = READ_ONCE(l->state);
+			if (!(s & CL_WANT_WRITE))
+				compare_and_swap(&l->state, s, s | CL_WANT_WRITE);
+			complex_wait(&spins);
+		}
+	}
+	lock_complex_acquired(l, CL_HOW_WRITE, site, t0, spins);
+}
+
+bool lock_try_read(struct complex_lock *l)
+{
+	uint64_t site = (uint64_t)__builtin_return_address(0);
+	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_READ | CL_HOW_TRY, site))
+		return false;
+	if (!read_try_once(l))
+		return false;
+	lock_complex_acquired(l, CL_HOW_READ, site, 0, 0);
+	return true;
+}
+
+bool lock_try_write(struct complex_lock *l)
+{
+	uint64_t site = (uint64_t)__builtin_return_address(0);
+	if (write_recurse(l))
+		return true;
+	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_WRITE | CL_HOW_TRY, site))
+		return false;
+	if (!write_try_once(l))
+		return false;
+	lock_complex_acquired(l, CL_HOW_WRITE, site, 0, 0);
+	return true;
+}
+
+bool lock_write_held(const struct complex_lock *l)
+{
+	return (l->state & CL_WRITER) && l->owner == lock_owner_id();
+}
+
+void lock_write_to_read(struct complex_lock *l)
+{
+	KASSERT(lock_write_held(l));
+	KASSERT_OP(l->recursion, ==, 0);
+	l->owner = NULL;
+	uint64_t s;
+	do {
+		s = READ_ONCE(l->state);
+	} while (!compare_and_swap(&l->state, s, (s & ~CL_WRITER) + CL_READER));
+	lock_complex_downgraded(l);
+}
+
+void lock_done(struct complex_lock *l)
+{
+	uint64_t site = (uint64_t)__builtin_return_address(0);
+	uint64_t s = READ_ONCE(l->state);
+	if (lock_mode == 4 && !lockdbg_complex_release(l, site))
+		return;
+	if (s & CL_WRITER) {
+		if (l->recursion) {
+			l->recursion--;
+			return;
+		}
+		lock_complex_released(l);
+		l->owner = NULL;
+		fetch_and_and(&l->state, ~CL_WRITER);
+	} else {
+		KASSERT_OP(s >> 2, >, 0);   /* released a complex lock nobody holds */
+		lock_complex_released(l);
+		__atomic_fetch_sub(&l->state, CL_READER, __ATOMIC_RELEASE);
+	}
+}

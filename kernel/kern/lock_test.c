@@ -1,0 +1,461 @@
+/*
+ * Lock-package tests: sizes, mode patching, each of the lock-fault kinds
+ * committed on purpose (mode 4), exact counters and reader/writer exclusion
+ * under contention from every CPU, and statistics.
+ */
+#include "kernel.h"
+#include "apic.h"
+#include "atomic.h"
+#include "cpu.h"
+#include "ktest.h"
+#include "lock.h"
+#include "lockpriv.h"
+#include "smp.h"
+#include "trap.h"
+#include "x86.h"
+
+KTEST(lock_structures_are_small)
+{
+	KT_EXPECT_EQ(sizeof(struct simple_lock), 8);
+	KT_EXPECT_EQ(sizeof(struct complex_lock), 32);
+}
+
+struct lock_site { uint64_t addr, kind; };
+extern const struct lock_site __lockpatch_start[], __lockpatch_end[];
+
+/* Each call site holds exactly what lock_install_mode put there. */
+KTEST(lock_sites_are_patched_for_the_mode)
+{
+	int n = 0;
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++, n++) {
+		const uint8_t *code = (const uint8_t *)s->addr;
+		void *want = lock_primitive(lock_mode, lockstat_on, s->kind);
+		if (!want) {
+			const uint8_t *insn = s->kind == LP_TRY ? lock_mov1 : lock_nop5;
+			if (memcmp(code, insn, 5))
+				ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx not a no-op", s->addr);
+			continue;
+		}
+		int32_t rel;
+		memcpy(&rel, code + 1, 4);
+		if (code[0] != 0xe8 || s->addr + 5 + rel != (uint64_t)want)
+			ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx does not call %p", s->addr, want);
+	}
+	KT_EXPECT(n > 10);
+}
+
+/* Decodes the few instruction forms our lock sites and primitives use. */
+static bool has_lock_prefix_in(const uint8_t *p, int len)
+{
+	for (int i = 0; i < len; i++)
+		if (p[i] == 0xf0)
+			return true;
+	return false;
+}
+
+KTEST(mode0_lock_paths_have_no_lock_prefix)
+{
+	if (lock_mode != 0)
+		KT_SKIP("needs lockmode=0");
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++) {
+		const uint8_t *code = (const uint8_t *)s->addr;
+		/* Mode 0: no call at all, so the whole path is these 5 bytes. */
+		KT_EXPECT(code[0] != 0xe8);
+		KT_EXPECT(!has_lock_prefix_in(code, 5));
+	}
+	/* And the MP primitive does contain one, so the check can fail. */
+	KT_EXPECT(has_lock_prefix_in(lock_primitive(2, false, LP_LOCK), 16));
+}
+
+/* ---- faults (mode 4) ---- */
+
+static struct simple_lock la = SIMPLE_LOCK_INIT(LC_TEST_A);
+static struct simple_lock la2 = SIMPLE_LOCK_INIT(LC_TEST_A);
+static struct simple_lock lb = SIMPLE_LOCK_INIT(LC_TEST_B);
+static struct simple_lock lc = SIMPLE_LOCK_INIT(LC_TEST_C);
+static struct simple_lock ld = SIMPLE_LOCK_INIT(LC_TEST_D);
+static struct simple_lock lirq = SIMPLE_LOCK_INIT(LC_TEST_IRQ);
+static struct complex_lock ca;
+
+#define NEED_MODE4() do { if (lock_mode != 4) KT_SKIP("needs lockmode=4"); } while (0)
+
+KTEST(lockfault_out_of_order_is_caught)
+{
+	NEED_MODE4();
+	simple_lock(&lb);
+	lockfault_expect();
+	simple_lock(&la);                 /* rank 20 while holding rank 21 */
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_ORDER);
+	simple_unlock(&lb);
+	/* Two locks of one class nested is out of order too. */
+	simple_lock(&la);
+	lockfault_expect();
+	simple_lock(&la2);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_ORDER);
+	simple_unlock(&la);
+	/* The right order is accepted. */
+	simple_lock(&la);
+	simple_lock(&lb);
+	simple_unlock(&lb);
+	simple_unlock(&la);
+	KT_EXPECT_EQ(simple_locks_held(), 0);
+}
+
+KTEST(lockfault_below_minimum_ipl_is_caught)
+{
+	NEED_MODE4();
+	KT_ASSERT(intr_enabled());
+	lockfault_expect();
+	simple_lock(&lirq);               /* class needs interrupts disabled */
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_IPL);
+	uint64_t s = disable_lock(&lirq);
+	unlock_enable(&lirq, s);
+	KT_EXPECT_EQ(simple_locks_held(), 0);
+}
+
+KTEST(lockfault_recursive_simple_lock_is_caught)
+{
+	NEED_MODE4();
+	simple_lock(&la);
+	lockfault_expect();
+	simple_lock(&la);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_RECURSIVE);
+	lockfault_expect();
+	KT_EXPECT(!simple_lock_try(&la));
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_RECURSIVE);
+	simple_unlock(&la);
+}
+
+KTEST(lockfault_unlock_of_unlocked_is_caught)
+{
+	NEED_MODE4();
+	lockfault_expect();
+	simple_unlock(&la);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_UNLOCK_UNLOCKED);
+}
+
+static volatile int other_cpu_fault;
+static void unlock_la_elsewhere(void *arg __unused)
+{
+	lockfault_expect();
+	simple_unlock(&la);
+	other_cpu_fault = lockfault_expect_end();
+}
+
+KTEST(lockfault_unlock_by_other_cpu_is_caught)
+{
+	NEED_MODE4();
+	simple_lock(&la);
+	if (ncpu > 1) {
+		other_cpu_fault = -1;
+		smp_call(cpu_id() == 0 ? 1 : 0, unlock_la_elsewhere, NULL);
+		KT_EXPECT_EQ(other_cpu_fault, LF_UNLOCK_OTHER_CPU);
+	} else {
+		/* One CPU: make the lock look owned by a CPU that is not us. */
+		uint16_t me = la.owner;
+		la.owner = me + 1;
+		lockfault_expect();
+		simple_unlock(&la);
+		KT_EXPECT_EQ(lockfault_expect_end(), LF_UNLOCK_OTHER_CPU);
+		la.owner = me;
+	}
+	KT_EXPECT(simple_lock_held(&la));   /* the bad unlock did nothing */
+	simple_unlock(&la);
+}
+
+KTEST(lockfault_complex_with_simple_held_is_caught)
+{
+	NEED_MODE4();
+	complex_lock_init(&ca, LC_TEST_COMPLEX_A, 0);
+	simple_lock(&la);
+	lockfault_expect();
+	lock_write(&ca);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_COMPLEX_WITH_SIMPLE);
+	simple_unlock(&la);
+	KT_EXPECT(!lock_write_held(&ca));
+}
+
+KTEST(lockfault_complex_at_interrupt_level_is_caught)
+{
+	NEED_MODE4();
+	complex_lock_init(&ca, LC_TEST_COMPLEX_A, 0);
+	uint64_t s = intr_disable();
+	lockfault_expect();
+	lock_read(&ca);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_COMPLEX_IN_INTR);
+	intr_restore(s);
+	KT_EXPECT_EQ(ca.state, 0);
+}
+
+KTEST(lockfault_sleep_with_simple_held_is_caught)
+{
+	NEED_MODE4();
+	simple_lock(&la);
+	lockfault_expect();
+	lock_check_sleep("test sleep");
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_SLEEP_WITH_SIMPLE);
+	simple_unlock(&la);
+	lockfault_expect();
+	lock_check_sleep("test sleep");     /* nothing held: no fault */
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_NONE);
+}
+
+KTEST(lockfault_uninitialised_lock_is_caught)
+{
+	NEED_MODE4();
+	static struct simple_lock zero;
+	static struct complex_lock czero;
+	lockfault_expect();
+	simple_lock(&zero);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_UNINITIALIZED);
+	lockfault_expect();
+	simple_unlock(&zero);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_UNINITIALIZED);
+	lockfault_expect();
+	lock_write(&czero);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_UNINITIALIZED);
+	KT_EXPECT_EQ(zero.val, 0);
+}
+
+KTEST(lockfault_runtime_order_cycle_is_caught)
+{
+	NEED_MODE4();
+	lockdbg_forget_class(LC_TEST_C);
+	lockdbg_forget_class(LC_TEST_D);
+	simple_lock(&lc);          /* same rank: the table does not order them */
+	simple_lock(&ld);          /* learns C -> D */
+	simple_unlock(&ld);
+	simple_unlock(&lc);
+	simple_lock(&ld);
+	lockfault_expect();
+	simple_lock(&lc);          /* D -> C closes the cycle */
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_CYCLE);
+	simple_unlock(&ld);
+	lockdbg_forget_class(LC_TEST_C);
+	lockdbg_forget_class(LC_TEST_D);
+}
+
+static volatile int irq_fault = -1;
+static void take_la_in_interrupt(struct trapframe *tf __unused)
+{
+	lockfault_expect();
+	simple_lock(&la);
+	irq_fault = lockfault_expect_end();
+	if (irq_fault == LF_NONE)
+		simple_unlock(&la);
+}
+
+KTEST(lockfault_irq_inversion_is_caught)
+{
+	NEED_MODE4();
+	lockdbg_forget_class(LC_TEST_A);
+	simple_lock(&la);          /* thread context, interrupts enabled */
+	simple_unlock(&la);
+	irq_fault = -1;
+	intr_register(T_IPI_TEST, take_la_in_interrupt);
+	ipi_send(cpu_id(), T_IPI_TEST);   /* self IPI: runs as an interrupt */
+	for (int i = 0; i < 100000 && irq_fault < 0; i++)
+		udelay(10);
+	KT_EXPECT_EQ(irq_fault, LF_IRQ_INVERSION);
+	lockdbg_forget_class(LC_TEST_A);
+}
+
+/* Stops the system with a real report; the runner checks its contents. */
+KTEST_MANUAL(lockfault_report_on_purpose)
+{
+	simple_lock(&lb);
+	simple_lock(&la);
+}
+
+KTEST_MANUAL(panic_on_purpose)
+{
+	panic("panic_on_purpose: the test runner expects this report");
+}
+
+KTEST_MANUAL(exception_on_purpose)
+{
+	*(volatile uint64_t *)0x00007ff000000000UL = 1;
+}
+
+/* ---- contention ---- */
+
+/*
+ * Total operations per test, spread over the CPUs: with more vCPUs than
+ * host cores a fair lock hands over to a vCPU that may not be running, so
+ * the time grows faster than the CPU count under emulation.
+ */
+#define ROUNDS_TOTAL 60000
+#define ROUNDS (ROUNDS_TOTAL / ncpu)
+
+static struct simple_lock cnt_lock = SIMPLE_LOCK_INIT(LC_TEST_A);
+static struct simple_lock cnt_irq_lock = SIMPLE_LOCK_INIT(LC_TEST_IRQ);
+static struct complex_lock rw;
+static volatile uint64_t counter, counter_irq, counter_try, counter_rw;
+static volatile uint64_t readers_in, writers_in, overlap;
+static volatile uint32_t arrived;
+
+/* Read-modify-write with a window, so a lost exclusion loses counts. */
+static void slow_inc(volatile uint64_t *p)
+{
+	uint64_t v = *p;
+	cpu_relax();
+	*p = v + 1;
+}
+
+/* All CPUs leave together: contenders start at the same instant. */
+static void start_barrier(void)
+{
+	__atomic_fetch_add(&arrived, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&arrived, __ATOMIC_ACQUIRE) < (uint32_t)ncpu)
+		cpu_relax();
+}
+
+static void contend(void *arg __unused)
+{
+	start_barrier();
+	for (int i = 0; i < ROUNDS; i++) {
+		simple_lock(&cnt_lock);
+		slow_inc(&counter);
+		simple_unlock(&cnt_lock);
+
+		uint64_t s = disable_lock(&cnt_irq_lock);
+		slow_inc(&counter_irq);
+		unlock_enable(&cnt_irq_lock, s);
+
+		while (!simple_lock_try(&cnt_lock))
+			cpu_relax();
+		slow_inc(&counter_try);
+		simple_unlock(&cnt_lock);
+	}
+}
+
+KTEST(simple_lock_counters_exact_under_contention)
+{
+	counter = counter_irq = counter_try = 0;
+	arrived = 0;
+	smp_run_all(contend, NULL);
+	KT_EXPECT_EQ(counter, (uint64_t)ROUNDS * ncpu);
+	KT_EXPECT_EQ(counter_irq, (uint64_t)ROUNDS * ncpu);
+	KT_EXPECT_EQ(counter_try, (uint64_t)ROUNDS * ncpu);
+	KT_EXPECT_EQ(simple_locks_held(), 0);
+}
+
+static void rw_contend(void *arg __unused)
+{
+	start_barrier();
+	for (int i = 0; i < ROUNDS / 4; i++) {
+		if ((i + cpu_id()) % 4 == 0) {
+			lock_write(&rw);
+			if (fetch_and_add(&writers_in, 1) != 0 || readers_in != 0)
+				fetch_and_add(&overlap, 1);
+			slow_inc(&counter_rw);
+			fetch_and_add(&writers_in, -1UL);
+			lock_done(&rw);
+		} else {
+			lock_read(&rw);
+			fetch_and_add(&readers_in, 1);
+			if (writers_in != 0)
+				fetch_and_add(&overlap, 1);
+			cpu_relax();
+			fetch_and_add(&readers_in, -1UL);
+			lock_done(&rw);
+		}
+	}
+}
+
+KTEST(complex_lock_readers_and_writers_never_overlap)
+{
+	complex_lock_init(&rw, LC_TEST_COMPLEX_A, 0);
+	counter_rw = readers_in = writers_in = overlap = 0;
+	arrived = 0;
+	smp_run_all(rw_contend, NULL);
+	uint64_t writes = 0;
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < ROUNDS / 4; i++)
+			if ((i + c) % 4 == 0)
+				writes++;
+	KT_EXPECT_EQ(overlap, 0);
+	KT_EXPECT_EQ(counter_rw, writes);
+	KT_EXPECT_EQ(rw.state, 0);
+}
+
+KTEST(complex_lock_recursive_write_and_downgrade)
+{
+	struct complex_lock r;
+	complex_lock_init(&r, LC_TEST_COMPLEX_B, CL_RECURSIVE);
+	lock_write(&r);
+	lock_write(&r);
+	KT_EXPECT(lock_try_write(&r));
+	KT_EXPECT_EQ(r.recursion, 2);
+	lock_done(&r);
+	lock_done(&r);
+	KT_EXPECT(lock_write_held(&r));
+	lock_write_to_read(&r);
+	KT_EXPECT(!lock_write_held(&r));
+	KT_EXPECT(lock_try_read(&r));          /* a second reader is fine */
+	KT_EXPECT(!lock_try_write(&r));        /* a writer is not */
+	lock_done(&r);
+	lock_done(&r);
+	KT_EXPECT_EQ(r.state, 0);
+	KT_EXPECT(lock_try_write(&r));
+	lock_done(&r);
+}
+
+/* ---- statistics ---- */
+
+static volatile uint32_t holding, waiter_ready;
+static struct simple_lock stat_lock = SIMPLE_LOCK_INIT(LC_TEST_B);
+
+/* CPU 0 holds the lock while CPU 1 asks for it: one certain miss. */
+static void force_miss(void *arg __unused)
+{
+	if (cpu_id() == 0) {
+		simple_lock(&stat_lock);
+		holding = 1;
+		while (!waiter_ready)
+			cpu_relax();
+		udelay(2000);
+		simple_unlock(&stat_lock);
+	} else if (cpu_id() == 1) {
+		while (!holding)
+			cpu_relax();
+		waiter_ready = 1;
+		simple_lock(&stat_lock);
+		simple_unlock(&stat_lock);
+	}
+}
+
+KTEST(lockstat_counts_acquisitions_misses_and_holds)
+{
+	if (lock_mode < 2)
+		KT_SKIP("no statistics in lock modes 0 and 1");
+	bool was_on = lockstat_enabled();
+	KT_ASSERT(lockstat_set(true));
+	lockstat_reset();
+	for (int i = 0; i < 100; i++) {
+		simple_lock(&stat_lock);
+		udelay(1);
+		simple_unlock(&stat_lock);
+	}
+	holding = waiter_ready = 0;
+	if (ncpu > 1)
+		smp_run_all(force_miss, NULL);
+	KT_EXPECT(lockstat_set(false));
+	/* Sites are back on the plain MP primitives when statistics are off. */
+	const struct lock_site *s = __lockpatch_start;
+	int32_t rel;
+	memcpy(&rel, (const uint8_t *)s->addr + 1, 4);
+	if (lock_mode != 4)
+		KT_EXPECT_EQ(s->addr + 5 + rel, (uint64_t)lock_primitive(lock_mode, false, s->kind));
+	uint64_t acq, miss, hold, wait;
+	lockstat_class_totals(LC_TEST_B, &acq, &miss, &hold, &wait);
+	KT_EXPECT_EQ(acq, 100 + (ncpu > 1 ? 2 : 0));
+	KT_EXPECT(hold > 0);
+	if (ncpu > 1) {
+		KT_EXPECT_EQ(miss, 1);
+		KT_EXPECT(wait > 0);
+	}
+	lockstat_print();
+	if (was_on)
+		lockstat_set(true);
+}
