@@ -122,7 +122,12 @@ qemu-gdb: run-deps all
 	$(QEMU) $(QEMU_ARGS) -S -s
 
 test: deps all
+	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/runtest.py
+
+# Regenerate the lock-order table in docs/locking.md from lockclass.h.
+docs:
+	$(PYTHON) tools/genlockdoc.py
 
 clean:
 	rm -rf $(BUILD)

@@ -20,7 +20,7 @@ def text_symbols(path):
         if len(parts) != 3 or parts[1] not in "tTwW":
             continue
         addr, name = int(parts[0], 16), parts[2]
-        if name.startswith(".L") or name.startswith("ktest_"):
+        if name.startswith(".L"):
             continue
         syms.append((addr, name))
     return syms

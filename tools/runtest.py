@@ -40,6 +40,21 @@ MATRIX = [
     ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   180),
     ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   180),
 
+    # Lock modes other than 4: contention tests must hold in each (L4).
+    ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   120),
+    ("mode1-smp1",   "ktest",   1, "512M", "ktest=all lockmode=1",   120),
+    ("mode2-smp2",   "ktest",   2, "512M", "ktest=all lockmode=2",   150),
+    ("mode2-smp4",   "ktest",   4, "512M", "ktest=all lockmode=2",   180),
+    ("mode2-smp8",   "ktest",   8, "512M", "ktest=all lockmode=2",   180),
+    ("mode3-smp4",   "ktest",   4, "512M", "ktest=all lockmode=3",   180),
+    ("mode3-smp8",   "ktest",   8, "512M", "ktest=all lockmode=3",   180),
+    ("lockstat-smp4", "ktest",  4, "512M", "ktest=all lockmode=2 lockstat", 180),
+
+    # Boots that must stop with a report (FAULT_EXPECT below says what it shows).
+    ("fault-panic",     "fault", 4, "512M", "ktest=panic_on_purpose lockmode=4",   120),
+    ("fault-exception", "fault", 4, "512M", "ktest=exception_on_purpose lockmode=4", 120),
+    ("fault-lockorder", "fault", 2, "512M", "ktest=lockfault_report_on_purpose lockmode=4", 120),
+
     ("boot-mem64M",  "boot",    4, "64M",  "ktest=cpus_online",      120),
     ("boot-mem512M", "boot",    4, "512M", "ktest=cpus_online",      120),
     ("boot-mem4G",   "boot",    4, "4G",   "ktest=cpus_online",      150),
@@ -57,7 +72,7 @@ MATRIX = [
 ]
 # ---------------------------------------------------------------------------
 
-QEMU_BASE = ["-machine", "pc", "-cpu", "max", "-nographic", "-no-reboot",
+QEMU_BASE = ["-machine", "pc", "-cpu", "max", "-nographic", "-no-reboot", "-nic", "none",
              "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 
 FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT")
@@ -359,11 +374,64 @@ def judge_ktest_boot(run):
     return cases
 
 
+# What a deliberately failing boot must print, in order (regular expressions).
+FAULT_EXPECT = {
+    "fault-panic": [
+        r"^PANIC on cpu \d+: panic_on_purpose",
+        r"^rsp [0-9a-f]{16}",
+        r"^backtrace:",
+        r"#\d+ 0x[0-9a-f]+ ktest_fn_panic_on_purpose\+0x",
+        r"#\d+ 0x[0-9a-f]+ ktest_run\+0x",
+        r"concerto: power off, status 2",
+    ],
+    "fault-exception": [
+        r"^EXCEPTION page fault \(vector 14\) on cpu \d+",
+        r"page fault at 0x7ff000000000: not-present write",
+        r"^rip ffffffff8[0-9a-f]+ cs 0008",
+        r"#0 0x[0-9a-f]+ ktest_fn_exception_on_purpose\+0x",
+        r"^PANIC on cpu \d+: unhandled page fault",
+        r"concerto: power off, status 2",
+    ],
+    "fault-lockorder": [
+        r"^LOCK FAULT: lock out of hierarchy order",
+        r"lock of lock 0x[0-9a-f]+ class test_a \(rank 20, min ipl none\) at ktest_fn_lockfault_report_on_purpose\+0x",
+        r"taking test_a \(rank 20\) while holding test_b \(rank 21\)",
+        r"locks held by cpu \d+ \(oldest first\): 1",
+        r"#0 0x[0-9a-f]+ class test_b \(rank 21\) simple, taken at ktest_fn_lockfault_report_on_purpose\+0x",
+        r"^PANIC on cpu \d+: lock fault",
+        r"concerto: power off, status 2",
+    ],
+}
+
+
+def judge_fault_boot(run):
+    """A boot that must stop with a specific report and power-off status 2."""
+    cfg = run.config
+    if run.error:
+        return [Case(f"{cfg.name}/report", False, run.error)]
+    problems = []
+    if run.timed_out:
+        problems.append(f"timed out after {run.elapsed:.0f}s: the system did not stop")
+    at = 0
+    for pat in FAULT_EXPECT[cfg.name]:
+        rx = re.compile(pat)
+        while at < len(run.lines) and not rx.search(run.lines[at].strip()):
+            at += 1
+        if at == len(run.lines):
+            problems.append(f"report lacks (in order): {pat}")
+            break
+        at += 1
+    if not run.timed_out and run.exit_code != 5:
+        problems.append(f"QEMU exit code {run.exit_code}, expected 5 (status 2)")
+    return [Case(f"{cfg.name}/report", not problems, "; ".join(problems))]
+
+
 # Evaluators per suite.  A new suite ("user": a guest command line running
 # /init with tests that print KTAP) adds an entry here, and rows in MATRIX.
 SUITES = {
     "ktest": judge_ktest_boot,
     "boot": judge_ktest_boot,
+    "fault": judge_fault_boot,
 }
 
 

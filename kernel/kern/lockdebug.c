@@ -34,6 +34,7 @@ struct lockdbg_cpu {
 	struct held_lock held[MAX_HELD];
 	int nheld;
 	int nsimple;
+	int caller_ipl;       /* level of the operation being checked */
 	bool expect;          /* a test expects the next fault */
 	int caught;           /* the fault kind caught while expecting */
 } __cacheline_aligned;
@@ -136,7 +137,7 @@ static bool fault(int kind, const void *lock, int lclass, const char *op, uint64
 	print_site("", site);
 	if (detail)
 		kprintf("  %s\n", detail);
-	kprintf("  current ipl %s, interrupt depth %d\n", ipl_name(ipl_current()),
+	kprintf("  caller's ipl %s, interrupt depth %d\n", ipl_name(d->caller_ipl),
 		mycpu()->intr_depth);
 	print_held(d);
 	panic("lock fault: %s", fault_names[kind]);
@@ -328,6 +329,7 @@ void lockdbg_lock(struct simple_lock *l, uint64_t site)
 	struct lockdbg_cpu *d = &dbg[cpu_id()];
 	int c = l->lclass;
 	bool ok;
+	d->caller_ipl = ipl;
 
 	if (bad_class(c))
 		ok = fault(LF_UNINITIALIZED, l, c, "lock", site, NULL);
@@ -355,9 +357,17 @@ void lockdbg_lock(struct simple_lock *l, uint64_t site)
 	intr_restore(s);
 }
 
+/* Notes the caller's level (from its saved flags) for fault reports. */
+static void note_caller(uint64_t flags)
+{
+	dbg[cpu_id()].caller_ipl = (flags & RFLAGS_IF) && mycpu()->intr_depth == 0 ?
+				   IPL_NONE : IPL_HIGH;
+}
+
 uint32_t lockdbg_try(struct simple_lock *l, uint64_t site)
 {
 	uint64_t s = intr_disable();
+	note_caller(s);
 	int c = l->lclass;
 	bool ok = true;
 	if (bad_class(c))
@@ -380,6 +390,7 @@ uint32_t lockdbg_try(struct simple_lock *l, uint64_t site)
 void lockdbg_unlock(struct simple_lock *l, uint64_t site)
 {
 	uint64_t s = intr_disable();
+	note_caller(s);
 	int c = l->lclass;
 	bool ok = true;
 	if (bad_class(c))
@@ -407,6 +418,7 @@ void lock_check_sleep(const char *what)
 	if (lock_mode != 4)
 		return;
 	uint64_t s = intr_disable();
+	note_caller(s);
 	struct lockdbg_cpu *d = &dbg[cpu_id()];
 	if (d->nsimple > 0) {
 		char buf[96];
@@ -428,6 +440,7 @@ bool lockdbg_complex_check(struct complex_lock *l, int how, uint64_t site)
 	int c = l->lclass;
 	const char *op = (how & CL_HOW_WRITE) ? "write lock" : "read lock";
 	bool ok = true;
+	note_caller(s);
 	bool in_intr = !(s & RFLAGS_IF) || mycpu()->intr_depth > 0;
 	if (bad_class(c))
 		ok = fault(LF_UNINITIALIZED, l, c, op, site, NULL);
