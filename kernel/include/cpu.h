@@ -56,6 +56,7 @@ struct cpu {
 	uint64_t gdt[7];            /* [I] null, kcode, kdata, udata, ucode, tss(2) */
 	struct tss tss;             /* [I] */
 	uint64_t scratch;           /* [o] free for tests */
+	struct pmap *pmap;          /* [o] address space loaded in CR3 (NULL: kernel) */
 
 	/* Thread-level work posted by smp_run_all (smp.c). */
 	void (*volatile idle_fn)(void *);   /* [a] set by poster, cleared by us */

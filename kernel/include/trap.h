@@ -20,10 +20,8 @@ void trapframe_print(const struct trapframe *tf);
 typedef void (*intr_handler_t)(struct trapframe *tf);
 void intr_register(int vector, intr_handler_t h);
 
-/*
- * Exception fixup for expected faults (used by tests now, user copies later):
- * if a fault happens at an address inside [start, end) of a registered range,
- * execution resumes at fixup with rax = -vector.
- */
+/* VM-layer hooks called by trap() for exceptions (see trap.c). */
+bool vm_page_fault(struct trapframe *tf, uint64_t addr);
+bool extable_fixup(struct trapframe *tf);
 
 #endif

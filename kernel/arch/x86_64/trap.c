@@ -69,6 +69,23 @@ static __noreturn void exception(struct trapframe *tf)
 	panic("unhandled %s", exc_names[tf->vector]);
 }
 
+/*
+ * Hooks of the VM layer (kernel/vm, arch usercopy).  The weak defaults let
+ * the kernel link without it.
+ *   vm_page_fault: resolve a page fault at addr (demand zero, copy on write)
+ *     in the current address space; true if resolved.
+ *   extable_fixup: a kernel-mode fault inside a user-copy routine resumes at
+ *     its fixup (the routine then returns EFAULT); true if tf was redirected.
+ */
+__attribute__((weak)) bool vm_page_fault(struct trapframe *tf __unused, uint64_t addr __unused)
+{
+	return false;
+}
+__attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
+{
+	return false;
+}
+
 void trap(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
@@ -79,6 +96,10 @@ void trap(struct trapframe *tf)
 		return;
 	}
 	if (v < 32) {
+		if (v == 14 && vm_page_fault(tf, read_cr2()))
+			return;
+		if (!(tf->cs & 3) && extable_fixup(tf))
+			return;
 		if (c->catch_rip) {             /* a test expected this fault */
 			c->catch_vector = v;
 			tf->rip = c->catch_rip;
