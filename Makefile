@@ -58,6 +58,7 @@ KERN_OBJS := \
 	kern/lockdebug.o \
 	kern/lockstat.o \
 	kern/lock_test.o \
+	kern/lock_bench.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o
@@ -73,7 +74,7 @@ DEV_OBJS := \
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS))
 
-.PHONY: all run test qemu-gdb clean deps run-deps docs
+.PHONY: all run test bench qemu-gdb clean deps run-deps docs
 
 all: $(BUILD)/concerto
 
@@ -124,6 +125,10 @@ qemu-gdb: run-deps all
 test: deps all
 	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/runtest.py
+
+# Benchmarks (not timed tests): lock modes side by side.
+bench: run-deps all
+	$(PYTHON) tools/bench.py
 
 # Regenerate the lock-order table in docs/locking.md from lockclass.h.
 docs:

@@ -49,6 +49,10 @@ MATRIX = [
     ("mode3-smp4",   "ktest",   4, "512M", "ktest=all lockmode=3",   180),
     ("mode3-smp8",   "ktest",   8, "512M", "ktest=all lockmode=3",   180),
     ("lockstat-smp4", "ktest",  4, "512M", "ktest=all lockmode=2 lockstat", 180),
+    # Under QEMU the spin-lock slow path defaults to test-and-set (a
+    # hypervisor is present); these rows exercise the MCS queue.
+    ("queued-smp2",  "ktest",   2, "512M", "ktest=all lockmode=4 spinlock=queued", 150),
+    ("queued-smp4",  "ktest",   4, "512M", "ktest=all lockmode=2 spinlock=queued", 180),
 
     # Boots that must stop with a report (FAULT_EXPECT below says what it shows).
     ("fault-panic",     "fault", 4, "512M", "ktest=panic_on_purpose lockmode=4",   120),

@@ -25,6 +25,7 @@ struct bootopts {
 	char rdinit[128];
 	bool quiet;
 	bool lockstat;                 /* statistics on from boot */
+	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
 };
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);

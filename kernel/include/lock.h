@@ -48,12 +48,27 @@ void simple_lock_init(struct simple_lock *l, int lclass);
 #define LP_TRY    3
 
 
+/*
+ * Patchable call sites.  Each site starts as a call to an early stub and is
+ * rewritten by lock_install_mode():
+ *   lock   (18 bytes)  mode 2: xor %eax,%eax; mov $1,%ecx;
+ *                      lock cmpxchg %ecx,(%rdi); je 1f; call slow; 1:
+ *                      mode 0: no-ops; others: call primitive + no-ops
+ *   unlock (5 bytes)   mode 2: movb $0,(%rdi) + 2-byte no-op; mode 0: no-op;
+ *                      others: call primitive
+ *   try    (5 bytes)   mode 0: mov $1,%eax; others: call primitive
+ */
+#define LOCK_SITE_LOCK_LEN   18
+#define LOCK_SITE_SHORT_LEN  5
+
 static __always_inline void simple_lock(struct simple_lock *l)
 {
 	__asm__ __volatile__(
 		"1: call lock_stub_lock\n\t"
+		".byte 0x0f,0x1f,0x84,0x00,0x00,0x00,0x00,0x00\n\t"
+		".byte 0x0f,0x1f,0x44,0x00,0x00\n\t"
 		".pushsection .lockpatch, \"a\"\n\t.balign 8\n\t.quad 1b\n\t.quad 1\n\t.popsection"
-		:: "D"(l) : "memory", "cc");
+		:: "D"(l) : "rax", "rcx", "memory", "cc");
 }
 
 static __always_inline void simple_unlock(struct simple_lock *l)
@@ -121,7 +136,9 @@ bool lock_write_held(const struct complex_lock *l);
 /* ---- modes, checking, statistics ---- */
 
 extern int lock_mode;                 /* [I] after lock_install_mode */
-void lock_install_mode(int mode);     /* boot CPU, before the APs start */
+/* Boot CPU, before the APs start.  queued: 1 MCS, 0 test-and-set, -1 auto. */
+void lock_install_mode(int mode, int queued);
+extern bool lock_queued;              /* [I] slow path is the MCS queue */
 int lock_patch_sites(int kind_mask);  /* count sites of the given kinds */
 
 /* Called by every path that may sleep (L6 "sleeping with a simple lock held"). */

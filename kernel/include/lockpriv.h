@@ -20,6 +20,7 @@ extern bool lockstat_on;
 uint64_t mcs_acquire(struct simple_lock *l);
 void lock_patch_all(int mode, bool stats);
 void *lock_primitive(int mode, bool stats, int kind);
+int lock_site_code(uint8_t *out, uint64_t addr, int mode, bool stats, int kind);
 extern const uint8_t lock_nop5[5], lock_mov1[5];
 
 /* lockdebug.c (mode 4) */

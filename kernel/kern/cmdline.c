@@ -5,7 +5,7 @@
 #include "kernel.h"
 #include "boot.h"
 
-struct bootopts bootopts = { .lockmode = -1 };
+struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1 };
 bool boot_quiet;
 
 static bool parse_int(const char *s, int *out)
@@ -47,6 +47,13 @@ static void option(const char *key, const char *val)
 		set_string(bootopts.init, sizeof(bootopts.init), key, val ? val : "");
 	} else if (!strcmp(key, "rdinit")) {
 		set_string(bootopts.rdinit, sizeof(bootopts.rdinit), key, val ? val : "");
+	} else if (!strcmp(key, "spinlock")) {
+		if (val && !strcmp(val, "queued"))
+			bootopts.spinlock_queued = 1;
+		else if (val && !strcmp(val, "tas"))
+			bootopts.spinlock_queued = 0;
+		else
+			kprintf("concerto: warning: spinlock= takes queued or tas, using the default\n");
 	} else if (!strcmp(key, "lockstat") && !val) {
 		bootopts.lockstat = true;
 	} else if (!strcmp(key, "quiet") && !val) {

@@ -39,8 +39,24 @@ extern char simple_lock_stat[], simple_unlock_stat[], simple_try_stat[];
 
 const uint8_t lock_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };  /* nopl 0(%rax,%rax) */
 const uint8_t lock_mov1[5] = { 0xb8, 0x01, 0x00, 0x00, 0x00 };  /* mov $1, %eax */
+static const uint8_t nop8[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
 
-/* The routine a site of `kind` calls in `mode`; NULL means "no call". */
+/* Mode 2 inline lock: takes it with one cmpxchg, calls the slow path if busy. */
+static const uint8_t inline_lock[13] = {
+	0x31, 0xc0,                     /* xor %eax,%eax */
+	0xb9, 0x01, 0x00, 0x00, 0x00,   /* mov $1,%ecx */
+	0xf0, 0x0f, 0xb1, 0x0f,         /* lock cmpxchg %ecx,(%rdi) */
+	0x74, 0x05,                     /* je over the call */
+};
+/* Mode 2 inline unlock: one release store. */
+static const uint8_t inline_unlock[5] = { 0xc6, 0x07, 0x00, 0x66, 0x90 };
+
+extern char simple_lock_slow_thunk[];
+
+/*
+ * The routine a site of `kind` calls in `mode`: NULL means the site calls
+ * nothing (mode 0, and mode 2's inline fast paths for lock and unlock).
+ */
 void *lock_primitive(int mode, bool stats, int kind)
 {
 	static void *const table[5][3] = {
@@ -58,25 +74,57 @@ void *lock_primitive(int mode, bool stats, int kind)
 	return table[mode][kind - 1];
 }
 
-/* Rewrites one site.  Other CPUs must be parked or not yet started. */
-static void patch_site(uint64_t addr, void *target, int kind)
+static void put_call(uint8_t *w, uint64_t at, void *target)
 {
-	uint8_t *w = P2V(V2P((void *)addr));   /* writable alias of the text */
-	if (!target) {
-		memcpy(w, kind == LP_TRY ? lock_mov1 : lock_nop5, 5);
-		return;
-	}
-	int64_t rel = (int64_t)target - (int64_t)(addr + 5);
+	int64_t rel = (int64_t)target - (int64_t)(at + 5);
 	KASSERT(rel == (int32_t)rel);
 	int32_t r32 = (int32_t)rel;
 	w[0] = 0xe8;
 	memcpy(w + 1, &r32, 4);
 }
 
+/* Fills out[] with the code for a site of `kind` at addr; returns its length. */
+int lock_site_code(uint8_t *out, uint64_t addr, int mode, bool stats, int kind)
+{
+	int len = kind == LP_LOCK ? LOCK_SITE_LOCK_LEN : LOCK_SITE_SHORT_LEN;
+	bool inline_mp = mode == 2 && !stats;
+	if (kind == LP_LOCK) {
+		/* 18 bytes of no-op: two 8-byte nopl and xchg %ax,%ax */
+		memcpy(out, nop8, 8);
+		memcpy(out + 8, nop8, 8);
+		out[16] = 0x66;
+		out[17] = 0x90;
+		if (inline_mp) {
+			memcpy(out, inline_lock, sizeof(inline_lock));
+			put_call(out + 13, addr + 13, simple_lock_slow_thunk);
+		} else if (mode != 0) {
+			put_call(out, addr, lock_primitive(mode, stats, kind));
+			memcpy(out + 5, nop8, 8);
+			memcpy(out + 13, lock_nop5, 5);
+		}
+		return len;
+	}
+	if (mode == 0)
+		memcpy(out, kind == LP_TRY ? lock_mov1 : lock_nop5, 5);
+	else if (inline_mp && kind == LP_UNLOCK)
+		memcpy(out, inline_unlock, 5);
+	else
+		put_call(out, addr, lock_primitive(mode, stats, kind));
+	return len;
+}
+
+/* Rewrites one site.  Other CPUs must be parked or not yet started. */
+static void patch_site(uint64_t addr, int mode, bool stats, int kind)
+{
+	uint8_t code[LOCK_SITE_LOCK_LEN];
+	int len = lock_site_code(code, addr, mode, stats, kind);
+	memcpy(P2V(V2P((void *)addr)), code, len);   /* writable alias of the text */
+}
+
 void lock_patch_all(int mode, bool stats)
 {
 	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++)
-		patch_site(s->addr, lock_primitive(mode, stats, s->kind), s->kind);
+		patch_site(s->addr, mode, stats, s->kind);
 	uint32_t a, b, c, d;
 	cpuid(0, 0, &a, &b, &c, &d);   /* serialise instruction fetch */
 }
@@ -95,8 +143,15 @@ int lock_patch_sites(int kind_mask)
  * disabled, no lock held, before the APs start.  Modes 0 and 1 are for one
  * CPU only; the caller has checked that.
  */
-void lock_install_mode(int mode)
+void lock_install_mode(int mode, int queued)
 {
+	if (queued < 0) {
+		/* Default: queue on hardware, test-and-set on a hypervisor's vCPUs. */
+		uint32_t a, b, c, d;
+		cpuid(1, 0, &a, &b, &c, &d);
+		queued = !(c & (1u << 31));
+	}
+	lock_queued = queued;
 	KASSERT_OP(mode, >=, 0);
 	KASSERT_OP(mode, <=, 4);
 	KASSERT(!intr_enabled());
@@ -184,6 +239,27 @@ static struct mcs_node *decode_tail(uint32_t tail)
  * the number of spin iterations.  Order among waiters is FIFO; a release
  * is one byte store and only the queue head watches the lock word.
  */
+bool lock_queued = true;   /* [I] MCS queue (true) or test-and-set slow path */
+
+/*
+ * Test-and-set waiting, used on virtual CPUs (as Linux's virt_spin_lock):
+ * with more vCPUs than host CPUs, a FIFO queue hands the lock to a waiter
+ * whose vCPU may not be running, and every handover then costs a host time
+ * slice.  Whoever runs takes the lock instead.
+ */
+static uint64_t tas_acquire(struct simple_lock *l)
+{
+	uint64_t spins = 0;
+	for (;;) {
+		while (__atomic_load_n(&l->val, __ATOMIC_RELAXED) & Q_LOCKED_MASK) {
+			cpu_relax();
+			spins++;
+		}
+		if (compare_and_swap32(&l->val, 0, Q_LOCKED))
+			return spins;
+	}
+}
+
 uint64_t mcs_acquire(struct simple_lock *l)
 {
 	struct cpu *c = mycpu();
@@ -192,6 +268,8 @@ uint64_t mcs_acquire(struct simple_lock *l)
 
 	if (v == 0 && compare_and_swap32(&l->val, 0, Q_LOCKED))
 		return 0;
+	if (!lock_queued)
+		return tas_acquire(l);
 
 	int idx = c->mcs_depth++;
 	KASSERT_OP(idx, <, MCS_LEVELS);

@@ -23,25 +23,11 @@ KTEST(lock_structures_are_small)
 struct lock_site { uint64_t addr, kind; };
 extern const struct lock_site __lockpatch_start[], __lockpatch_end[];
 
-/* Each call site holds exactly what lock_install_mode put there. */
-KTEST(lock_sites_are_patched_for_the_mode)
+static uint64_t call_target(const uint8_t *code, uint64_t at)
 {
-	int n = 0;
-	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++, n++) {
-		const uint8_t *code = (const uint8_t *)s->addr;
-		void *want = lock_primitive(lock_mode, lockstat_on, s->kind);
-		if (!want) {
-			const uint8_t *insn = s->kind == LP_TRY ? lock_mov1 : lock_nop5;
-			if (memcmp(code, insn, 5))
-				ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx not a no-op", s->addr);
-			continue;
-		}
-		int32_t rel;
-		memcpy(&rel, code + 1, 4);
-		if (code[0] != 0xe8 || s->addr + 5 + rel != (uint64_t)want)
-			ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx does not call %p", s->addr, want);
-	}
-	KT_EXPECT(n > 10);
+	int32_t rel;
+	memcpy(&rel, code + 1, 4);
+	return at + 5 + rel;
 }
 
 /* Decodes the few instruction forms our lock sites and primitives use. */
@@ -53,18 +39,48 @@ static bool has_lock_prefix_in(const uint8_t *p, int len)
 	return false;
 }
 
+extern char simple_lock_slow_thunk[];
+
+/* Each call site holds the code of the installed mode. */
+KTEST(lock_sites_are_patched_for_the_mode)
+{
+	int n = 0;
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++, n++) {
+		const uint8_t *code = (const uint8_t *)s->addr;
+		void *prim = lock_primitive(lock_mode, lockstat_on, s->kind);
+		bool inline_mp = lock_mode == 2 && !lockstat_on;
+		bool ok;
+		if (inline_mp && s->kind == LP_LOCK)
+			ok = has_lock_prefix_in(code, 11) && code[13] == 0xe8 &&
+			     call_target(code + 13, s->addr + 13) == (uint64_t)simple_lock_slow_thunk;
+		else if (inline_mp && s->kind == LP_UNLOCK)
+			ok = code[0] == 0xc6 && code[1] == 0x07 && code[2] == 0x00;
+		else if (lock_mode == 0)
+			ok = code[0] != 0xe8 && !has_lock_prefix_in(code, 5);
+		else
+			ok = code[0] == 0xe8 && call_target(code, s->addr) == (uint64_t)prim;
+		if (!ok)
+			ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx (kind %lu) wrong for mode %d",
+				   s->addr, s->kind, lock_mode);
+	}
+	KT_EXPECT(n > 10);
+}
+
 KTEST(mode0_lock_paths_have_no_lock_prefix)
 {
 	if (lock_mode != 0)
 		KT_SKIP("needs lockmode=0");
 	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++) {
 		const uint8_t *code = (const uint8_t *)s->addr;
-		/* Mode 0: no call at all, so the whole path is these 5 bytes. */
+		int len = s->kind == LP_LOCK ? LOCK_SITE_LOCK_LEN : LOCK_SITE_SHORT_LEN;
+		/* Mode 0: no call at all, so the whole lock path is these bytes. */
 		KT_EXPECT(code[0] != 0xe8);
-		KT_EXPECT(!has_lock_prefix_in(code, 5));
+		KT_EXPECT(!has_lock_prefix_in(code, len));
 	}
-	/* And the MP primitive does contain one, so the check can fail. */
-	KT_EXPECT(has_lock_prefix_in(lock_primitive(2, false, LP_LOCK), 16));
+	/* The mode-2 code for the same site has one, so the check can fail. */
+	uint8_t mp[LOCK_SITE_LOCK_LEN];
+	lock_site_code(mp, __lockpatch_start->addr, 2, false, LP_LOCK);
+	KT_EXPECT(has_lock_prefix_in(mp, LOCK_SITE_LOCK_LEN));
 }
 
 /* ---- faults (mode 4) ---- */
@@ -441,12 +457,15 @@ KTEST(lockstat_counts_acquisitions_misses_and_holds)
 	if (ncpu > 1)
 		smp_run_all(force_miss, NULL);
 	KT_EXPECT(lockstat_set(false));
-	/* Sites are back on the plain MP primitives when statistics are off. */
-	const struct lock_site *s = __lockpatch_start;
-	int32_t rel;
-	memcpy(&rel, (const uint8_t *)s->addr + 1, 4);
-	if (lock_mode != 4)
-		KT_EXPECT_EQ(s->addr + 5 + rel, (uint64_t)lock_primitive(lock_mode, false, s->kind));
+	/* Sites are back on the plain MP code when statistics are off. */
+	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++) {
+		uint8_t want[LOCK_SITE_LOCK_LEN];
+		int len = lock_site_code(want, s->addr, lock_mode, false, s->kind);
+		if (memcmp(want, (const void *)s->addr, len)) {
+			ktest_fail(kt, __FILE__, __LINE__, "site 0x%lx not restored", s->addr);
+			break;
+		}
+	}
 	uint64_t acq, miss, hold, wait;
 	lockstat_class_totals(LC_TEST_B, &acq, &miss, &hold, &wait);
 	KT_EXPECT_EQ(acq, 100 + (ncpu > 1 ? 2 : 0));

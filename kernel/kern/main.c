@@ -109,9 +109,10 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 
 	acpi_init();
 	lockstat_on = bootopts.lockstat;
-	lock_install_mode(choose_lock_mode(acpi.ncpu));
-	kinfo("concerto: lock mode %d, %d lock call sites patched%s\n", lock_mode,
-	      lock_patch_sites(~0), lockstat_on ? ", statistics on" : "");
+	lock_install_mode(choose_lock_mode(acpi.ncpu), bootopts.spinlock_queued);
+	kinfo("concerto: lock mode %d, %d lock call sites patched, %s spin locks%s\n",
+	      lock_mode, lock_patch_sites(~0), lock_queued ? "queued" : "test-and-set",
+	      lockstat_on ? ", statistics on" : "");
 	pic_disable();
 	lapic_init();
 	bsp->apic_id = lapic_id();
