@@ -46,7 +46,10 @@ ARCH_OBJS := \
 	arch/x86_64/ioapic.o \
 	arch/x86_64/smp.o \
 	arch/x86_64/power.o \
-	arch/x86_64/lockprim.o
+	arch/x86_64/lockprim.o \
+	arch/x86_64/swtch.o \
+	arch/x86_64/pmap.o \
+	arch/x86_64/usercopy.o
 
 KERN_OBJS := \
 	kern/main.o \
@@ -59,6 +62,8 @@ KERN_OBJS := \
 	kern/lockstat.o \
 	kern/lock_test.o \
 	kern/lock_bench.o \
+	kern/sched.o \
+	kern/waitq.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o
@@ -67,7 +72,11 @@ VM_OBJS := \
 	vm/page.o \
 	vm/kmem.o \
 	vm/page_test.o \
-	vm/kmem_test.o
+	vm/kmem_test.o \
+	vm/vm_map.o \
+	vm/vm_fault.o \
+	vm/usercopy.o \
+	vm/vm_test.o
 
 DEV_OBJS := \
 	dev/uart.o

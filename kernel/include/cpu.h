@@ -35,6 +35,7 @@ struct cpu {
 	uint32_t apic_id;           /* [I] local APIC id */
 	volatile int online;        /* [a] set when the CPU runs kernel code */
 	int preempt_count;          /* [o] simple locks held (modes 1, 3, 4) */
+	struct thread *curthread;   /* [o] running thread (the idle thread when idle) */
 	volatile uint64_t ticks;    /* [o] timer interrupts taken */
 	uint64_t intr_count;        /* [o] interrupts taken */
 	uint64_t ipi_recv;          /* [o] IPIs received */
@@ -58,14 +59,20 @@ struct cpu {
 	uint64_t scratch;           /* [o] free for tests */
 	struct pmap *pmap;          /* [o] address space loaded in CR3 (NULL: kernel) */
 
-	/* Thread-level work posted by smp_run_all (smp.c). */
-	void (*volatile idle_fn)(void *);   /* [a] set by poster, cleared by us */
-	void *idle_arg;
+	/* Scheduler (sched.c). */
+	struct thread *idle;        /* [I] this CPU's idle/scheduler context */
+	uint64_t sched_ctx;         /* [o] saved stack pointer of the scheduler */
+	volatile int need_resched;  /* [a] set by tick/wakeup, cleared by the switch */
+	volatile int idling;        /* [a] halted in the idle loop */
+
+
 } __cacheline_aligned;
 
 /* Offsets used from assembly (lockprim.S). */
 #define CPU_PREEMPT_OFF 20
+#define CPU_CURTHREAD_OFF 24
 _Static_assert(offsetof(struct cpu, preempt_count) == CPU_PREEMPT_OFF, "cpu layout");
+_Static_assert(offsetof(struct cpu, curthread) == CPU_CURTHREAD_OFF, "cpu layout");
 
 extern struct cpu cpus[NCPU_MAX];
 extern int ncpu;                /* [I] CPUs found in the MADT (after boot) */

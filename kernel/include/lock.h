@@ -111,6 +111,15 @@ static __always_inline void unlock_enable(struct simple_lock *l, uint64_t s)
  */
 bool simple_lock_held(const struct simple_lock *l);
 
+/* A lock held, as mode 4 records it (per CPU for simple, per thread for complex). */
+struct held_lock {
+	const void *lock;
+	uint64_t site;       /* call instruction that took it */
+	uint64_t tsc;        /* when it was taken */
+	uint16_t lclass;
+	uint16_t how;        /* HOW_SIMPLE or CL_HOW_READ/WRITE (lockpriv.h) */
+};
+
 /* ---- complex locks ---- */
 
 #define CL_RECURSIVE 0x1   /* the writer may take it again (write) */

@@ -22,6 +22,15 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
+	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
+	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
+	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
+	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
+	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
+	X(LC_THREAD,       "thread",        55, IPL_HIGH, SIMPLE, "a thread's state, priority, affinity, wait and callout links; held across context switches") \
+	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's list of timed sleepers") \
+	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
+	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \

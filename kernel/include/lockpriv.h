@@ -10,6 +10,13 @@
 #define Q_TAIL_SHIFT   16
 #define Q_TAIL_MASK    0xffff0000u
 
+/* Complex-lock state word. */
+#define CL_WRITER     1UL
+#define CL_WANT_WRITE 2UL
+#define CL_WAITERS    4UL
+#define CL_READER     8UL
+#define CL_READERS(s) ((s) >> 3)
+
 /* How a complex lock is (to be) held. */
 #define CL_HOW_READ  1
 #define CL_HOW_WRITE 2
@@ -18,6 +25,7 @@
 extern bool lockstat_on;
 
 uint64_t mcs_acquire(struct simple_lock *l);
+void lock_sleepq_init(void);
 void lock_patch_all(int mode, bool stats);
 void *lock_primitive(int mode, bool stats, int kind);
 int lock_site_code(uint8_t *out, uint64_t addr, int mode, bool stats, int kind);
@@ -37,6 +45,7 @@ void lockdbg_forget_class(int lclass);        /* tests: drop learned state */
 void lockstat_init(void);
 void lockstat_acquired(int lclass, bool missed, uint64_t spins, uint64_t wait);
 void lockstat_held(int lclass, uint64_t cycles);
+void lockstat_slept(int lclass);
 void lockstat_push(const void *lock);
 uint64_t lockstat_pop(const void *lock);      /* acquire TSC or 0 */
 

@@ -27,10 +27,19 @@
  *   (p) page_lock, while the page is a buddy block head or moving to/from one
  *   [o] the CPU whose per-CPU cache holds the page (interrupts disabled)
  *   [a] the allocation's owner, between page_alloc and page_free
+ *   [r] atomic reference count, while allocated (page_ref_init .. page_unref)
  */
 struct page {
 	struct page *next;      /* (p) buddy free list / [o] per-CPU cache list */
-	struct page *prev;      /* (p) buddy free list / [o] per-CPU cache list */
+	union {
+		struct page *prev;  /* (p) buddy free list / [o] per-CPU cache list */
+		/*
+		 * [r] References to an allocated page used by user address
+		 * spaces (vm): one per mapping and one per object holding it.
+		 * Shares storage with prev, which only free pages use.
+		 */
+		volatile uint32_t refcnt;
+	};
 	/*
 	 * [a] Free for the allocation's owner; page_free requires it NULL again.
 	 * kmem uses it: on every page of a slab it points at the slab header,
@@ -64,6 +73,23 @@ void *page_alloc(int flags);                  /* one page, NULL if none */
 void page_free(void *va);
 void *pages_alloc(int order, int flags);      /* 2^order contiguous pages */
 void pages_free(void *va, int order);
+
+/*
+ * Reference counts for shared pages (copy-on-write, shared objects).  A page
+ * from page_alloc gets page_ref_init (count 1); page_unref frees it when the
+ * count drops to 0.  All atomic.
+ */
+static inline void page_ref_init(struct page *pg) { pg->refcnt = 1; }
+static inline void page_ref(struct page *pg)
+{
+	__atomic_fetch_add(&pg->refcnt, 1, __ATOMIC_RELAXED);
+}
+static inline uint32_t page_refcount(const struct page *pg)
+{
+	return __atomic_load_n(&pg->refcnt, __ATOMIC_ACQUIRE);
+}
+void page_unref(struct page *pg);
+static inline struct page *pa_to_page(paddr_t pa) { return va_to_page(P2V(pa)); }
 
 /* Free pages in the system, counting those in per-CPU caches. */
 uint64_t page_free_count(void);

@@ -30,10 +30,8 @@ void smp_call_all(void (*fn)(void *), void *arg);
 void smp_call_handle(void);            /* IPI handler body */
 
 /*
- * Run fn(arg) on every online CPU at thread level (interrupts enabled, not
- * in a handler), all at once, and wait.  The caller runs it directly; until
- * kernel threads exist the other CPUs run it from their idle loop, so they
- * must be idle (they are, outside tests).
+ * Run fn(arg) on every online CPU at thread level, all at once, and wait:
+ * a kernel thread bound to each other CPU runs it, and the caller runs it.
  */
 void smp_run_all(void (*fn)(void *), void *arg);
 void smp_idle_work(void);              /* idle loop: run posted work */

@@ -11,6 +11,9 @@
 #include "smp.h"
 #include "vm.h"
 #include "x86.h"
+#include "thread.h"
+#include "sched.h"
+#include "waitq.h"
 
 const struct lock_class lock_classes[LC_COUNT] = {
 	[LC_NONE] = { "uninitialised", 0, IPL_NONE, SIMPLE, "" },
@@ -241,6 +244,35 @@ static struct mcs_node *decode_tail(uint32_t tail)
  */
 bool lock_queued = true;   /* [I] MCS queue (true) or test-and-set slow path */
 
+#define MAX_SPIN 2000          /* tries before a waiter that may sleep yields */
+
+/*
+ * L1: a waiter that spun MAX_SPIN times yields its CPU and retries when it
+ * runs again ("sleeps"), but only where that is safe and known to be: in a
+ * counting lock mode (3, 4) with no other simple lock held, interrupts
+ * enabled and a thread (not an interrupt or the idle loop) waiting.  The
+ * holder of a simple lock is never preempted, so it is always running and
+ * the wait stays short; the seeds' "sleep at once if the holder is not
+ * running" therefore never applies here.
+ */
+static bool waiter_may_sleep(void)
+{
+	struct cpu *c = mycpu();
+	return (lock_mode == 3 || lock_mode == 4) && c->preempt_count == 1 &&
+	       intr_enabled() && c->intr_depth == 0 && c->curthread &&
+	       c->curthread->state == TS_RUNNING;
+}
+
+/* Gives up the CPU while waiting for a simple lock; returns spins reset. */
+static void waiter_sleep(struct simple_lock *l)
+{
+	struct cpu *c = mycpu();
+	c->preempt_count--;      /* the pending acquire's count moves with us */
+	lockstat_slept(l->lclass);
+	sched_yield();
+	mycpu()->preempt_count++;
+}
+
 /*
  * Test-and-set waiting, used on virtual CPUs (as Linux's virt_spin_lock):
  * with more vCPUs than host CPUs, a FIFO queue hands the lock to a waiter
@@ -249,11 +281,15 @@ bool lock_queued = true;   /* [I] MCS queue (true) or test-and-set slow path */
  */
 static uint64_t tas_acquire(struct simple_lock *l)
 {
-	uint64_t spins = 0;
+	uint64_t spins = 0, tries = 0;
 	for (;;) {
 		while (__atomic_load_n(&l->val, __ATOMIC_RELAXED) & Q_LOCKED_MASK) {
 			cpu_relax();
 			spins++;
+			if (++tries >= MAX_SPIN && waiter_may_sleep()) {
+				waiter_sleep(l);
+				tries = 0;
+			}
 		}
 		if (compare_and_swap32(&l->val, 0, Q_LOCKED))
 			return spins;
@@ -270,6 +306,18 @@ uint64_t mcs_acquire(struct simple_lock *l)
 		return 0;
 	if (!lock_queued)
 		return tas_acquire(l);
+	/* Before joining the queue (which cannot be left), maybe sleep. */
+	for (uint64_t tries = 0; waiter_may_sleep(); ) {
+		if (READ_ONCE(l->val) == 0 && compare_and_swap32(&l->val, 0, Q_LOCKED))
+			return spins;
+		cpu_relax();
+		spins++;
+		if (++tries >= MAX_SPIN) {
+			waiter_sleep(l);
+			break;
+		}
+	}
+	c = mycpu();
 
 	int idx = c->mcs_depth++;
 	KASSERT_OP(idx, <, MCS_LEVELS);
@@ -323,13 +371,40 @@ void simple_lock_slow_c(struct simple_lock *l, uint64_t site __unused)
 
 /* ---- complex locks ---- */
 
-#define CL_WRITER     1UL
-#define CL_WANT_WRITE 2UL
-#define CL_READER     4UL
+/*
+ * State word: CL_WRITER | CL_WANT_WRITE (new readers wait) | CL_WAITERS
+ * (someone sleeps: the releaser must wake) | readers * CL_READER.
+ *
+ * Waiters sleep on one of SLEEPQS hashed sleep queues (shared by locks that
+ * hash together; each waiter records the lock it waits for).  A waiter sets
+ * CL_WAITERS with the sleep-queue lock held and only then sleeps; a releaser
+ * that sees CL_WAITERS takes the same lock to wake, so no wakeup is lost, and
+ * a write holder seen there cannot finish releasing (and exit) while a
+ * waiter boosts it.  A release wakes the right waiters: the first waiter in
+ * FIFO order if it wants to write, otherwise the readers ahead of the first
+ * writer.
+ */
+#define SLEEPQS 64
+
+static struct waitq sleepqs[SLEEPQS];
+
+void lock_sleepq_init(void)
+{
+	for (int i = 0; i < SLEEPQS; i++) {
+		waitq_init(&sleepqs[i]);
+		simple_lock_init(&sleepqs[i].lock, LC_SLEEPQ);
+	}
+}
+
+static struct waitq *sleepq_of(const struct complex_lock *l)
+{
+	uint64_t h = (uint64_t)l >> 5;
+	return &sleepqs[(h ^ (h >> 6) ^ (h >> 12)) % SLEEPQS];
+}
 
 void *lock_owner_id(void)
 {
-	return mycpu();   /* the current thread, once threads exist */
+	return curthread();
 }
 
 void complex_lock_init(struct complex_lock *l, int lclass, int flags)
@@ -345,32 +420,96 @@ void complex_lock_init(struct complex_lock *l, int lclass, int flags)
 	l->waitq = NULL;
 }
 
-/*
- * Waiting for a complex lock.  Complex locks block: until threads exist
- * (issue 4) a waiter spins here, which is where it will sleep.
- */
-static void complex_wait(uint64_t *spins)
+static bool can_read(uint64_t s)
 {
-	cpu_relax();
-	(*spins)++;
+	return !(s & (CL_WRITER | CL_WANT_WRITE));
+}
+
+static bool can_write(uint64_t s)
+{
+	return !(s & CL_WRITER) && CL_READERS(s) == 0;
 }
 
 static bool read_try_once(struct complex_lock *l)
 {
 	uint64_t s = READ_ONCE(l->state);
-	return !(s & (CL_WRITER | CL_WANT_WRITE)) &&
-	       compare_and_swap(&l->state, s, s + CL_READER);
+	return can_read(s) && compare_and_swap(&l->state, s, s + CL_READER);
 }
 
 static bool write_try_once(struct complex_lock *l)
 {
 	uint64_t s = READ_ONCE(l->state);
-	if ((s & ~CL_WANT_WRITE) != 0)
+	if (!can_write(s))
 		return false;
-	if (!compare_and_swap(&l->state, s, CL_WRITER))
+	if (!compare_and_swap(&l->state, s, (s & CL_WAITERS) | CL_WRITER))
 		return false;
 	l->owner = lock_owner_id();
 	return true;
+}
+
+/*
+ * Blocks until l may be available for `how` (the caller then retries).
+ * Thread context, interrupts enabled, no simple lock held.  Until the
+ * scheduler runs (the idle context cannot sleep) it spins instead.
+ */
+static void complex_block(struct complex_lock *l, int how, uint64_t *sleeps)
+{
+	struct thread *t = curthread();
+	if (t->state == TS_IDLE || !intr_enabled()) {
+		cpu_relax();
+		return;
+	}
+	struct waitq *sq = sleepq_of(l);
+	uint64_t s = disable_lock(&sq->lock);
+	for (;;) {
+		uint64_t st = READ_ONCE(l->state);
+		if (how == CL_HOW_READ ? can_read(st) : can_write(st)) {
+			unlock_enable(&sq->lock, s);
+			return;
+		}
+		uint64_t want = st | CL_WAITERS | (how == CL_HOW_WRITE ? CL_WANT_WRITE : 0);
+		if (compare_and_swap(&l->state, st, want))
+			break;
+	}
+	/* Convoy avoidance (L8): lend our priority to the write holder. */
+	struct thread *owner = l->owner;
+	if ((l->state & CL_WRITER) && owner && owner != t && owner->pri > t->pri)
+		sched_boost(owner, t->pri);
+	t->cl_wait = l;
+	t->cl_how = how;
+	(*sleeps)++;
+	waitq_sleep_locked(sq);   /* checks no other simple lock is held */
+	t->cl_wait = NULL;
+	unlock_enable(&sq->lock, s);
+}
+
+static bool waits_for(struct thread *t, void *l)
+{
+	return t->cl_wait == l;
+}
+
+/* Wakes the right waiters of l after a release.  Interrupts enabled or not. */
+static void complex_wake(struct complex_lock *l)
+{
+	struct waitq *sq = sleepq_of(l);
+	uint64_t s = disable_lock(&sq->lock);
+	struct thread *first = NULL;
+	for (struct thread *x = sq->head; x; x = x->wq_next)
+		if (x->cl_wait == l) {
+			first = x;
+			break;
+		}
+	if (first && first->cl_how == CL_HOW_WRITE)
+		waitq_wakeup_thread_locked(sq, first);
+	else if (first)
+		waitq_wakeup_readers_locked(sq, l);
+	/* Clear CL_WAITERS if nobody is left for this lock. */
+	bool left = false;
+	for (struct thread *x = sq->head; x && !left; x = x->wq_next)
+		left = waits_for(x, l);
+	if (!left)
+		fetch_and_and(&l->state, ~(CL_WAITERS | CL_WANT_WRITE));
+	unlock_enable(&sq->lock, s);
 }
 
 static bool write_recurse(struct complex_lock *l)
@@ -385,35 +524,30 @@ static bool write_recurse(struct complex_lock *l)
 
 void lock_read(struct complex_lock *l)
 {
-	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, spins = 0;
+	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, sleeps = 0;
 	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_READ, site))
 		return;
 	if (!read_try_once(l)) {
 		t0 = rdtsc();
 		while (!read_try_once(l))
-			complex_wait(&spins);
+			complex_block(l, CL_HOW_READ, &sleeps);
 	}
-	lock_complex_acquired(l, CL_HOW_READ, site, t0, spins);
+	lock_complex_acquired(l, CL_HOW_READ, site, t0, sleeps);
 }
 
 void lock_write(struct complex_lock *l)
 {
-	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, spins = 0;
+	uint64_t site = (uint64_t)__builtin_return_address(0), t0 = 0, sleeps = 0;
 	if (write_recurse(l))
 		return;
 	if (lock_mode == 4 && !lockdbg_complex_check(l, CL_HOW_WRITE, site))
 		return;
 	if (!write_try_once(l)) {
 		t0 = rdtsc();
-		while (!write_try_once(l)) {
-			/* Stop new readers so the writer is not starved. */
-			uint64_t s = READ_ONCE(l->state);
-			if (!(s & CL_WANT_WRITE))
-				compare_and_swap(&l->state, s, s | CL_WANT_WRITE);
-			complex_wait(&spins);
-		}
+		while (!write_try_once(l))
+			complex_block(l, CL_HOW_WRITE, &sleeps);
 	}
-	lock_complex_acquired(l, CL_HOW_WRITE, site, t0, spins);
+	lock_complex_acquired(l, CL_HOW_WRITE, site, t0, sleeps);
 }
 
 bool lock_try_read(struct complex_lock *l)
@@ -455,12 +589,16 @@ void lock_write_to_read(struct complex_lock *l)
 		s = READ_ONCE(l->state);
 	} while (!compare_and_swap(&l->state, s, (s & ~CL_WRITER) + CL_READER));
 	lock_complex_downgraded(l);
+	if (s & CL_WAITERS)
+		complex_wake(l);   /* waiting readers may join */
+	if (curthread()->boosted)
+		sched_unboost(curthread());
 }
 
 void lock_done(struct complex_lock *l)
 {
 	uint64_t site = (uint64_t)__builtin_return_address(0);
-	uint64_t s = READ_ONCE(l->state);
+	uint64_t s = READ_ONCE(l->state), old;
 	if (lock_mode == 4 && !lockdbg_complex_release(l, site))
 		return;
 	if (s & CL_WRITER) {
@@ -470,10 +608,16 @@ void lock_done(struct complex_lock *l)
 		}
 		lock_complex_released(l);
 		l->owner = NULL;
-		fetch_and_and(&l->state, ~CL_WRITER);
+		old = fetch_and_and(&l->state, ~CL_WRITER);
+		if (old & CL_WAITERS)
+			complex_wake(l);
 	} else {
-		KASSERT_OP(s >> 2, >, 0);   /* released a complex lock nobody holds */
+		KASSERT_OP(CL_READERS(s), >, 0);   /* released a complex lock nobody holds */
 		lock_complex_released(l);
-		__atomic_fetch_sub(&l->state, CL_READER, __ATOMIC_RELEASE);
+		old = __atomic_fetch_sub(&l->state, CL_READER, __ATOMIC_RELEASE);
+		if (CL_READERS(old) == 1 && (old & CL_WAITERS))
+			complex_wake(l);
 	}
+	if (curthread()->boosted)
+		sched_unboost(curthread());
 }

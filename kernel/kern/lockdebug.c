@@ -8,8 +8,8 @@
  * and it reports a class taken both inside interrupt handlers and with
  * interrupts enabled (an interrupt on the holder's CPU would deadlock).
  *
- * Held locks are kept per CPU (the holder of a simple lock never migrates;
- * complex locks move to per-thread lists when threads exist).
+ * Held simple locks are kept per CPU (their holder never sleeps or
+ * migrates); held complex locks per thread (their holder may do both).
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -17,17 +17,10 @@
 #include "lock.h"
 #include "lockpriv.h"
 #include "x86.h"
+#include "thread.h"
 
 #define MAX_HELD 32
 #define HOW_SIMPLE 8
-
-struct held_lock {
-	const void *lock;
-	uint64_t site;       /* call instruction that took it */
-	uint64_t tsc;        /* when it was taken */
-	uint16_t lclass;
-	uint16_t how;        /* HOW_SIMPLE or CL_HOW_READ/WRITE */
-};
 
 /* Per-CPU checking state; touched only by its CPU with interrupts off. */
 struct lockdbg_cpu {
@@ -101,16 +94,25 @@ static void print_site(const char *prefix, uint64_t site)
 		kprintf("%s0x%lx\n", prefix, site);
 }
 
+static void print_one(int i, struct held_lock *h);
+
 static void print_held(struct lockdbg_cpu *d)
 {
+	struct thread *t = curthread();
+	kprintf("  complex locks held by thread %d %s: %d\n", t->tid, t->name, t->nheld);
+	for (int i = 0; i < t->nheld; i++)
+		print_one(i, &t->held[i]);
 	kprintf("  locks held by cpu %d (oldest first): %d\n", cpu_id(), d->nheld);
-	for (int i = 0; i < d->nheld; i++) {
-		struct held_lock *h = &d->held[i];
-		kprintf("    #%d %p class %s (rank %d) %s, taken at ", i, h->lock,
-			class_name(h->lclass), lock_classes[h->lclass].rank,
-			h->how == HOW_SIMPLE ? "simple" : h->how == CL_HOW_WRITE ? "write" : "read");
-		print_site("", h->site);
-	}
+	for (int i = 0; i < d->nheld; i++)
+		print_one(i, &d->held[i]);
+}
+
+static void print_one(int i, struct held_lock *h)
+{
+	kprintf("    #%d %p class %s (rank %d) %s, taken at ", i, h->lock,
+		class_name(h->lclass), lock_classes[h->lclass].rank,
+		h->how == HOW_SIMPLE ? "simple" : h->how == CL_HOW_WRITE ? "write" : "read");
+	print_site("", h->site);
 }
 
 /*
@@ -130,8 +132,8 @@ static bool fault(int kind, const void *lock, int lclass, const char *op, uint64
 	}
 	cli();
 	kprintf("\nLOCK FAULT: %s\n", fault_names[kind]);
-	kprintf("  cpu %d, thread -, %s of lock %p class %s (rank %d, min ipl %s) at ",
-		cpu_id(), op, lock, class_name(lclass),
+	kprintf("  cpu %d, thread %d %s, %s of lock %p class %s (rank %d, min ipl %s) at ",
+		cpu_id(), curthread()->tid, curthread()->name, op, lock, class_name(lclass),
 		lclass < LC_COUNT ? lock_classes[lclass].rank : -1,
 		lclass < LC_COUNT ? ipl_name(lock_classes[lclass].min_ipl) : "?");
 	print_site("", site);
@@ -223,24 +225,36 @@ static bool learn_edge(int a, int b, const void *lock, const char *op, uint64_t 
 }
 
 /* Order checks of taking class c (not a try) against every held lock. */
+static bool check_one(struct held_lock *h, const void *lock, int c, const char *op,
+		      uint64_t site);
+
 static bool check_order(struct lockdbg_cpu *d, const void *lock, int c, const char *op,
 			uint64_t site)
 {
-	for (int i = 0; i < d->nheld; i++) {
-		struct held_lock *h = &d->held[i];
-		if (h->lock == lock)
-			continue;
-		int hr = lock_classes[h->lclass].rank, r = lock_classes[c].rank;
-		if (r < hr || h->lclass == c) {
-			char buf[160];
-			ksnprintf(buf, sizeof(buf), "taking %s (rank %d) while holding %s (rank %d)",
-				  class_name(c), r, class_name(h->lclass), hr);
-			return fault(LF_ORDER, lock, c, op, site, buf);
-		}
-		if (!learn_edge(h->lclass, c, lock, op, site))
+	struct thread *t = curthread();
+	for (int i = 0; i < t->nheld; i++)
+		if (!check_one(&t->held[i], lock, c, op, site))
 			return false;
-	}
+	for (int i = 0; i < d->nheld; i++)
+		if (!check_one(&d->held[i], lock, c, op, site))
+			return false;
 	return true;
+}
+
+/* Checks taking lock (class c) against one held lock h. */
+static bool check_one(struct held_lock *h, const void *lock, int c, const char *op,
+		      uint64_t site)
+{
+	if (h->lock == lock)
+		return true;
+	int hr = lock_classes[h->lclass].rank, r = lock_classes[c].rank;
+	if (r < hr || h->lclass == c) {
+		char buf[160];
+		ksnprintf(buf, sizeof(buf), "taking %s (rank %d) while holding %s (rank %d)",
+			  class_name(c), r, class_name(h->lclass), hr);
+		return fault(LF_ORDER, lock, c, op, site, buf);
+	}
+	return learn_edge(h->lclass, c, lock, op, site);
 }
 
 /* use: IRQ_USED_IN, IRQ_TAKEN_ON or 0 (thread context, interrupts off). */
@@ -268,9 +282,18 @@ static bool check_irq_usage(const void *lock, int c, int use, uint64_t site)
 void lockdbg_held_push(const void *lock, int lclass, int how, uint64_t site)
 {
 	struct lockdbg_cpu *d = &dbg[cpu_id()];
-	if (d->nheld == MAX_HELD)
-		panic("lock debug: more than %d locks held on cpu %d", MAX_HELD, cpu_id());
-	struct held_lock *h = &d->held[d->nheld++];
+	struct held_lock *h;
+	if (how != HOW_SIMPLE) {
+		struct thread *t = curthread();
+		if (t->nheld == LOCKDBG_THREAD_HELD)
+			panic("lock debug: thread %d holds more than %d complex locks", t->tid,
+			      LOCKDBG_THREAD_HELD);
+		h = &t->held[t->nheld++];
+	} else {
+		if (d->nheld == MAX_HELD)
+			panic("lock debug: more than %d locks held on cpu %d", MAX_HELD, cpu_id());
+		h = &d->held[d->nheld++];
+	}
 	h->lock = lock;
 	h->lclass = lclass;
 	h->how = how;
@@ -280,28 +303,39 @@ void lockdbg_held_push(const void *lock, int lclass, int how, uint64_t site)
 		d->nsimple++;
 }
 
-uint64_t lockdbg_held_pop(const void *lock)
+/* Removes lock from held[0..*n); returns its acquire TSC, 0 if absent. */
+static uint64_t pop_from(struct held_lock *held, int *n, const void *lock)
 {
-	struct lockdbg_cpu *d = &dbg[cpu_id()];
-	for (int i = d->nheld - 1; i >= 0; i--) {
-		if (d->held[i].lock != lock)
+	for (int i = *n - 1; i >= 0; i--) {
+		if (held[i].lock != lock)
 			continue;
-		uint64_t t = d->held[i].tsc;
-		if (d->held[i].how == HOW_SIMPLE)
-			d->nsimple--;
-		memmove(&d->held[i], &d->held[i + 1], (d->nheld - i - 1) * sizeof(d->held[0]));
-		d->nheld--;
+		uint64_t t = held[i].tsc;
+		memmove(&held[i], &held[i + 1], (*n - i - 1) * sizeof(held[0]));
+		(*n)--;
 		return t;
 	}
 	return 0;
 }
 
-void lockdbg_held_set_how(const void *lock, int how)
+uint64_t lockdbg_held_pop(const void *lock)
 {
 	struct lockdbg_cpu *d = &dbg[cpu_id()];
-	for (int i = d->nheld - 1; i >= 0; i--)
-		if (d->held[i].lock == lock)
-			d->held[i].how = how;
+	int before = d->nheld;
+	uint64_t t = pop_from(d->held, &d->nheld, lock);
+	if (d->nheld < before) {
+		d->nsimple--;
+		return t;
+	}
+	struct thread *th = curthread();
+	return pop_from(th->held, &th->nheld, lock);
+}
+
+void lockdbg_held_set_how(const void *lock, int how)
+{
+	struct thread *t = curthread();
+	for (int i = t->nheld - 1; i >= 0; i--)
+		if (t->held[i].lock == lock)
+			t->held[i].how = how;
 }
 
 static bool bad_class(int c)
@@ -462,9 +496,9 @@ bool lockdbg_complex_release(struct complex_lock *l, uint64_t site)
 	if (bad_class(c))
 		return fault(LF_UNINITIALIZED, l, c, "lock_done", site, NULL);
 	uint64_t st = l->state;
-	if ((st & 1) && l->owner != lock_owner_id())
+	if ((st & CL_WRITER) && l->owner != lock_owner_id())
 		return fault(LF_NOT_OWNER, l, c, "lock_done", site, "write-held by another");
-	if (!(st & 1) && (st >> 2) == 0)
+	if (!(st & CL_WRITER) && CL_READERS(st) == 0)
 		return fault(LF_NOT_OWNER, l, c, "lock_done", site, "not held");
 	return true;
 }
@@ -473,8 +507,11 @@ void lock_complex_acquired(struct complex_lock *l, int how, uint64_t site,
 			   uint64_t t0, uint64_t spins)
 {
 	uint64_t s = intr_disable();
-	if (lockstat_on)
-		lockstat_acquired(l->lclass, t0 != 0, spins, t0 ? rdtsc() - t0 : 0);
+	if (lockstat_on) {
+		lockstat_acquired(l->lclass, t0 != 0, 0, t0 ? rdtsc() - t0 : 0);
+		for (uint64_t i = 0; i < spins; i++)   /* "spins" counts sleeps here */
+			lockstat_slept(l->lclass);
+	}
 	if (lock_mode == 4)
 		lockdbg_held_push(l, l->lclass, how & (CL_HOW_READ | CL_HOW_WRITE), site);
 	else if (lockstat_on)

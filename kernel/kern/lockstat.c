@@ -65,6 +65,12 @@ void lockstat_acquired(int c, bool missed, uint64_t spins, uint64_t wait)
 	}
 }
 
+void lockstat_slept(int c)
+{
+	if (lockstat_on)
+		stats[cpu_id()][c < LC_COUNT ? c : 0].sleeps++;
+}
+
 void lockstat_held(int c, uint64_t cycles)
 {
 	struct lockstat_entry *e = &stats[cpu_id()][c < LC_COUNT ? c : 0];
@@ -190,9 +196,9 @@ void lockstat_print(void)
 		elapsed = 1;
 	kprintf("lockstat: mode %d, statistics %s, %lu Mcycles since reset\n", lock_mode,
 		lockstat_on ? "on" : "off", elapsed / 1000000);
-	kprintf("%-16s %10s %8s %6s %10s %10s %10s %10s %10s %7s\n", "class", "acquired",
-		"missed", "miss%", "spins", "wait-avg", "wait-max", "hold-avg", "hold-max",
-		"held%");
+	kprintf("%-16s %10s %8s %6s %10s %7s %10s %10s %10s %10s %7s\n", "class", "acquired",
+		"missed", "miss%", "spins", "sleeps", "wait-avg", "wait-max", "hold-avg",
+		"hold-max", "held%");
 	for (int k = 0; k < LC_COUNT; k++) {
 		struct lockstat_entry t = { 0 };
 		uint64_t worst = 0;
@@ -201,6 +207,7 @@ void lockstat_print(void)
 			t.acquisitions += e->acquisitions;
 			t.misses += e->misses;
 			t.spins += e->spins;
+			t.sleeps += e->sleeps;
 			t.wait_total += e->wait_total;
 			t.wait_max = MAX(t.wait_max, e->wait_max);
 			t.hold_total += e->hold_total;
@@ -210,10 +217,10 @@ void lockstat_print(void)
 		if (!t.acquisitions)
 			continue;
 		uint64_t held_bp = worst * 10000 / elapsed;   /* basis points */
-		kprintf("%-16s %10lu %8lu %3lu.%01lu%% %10lu %10lu %10lu %10lu %10lu %3lu.%02lu%s\n",
+		kprintf("%-16s %10lu %8lu %3lu.%01lu%% %10lu %7lu %10lu %10lu %10lu %10lu %3lu.%02lu%s\n",
 			lock_classes[k].name, t.acquisitions, t.misses,
 			t.misses * 100 / t.acquisitions, t.misses * 1000 / t.acquisitions % 10,
-			t.spins, t.misses ? t.wait_total / t.misses : 0, t.wait_max,
+			t.spins, t.sleeps, t.misses ? t.wait_total / t.misses : 0, t.wait_max,
 			t.hold_total / t.acquisitions, t.hold_max,
 			held_bp / 100, held_bp % 100, held_bp > 250 ? " !" : "");
 	}

@@ -12,6 +12,8 @@
 #include "lockpriv.h"
 #include "ktest.h"
 #include "page.h"
+#include "sched.h"
+#include "thread.h"
 #include "smp.h"
 #include "uart.h"
 #include "vm.h"
@@ -63,27 +65,31 @@ static int choose_lock_mode(int n)
 	return mode;
 }
 
-/* Idle loop for every CPU once it has nothing else to do. */
-static __noreturn void idle(void)
-{
-	for (;;) {
-		cli();
-		smp_idle_work();
-		/* sti's one-instruction shadow: no wakeup is lost before hlt */
-		__asm__ __volatile__("sti; hlt" ::: "memory");
-	}
-}
-
 void ap_main(struct cpu *c __unused)
 {
-	idle();
+	scheduler();
+}
+
+/* The first kernel thread: runs the selected tests, or waits for user space. */
+static void main_thread(void *arg __unused)
+{
+	if (bootopts.ktest[0]) {
+		int failed = ktest_run(bootopts.ktest);
+		if (lockstat_enabled())
+			lockstat_print();
+		machine_poweroff(failed ? 1 : 0);
+	}
+	kprintf("concerto: no init yet (user space comes with issue 5); idling. "
+		"Leave QEMU with Ctrl-A X.\n");
 }
 
 void kmain(uint32_t magic, uint32_t mbi_pa)
 {
 	struct cpu *bsp = &cpus[0];
 	bsp->id = 0;
+	bsp->kstack_top = (uint64_t)boot_stack_top;
 	cpu_set_gs(bsp);
+	sched_init_cpu();
 	idt_init();
 	idt_load();
 	uart_init();
@@ -101,7 +107,6 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	      page_total_count() * PAGE_SIZE >> 20, page_free_count() * PAGE_SIZE >> 20,
 	      (uint64_t)(_end - _load_start) >> 10);
 
-	bsp->kstack_top = (uint64_t)boot_stack_top;
 	bsp->ist_top[0] = (uint64_t)bsp_ist[0] + KSTACK_SIZE;
 	bsp->ist_top[1] = (uint64_t)bsp_ist[1] + KSTACK_SIZE;
 	simple_lock_init(&bsp->call_lock, LC_SMP_CALL);
@@ -114,6 +119,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	      lock_mode, lock_patch_sites(~0), lock_queued ? "queued" : "test-and-set",
 	      lockstat_on ? ", statistics on" : "");
 	pic_disable();
+	sched_init();
 	lapic_init();
 	bsp->apic_id = lapic_id();
 	ioapic_init();
@@ -127,15 +133,9 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	smp_boot();
 	boot_tsc_online = rdtsc();
 	kprintf("concerto: %d CPUs online\n", ncpu_online);
-	sti();
-
-	if (bootopts.ktest[0]) {
-		int failed = ktest_run(bootopts.ktest);
-		if (lockstat_enabled())
-			lockstat_print();
-		machine_poweroff(failed ? 1 : 0);
-	}
-	kprintf("concerto: no init yet (user space comes with issue 5); idling. "
-		"Leave QEMU with Ctrl-A X.\n");
-	idle();
+	struct thread *mt = thread_create("main", main_thread, NULL);
+	KASSERT(mt != NULL);
+	mt->cpu = 0;
+	thread_start(mt);
+	scheduler();
 }

@@ -343,6 +343,15 @@ void pages_free(void *va, int order)
 	unlock_enable(&page_lock, s);
 }
 
+void page_unref(struct page *pg)
+{
+	KASSERT_OP(pg->state, ==, PG_ALLOC);
+	uint32_t old = __atomic_fetch_sub(&pg->refcnt, 1, __ATOMIC_ACQ_REL);
+	KASSERT_OP(old, >, 0);                  /* unref of an unreferenced page */
+	if (old == 1)
+		page_free(page_to_va(pg));
+}
+
 uint64_t page_free_count(void)
 {
 	uint64_t n = READ_ONCE(buddy_free_pages);

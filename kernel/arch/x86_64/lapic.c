@@ -54,17 +54,11 @@ void lapic_icr(uint32_t apic_id, uint32_t lo)
 	intr_restore(s);
 }
 
-static void timer_intr(struct trapframe *tf __unused)
-{
-	mycpu()->ticks++;
-}
-
 void lapic_init(void)
 {
 	if (!lapic) {
 		uint64_t pa = acpi.lapic_phys ? acpi.lapic_phys : (rdmsr(MSR_APIC_BASE) & ~0xfffUL);
-		lapic = P2V(pa);
-		intr_register(T_TIMER, timer_intr);
+		lapic = P2V(pa);   /* the timer handler is the scheduler's (sched.c) */
 	}
 	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1u << 11));
 	wr(LAPIC_SVR, 0x100 | T_SPURIOUS);

@@ -17,6 +17,8 @@
 #include "trap.h"
 #include "vm.h"
 #include "x86.h"
+#include "thread.h"
+#include "sched.h"
 
 #define ICR_FIXED      (0u << 8)
 #define ICR_NMI        (4u << 8)
@@ -145,6 +147,7 @@ void ap_entry(struct cpu *c)
 	lapic_init();
 	lapic_timer_start();
 	__atomic_fetch_add(&ncpu_online, 1, __ATOMIC_SEQ_CST);
+	sched_init_cpu();
 	__atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
 	ap_main(c);
 }
@@ -253,44 +256,46 @@ void stop_machine(void (*fn)(void *), void *arg)
 	__atomic_store_n(&stopper_busy, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- thread-level work on idle CPUs ---- */
+/* ---- thread-level work on every CPU ---- */
 
-static volatile uint32_t run_all_left;   /* [a] CPUs still running the work */
-
-/* Idle loop, interrupts disabled: runs posted work with interrupts on. */
+/* Runs on idle CPUs before they halt; kept for work posted by old callers. */
 void smp_idle_work(void)
 {
-	struct cpu *c = mycpu();
-	void (*fn)(void *) = c->idle_fn;
-	if (!fn)
-		return;
-	void *arg = c->idle_arg;
-	sti();
-	fn(arg);
-	cli();
-	c->idle_fn = NULL;
-	__atomic_fetch_sub(&run_all_left, 1, __ATOMIC_RELEASE);
 }
 
-static void wake(void *arg __unused)
+struct run_all {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void run_all_body(void *a)
 {
+	struct run_all *r = a;
+	r->fn(r->arg);
 }
 
+/* One kernel thread bound to each other CPU runs fn; the caller runs it too. */
 void smp_run_all(void (*fn)(void *), void *arg)
 {
 	KASSERT(intr_enabled());
+	struct run_all r = { fn, arg };
+	static struct thread *workers[NCPU_MAX];
 	int me = cpu_id();
-	run_all_left = 0;
 	for (int i = 0; i < ncpu; i++) {
+		workers[i] = NULL;
 		if (i == me || !cpus[i].online)
 			continue;
-		KASSERT(cpus[i].idle_fn == NULL);
-		__atomic_fetch_add(&run_all_left, 1, __ATOMIC_SEQ_CST);
-		cpus[i].idle_arg = arg;
-		__atomic_store_n(&cpus[i].idle_fn, fn, __ATOMIC_RELEASE);
-		smp_call(i, wake, NULL);   /* out of hlt: the idle loop checks */
+		struct thread *t = thread_create("run_all", run_all_body, &r);
+		KASSERT(t != NULL);
+		t->affinity = 1UL << i;
+		t->cpu = i;
+		workers[i] = t;
 	}
+	for (int i = 0; i < ncpu; i++)
+		if (workers[i])
+			thread_start(workers[i]);
 	fn(arg);
-	while (__atomic_load_n(&run_all_left, __ATOMIC_ACQUIRE))
-		cpu_relax();
+	for (int i = 0; i < ncpu; i++)
+		if (workers[i])
+			thread_join(workers[i]);
 }

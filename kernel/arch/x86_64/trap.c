@@ -10,6 +10,7 @@
 #include "smp.h"
 #include "apic.h"
 #include "x86.h"
+#include "sched.h"
 
 static intr_handler_t handlers[256];
 
@@ -120,4 +121,5 @@ void trap(struct trapframe *tf)
 		kprintf("concerto: unexpected interrupt %lu on cpu %d\n", v, c->id);
 	c->intr_depth--;
 	lapic_eoi();
+	sched_intr_exit(tf);
 }

@@ -1,0 +1,140 @@
+/*
+ * User-copy primitives (SPEC V4).  Every instruction that touches user
+ * memory is listed in __ex_table with a fixup: a fault there that
+ * vm_page_fault cannot resolve resumes at the fixup, which returns -EFAULT.
+ * The C wrappers (usercopy.c) check the ranges first.  With SMAP on, user
+ * memory is reachable only between stac and clac.
+ */
+#define EFAULT        14
+#define ENAMETOOLONG  36
+
+/* stac/clac when the CPU has SMAP (they are #UD otherwise). */
+.macro UACCESS_ON
+	testb $1, cpu_has_smap(%rip)
+	jz .Lnostac\@
+	stac
+.Lnostac\@:
+.endm
+.macro UACCESS_OFF
+	testb $1, cpu_has_smap(%rip)
+	jz .Lnoclac\@
+	clac
+.Lnoclac\@:
+.endm
+
+.macro EXTABLE insn, fixup
+	.pushsection __ex_table, "a"
+	.balign 8
+	.quad \insn, \fixup
+	.popsection
+.endm
+
+	.text
+
+/* int __copy_user(void *dst, const void *src, size_t len): 0 or -EFAULT */
+	.globl __copy_user
+	.type __copy_user, @function
+__copy_user:
+	UACCESS_ON
+	movq %rdx, %rcx
+1:	rep movsb
+	UACCESS_OFF
+	xorl %eax, %eax
+	ret
+.Lcopy_fault:
+	UACCESS_OFF
+	movl $-EFAULT, %eax
+	ret
+	EXTABLE 1b, .Lcopy_fault
+	.size __copy_user, . - __copy_user
+
+/*
+ * long __copy_user_str(char *dst, const char *src, size_t max): the length
+ * with the NUL, -ENAMETOOLONG if none in max bytes, or -EFAULT.
+ */
+	.globl __copy_user_str
+	.type __copy_user_str, @function
+__copy_user_str:
+	xorl %eax, %eax
+	testq %rdx, %rdx
+	jz .Lstr_long
+	UACCESS_ON
+.Lstr_loop:
+2:	movb (%rsi,%rax), %cl
+	movb %cl, (%rdi,%rax)
+	incq %rax
+	testb %cl, %cl
+	jz .Lstr_done
+	cmpq %rdx, %rax
+	jb .Lstr_loop
+	UACCESS_OFF
+.Lstr_long:
+	movq $-ENAMETOOLONG, %rax
+	ret
+.Lstr_done:
+	UACCESS_OFF
+	ret
+.Lstr_fault:
+	UACCESS_OFF
+	movq $-EFAULT, %rax
+	ret
+	EXTABLE 2b, .Lstr_fault
+	.size __copy_user_str, . - __copy_user_str
+
+/* int __fetch_u32(const uint32_t *uaddr, uint32_t *val) */
+	.globl __fetch_u32
+	.type __fetch_u32, @function
+__fetch_u32:
+	UACCESS_ON
+3:	movl (%rdi), %eax
+	UACCESS_OFF
+	movl %eax, (%rsi)
+	xorl %eax, %eax
+	ret
+	EXTABLE 3b, .Lone_fault
+	.size __fetch_u32, . - __fetch_u32
+
+/* int __fetch_u64(const uint64_t *uaddr, uint64_t *val) */
+	.globl __fetch_u64
+	.type __fetch_u64, @function
+__fetch_u64:
+	UACCESS_ON
+4:	movq (%rdi), %rax
+	UACCESS_OFF
+	movq %rax, (%rsi)
+	xorl %eax, %eax
+	ret
+	EXTABLE 4b, .Lone_fault
+	.size __fetch_u64, . - __fetch_u64
+
+/* int __store_u32(uint32_t *uaddr, uint32_t val) */
+	.globl __store_u32
+	.type __store_u32, @function
+__store_u32:
+	UACCESS_ON
+5:	movl %esi, (%rdi)
+	UACCESS_OFF
+	xorl %eax, %eax
+	ret
+	EXTABLE 5b, .Lone_fault
+	.size __store_u32, . - __store_u32
+
+/* int __store_u64(uint64_t *uaddr, uint64_t val) */
+	.globl __store_u64
+	.type __store_u64, @function
+__store_u64:
+	UACCESS_ON
+6:	movq %rsi, (%rdi)
+	UACCESS_OFF
+	xorl %eax, %eax
+	ret
+	EXTABLE 6b, .Lone_fault
+	.size __store_u64, . - __store_u64
+
+/* Shared fixup of the one-access routines. */
+.Lone_fault:
+	UACCESS_OFF
+	movl $-EFAULT, %eax
+	ret
+
+	.section .note.GNU-stack, "", @progbits

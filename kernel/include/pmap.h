@@ -1,0 +1,140 @@
+/*
+ * pmap: the machine-dependent half of a user address space (x86_64 4-level
+ * page tables) and TLB shootdown (SPEC V3).  See docs/vm.md.
+ *
+ * A pmap maps user virtual addresses [0, USER_TOP) to physical pages.  Its
+ * PML4 shares the kernel's upper half (entries 256..511, copied from the
+ * kernel PML4 at creation); entry 0 of the kernel PML4 (the identity map used
+ * by AP start-up) is not copied.  The page-table pages of the lower half
+ * belong to the pmap; the mapped pages belong to the map layer (vm_map.c),
+ * which keeps one page reference (page_ref) per mapping.
+ *
+ * Rights are PROT_READ/WRITE/EXEC (vm_map.h).  prot == PROT_NONE keeps the
+ * frame in a non-present PTE (software bit PTE_PROTNONE), so mprotect
+ * (PROT_NONE) does not lose anonymous pages, whose only record is the PTE.
+ *
+ * Shootdown: every change that removes rights or mappings invalidates this
+ * CPU's TLB and interrupts only the other CPUs in pm->active (vector
+ * T_IPI_TLB), with the range batched (full flush above TLB_FULL_PAGES pages),
+ * and waits for all of them to acknowledge before returning.  So when
+ * pmap_remove/pmap_protect return, no CPU can still use the old entry and the
+ * caller may free the pages.
+ *
+ * Locking: one simple lock per pmap (class pmap), taken with interrupts
+ * ENABLED only, so that a CPU spinning on it still answers shootdown IPIs;
+ * the IPI handler takes no lock.  pmap_activate/deactivate take no lock (the
+ * active mask is atomic) and may run with interrupts disabled.
+ */
+#ifndef CONCERTO_PMAP_H
+#define CONCERTO_PMAP_H
+
+#include "types.h"
+#include "lock.h"
+#include "vm.h"
+
+/* User addresses are [0, USER_TOP): Linux's TASK_SIZE on x86_64. */
+#define USER_TOP        0x00007ffffffff000UL
+
+#define T_IPI_TLB       0xf4    /* TLB shootdown IPI vector */
+#define TLB_FULL_PAGES  32      /* more pages than this: flush the whole TLB */
+
+#define PTE_PROTNONE    (1UL << 9)   /* software: frame kept, no access (P clear) */
+
+struct vm_map;
+
+/*
+ * Lock key:
+ *   [I] immutable after pmap_create
+ *   (p) pm->lock
+ *   [a] atomic
+ *   [m] the owning map's lock (vm_map.c)
+ */
+struct pmap {
+	struct simple_lock lock;
+	uint64_t *pml4;              /* [I] kernel va of the PML4 */
+	paddr_t pml4_pa;             /* [I] loaded into CR3 */
+	volatile uint64_t active;    /* [a] CPUs that have this pmap loaded */
+	uint64_t ptpages;            /* (p) lower-half page-table pages (not the PML4) */
+	uint64_t resident;           /* (p) leaf entries holding a frame */
+	struct vm_map *map;          /* [I] back pointer (set by vm_map_create) */
+	/* PCID (when enabled later): uint16_t pcid; per-CPU generation. */
+};
+
+/* One mapping reported by pmap_collect. */
+struct pmap_ent {
+	vaddr_t va;
+	paddr_t pa;
+	uint64_t pte;                /* the raw entry (rights, PTE_PROTNONE) */
+};
+
+void pmap_init(void);            /* once, boot CPU (also done lazily) */
+void vm_init_cpu(void);          /* each CPU: SMEP/SMAP/PCID feature setup */
+
+struct pmap *pmap_create(void);
+void pmap_destroy(struct pmap *pm);
+
+/*
+ * Map va -> pa with prot, replacing any mapping (with a shootdown if one was
+ * present).  Returns 0 or -ENOMEM (no page-table page).  Interrupts enabled.
+ */
+int pmap_enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot);
+/*
+ * As pmap_enter, but only if va currently maps frame `expect` (0: nothing is
+ * mapped).  Returns 0, -EAGAIN if the frame differs, or -ENOMEM.  The fault
+ * path uses it to install a page without a lock held across the allocation.
+ */
+int pmap_enter_if(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect);
+/*
+ * Restore rights on va's present or PROT_NONE entry if it still maps `expect`:
+ * the entry becomes exactly prot.  Returns 0 or -EAGAIN.
+ */
+int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot);
+
+/* Remove mappings in [start, end); the mapped pages are not released. */
+void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end);
+/*
+ * Remove mappings in [start, end) and call release(pa, arg) for each frame
+ * removed, after the shootdown that covers it (the page is unused by then).
+ * release is called with the pmap lock held: it may free pages, not sleep.
+ */
+void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
+			 void (*release)(paddr_t pa, void *arg), void *arg);
+/* Remove rights not in prot from mappings in [start, end) (never adds). */
+void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot);
+/* Physical address (with the page offset) mapped at va, or 0. */
+paddr_t pmap_extract(struct pmap *pm, vaddr_t va);
+/* The frame at va and its raw entry (present or PROT_NONE); 0 if none. */
+paddr_t pmap_lookup(struct pmap *pm, vaddr_t va, uint64_t *pte);
+/*
+ * Report up to max mappings at or above *va and below end, in order;
+ * advances *va past the last one reported (to end when done).  Returns the
+ * number reported.
+ */
+int pmap_collect(struct pmap *pm, vaddr_t *va, vaddr_t end, struct pmap_ent *out, int max);
+
+/* Load pm on this CPU (CR3, active mask, mycpu()->pmap); kernel pmap on NULL. */
+void pmap_activate(struct pmap *pm);
+void pmap_deactivate(void);
+
+/* Invalidate this CPU's TLB entries for [start, end) (no shootdown). */
+void tlb_flush_local(vaddr_t start, vaddr_t end);
+
+/* Per-CPU shootdown counters. */
+struct tlb_stats {
+	uint64_t shootdowns;     /* changes that needed invalidation (initiated here) */
+	uint64_t remote;         /* ... of which interrupted other CPUs */
+	uint64_t ipis_sent;      /* shootdown IPIs sent */
+	uint64_t ipis_recv;      /* shootdown IPIs handled */
+	uint64_t requests;       /* shootdown requests handled (several per IPI possible) */
+	uint64_t pages;          /* pages invalidated with invlpg (local and remote) */
+	uint64_t full;           /* full TLB flushes (CR3 reload) */
+	uint64_t skipped;        /* requests for a pmap no longer loaded here */
+} __cacheline_aligned;
+
+extern struct tlb_stats tlb_stats[NCPU_MAX];
+void tlb_stats_print(void);
+void tlb_stats_sum(struct tlb_stats *out);
+
+extern bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
+
+#endif

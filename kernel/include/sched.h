@@ -1,0 +1,60 @@
+/*
+ * The SMP scheduler (S2-S6): per-CPU local run queues for time-share and
+ * bound threads, one global run queue for unbound fixed-priority threads,
+ * soft affinity with load balancing, hard binding, funneling, preemption.
+ */
+#ifndef CONCERTO_SCHED_H
+#define CONCERTO_SCHED_H
+
+#include "types.h"
+#include "thread.h"
+
+struct trapframe;
+
+extern volatile uint64_t ticks;        /* [a] clock ticks since boot (CPU 0) */
+
+void sched_init(void);                 /* boot CPU, before the APs start */
+void sched_init_cpu(void);             /* each CPU, before scheduler() */
+__noreturn void scheduler(void);       /* the per-CPU scheduler loop */
+
+void sched_yield(void);
+/* Switch to the scheduler.  t->lock held, interrupts off; returns likewise. */
+void sched_switch_locked(struct thread *t);
+/* Make a sleeping or new thread runnable.  t->lock held. */
+void sched_wakeup_locked(struct thread *t);
+
+void sched_tick(struct trapframe *tf); /* timer interrupt, every CPU */
+void sched_intr_exit(struct trapframe *tf);  /* end of an interrupt: preempt? */
+bool sched_preemptive(void);           /* kernel preemption in this lock mode */
+
+/* Policies (Linux numbering): returns 0 or -EINVAL. */
+int sched_setscheduler(struct thread *t, int policy, int rt_priority);
+int sched_setaffinity(struct thread *t, uint64_t mask);   /* migrates if needed */
+int sched_setnice(struct thread *t, int nice);
+
+/* Funneling (S5): run non-MP-safe code on the master CPU (CPU 0). */
+void funnel_enter(void);
+void funnel_exit(void);
+
+/* Priority boost (L8) of a complex-lock holder by a blocked waiter. */
+void sched_boost(struct thread *holder, int pri);
+void sched_unboost(struct thread *t);
+
+/* Tunables and statistics. */
+extern int sched_steal_ticks;          /* a thread is stealable after this idle time */
+extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
+
+struct sched_cpu_stats {
+	uint64_t switches, migrations, steals, preemptions, idle_ticks, ticks;
+	uint64_t wakeups, remote_wakeups, resched_ipis;
+	uint64_t load_fp;       /* 5 s time-share load average, fixed point <<11 */
+	uint64_t desired_fp;    /* desired load, fixed point */
+	uint64_t avail_ticks;   /* ticks available last second */
+	int nrunnable;          /* time-share threads queued or running */
+	int out_of_balance;
+};
+void sched_cpu_stats(int cpu, struct sched_cpu_stats *out);
+void sched_stats_print(void);
+int sched_runnable(int cpu);           /* local queue length + running */
+
+#endif

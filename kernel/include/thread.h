@@ -1,0 +1,110 @@
+/*
+ * Threads: the dispatchable unit (S1).  Kernel threads now; user threads
+ * (1:1) attach a process later.
+ *
+ * Lock key:
+ *   (t) t->lock          [I] immutable after creation
+ *   (r) the run queue the thread is on (sched.c)
+ *   (o) only the thread itself, or its CPU's scheduler while switched out
+ *   [a] atomic
+ */
+#ifndef CONCERTO_THREAD_H
+#define CONCERTO_THREAD_H
+
+#include "types.h"
+#include "lock.h"
+#include "cpu.h"
+
+enum thread_state {
+	TS_EMBRYO,      /* being created */
+	TS_RUNNABLE,    /* on a run queue */
+	TS_RUNNING,     /* on a CPU */
+	TS_SLEEPING,    /* on a wait queue */
+	TS_ZOMBIE,      /* exited, stack not yet freed */
+	TS_IDLE,        /* a CPU's idle/scheduler context, never queued */
+};
+
+enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2 };
+
+#define NPRI          64   /* internal priorities: 0 best .. 63 worst */
+#define PRI_RT_BEST   0    /* SCHED_FIFO/RR: 0..31 */
+#define PRI_RT_WORST  31
+#define PRI_TS_BEST   32   /* time-share: 32..63 */
+#define PRI_TS_WORST  63
+
+#define THREAD_NAME 16
+#define LOCKDBG_THREAD_HELD 8
+
+struct waitq;
+struct complex_lock;
+
+struct thread {
+	struct simple_lock lock;     /* protects the (t) fields */
+	uint64_t ctx;                /* (o) saved stack pointer while switched out */
+	enum thread_state state;     /* (t) */
+	int tid;                     /* [I] */
+	char name[THREAD_NAME];      /* [I] */
+	uint64_t kstack;             /* [I] base of the kernel stack (0: static) */
+	uint64_t kstack_top;         /* [I] */
+
+	/* Scheduling (sched.c). */
+	int policy;                  /* (t) SCHED_OTHER, SCHED_FIFO, SCHED_RR */
+	int rt_priority;             /* (t) 1..99 for FIFO/RR (Linux numbering) */
+	int nice;                    /* (t) -20..19 for time-share */
+	int base_pri;                /* (t) priority from policy, nice and CPU use */
+	int pri;                     /* (t) effective: base_pri or a lock boost */
+	int boosted;                 /* (t) boost count (L8) */
+	uint32_t estcpu;             /* (t) recent CPU use, decayed each second */
+	uint64_t estcpu_sec;         /* (t) second of the last decay */
+	int quantum;                 /* (o) ticks left in the time slice */
+	int cpu;                     /* (t) CPU it runs or last ran on */
+	uint64_t last_ran;           /* (t) global tick when it last ran */
+	uint64_t affinity;           /* (t) CPUs allowed (bit per CPU) */
+	uint64_t saved_affinity;     /* (t) while funneled */
+	int funnel_depth;            /* (o) */
+	struct thread *rq_next, *rq_prev;  /* (r) */
+	int rq_cpu;                  /* (r) -1 global queue, else the CPU's queue */
+
+	/* Sleeping. */
+	struct waitq *wq;            /* (wq lock) the queue it is listed on, or NULL */
+	struct thread *wq_next;      /* (wq lock) */
+	int wakeup_reason;           /* (t) 0 woken, else e.g. timed out */
+	uint64_t wake_tick;          /* (t) timed sleep deadline, 0 none */
+	struct thread *callout_next; /* (callout lock) */
+
+	/* Blocked on a complex lock (lock.c). */
+	void *cl_wait;               /* (sleepq lock) the lock waited for */
+	int cl_how;                  /* (sleepq lock) CL_HOW_READ or CL_HOW_WRITE */
+
+	/* Exit and join. */
+	volatile int exited;         /* [a] */
+	struct waitq *join_wq;       /* [I] */
+	void (*fn)(void *);          /* [I] */
+	void *arg;                   /* [I] */
+
+	/* Complex locks held (mode 4 checking, lockdebug.c). */
+	struct held_lock held[LOCKDBG_THREAD_HELD];  /* (o) */
+	int nheld;                   /* (o) */
+
+	/* Statistics. */
+	uint64_t nswitch;            /* (o) times switched in */
+	uint64_t nmigrate;           /* (o) times it changed CPU */
+	uint64_t runticks;           /* (o) ticks it ran */
+	uint64_t boosts;             /* (t) times boosted (L8) */
+};
+
+/* The running thread: one %gs-relative load, so preemption cannot tear it. */
+static inline struct thread *curthread(void)
+{
+	struct thread *t;
+	__asm__ __volatile__("movq %%gs:%c1, %0" : "=r"(t) : "i"(CPU_CURTHREAD_OFF));
+	return t;
+}
+
+struct thread *thread_create(const char *name, void (*fn)(void *), void *arg);
+void thread_start(struct thread *t);           /* make it runnable */
+__noreturn void thread_exit(void);
+void thread_join(struct thread *t);            /* wait for exit, then free */
+struct thread *kthread_run(const char *name, void (*fn)(void *), void *arg);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * User address spaces, machine-independent part (SPEC V2): a map of regions
+ * per process over a pmap, demand-zero and copy-on-write faults, mmap,
+ * munmap, mprotect and brk with Linux semantics.  See docs/vm.md.
+ *
+ * Pages.  A private anonymous page is recorded only in the pmap (its PTE);
+ * a shared anonymous page is held by the region's shared object (vm_obj) by
+ * offset and mapped from there.  Every mapping holds one page reference, the
+ * object one more (page_ref/page_unref), so a page is freed when its last
+ * mapping and holder let go.  Fork shares private pages copy-on-write
+ * (read-only in both maps); the first write copies, or just makes the page
+ * writable when its count is 1.
+ *
+ * Locking (lock order: vm_map < vm_obj < pmap < kmem_pool < page):
+ *   map->lock (complex, class vm_map): read for faults, write for every
+ *     change of the region list, brk, fork.  It may be held while blocking.
+ *     Never hold it across copyin/copyout on the same map (a fault in the
+ *     copy takes it again).
+ *   obj->lock (simple, class vm_obj): the object's page index.
+ *   pmap lock (simple, class pmap): the page tables (pmap.h).
+ */
+#ifndef CONCERTO_VM_MAP_H
+#define CONCERTO_VM_MAP_H
+
+#include "types.h"
+#include "lock.h"
+#include "pmap.h"
+
+/* mmap/mprotect arguments: Linux values. */
+#define PROT_NONE       0x0
+#define PROT_READ       0x1
+#define PROT_WRITE      0x2
+#define PROT_EXEC       0x4
+#define PROT_GROWSDOWN  0x01000000
+#define PROT_GROWSUP    0x02000000
+
+#define MAP_SHARED          0x01
+#define MAP_PRIVATE         0x02
+#define MAP_SHARED_VALIDATE 0x03
+#define MAP_TYPE            0x0f
+#define MAP_FIXED           0x10
+#define MAP_ANONYMOUS       0x20
+#define MAP_ANON            MAP_ANONYMOUS
+#define MAP_GROWSDOWN       0x0100
+#define MAP_DENYWRITE       0x0800
+#define MAP_EXECUTABLE      0x1000
+#define MAP_LOCKED          0x2000
+#define MAP_NORESERVE       0x4000
+#define MAP_POPULATE        0x8000
+#define MAP_NONBLOCK        0x10000
+#define MAP_STACK           0x20000
+#define MAP_HUGETLB         0x40000
+#define MAP_FIXED_NOREPLACE 0x100000
+
+#define MAP_FAILED_ADDR     ((vaddr_t)-1)
+
+/* Address-space layout. */
+#define VM_MIN_ADDR     0x10000UL            /* Linux mmap_min_addr */
+#define VM_MMAP_TOP     0x00007ff000000000UL /* non-fixed mmaps go below this */
+
+/* Kinds of region (vm_region.flags). */
+#define VR_SHARED   0x1     /* shared: pages live in obj */
+#define VR_ANON     0x2     /* anonymous (zero-fill) */
+
+/*
+ * A shared object: pages by offset, refcounted by the regions that map it.
+ * Anonymous now (ops == NULL: missing pages are zero-filled); a file mapping
+ * supplies ops->get_page (the hook for tmpfs files, later).
+ *
+ * Lock key: (o) obj->lock, [a] atomic, [I] immutable after creation.
+ */
+struct vm_obj;
+struct vm_obj_ops {
+	/* Supply the page at pgoff (a referenced page, count 1), or NULL. */
+	struct page *(*get_page)(struct vm_obj *obj, uint64_t pgoff);
+	void (*release)(struct vm_obj *obj);     /* last reference dropped */
+};
+
+struct vm_obj {
+	struct simple_lock lock;
+	volatile uint64_t refcnt;        /* [a] regions referring to it */
+	uint64_t *root;                  /* (o) 3-level index: 512-entry pages */
+	uint64_t npages;                 /* (o) pages held */
+	uint64_t size;                   /* [I] bytes (page multiple) */
+	const struct vm_obj_ops *ops;    /* [I] NULL: anonymous */
+	void *priv;                      /* [I] for ops */
+};
+
+/*
+ * A region [start, end) with one protection and kind.
+ * Lock key: [m] map->lock held for write to change, read to look.
+ */
+struct vm_region {
+	struct vm_region *next, *prev;   /* [m] sorted circular list, sentinel in map */
+	vaddr_t start, end;              /* [m] page aligned */
+	int prot;                        /* [m] PROT_* */
+	int flags;                       /* [m] VR_* */
+	struct vm_obj *obj;              /* [m] VR_SHARED: the object (a reference) */
+	uint64_t off;                    /* [m] offset of start in obj, bytes */
+};
+
+/*
+ * Lock key: (m) map->lock, [a] atomic, [I] immutable after vm_map_create.
+ */
+struct vm_map {
+	struct complex_lock lock;
+	struct vm_region head;           /* (m) sentinel of the region list */
+	int nregions;                    /* (m) */
+	struct pmap *pmap;               /* [I] */
+	volatile uint64_t refcnt;        /* [a] holders (processes, vfork children) */
+	vaddr_t brk_start;               /* (m) 0 until vm_map_set_brk */
+	vaddr_t brk;                     /* (m) current break (not page aligned) */
+	uint64_t faults;                 /* [a] faults resolved */
+	uint64_t cow_copies;             /* [a] copy-on-write copies made */
+	uint64_t cow_reuse;              /* [a] COW faults that kept the page (count 1) */
+};
+
+struct vm_map *vm_map_create(void);
+void vm_map_ref(struct vm_map *map);
+/* Drops a reference; the last one unmaps everything and frees the map.
+ * The map must not be loaded on any CPU (pmap_deactivate first). */
+void vm_map_destroy(struct vm_map *map);
+/* Copy of parent for fork: private regions copy-on-write, shared shared. */
+struct vm_map *vm_map_fork(struct vm_map *parent);
+
+/* Linux mmap: returns 0 and the address in *out, or -EINVAL/-ENOMEM/... */
+int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
+	    vaddr_t *out);
+/* Hook for file mappings (later): map obj at byte offset off. */
+int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
+		struct vm_obj *obj, uint64_t off, vaddr_t *out);
+int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len);
+int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot);
+void vm_map_set_brk(struct vm_map *map, vaddr_t start);
+/* Linux brk: returns the new break, or the current one on failure. */
+vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk);
+/* Highest free range of len bytes ending at or below limit; 0 if none.
+ * Called with map->lock held. */
+vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit);
+
+/* Resolve a fault at va for access (PROT_READ/WRITE/EXEC): 0 or -EFAULT/-ENOMEM. */
+int vm_fault(struct vm_map *map, vaddr_t va, int access);
+
+/* Shared objects. */
+struct vm_obj *vm_obj_create(uint64_t size, const struct vm_obj_ops *ops, void *priv);
+void vm_obj_ref(struct vm_obj *obj);
+void vm_obj_unref(struct vm_obj *obj);
+/* The page at pgoff with a new reference for the caller; NULL if no memory. */
+struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff);
+
+/* Region lookup (for tests and /proc): the region containing va, or NULL.
+ * Called with map->lock held. */
+struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va);
+/* The map whose pmap is loaded on this CPU, or NULL. */
+struct vm_map *vm_map_current(void);
+
+/* Page helpers shared by vm_map.c and vm_fault.c. */
+void vm_release_pa(paddr_t pa, void *arg);   /* pmap release callback: page_unref */
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * Wait queues: sleep until woken, with no lost wakeups.
+ *
+ * The waitq's lock protects the queue and, by convention, the condition
+ * slept on (or the caller passes its own condition lock, ranked below
+ * waitq).  Wakers remove threads from the queue, so a wakeup reaches only
+ * the threads it names: waitq_wakeup_one wakes exactly one (no thundering
+ * herd), waitq_wakeup_all every sleeper.
+ *
+ *   uint64_t s = disable_lock(&wq->lock);
+ *   while (!condition)
+ *       waitq_sleep_locked(wq);
+ *   unlock_enable(&wq->lock, s);
+ */
+#ifndef CONCERTO_WAITQ_H
+#define CONCERTO_WAITQ_H
+
+#include "types.h"
+#include "lock.h"
+
+struct thread;
+
+struct waitq {
+	struct simple_lock lock;
+	struct thread *head, *tail;   /* (lock) sleepers, FIFO */
+	int nwait;                    /* (lock) */
+};
+
+#define WAITQ_INIT(wq) { .lock = SIMPLE_LOCK_INIT(LC_WAITQ), .head = NULL, .tail = NULL, .nwait = 0 }
+
+void waitq_init(struct waitq *wq);
+/* wq->lock held, interrupts disabled; returns with the same held. */
+void waitq_sleep_locked(struct waitq *wq);
+/* As above with a deadline in ticks; returns 0 if woken, -ETIMEDOUT. */
+int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t ticks);
+int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
+int waitq_wakeup_all_locked(struct waitq *wq);
+/* Wake one given listed thread / the readers ahead of the first writer (lock.c). */
+int waitq_wakeup_thread_locked(struct waitq *wq, struct thread *t);
+int waitq_wakeup_readers_locked(struct waitq *wq, void *lock);
+int waitq_wakeup_one(struct waitq *wq);
+int waitq_wakeup_all(struct waitq *wq);
+
+/* Sleep the current thread for n clock ticks. */
+void sleep_ticks(uint64_t n);
+
+#endif

@@ -1,0 +1,924 @@
+/*
+ * The scheduler.
+ *
+ * Each CPU runs scheduler() on its boot stack: it picks a thread, switches
+ * to it, and when the thread switches back (yield, sleep, preemption, exit)
+ * requeues it if still runnable and releases its lock.  The thread's lock is
+ * held across the switch in both directions, so a thread is never on a run
+ * queue while still running on its old stack, and a waker (which takes the
+ * thread lock) waits until the sleeper is fully switched out.
+ *
+ * Run queues (S3): every CPU has a local queue of time-share and bound
+ * threads; unbound SCHED_FIFO/RR threads go on one global queue.  A queue is
+ * 64 FIFO lists, one per priority (0 best), and a bitmap of non-empty lists.
+ * The best thread of the local and global queues wins the CPU.
+ *
+ * Soft affinity and load balancing (S4): a woken time-share thread returns to
+ * the CPU it last ran on when that CPU is idle or the thread ran there within
+ * sched_affinity_ticks.  Once a second each CPU folds its time-share run
+ * queue depth into a 5-second load average and records the ticks it had
+ * available (not spent on fixed-priority threads); CPU 0 then computes each
+ * CPU's desired load = its available ticks x system load / system available
+ * ticks.  A CPU below its desired load is out of balance: when it next picks
+ * a thread it steals one from a CPU above its desired load, but only a
+ * thread that has not run for sched_steal_ticks ticks.
+ *
+ * Lock order: thread lock, then run queue locks (a CPU's local queue before
+ * the global queue; other CPUs' queues only with trylock).
+ */
+#include "kernel.h"
+#include "apic.h"
+#include "atomic.h"
+#include "cpu.h"
+#include "errno.h"
+#include "kmem.h"
+#include "lock.h"
+#include "lockpriv.h"
+#include "sched.h"
+#include "smp.h"
+#include "thread.h"
+#include "trap.h"
+#include "waitq.h"
+#include "x86.h"
+
+#define TS_QUANTUM      5      /* ticks: time-share slice */
+#define RR_QUANTUM      10     /* ticks: SCHED_RR slice (Linux: 100 ms) */
+#define FSHIFT          11     /* load averages are fixed point << FSHIFT */
+#define FSCALE          (1 << FSHIFT)
+#define EXP_5S          1677   /* FSCALE * exp(-1/5): one-second step of a 5 s average */
+#define BALANCE_MARGIN  (FSCALE / 2)
+
+int sched_steal_ticks = 4;
+int sched_affinity_ticks = 10;
+
+volatile uint64_t ticks;
+
+struct runq {
+	struct simple_lock lock;
+	uint64_t bitmap;                      /* (lock) bit p: list p non-empty */
+	struct thread *head[NPRI], *tail[NPRI];   /* (lock) */
+	int nr;                               /* (lock) threads queued */
+	int nr_ts;                            /* (lock) time-share threads queued */
+} __cacheline_aligned;
+
+/* Per-CPU scheduler state; [o] owner CPU, [a] read by others unlocked. */
+struct sched_cpu {
+	struct runq rq;
+	uint64_t load_fp;          /* [a] 5 s average of time-share load */
+	uint64_t desired_fp;       /* [a] written by CPU 0 once a second */
+	uint64_t avail_now;        /* [o] available ticks this second */
+	uint64_t avail_last;       /* [a] available ticks last second */
+	int out_of_balance;        /* [a] */
+	int cur_pri;               /* [a] priority of the running thread, NPRI if idle */
+	struct thread *callouts;   /* (callout_lock) timed sleepers, by deadline */
+	struct simple_lock callout_lock;
+	struct sched_cpu_stats st; /* [o] */
+} __cacheline_aligned;
+
+static struct sched_cpu scpu[NCPU_MAX];
+static struct runq global_rq;
+static struct thread idle_threads[NCPU_MAX];
+static volatile int next_tid = 1;
+
+static bool policy_fixed(int policy)
+{
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+static int popcount64(uint64_t x)
+{
+	return __builtin_popcountll(x);
+}
+
+static bool bound_to_one(struct thread *t)
+{
+	return popcount64(t->affinity & ((ncpu == 64) ? ~0UL : ((1UL << ncpu) - 1))) == 1;
+}
+
+/* ---- priorities ---- */
+
+/* Internal priority for SCHED_FIFO/RR priority 1..99 (higher is better). */
+static int rt_to_pri(int rt)
+{
+	return PRI_RT_WORST - (rt - 1) * (PRI_RT_WORST - PRI_RT_BEST) / 98;
+}
+
+/* Time-share priority from recent CPU use and nice (4.4BSD style). */
+static int ts_pri(struct thread *t)
+{
+	int p = PRI_TS_BEST + t->estcpu / 8 + (t->nice + 20) / 4;
+	return p > PRI_TS_WORST ? PRI_TS_WORST : p;
+}
+
+/* Recomputes t's base priority; the effective one keeps a boost.  t->lock held. */
+static void update_pri_locked(struct thread *t)
+{
+	/* Decay recent CPU use by 2/3 for each second since the last decay. */
+	uint64_t now = ticks / HZ;
+	for (int i = 0; i < 16 && t->estcpu_sec < now && t->estcpu; i++)
+		t->estcpu = t->estcpu * 2 / 3;
+	t->estcpu_sec = now;
+	t->base_pri = policy_fixed(t->policy) ? rt_to_pri(t->rt_priority) : ts_pri(t);
+	if (!t->boosted || t->base_pri < t->pri)
+		t->pri = t->base_pri;
+}
+
+/* ---- run queues ---- */
+
+static void runq_init(struct runq *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	simple_lock_init(&rq->lock, LC_RUNQ);
+}
+
+static void runq_init_global(struct runq *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	simple_lock_init(&rq->lock, LC_GRUNQ);
+}
+
+static void runq_insert_locked(struct runq *rq, struct thread *t, bool front, int cpu)
+{
+	KASSERT(simple_lock_held(&rq->lock));
+	int p = t->pri;
+	KASSERT_OP(p, <, NPRI);
+	t->rq_prev = t->rq_next = NULL;
+	if (!rq->head[p]) {
+		rq->head[p] = rq->tail[p] = t;
+	} else if (front) {
+		t->rq_next = rq->head[p];
+		rq->head[p]->rq_prev = t;
+		rq->head[p] = t;
+	} else {
+		t->rq_prev = rq->tail[p];
+		rq->tail[p]->rq_next = t;
+		rq->tail[p] = t;
+	}
+	rq->bitmap |= 1UL << p;
+	rq->nr++;
+	if (!policy_fixed(t->policy))
+		rq->nr_ts++;
+	t->rq_cpu = cpu;
+}
+
+static void runq_remove_locked(struct runq *rq, struct thread *t)
+{
+	KASSERT(simple_lock_held(&rq->lock));
+	int p = t->pri;
+	if (t->rq_prev)
+		t->rq_prev->rq_next = t->rq_next;
+	else
+		rq->head[p] = t->rq_next;
+	if (t->rq_next)
+		t->rq_next->rq_prev = t->rq_prev;
+	else
+		rq->tail[p] = t->rq_prev;
+	if (!rq->head[p])
+		rq->bitmap &= ~(1UL << p);
+	rq->nr--;
+	if (!policy_fixed(t->policy))
+		rq->nr_ts--;
+	t->rq_next = t->rq_prev = NULL;
+	t->rq_cpu = -2;
+}
+
+/* Best thread of rq that may run on cpu, or NULL.  rq->lock held. */
+static struct thread *runq_best_locked(struct runq *rq, int cpu)
+{
+	uint64_t bm = rq->bitmap;
+	while (bm) {
+		int p = __builtin_ctzll(bm);
+		for (struct thread *t = rq->head[p]; t; t = t->rq_next)
+			if (t->affinity & (1UL << cpu))
+				return t;
+		bm &= bm - 1;
+	}
+	return NULL;
+}
+
+static int runq_best_pri(struct runq *rq)
+{
+	uint64_t bm = READ_ONCE(rq->bitmap);
+	return bm ? __builtin_ctzll(bm) : NPRI;
+}
+
+/* ---- choosing a CPU and poking it ---- */
+
+static void resched_cpu(int cpu)
+{
+	if (cpu == cpu_id()) {
+		mycpu()->need_resched = 1;
+		return;
+	}
+	cpus[cpu].need_resched = 1;
+	scpu[cpu_id()].st.resched_ipis++;
+	ipi_send(cpu, T_IPI_RESCHED);
+}
+
+static bool cpu_idle(int cpu)
+{
+	return READ_ONCE(scpu[cpu].cur_pri) == NPRI && READ_ONCE(scpu[cpu].rq.nr) == 0;
+}
+
+/* Where a woken time-share or bound thread should queue (soft affinity). */
+static int choose_cpu(struct thread *t)
+{
+	int last = t->cpu;
+	bool last_ok = last >= 0 && last < ncpu && (t->affinity & (1UL << last));
+	if (last_ok && (cpu_idle(last) || ticks - t->last_ran < (uint64_t)sched_affinity_ticks))
+		return last;
+	for (int i = 0; i < ncpu; i++)
+		if ((t->affinity & (1UL << i)) && cpus[i].online && cpu_idle(i))
+			return i;
+	if (last_ok)
+		return last;
+	for (int i = 0; i < ncpu; i++)
+		if ((t->affinity & (1UL << i)) && cpus[i].online)
+			return i;
+	panic("thread %s (tid %d) has no CPU in its affinity mask 0x%lx", t->name, t->tid,
+	      t->affinity);
+}
+
+/* For a global-queue thread: the CPU to interrupt, or -1 (last-CPU preference). */
+static int preempt_target(struct thread *t)
+{
+	int last = t->cpu, best = -1, worst_pri = t->pri;
+	if (last >= 0 && last < ncpu && (t->affinity & (1UL << last)) &&
+	    READ_ONCE(scpu[last].cur_pri) > t->pri)
+		return last;
+	for (int i = 0; i < ncpu; i++) {
+		if (!(t->affinity & (1UL << i)) || !cpus[i].online)
+			continue;
+		int p = READ_ONCE(scpu[i].cur_pri);
+		if (p > worst_pri) {
+			worst_pri = p;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/*
+ * Queues runnable t.  front: at the head of its priority list (a boosted
+ * holder, or a preempted thread keeping its turn).  t->lock held.
+ */
+static void enqueue_locked(struct thread *t, bool front, bool waking)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	KASSERT_OP(t->state, ==, TS_RUNNABLE);
+	if (policy_fixed(t->policy) && !bound_to_one(t)) {
+		simple_lock(&global_rq.lock);
+		runq_insert_locked(&global_rq, t, front, -1);
+		simple_unlock(&global_rq.lock);
+		int target = preempt_target(t);
+		if (target >= 0)
+			resched_cpu(target);
+		return;
+	}
+	int cpu = waking ? choose_cpu(t) : t->cpu;
+	if (cpu < 0 || cpu >= ncpu || !(t->affinity & (1UL << cpu)))
+		cpu = choose_cpu(t);
+	struct runq *rq = &scpu[cpu].rq;
+	simple_lock(&rq->lock);
+	runq_insert_locked(rq, t, front, cpu);
+	simple_unlock(&rq->lock);
+	if (waking) {
+		scpu[cpu_id()].st.wakeups++;
+		if (cpu != cpu_id())
+			scpu[cpu_id()].st.remote_wakeups++;
+	}
+	if (READ_ONCE(scpu[cpu].cur_pri) > t->pri)
+		resched_cpu(cpu);
+}
+
+void sched_wakeup_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	if (t->state != TS_SLEEPING && t->state != TS_EMBRYO)
+		return;
+	t->state = TS_RUNNABLE;
+	update_pri_locked(t);
+	enqueue_locked(t, false, true);
+}
+
+/* ---- stealing (load balancing) ---- */
+
+/* Takes a stealable time-share thread from victim's queue, or NULL. */
+static struct thread *steal_from(int victim, int me)
+{
+	struct runq *rq = &scpu[victim].rq;
+	if (!simple_lock_try(&rq->lock))
+		return NULL;
+	struct thread *found = NULL;
+	for (uint64_t bm = rq->bitmap; bm && !found; bm &= bm - 1) {
+		int p = __builtin_ctzll(bm);
+		for (struct thread *t = rq->head[p]; t; t = t->rq_next) {
+			if (policy_fixed(t->policy) || !(t->affinity & (1UL << me)) ||
+			    bound_to_one(t) || ticks - t->last_ran < (uint64_t)sched_steal_ticks)
+				continue;
+			runq_remove_locked(rq, t);
+			found = t;
+			break;
+		}
+	}
+	simple_unlock(&rq->lock);
+	return found;
+}
+
+static struct thread *try_steal(int me)
+{
+	struct sched_cpu *s = &scpu[me];
+	int64_t cur = (int64_t)READ_ONCE(s->rq.nr_ts) * FSCALE;
+	if (cur >= (int64_t)READ_ONCE(s->desired_fp)) {
+		s->out_of_balance = 0;
+		return NULL;
+	}
+	/* The CPU furthest above its desired load first. */
+	int victim = -1;
+	int64_t most = BALANCE_MARGIN;
+	for (int i = 0; i < ncpu; i++) {
+		if (i == me)
+			continue;
+		int64_t over = (int64_t)READ_ONCE(scpu[i].rq.nr_ts) * FSCALE -
+			       (int64_t)READ_ONCE(scpu[i].desired_fp);
+		if (over >= most) {
+			most = over;
+			victim = i;
+		}
+	}
+	struct thread *t = victim >= 0 ? steal_from(victim, me) : NULL;
+	if (t)
+		s->st.steals++;
+	else
+		s->out_of_balance = 0;   /* nothing eligible: back in balance */
+	return t;
+}
+
+/* ---- picking ---- */
+
+/* Dequeues the next thread for this CPU, or NULL.  Interrupts disabled. */
+static struct thread *pick_next(int me)
+{
+	struct runq *lrq = &scpu[me].rq;
+	struct thread *t = NULL;
+	simple_lock(&lrq->lock);
+	bool check_global = runq_best_pri(&global_rq) < runq_best_pri(lrq) ||
+			    (lrq->nr == 0 && READ_ONCE(global_rq.nr) > 0);
+	struct thread *lt = runq_best_locked(lrq, me);
+	if (check_global) {
+		simple_lock(&global_rq.lock);
+		struct thread *gt = runq_best_locked(&global_rq, me);
+		if (gt && (!lt || gt->pri < lt->pri)) {
+			runq_remove_locked(&global_rq, gt);
+			t = gt;
+		}
+		simple_unlock(&global_rq.lock);
+	}
+	if (!t && lt) {
+		runq_remove_locked(lrq, lt);
+		t = lt;
+	}
+	simple_unlock(&lrq->lock);
+	/* An out-of-balance CPU steals at its next reschedule; an idle one looks first. */
+	if (!t || (!policy_fixed(t->policy) && READ_ONCE(scpu[me].out_of_balance))) {
+		struct thread *s = try_steal(me);
+		if (s) {
+			if (t) {   /* keep ours queued; run the stolen one now */
+				simple_lock(&lrq->lock);
+				runq_insert_locked(lrq, t, true, me);
+				simple_unlock(&lrq->lock);
+			}
+			t = s;
+		}
+	}
+	return t;
+}
+
+/* ---- the scheduler loop ---- */
+
+static struct waitq reaper_wq;   /* joiners wait here for exited threads */
+void swtch(uint64_t *old, uint64_t new);
+
+static void finish_zombie(struct thread *t);
+
+__noreturn void scheduler(void)
+{
+	struct cpu *c = mycpu();
+	struct sched_cpu *s = &scpu[c->id];
+	for (;;) {
+		cli();
+		c->need_resched = 0;
+		struct thread *t = pick_next(c->id);
+		if (!t) {
+			smp_idle_work();
+			if (READ_ONCE(s->rq.nr) || runq_best_pri(&global_rq) < NPRI ||
+			    c->need_resched)
+				continue;
+			c->idling = 1;
+			/* sti's shadow: an IPI cannot slip in between the checks and hlt */
+			__asm__ __volatile__("sti; hlt" ::: "memory");
+			c->idling = 0;
+			continue;
+		}
+		simple_lock(&t->lock);
+		KASSERT_OP(t->state, ==, TS_RUNNABLE);
+		t->state = TS_RUNNING;
+		if (t->cpu != c->id && t->cpu >= 0) {
+			t->nmigrate++;
+			s->st.migrations++;
+		}
+		t->cpu = c->id;
+		if (t->quantum <= 0)
+			t->quantum = t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+		WRITE_ONCE(s->cur_pri, t->pri);
+		c->curthread = t;
+		t->nswitch++;
+		s->st.switches++;
+		swtch(&c->sched_ctx, t->ctx);
+
+		/* t switched back to us with t->lock held. */
+		c->curthread = c->idle;
+		WRITE_ONCE(s->cur_pri, NPRI);
+		t->last_ran = ticks;
+		if (t->state == TS_RUNNING) {
+			/* yielded or preempted: a FIFO thread keeps its place */
+			t->state = TS_RUNNABLE;
+			update_pri_locked(t);
+			enqueue_locked(t, t->policy == SCHED_FIFO && t->quantum > 0, false);
+			simple_unlock(&t->lock);
+		} else if (t->state == TS_ZOMBIE) {
+			simple_unlock(&t->lock);
+			finish_zombie(t);
+		} else {
+			simple_unlock(&t->lock);
+		}
+	}
+}
+
+void sched_switch_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	KASSERT(!intr_enabled());
+	KASSERT(t == curthread());
+	KASSERT(t->state != TS_IDLE);
+	struct cpu *c = mycpu();
+	swtch(&t->ctx, c->sched_ctx);
+}
+
+void sched_yield(void)
+{
+	struct thread *t = curthread();
+	if (t->state == TS_IDLE)
+		return;
+	uint64_t s = disable_lock(&t->lock);
+	t->quantum = 0;
+	sched_switch_locked(t);
+	unlock_enable(&t->lock, s);
+}
+
+/* ---- threads ---- */
+
+void thread_first_run(void *arg, void (*fn)(void *))
+{
+	struct thread *t = curthread();
+	simple_unlock(&t->lock);   /* taken by the scheduler before switching */
+	sti();
+	fn(arg);
+	thread_exit();
+}
+
+extern char thread_start_trampoline[];
+
+struct thread *thread_create(const char *name, void (*fn)(void *), void *arg)
+{
+	struct thread *t = kzalloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	void *stack = kmalloc(KSTACK_SIZE, 0);
+	if (!stack) {
+		kfree(t);
+		return NULL;
+	}
+	simple_lock_init(&t->lock, LC_THREAD);
+	t->state = TS_EMBRYO;
+	t->tid = __atomic_fetch_add(&next_tid, 1, __ATOMIC_SEQ_CST);
+	strlcpy(t->name, name, sizeof(t->name));
+	t->kstack = (uint64_t)stack;
+	t->kstack_top = t->kstack + KSTACK_SIZE;
+	t->policy = SCHED_OTHER;
+	t->affinity = ~0UL;
+	t->cpu = cpu_id();
+	t->rq_cpu = -2;
+	t->fn = fn;
+	t->arg = arg;
+	update_pri_locked(t);   /* not yet visible to anyone */
+	/* Initial frame for swtch: six callee-saved registers, then the "return". */
+	uint64_t *sp = (uint64_t *)t->kstack_top;
+	*--sp = 0;                              /* alignment / fake return */
+	*--sp = (uint64_t)thread_start_trampoline;
+	*--sp = 0;                              /* rbp */
+	*--sp = 0;                              /* rbx */
+	*--sp = (uint64_t)fn;                   /* r12 */
+	*--sp = (uint64_t)arg;                  /* r13 */
+	*--sp = 0;                              /* r14 */
+	*--sp = 0;                              /* r15 */
+	t->ctx = (uint64_t)sp;
+	return t;
+}
+
+void thread_start(struct thread *t)
+{
+	uint64_t s = disable_lock(&t->lock);
+	sched_wakeup_locked(t);
+	unlock_enable(&t->lock, s);
+}
+
+struct thread *kthread_run(const char *name, void (*fn)(void *), void *arg)
+{
+	struct thread *t = thread_create(name, fn, arg);
+	if (t)
+		thread_start(t);
+	return t;
+}
+
+__noreturn void thread_exit(void)
+{
+	struct thread *t = curthread();
+	KASSERT(t->state != TS_IDLE);
+	lock_check_sleep("thread_exit");
+	cli();
+	simple_lock(&t->lock);
+	t->state = TS_ZOMBIE;
+	sched_switch_locked(t);
+	panic("zombie thread %d ran again", t->tid);
+}
+
+/* Scheduler context, after the zombie switched away for good. */
+static void finish_zombie(struct thread *t)
+{
+	uint64_t s = disable_lock(&reaper_wq.lock);
+	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+	waitq_wakeup_all_locked(&reaper_wq);
+	unlock_enable(&reaper_wq.lock, s);
+}
+
+void thread_join(struct thread *t)
+{
+	uint64_t s = disable_lock(&reaper_wq.lock);
+	while (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+		waitq_sleep_locked(&reaper_wq);
+	unlock_enable(&reaper_wq.lock, s);
+	kfree((void *)t->kstack);
+	kfree(t);
+}
+
+/* ---- policies, affinity, funneling, boosting ---- */
+
+int sched_setscheduler(struct thread *t, int policy, int rt)
+{
+	if (policy == SCHED_OTHER ? rt != 0 : (!policy_fixed(policy) || rt < 1 || rt > 99))
+		return -EINVAL;
+	uint64_t s = disable_lock(&t->lock);
+	t->policy = policy;
+	t->rt_priority = rt;
+	update_pri_locked(t);
+	unlock_enable(&t->lock, s);
+	if (t == curthread())
+		sched_yield();   /* let a better thread run, and requeue by policy */
+	return 0;
+}
+
+int sched_setnice(struct thread *t, int nice)
+{
+	if (nice < -20)
+		nice = -20;
+	if (nice > 19)
+		nice = 19;
+	uint64_t s = disable_lock(&t->lock);
+	t->nice = nice;
+	update_pri_locked(t);
+	unlock_enable(&t->lock, s);
+	return 0;
+}
+
+/* Restricts t to mask; the current thread moves at once if it must. */
+int sched_setaffinity(struct thread *t, uint64_t mask)
+{
+	uint64_t online = 0;
+	for (int i = 0; i < ncpu; i++)
+		if (cpus[i].online)
+			online |= 1UL << i;
+	if (!(mask & online))
+		return -EINVAL;
+	uint64_t s = disable_lock(&t->lock);
+	t->affinity = mask;
+	unlock_enable(&t->lock, s);
+	if (t == curthread() && !(mask & (1UL << cpu_id())))
+		sched_yield();   /* requeued on an allowed CPU by choose_cpu */
+	return 0;
+}
+
+void funnel_enter(void)
+{
+	struct thread *t = curthread();
+	if (t->funnel_depth++ == 0) {
+		t->saved_affinity = t->affinity;
+		sched_setaffinity(t, 1UL << 0);
+	}
+	KASSERT_OP(cpu_id(), ==, 0);
+}
+
+void funnel_exit(void)
+{
+	struct thread *t = curthread();
+	KASSERT_OP(t->funnel_depth, >, 0);
+	if (--t->funnel_depth == 0)
+		sched_setaffinity(t, t->saved_affinity);
+}
+
+/*
+ * L8: a thread blocked on a lock held by `holder` lends it priority pri and,
+ * if the holder is waiting on a run queue, moves it to the front of the new
+ * priority's list, so it runs next and releases the lock (convoy avoidance).
+ */
+void sched_boost(struct thread *holder, int pri)
+{
+	uint64_t s = disable_lock(&holder->lock);
+	if (pri < holder->pri) {
+		holder->boosted++;
+		holder->boosts++;
+		if (holder->state == TS_RUNNABLE && holder->rq_cpu != -2) {
+			struct runq *rq = holder->rq_cpu < 0 ? &global_rq : &scpu[holder->rq_cpu].rq;
+			int cpu = holder->rq_cpu;
+			simple_lock(&rq->lock);
+			runq_remove_locked(rq, holder);
+			holder->pri = pri;
+			runq_insert_locked(rq, holder, true, cpu);
+			simple_unlock(&rq->lock);
+			if (cpu >= 0 && READ_ONCE(scpu[cpu].cur_pri) > pri)
+				resched_cpu(cpu);
+		} else {
+			holder->pri = pri;
+		}
+	}
+	unlock_enable(&holder->lock, s);
+}
+
+void sched_unboost(struct thread *t)
+{
+	uint64_t s = disable_lock(&t->lock);
+	if (t->boosted) {
+		t->boosted = 0;
+		t->pri = t->base_pri;
+		if (t == curthread() && runq_best_pri(&scpu[cpu_id()].rq) < t->pri)
+			mycpu()->need_resched = 1;
+	}
+	unlock_enable(&t->lock, s);
+}
+
+/* ---- clock tick, balancing, preemption ---- */
+
+static void callouts_run(struct sched_cpu *s);
+
+/* CPU 0, once a second: desired load of every CPU (S4). */
+static void balance_compute(void)
+{
+	uint64_t sys_load = 0, sys_avail = 0;
+	for (int i = 0; i < ncpu; i++) {
+		sys_load += READ_ONCE(scpu[i].load_fp);
+		sys_avail += READ_ONCE(scpu[i].avail_last);
+	}
+	if (!sys_avail)
+		return;
+	bool over = false;
+	for (int i = 0; i < ncpu; i++) {
+		uint64_t d = READ_ONCE(scpu[i].avail_last) * sys_load / sys_avail;
+		WRITE_ONCE(scpu[i].desired_fp, d);
+		if ((uint64_t)scpu[i].rq.nr_ts * FSCALE > d + BALANCE_MARGIN)
+			over = true;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		int oob = over && (uint64_t)(scpu[i].rq.nr_ts + (scpu[i].cur_pri < NPRI)) * FSCALE +
+				  BALANCE_MARGIN <= scpu[i].desired_fp;
+		WRITE_ONCE(scpu[i].out_of_balance, oob);
+		if (oob && cpus[i].idling)
+			resched_cpu(i);
+	}
+}
+
+/* Timer interrupt on every CPU (interrupts disabled). */
+void sched_tick(struct trapframe *tf __unused)
+{
+	struct cpu *c = mycpu();
+	struct sched_cpu *s = &scpu[c->id];
+	struct thread *t = c->curthread;
+	if (c->id == 0)
+		__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
+	s->st.ticks++;
+	if (!t || t->state == TS_IDLE) {
+		s->st.idle_ticks++;
+		s->avail_now++;
+	} else if (!policy_fixed(t->policy)) {
+		s->avail_now++;
+		t->runticks++;
+		if (t->estcpu < 255)
+			t->estcpu++;
+		if (--t->quantum <= 0)
+			c->need_resched = 1;
+	} else if (t->policy == SCHED_RR) {
+		t->runticks++;
+		if (--t->quantum <= 0)
+			c->need_resched = 1;
+	} else {
+		t->runticks++;
+	}
+	callouts_run(s);
+	if (s->st.ticks % HZ == 0) {
+		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +
+			     (t && t->state != TS_IDLE && !policy_fixed(t->policy))) * FSCALE;
+		s->load_fp = (s->load_fp * EXP_5S + n * (FSCALE - EXP_5S)) >> FSHIFT;
+		s->avail_last = s->avail_now;
+		s->avail_now = 0;
+		if (c->id == 0)
+			balance_compute();
+	}
+	if (runq_best_pri(&global_rq) < s->cur_pri || runq_best_pri(&s->rq) < s->cur_pri)
+		c->need_resched = 1;
+	if (s->out_of_balance && t && t->state == TS_IDLE)
+		c->need_resched = 1;
+}
+
+bool sched_preemptive(void)
+{
+	return lock_mode == 1 || lock_mode == 3 || lock_mode == 4;
+}
+
+/*
+ * End of an interrupt (interrupts disabled, EOI sent): preempt the
+ * interrupted thread if a reschedule is due and it is allowed — returning to
+ * user mode, or in a preemptive lock mode when the interrupted kernel code
+ * had interrupts enabled and held no simple lock (S6).
+ */
+void sched_intr_exit(struct trapframe *tf)
+{
+	struct cpu *c = mycpu();
+	struct thread *t = c->curthread;
+	if (!c->need_resched || !t || t->state == TS_IDLE || c->intr_depth > 0)
+		return;
+	bool user = tf->cs & 3;
+	if (!user && (!sched_preemptive() || !(tf->rflags & RFLAGS_IF) || c->preempt_count))
+		return;
+	scpu[c->id].st.preemptions++;
+	simple_lock(&t->lock);
+	sched_switch_locked(t);
+	simple_unlock(&t->lock);
+}
+
+/* ---- timed sleep (callouts, T2) ---- */
+
+/* Adds t (its lock held) to this CPU's callout list, ordered by deadline. */
+void callout_add_locked(struct thread *t, uint64_t deadline)
+{
+	struct sched_cpu *s = &scpu[cpu_id()];
+	t->wake_tick = deadline;
+	simple_lock(&s->callout_lock);
+	struct thread **pp = &s->callouts;
+	while (*pp && (*pp)->wake_tick <= deadline)
+		pp = &(*pp)->callout_next;
+	t->callout_next = *pp;
+	*pp = t;
+	simple_unlock(&s->callout_lock);
+}
+
+/* Removes t from whichever CPU's callout list holds it (t->lock held). */
+void callout_cancel_locked(struct thread *t)
+{
+	if (!t->wake_tick)
+		return;
+	for (int i = 0; i < ncpu; i++) {
+		struct sched_cpu *s = &scpu[i];
+		simple_lock(&s->callout_lock);
+		for (struct thread **pp = &s->callouts; *pp; pp = &(*pp)->callout_next)
+			if (*pp == t) {
+				*pp = t->callout_next;
+				break;
+			}
+		simple_unlock(&s->callout_lock);
+	}
+	t->wake_tick = 0;
+}
+
+void waitq_timeout_locked(struct thread *t);   /* waitq.c */
+
+static void callouts_run(struct sched_cpu *s)
+{
+	uint64_t now = s->st.ticks;
+	for (;;) {
+		simple_lock(&s->callout_lock);
+		struct thread *t = s->callouts;
+		if (!t || t->wake_tick > now) {
+			simple_unlock(&s->callout_lock);
+			return;
+		}
+		simple_unlock(&s->callout_lock);
+		/* Thread lock first (lock order), then recheck it is still due. */
+		simple_lock(&t->lock);
+		simple_lock(&s->callout_lock);
+		bool due = s->callouts == t && t->wake_tick && t->wake_tick <= now;
+		if (due) {
+			s->callouts = t->callout_next;
+			t->wake_tick = 0;
+		}
+		simple_unlock(&s->callout_lock);
+		if (due)
+			waitq_timeout_locked(t);
+		simple_unlock(&t->lock);
+	}
+}
+
+uint64_t sched_cpu_ticks(void)
+{
+	return scpu[cpu_id()].st.ticks;
+}
+
+/* ---- set-up and statistics ---- */
+
+static void resched_intr(struct trapframe *tf __unused)
+{
+	mycpu()->ipi_recv++;
+}
+
+static void timer_intr(struct trapframe *tf)
+{
+	mycpu()->ticks++;
+	sched_tick(tf);
+}
+
+void sched_init(void)
+{
+	for (int i = 0; i < NCPU_MAX; i++) {
+		runq_init(&scpu[i].rq);
+		simple_lock_init(&scpu[i].callout_lock, LC_CALLOUT);
+		scpu[i].cur_pri = NPRI;
+	}
+	runq_init_global(&global_rq);
+	waitq_init(&reaper_wq);
+	lock_sleepq_init();
+	intr_register(T_IPI_RESCHED, resched_intr);
+	intr_register(T_TIMER, timer_intr);
+}
+
+/* Gives this CPU its idle thread (the scheduler's own context). */
+void sched_init_cpu(void)
+{
+	struct cpu *c = mycpu();
+	struct thread *t = &idle_threads[c->id];
+	simple_lock_init(&t->lock, LC_THREAD);
+	t->state = TS_IDLE;
+	t->tid = 0;
+	ksnprintf(t->name, sizeof(t->name), "idle%d", c->id);
+	t->cpu = c->id;
+	t->affinity = 1UL << c->id;
+	t->pri = t->base_pri = NPRI - 1;
+	t->kstack_top = c->kstack_top;
+	c->idle = t;
+	c->curthread = t;
+}
+
+int sched_runnable(int cpu)
+{
+	return READ_ONCE(scpu[cpu].rq.nr) + (READ_ONCE(scpu[cpu].cur_pri) < NPRI);
+}
+
+void sched_cpu_stats(int cpu, struct sched_cpu_stats *out)
+{
+	*out = scpu[cpu].st;
+	out->load_fp = scpu[cpu].load_fp;
+	out->desired_fp = scpu[cpu].desired_fp;
+	out->avail_ticks = scpu[cpu].avail_last;
+	out->nrunnable = scpu[cpu].rq.nr_ts + (scpu[cpu].cur_pri >= PRI_TS_BEST &&
+					       scpu[cpu].cur_pri < NPRI);
+	out->out_of_balance = scpu[cpu].out_of_balance;
+}
+
+static void fixed2(uint64_t fp, char *buf, size_t n)
+{
+	ksnprintf(buf, n, "%lu.%02lu", fp >> FSHIFT, ((fp & (FSCALE - 1)) * 100) >> FSHIFT);
+}
+
+void sched_stats_print(void)
+{
+	kprintf("%-4s %9s %7s %6s %7s %9s %6s %6s %7s %7s %6s\n", "cpu", "switches", "migr",
+		"steals", "preempt", "idle%", "load", "desire", "ipi-tx", "ipi-rx", "queue");
+	for (int i = 0; i < ncpu; i++) {
+		struct sched_cpu_stats st;
+		sched_cpu_stats(i, &st);
+		char l[16], d[16];
+		fixed2(st.load_fp, l, sizeof(l));
+		fixed2(st.desired_fp, d, sizeof(d));
+		kprintf("%-4d %9lu %7lu %6lu %7lu %8lu%% %6s %6s %7lu %7lu %6d\n", i, st.switches,
+			st.migrations, st.steals, st.preemptions,
+			st.ticks ? st.idle_ticks * 100 / st.ticks : 0, l, d, cpus[i].ipi_sent,
+			cpus[i].ipi_recv, scpu[i].rq.nr);
+	}
+}

@@ -1,0 +1,202 @@
+/*
+ * Wait queues and timed sleep.  See waitq.h for the protocol.
+ *
+ * A sleeper lists itself on the queue and marks itself TS_SLEEPING while
+ * holding the queue lock, and only then releases it: a waker (which takes
+ * the queue lock) either runs before, when the condition is still false and
+ * the sleeper will see its effect when it rechecks, or after, when it finds
+ * the sleeper listed.  No wakeup is lost.
+ *
+ * Timed sleeps are on the sleeping CPU's callout list (sched.c).  A timeout
+ * makes the thread runnable but leaves it listed (the thread lock ranks
+ * above the queue lock); the thread unlists itself when it runs, and wakers
+ * skip listed threads that are no longer asleep.
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "lock.h"
+#include "sched.h"
+#include "thread.h"
+#include "waitq.h"
+#include "x86.h"
+
+void callout_add_locked(struct thread *t, uint64_t deadline);
+void callout_cancel_locked(struct thread *t);
+uint64_t sched_cpu_ticks(void);
+
+void waitq_init(struct waitq *wq)
+{
+	simple_lock_init(&wq->lock, LC_WAITQ);
+	wq->head = wq->tail = NULL;
+	wq->nwait = 0;
+}
+
+static void list_add_locked(struct waitq *wq, struct thread *t)
+{
+	t->wq_next = NULL;
+	if (wq->tail)
+		wq->tail->wq_next = t;
+	else
+		wq->head = t;
+	wq->tail = t;
+	wq->nwait++;
+	t->wq = wq;
+}
+
+static void list_remove_locked(struct waitq *wq, struct thread *t)
+{
+	struct thread *prev = NULL;
+	for (struct thread *x = wq->head; x; prev = x, x = x->wq_next) {
+		if (x != t)
+			continue;
+		if (prev)
+			prev->wq_next = t->wq_next;
+		else
+			wq->head = t->wq_next;
+		if (wq->tail == t)
+			wq->tail = prev;
+		wq->nwait--;
+		t->wq = NULL;
+		t->wq_next = NULL;
+		return;
+	}
+}
+
+static struct thread *list_pop_locked(struct waitq *wq)
+{
+	struct thread *t = wq->head;
+	if (t)
+		list_remove_locked(wq, t);
+	return t;
+}
+
+/* deadline: CPU-local tick to time out at, 0 for none. */
+static int sleep_locked(struct waitq *wq, uint64_t deadline)
+{
+	struct thread *t = curthread();
+	KASSERT(simple_lock_held(&wq->lock));
+	KASSERT(!intr_enabled());
+	KASSERT_OP(t->state, ==, TS_RUNNING);
+	list_add_locked(wq, t);
+	simple_lock(&t->lock);
+	t->state = TS_SLEEPING;
+	t->wakeup_reason = 0;
+	if (deadline)
+		callout_add_locked(t, deadline);
+	simple_unlock(&wq->lock);
+	sched_switch_locked(t);
+	int reason = t->wakeup_reason;
+	callout_cancel_locked(t);
+	simple_unlock(&t->lock);
+	simple_lock(&wq->lock);
+	if (t->wq == wq)          /* timed out: still listed */
+		list_remove_locked(wq, t);
+	return reason;
+}
+
+void waitq_sleep_locked(struct waitq *wq)
+{
+	/* The queue lock is the one simple lock a sleeper may hold. */
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	sleep_locked(wq, 0);
+}
+
+int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t n)
+{
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	return sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1)) ? -ETIMEDOUT : 0;
+}
+
+/* Callout expiry (sched.c), t->lock held. */
+void waitq_timeout_locked(struct thread *t)
+{
+	if (t->state != TS_SLEEPING)
+		return;
+	t->wakeup_reason = ETIMEDOUT;
+	sched_wakeup_locked(t);
+}
+
+/* Wakes one listed thread that is still asleep; returns 1 if one was woken. */
+int waitq_wakeup_one_locked(struct waitq *wq)
+{
+	KASSERT(simple_lock_held(&wq->lock));
+	struct thread *t;
+	while ((t = list_pop_locked(wq))) {
+		simple_lock(&t->lock);
+		bool asleep = t->state == TS_SLEEPING;
+		if (asleep)
+			sched_wakeup_locked(t);
+		simple_unlock(&t->lock);
+		if (asleep)
+			return 1;
+	}
+	return 0;
+}
+
+int waitq_wakeup_all_locked(struct waitq *wq)
+{
+	int n = 0;
+	while (wq->head)
+		n += waitq_wakeup_one_locked(wq);
+	return n;
+}
+
+int waitq_wakeup_one(struct waitq *wq)
+{
+	uint64_t s = disable_lock(&wq->lock);
+	int n = waitq_wakeup_one_locked(wq);
+	unlock_enable(&wq->lock, s);
+	return n;
+}
+
+int waitq_wakeup_all(struct waitq *wq)
+{
+	uint64_t s = disable_lock(&wq->lock);
+	int n = waitq_wakeup_all_locked(wq);
+	unlock_enable(&wq->lock, s);
+	return n;
+}
+
+void sleep_ticks(uint64_t n)
+{
+	struct waitq wq;
+	waitq_init(&wq);
+	uint64_t s = disable_lock(&wq.lock);
+	waitq_sleep_timeout_locked(&wq, n);
+	unlock_enable(&wq.lock, s);
+}
+
+/* Wakes listed thread t (if still asleep).  wq->lock held. */
+int waitq_wakeup_thread_locked(struct waitq *wq, struct thread *t)
+{
+	KASSERT(simple_lock_held(&wq->lock));
+	list_remove_locked(wq, t);
+	simple_lock(&t->lock);
+	bool asleep = t->state == TS_SLEEPING;
+	if (asleep)
+		sched_wakeup_locked(t);
+	simple_unlock(&t->lock);
+	return asleep;
+}
+
+/*
+ * Wakes the threads waiting to read `lock` that are ahead of the first
+ * thread waiting to write it (FIFO order).  wq->lock held.
+ */
+int waitq_wakeup_readers_locked(struct waitq *wq, void *lock)
+{
+	int n = 0;
+	struct thread *x = wq->head;
+	while (x) {
+		struct thread *next = x->wq_next;
+		if (x->cl_wait == lock) {
+			if (x->cl_how != 1)   /* CL_HOW_READ */
+				break;
+			n += waitq_wakeup_thread_locked(wq, x);
+		}
+		x = next;
+	}
+	return n;
+}

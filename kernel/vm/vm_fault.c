@@ -1,0 +1,186 @@
+/*
+ * Page faults in user address spaces (SPEC V2): demand zero, copy on write,
+ * shared-object pages, permission checks; and the trap hook vm_page_fault.
+ *
+ * The fault path holds the map lock for read (regions stable) and takes no
+ * lock across a page allocation: it reads the current entry, prepares a page,
+ * and installs it with pmap_enter_if/pmap_set_prot_if, which succeed only if
+ * the entry still holds the frame it saw.  When two CPUs fault the same page
+ * at once one wins, the other drops its page and retries (and usually finds
+ * the work done).
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "cpu.h"
+#include "errno.h"
+#include "page.h"
+#include "trap.h"
+#include "usercopy.h"
+#include "vm_map.h"
+#include "x86.h"
+
+#define PF_PRESENT  0x01
+#define PF_WRITE    0x02
+#define PF_USER     0x04
+#define PF_RSVD     0x08
+#define PF_INSN     0x10
+
+/* True if a region with rights prot allows access. */
+static bool prot_allows(int prot, int access)
+{
+	if ((access & PROT_WRITE) && !(prot & PROT_WRITE))
+		return false;
+	if ((access & PROT_EXEC) && !(prot & PROT_EXEC))
+		return false;
+	return (prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) != 0;
+}
+
+/* True if the page-table entry already allows access (a stale TLB entry). */
+static bool pte_allows(uint64_t pte, int access)
+{
+	if (!(pte & PTE_P) || !(pte & PTE_U))
+		return false;
+	if ((access & PROT_WRITE) && !(pte & PTE_W))
+		return false;
+	if ((access & PROT_EXEC) && (pte & PTE_NX))
+		return false;
+	return true;
+}
+
+/* A new page for va in region r, with one reference for the mapping. */
+static struct page *region_page(struct vm_region *r, vaddr_t va)
+{
+	if (r->obj)
+		return vm_obj_get_page(r->obj, (r->off + (va - r->start)) >> PAGE_SHIFT);
+	void *p = page_alloc(PA_ZERO);
+	if (p == NULL)
+		return NULL;
+	struct page *pg = va_to_page(p);
+	page_ref_init(pg);
+	return pg;
+}
+
+static paddr_t page_pa(struct page *pg)
+{
+	return (paddr_t)pg->pfn << PAGE_SHIFT;
+}
+
+/* No frame at va yet: demand zero or the object's page.  -EAGAIN: retry. */
+static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va)
+{
+	struct page *pg = region_page(r, va);
+	if (pg == NULL)
+		return -ENOMEM;
+	int prot = r->prot;
+	/* A private mapping of an object page is copy-on-write. */
+	if (!(r->flags & VR_SHARED) && page_refcount(pg) > 1)
+		prot &= ~PROT_WRITE;
+	int err = pmap_enter_if(map->pmap, va, page_pa(pg), prot, 0);
+	if (err)
+		page_unref(pg);
+	return err;
+}
+
+/* Write to a copy-on-write page shared with others: copy it. */
+static int fault_cow_copy(struct vm_map *map, struct vm_region *r, vaddr_t va,
+			  paddr_t cur)
+{
+	void *p = page_alloc(0);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p, P2V(cur), PAGE_SIZE);
+	struct page *pg = va_to_page(p);
+	page_ref_init(pg);
+	int err = pmap_enter_if(map->pmap, va, V2P(p), r->prot, cur);
+	if (err) {
+		page_unref(pg);
+		return err;
+	}
+	page_unref(pa_to_page(cur));          /* our mapping's old reference */
+	fetch_and_add(&map->cow_copies, 1);
+	return 0;
+}
+
+/* A frame is at va but its entry does not allow access. */
+static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
+			 int access, paddr_t cur)
+{
+	struct page *pg = pa_to_page(cur);
+	KASSERT(pg != NULL);
+	bool cow = !(r->flags & VR_SHARED) && (r->prot & PROT_WRITE) && page_refcount(pg) > 1;
+	if (cow && (access & PROT_WRITE))
+		return fault_cow_copy(map, r, va, cur);
+	if (cow)       /* read or exec: restore rights, still read-only */
+		return pmap_set_prot_if(map->pmap, va, cur, r->prot & ~PROT_WRITE);
+	/*
+	 * The page is ours alone (count 1, only this map's entry, which cannot
+	 * gain a sharer while we hold the map lock) or shared on purpose.
+	 */
+	if ((access & PROT_WRITE) && !(r->flags & VR_SHARED))
+		fetch_and_add(&map->cow_reuse, 1);
+	return pmap_set_prot_if(map->pmap, va, cur, r->prot);
+}
+
+/* Resolve the fault with map locked for read. */
+static int fault_locked(struct vm_map *map, vaddr_t va, int access)
+{
+	struct vm_region *r = vm_map_lookup_locked(map, va);
+	if (r == NULL || !prot_allows(r->prot, access))
+		return -EFAULT;
+	for (;;) {
+		uint64_t pte;
+		paddr_t cur = pmap_lookup(map->pmap, va, &pte);
+		int err;
+		if (cur == 0)
+			err = fault_missing(map, r, va);
+		else if (pte_allows(pte, access)) {
+			tlb_flush_local(va, va + PAGE_SIZE);   /* stale entry here */
+			err = 0;
+		} else
+			err = fault_present(map, r, va, access, cur);
+		if (err != -EAGAIN)
+			return err;
+	}
+}
+
+int vm_fault(struct vm_map *map, vaddr_t va, int access)
+{
+	if (va >= USER_TOP)
+		return -EFAULT;
+	va = ALIGN_DOWN(va, PAGE_SIZE);
+	lock_read(&map->lock);
+	int err = fault_locked(map, va, access);
+	lock_done(&map->lock);
+	if (err == 0)
+		fetch_and_add(&map->faults, 1);
+	return err;
+}
+
+/*
+ * Trap hook (trap.c): a page fault at addr.  Resolves faults at user
+ * addresses in the current address space, from user mode or from a
+ * user-copy routine (listed in the exception table); a kernel access to user
+ * memory anywhere else is left to the caller (a kernel bug: it panics).
+ * The map lock is a complex lock: it can be taken only if the faulting code
+ * ran with interrupts enabled, outside interrupt handlers and holding no
+ * simple lock; otherwise the fault is not resolved (a copy returns EFAULT).
+ */
+bool vm_page_fault(struct trapframe *tf, uint64_t addr)
+{
+	if (addr >= USER_TOP || (tf->error & PF_RSVD))
+		return false;
+	bool user = (tf->cs & 3) != 0;
+	if (!user && !extable_lookup(tf->rip, NULL))
+		return false;
+	if (!(tf->rflags & RFLAGS_IF) || mycpu()->intr_depth > 0 || simple_locks_held() > 0)
+		return false;
+	struct vm_map *map = vm_map_current();
+	if (map == NULL)
+		return false;
+	int access = (tf->error & PF_WRITE) ? PROT_WRITE :
+		     (tf->error & PF_INSN) ? PROT_EXEC : PROT_READ;
+	sti();
+	int err = vm_fault(map, addr, access);
+	cli();
+	return err == 0;
+}
