@@ -64,6 +64,7 @@ KERN_OBJS := \
 	kern/lock_bench.o \
 	kern/sched.o \
 	kern/waitq.o \
+	kern/sched_test.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o

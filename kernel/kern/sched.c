@@ -87,7 +87,10 @@ static bool policy_fixed(int policy)
 
 static int popcount64(uint64_t x)
 {
-	return __builtin_popcountll(x);
+	int n = 0;
+	for (; x; x &= x - 1)   /* no libgcc: count bits by hand */
+		n++;
+	return n;
 }
 
 static bool bound_to_one(struct thread *t)

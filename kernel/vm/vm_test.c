@@ -13,7 +13,9 @@
 #include "ktest.h"
 #include "page.h"
 #include "pmap.h"
+#include "sched.h"
 #include "smp.h"
+#include "thread.h"
 #include "usercopy.h"
 #include "vm_map.h"
 #include "x86.h"
@@ -56,13 +58,33 @@ static int wr64(vaddr_t va, uint64_t v)
 	return copyout(U(va), &v, 8);
 }
 
+/*
+ * The address space loaded on a CPU is the CPU's (mycpu()->pmap) until the
+ * scheduler switches address spaces with threads, so each test runs bound to
+ * CPU 0 (a complex lock may put it to sleep and wake it elsewhere otherwise),
+ * and leaves the kernel page table loaded whatever way it ends.
+ */
+#define VM_KTEST(nm) \
+	static void vm_body_##nm(struct ktest_ctx *kt); \
+	KTEST(nm) \
+	{ \
+		struct thread *t = curthread(); \
+		uint64_t saved = t->affinity; \
+		KT_ASSERT(sched_setaffinity(t, 1UL << 0) == 0); \
+		KT_ASSERT(cpu_id() == 0); \
+		vm_body_##nm(kt); \
+		pmap_deactivate(); \
+		sched_setaffinity(t, saved); \
+	} \
+	static void vm_body_##nm(struct ktest_ctx *kt)
+
 static struct vm_map *new_map(void)
 {
 	vm_test_setup();
 	return vm_map_create();
 }
 
-KTEST(vm_pmap_create_shares_kernel_half_only)
+VM_KTEST(vm_pmap_create_shares_kernel_half_only)
 {
 	vm_test_setup();
 	uint64_t before = settled_free();
@@ -101,7 +123,7 @@ KTEST(vm_pmap_create_shares_kernel_half_only)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_mmap_munmap_mprotect_bad_arguments)
+VM_KTEST(vm_mmap_munmap_mprotect_bad_arguments)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -142,7 +164,7 @@ KTEST(vm_mmap_munmap_mprotect_bad_arguments)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_mmap_places_top_down_and_fixed_replaces)
+VM_KTEST(vm_mmap_places_top_down_and_fixed_replaces)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -192,7 +214,7 @@ KTEST(vm_mmap_places_top_down_and_fixed_replaces)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_demand_zero_pages_are_allocated_on_touch)
+VM_KTEST(vm_demand_zero_pages_are_allocated_on_touch)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -225,7 +247,7 @@ KTEST(vm_demand_zero_pages_are_allocated_on_touch)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_usercopy_bad_addresses_give_efault)
+VM_KTEST(vm_usercopy_bad_addresses_give_efault)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -293,7 +315,7 @@ KTEST(vm_usercopy_bad_addresses_give_efault)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_mprotect_splits_and_changes_rights)
+VM_KTEST(vm_mprotect_splits_and_changes_rights)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -339,7 +361,7 @@ KTEST(vm_mprotect_splits_and_changes_rights)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
+VM_KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -371,7 +393,7 @@ KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_fork_private_pages_are_copy_on_write)
+VM_KTEST(vm_fork_private_pages_are_copy_on_write)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -435,7 +457,7 @@ KTEST(vm_fork_private_pages_are_copy_on_write)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_fork_shared_anonymous_stays_shared)
+VM_KTEST(vm_fork_shared_anonymous_stays_shared)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -478,7 +500,7 @@ KTEST(vm_fork_shared_anonymous_stays_shared)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-KTEST(vm_munmap_and_destroy_free_every_page)
+VM_KTEST(vm_munmap_and_destroy_free_every_page)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -529,7 +551,7 @@ static uint64_t touch_user(vaddr_t va, bool exec)
 	return c->catch_vector;
 }
 
-KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
+VM_KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -599,7 +621,7 @@ static void on_set(void (*fn)(void *), struct remote *r)
 			smp_call(i, fn, r);
 }
 
-KTEST(vm_tlb_shootdown_interrupts_only_cpus_using_the_map)
+VM_KTEST(vm_tlb_shootdown_interrupts_only_cpus_using_the_map)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -726,7 +748,7 @@ static int conc_check(struct conc *c, vaddr_t base, uint64_t tag)
 	return bad;
 }
 
-KTEST(vm_concurrent_faults_on_one_map_are_consistent)
+VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 {
 	uint64_t before = settled_free();
 	static struct conc c;

@@ -1,0 +1,427 @@
+/*
+ * Scheduler tests (issue 4): wakeups across CPUs, FIFO/RR semantics,
+ * binding and funneling, load balancing, priority boost, preemption.
+ * Threads here are kernel threads; the test runner thread is "main" on
+ * CPU 0.
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "cpu.h"
+#include "errno.h"
+#include "ktest.h"
+#include "lock.h"
+#include "sched.h"
+#include "smp.h"
+#include "thread.h"
+#include "waitq.h"
+#include "x86.h"
+
+static int other_cpu(void)
+{
+	return ncpu > 1 ? ncpu - 1 : 0;
+}
+
+static void busy_ticks(uint64_t n)
+{
+	uint64_t end = ticks + n;
+	while (READ_ONCE(ticks) < end)
+		cpu_relax();
+}
+
+static struct thread *spawn(const char *name, void (*fn)(void *), void *arg, int cpu,
+			    int policy, int rt)
+{
+	struct thread *t = thread_create(name, fn, arg);
+	KASSERT(t != NULL);
+	if (cpu >= 0) {
+		t->affinity = 1UL << cpu;
+		t->cpu = cpu;
+	}
+	if (policy != SCHED_OTHER) {
+		t->policy = policy;
+		t->rt_priority = rt;
+	}
+	thread_start(t);
+	return t;
+}
+
+/* ---- ping-pong ---- */
+
+#define PINGPONG 20000
+
+static struct waitq pp_wq = WAITQ_INIT(pp_wq);
+static volatile int pp_turn;          /* (pp_wq.lock) 0: ping's turn, 1: pong's */
+static volatile int pp_lost;          /* a sleeper timed out with its turn pending */
+static volatile uint64_t pp_count[2];
+
+static void pingpong(void *arg)
+{
+	int me = (int)(uint64_t)arg;
+	for (int i = 0; i < PINGPONG; i++) {
+		uint64_t s = disable_lock(&pp_wq.lock);
+		while (pp_turn != me) {
+			if (waitq_sleep_timeout_locked(&pp_wq, 5 * HZ) == -ETIMEDOUT &&
+			    pp_turn != me) {
+				pp_lost = 1;
+				unlock_enable(&pp_wq.lock, s);
+				return;
+			}
+		}
+		pp_turn = !me;
+		pp_count[me]++;
+		waitq_wakeup_one_locked(&pp_wq);
+		unlock_enable(&pp_wq.lock, s);
+	}
+}
+
+KTEST(wakeup_pingpong_across_cpus_loses_nothing)
+{
+	pp_turn = 0;
+	pp_lost = 0;
+	pp_count[0] = pp_count[1] = 0;
+	struct thread *a = spawn("ping", pingpong, (void *)0, 0, SCHED_OTHER, 0);
+	struct thread *b = spawn("pong", pingpong, (void *)1, other_cpu(), SCHED_OTHER, 0);
+	thread_join(a);
+	thread_join(b);
+	KT_EXPECT_EQ(pp_lost, 0);
+	KT_EXPECT_EQ(pp_count[0], PINGPONG);
+	KT_EXPECT_EQ(pp_count[1], PINGPONG);
+}
+
+/* ---- FIFO and RR ---- */
+
+static volatile int order[8];
+static volatile int norder;
+static volatile uint64_t switches_seen;
+
+static void fifo_runner(void *arg)
+{
+	int id = (int)(uint64_t)arg;
+	busy_ticks(20);                    /* longer than any quantum */
+	order[__atomic_fetch_add(&norder, 1, __ATOMIC_SEQ_CST)] = id;
+}
+
+KTEST(fifo_thread_is_never_time_sliced)
+{
+	norder = 0;
+	int cpu = other_cpu();
+	struct thread *a = spawn("fifo1", fifo_runner, (void *)1, cpu, SCHED_FIFO, 10);
+	struct thread *b = spawn("fifo2", fifo_runner, (void *)2, cpu, SCHED_FIFO, 10);
+	thread_join(a);
+	thread_join(b);
+	KT_EXPECT_EQ(norder, 2);
+	KT_EXPECT_EQ(order[0], 1);         /* fifo1 ran to the end first */
+	KT_EXPECT_EQ(a->nswitch, 1);       /* ...in one stretch */
+}
+
+static volatile int rr_last = -1;
+static volatile uint64_t rr_alternations;
+
+static void rr_runner(void *arg)
+{
+	int id = (int)(uint64_t)arg;
+	uint64_t end = ticks + 60;
+	while (READ_ONCE(ticks) < end) {
+		if (rr_last != id) {
+			rr_last = id;
+			__atomic_fetch_add(&rr_alternations, 1, __ATOMIC_SEQ_CST);
+		}
+		cpu_relax();
+	}
+}
+
+KTEST(rr_threads_of_equal_priority_alternate)
+{
+	if (!sched_preemptive())
+		KT_SKIP("kernel threads are time-sliced only in lock modes 1, 3, 4");
+	rr_alternations = 0;
+	rr_last = -1;
+	int cpu = other_cpu();
+	struct thread *a = spawn("rr1", rr_runner, (void *)1, cpu, SCHED_RR, 10);
+	struct thread *b = spawn("rr2", rr_runner, (void *)2, cpu, SCHED_RR, 10);
+	thread_join(a);
+	thread_join(b);
+	/* 60 ticks each with a 10-tick quantum: several turns each. */
+	KT_EXPECT(rr_alternations >= 4);
+}
+
+static volatile uint64_t low_done_tick, high_ran_tick;
+
+static void low_loop(void *arg __unused)
+{
+	busy_ticks(40);
+	low_done_tick = ticks;
+}
+
+static void high_once(void *arg __unused)
+{
+	high_ran_tick = ticks;
+}
+
+/* Above both, on the same CPU: starts low, lets it run, then starts high. */
+static void controller(void *arg)
+{
+	int cpu = (int)(uint64_t)arg;
+	struct thread *l = spawn("low", low_loop, NULL, cpu, SCHED_FIFO, 5);
+	sleep_ticks(5);                    /* low is running now */
+	struct thread *h = spawn("high", high_once, NULL, cpu, SCHED_FIFO, 50);
+	thread_join(h);
+	thread_join(l);
+}
+
+KTEST(higher_priority_preempts_lower)
+{
+	low_done_tick = high_ran_tick = 0;
+	int cpu = other_cpu();
+	struct thread *c = spawn("control", controller, (void *)(uint64_t)cpu, cpu,
+				 SCHED_FIFO, 60);
+	thread_join(c);
+	if (sched_preemptive())
+		KT_EXPECT(high_ran_tick < low_done_tick);   /* ran at once */
+	else
+		KT_EXPECT(high_ran_tick >= low_done_tick);  /* mode 2: after low */
+}
+
+/* ---- preemption of kernel loops (S6) ---- */
+
+static volatile uint64_t looper_end, other_ran;
+
+static void looper(void *arg __unused)
+{
+	busy_ticks(30);                    /* never yields */
+	looper_end = ticks;
+}
+
+static void other(void *arg __unused)
+{
+	other_ran = ticks;
+}
+
+KTEST(kernel_loop_preempted_only_in_preemptive_modes)
+{
+	int cpu = other_cpu();
+	looper_end = other_ran = 0;
+	struct thread *a = spawn("looper", looper, NULL, cpu, SCHED_OTHER, 0);
+	sleep_ticks(3);
+	struct thread *b = spawn("other", other, NULL, cpu, SCHED_OTHER, 0);
+	thread_join(b);
+	thread_join(a);
+	if (sched_preemptive())
+		KT_EXPECT(other_ran < looper_end);
+	else
+		KT_EXPECT(other_ran >= looper_end);
+}
+
+/* ---- binding and funneling (S5) ---- */
+
+static volatile int bound_wrong;
+
+static void bound_body(void *arg)
+{
+	int want = (int)(uint64_t)arg;
+	for (int i = 0; i < 50; i++) {
+		if (cpu_id() != want)
+			bound_wrong++;
+		if (i % 2)
+			sched_yield();
+		else
+			sleep_ticks(1);
+	}
+}
+
+KTEST(bound_thread_never_runs_elsewhere)
+{
+	bound_wrong = 0;
+	struct thread *t[NCPU_MAX];
+	for (int i = 0; i < ncpu; i++)
+		t[i] = spawn("bound", bound_body, (void *)(uint64_t)i, i, SCHED_OTHER, 0);
+	for (int i = 0; i < ncpu; i++)
+		thread_join(t[i]);
+	KT_EXPECT_EQ(bound_wrong, 0);
+}
+
+static volatile int funnel_wrong, funnel_after;
+
+static void funneled(void *arg __unused)
+{
+	funnel_enter();
+	for (int i = 0; i < 20; i++) {
+		if (cpu_id() != 0)
+			funnel_wrong++;
+		sleep_ticks(1);
+	}
+	funnel_exit();
+	funnel_after = 1;
+}
+
+KTEST(funneled_work_runs_on_master_cpu_only)
+{
+	funnel_wrong = funnel_after = 0;
+	struct thread *t = spawn("funnel", funneled, NULL, -1, SCHED_OTHER, 0);
+	t->affinity = ~0UL;
+	thread_join(t);
+	KT_EXPECT_EQ(funnel_wrong, 0);
+	KT_EXPECT_EQ(funnel_after, 1);
+}
+
+KTEST(setaffinity_and_setscheduler_reject_bad_input)
+{
+	struct thread *me = curthread();
+	KT_EXPECT_EQ(sched_setaffinity(me, 0), -EINVAL);
+	KT_EXPECT_EQ(sched_setaffinity(me, 1UL << 63), ncpu == 64 ? 0 : -EINVAL);
+	KT_EXPECT_EQ(sched_setscheduler(me, 7, 0), -EINVAL);
+	KT_EXPECT_EQ(sched_setscheduler(me, SCHED_FIFO, 0), -EINVAL);
+	KT_EXPECT_EQ(sched_setscheduler(me, SCHED_RR, 100), -EINVAL);
+	KT_EXPECT_EQ(sched_setscheduler(me, SCHED_OTHER, 5), -EINVAL);
+	KT_EXPECT_EQ(me->policy, SCHED_OTHER);
+}
+
+/* ---- load balancing (S4) ---- */
+
+static volatile int stop_spinners;
+
+static void spinner(void *arg __unused)
+{
+	while (!READ_ONCE(stop_spinners))
+		cpu_relax();
+}
+
+KTEST(load_balancer_spreads_threads_from_one_cpu)
+{
+	if (ncpu == 1)
+		KT_SKIP("needs more than one CPU");
+	if (!sched_preemptive())
+		KT_SKIP("CPU-bound kernel threads share a CPU only with preemption");
+	int n = 4 * ncpu;
+	struct thread *t[4 * NCPU_MAX];
+	stop_spinners = 0;
+	/* All start on the last CPU, then may run anywhere. */
+	for (int i = 0; i < n; i++) {
+		t[i] = thread_create("spinner", spinner, NULL);
+		t[i]->affinity = 1UL << other_cpu();
+		t[i]->cpu = other_cpu();
+		thread_start(t[i]);
+	}
+	for (int i = 0; i < n; i++)
+		t[i]->affinity = ~0UL;
+	/* Within a few seconds every CPU holds 4 +- 1. */
+	bool balanced = false;
+	for (int sec = 0; sec < 12 && !balanced; sec++) {
+		sleep_ticks(HZ / 2);
+		balanced = true;
+		for (int c = 0; c < ncpu; c++) {
+			int r = sched_runnable(c) - (c == 0);   /* not counting main */
+			if (r < 3 || r > 5)
+				balanced = false;
+		}
+	}
+	if (!balanced) {
+		sched_stats_print();
+		ktest_fail(kt, __FILE__, __LINE__, "not balanced within 6 s");
+	}
+	stop_spinners = 1;
+	for (int i = 0; i < n; i++)
+		thread_join(t[i]);
+}
+
+/* ---- priority boost (L8) ---- */
+
+static struct complex_lock convoy_lock;
+static volatile int holder_has_lock, medium_stop, high_got_lock;
+static volatile uint64_t convoy_boosts;
+
+static void low_holder(void *arg __unused)
+{
+	lock_write(&convoy_lock);
+	holder_has_lock = 1;
+	busy_ticks(10);                 /* preempted by "medium" meanwhile */
+	lock_done(&convoy_lock);
+}
+
+static volatile uint64_t medium_end_tick, high_got_tick;
+
+/* Spins for a second (bounded, so a failing test still ends). */
+static void medium_spinner(void *arg __unused)
+{
+	uint64_t end = ticks + HZ;
+	while (!READ_ONCE(medium_stop) && READ_ONCE(ticks) < end)
+		cpu_relax();
+	medium_end_tick = ticks;
+}
+
+static void high_waiter(void *arg __unused)
+{
+	lock_write(&convoy_lock);
+	high_got_lock = 1;
+	high_got_tick = ticks;
+	lock_done(&convoy_lock);
+}
+
+/* Runs the convoy on one CPU from above: holder, then medium, then high. */
+static void convoy_controller(void *arg)
+{
+	int cpu = (int)(uint64_t)arg;
+	struct thread *l = spawn("holder", low_holder, NULL, cpu, SCHED_OTHER, 0);
+	while (!holder_has_lock)
+		sleep_ticks(1);
+	struct thread *m = spawn("medium", medium_spinner, NULL, cpu, SCHED_FIFO, 10);
+	sleep_ticks(2);
+	struct thread *h = spawn("high", high_waiter, NULL, cpu, SCHED_FIFO, 20);
+	thread_join(h);
+	thread_join(m);
+	convoy_boosts = l->boosts;
+	thread_join(l);
+}
+
+KTEST(lock_holder_is_boosted_past_a_convoy)
+{
+	if (!sched_preemptive())
+		KT_SKIP("needs kernel preemption (lock modes 1, 3, 4)");
+	complex_lock_init(&convoy_lock, LC_TEST_COMPLEX_A, 0);
+	holder_has_lock = medium_stop = high_got_lock = 0;
+	medium_end_tick = high_got_tick = convoy_boosts = 0;
+	int cpu = other_cpu();
+	struct thread *c = spawn("control", convoy_controller, (void *)(uint64_t)cpu, cpu,
+				 SCHED_FIFO, 30);
+	thread_join(c);
+	/* Without the boost the holder runs only after medium's second is up. */
+	KT_EXPECT_EQ(high_got_lock, 1);
+	KT_EXPECT(high_got_tick < medium_end_tick);
+	KT_EXPECT(convoy_boosts >= 1);
+}
+
+/* ---- complex locks block ---- */
+
+static struct complex_lock block_lock;
+static volatile int reader_in;
+
+static void blocked_reader(void *arg __unused)
+{
+	lock_read(&block_lock);
+	reader_in = 1;
+	lock_done(&block_lock);
+}
+
+KTEST(complex_lock_waiter_sleeps_until_release)
+{
+	complex_lock_init(&block_lock, LC_TEST_COMPLEX_A, 0);
+	reader_in = 0;
+	lock_write(&block_lock);
+	struct thread *r = spawn("reader", blocked_reader, NULL, other_cpu(), SCHED_OTHER, 0);
+	sleep_ticks(5);
+	KT_EXPECT_EQ(reader_in, 0);
+	KT_EXPECT_EQ(r->state, TS_SLEEPING);    /* blocked, not spinning */
+	lock_done(&block_lock);
+	thread_join(r);
+	KT_EXPECT_EQ(reader_in, 1);
+	KT_EXPECT_EQ(block_lock.state, 0);
+}
+
+KTEST(sleep_ticks_sleeps_about_that_long)
+{
+	uint64_t t0 = ticks;
+	sleep_ticks(10);
+	uint64_t d = ticks - t0;
+	KT_EXPECT(d >= 9);
+	KT_EXPECT(d < 10 * HZ);
+}
