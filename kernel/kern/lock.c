@@ -499,10 +499,17 @@ static void complex_wake(struct complex_lock *l)
 			first = x;
 			break;
 		}
-	if (first && first->cl_how == CL_HOW_WRITE)
+	if (first && first->cl_how == CL_HOW_WRITE) {
 		waitq_wakeup_thread_locked(sq, first);
-	else if (first)
+	} else if (first) {
+		/*
+		 * Readers come first in FIFO order: let them in even though a
+		 * writer sleeps behind them (it set CL_WANT_WRITE).  The last
+		 * of them to release wakes that writer (CL_WAITERS stays set).
+		 */
+		fetch_and_and(&l->state, ~CL_WANT_WRITE);
 		waitq_wakeup_readers_locked(sq, l);
+	}
 	/* Clear CL_WAITERS if nobody is left for this lock. */
 	bool left = false;
 	for (struct thread *x = sq->head; x && !left; x = x->wq_next)

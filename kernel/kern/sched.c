@@ -328,10 +328,17 @@ static struct thread *steal_from(int victim, int me)
 	return found;
 }
 
+/* Time-share threads queued on or running on cpu, fixed point. */
+static int64_t cur_load_fp(int cpu)
+{
+	int p = READ_ONCE(scpu[cpu].cur_pri);
+	return (int64_t)(READ_ONCE(scpu[cpu].rq.nr_ts) + (p >= PRI_TS_BEST && p < NPRI)) * FSCALE;
+}
+
 static struct thread *try_steal(int me)
 {
 	struct sched_cpu *s = &scpu[me];
-	int64_t cur = (int64_t)READ_ONCE(s->rq.nr_ts) * FSCALE;
+	int64_t cur = cur_load_fp(me);
 	if (cur >= (int64_t)READ_ONCE(s->desired_fp)) {
 		s->out_of_balance = 0;
 		return NULL;
@@ -342,8 +349,7 @@ static struct thread *try_steal(int me)
 	for (int i = 0; i < ncpu; i++) {
 		if (i == me)
 			continue;
-		int64_t over = (int64_t)READ_ONCE(scpu[i].rq.nr_ts) * FSCALE -
-			       (int64_t)READ_ONCE(scpu[i].desired_fp);
+		int64_t over = cur_load_fp(i) - (int64_t)READ_ONCE(scpu[i].desired_fp);
 		if (over >= most) {
 			most = over;
 			victim = i;
@@ -683,26 +689,33 @@ void sched_unboost(struct thread *t)
 
 static void callouts_run(struct sched_cpu *s);
 
-/* CPU 0, once a second: desired load of every CPU (S4). */
+/*
+ * CPU 0, once a second: desired load of every CPU (S4):
+ *   desired = CPU's available ticks x system load / system available ticks.
+ * The system load is the sum of the 5 s averages, but never less than the
+ * time-share threads runnable now: right after a burst of new threads the
+ * averages lag, and balancing should not wait for them to catch up.
+ */
 static void balance_compute(void)
 {
-	uint64_t sys_load = 0, sys_avail = 0;
+	uint64_t sys_avg = 0, sys_now = 0, sys_avail = 0;
 	for (int i = 0; i < ncpu; i++) {
-		sys_load += READ_ONCE(scpu[i].load_fp);
+		sys_avg += READ_ONCE(scpu[i].load_fp);
+		sys_now += cur_load_fp(i);
 		sys_avail += READ_ONCE(scpu[i].avail_last);
 	}
+	uint64_t sys_load = MAX(sys_avg, sys_now);
 	if (!sys_avail)
 		return;
 	bool over = false;
 	for (int i = 0; i < ncpu; i++) {
 		uint64_t d = READ_ONCE(scpu[i].avail_last) * sys_load / sys_avail;
 		WRITE_ONCE(scpu[i].desired_fp, d);
-		if ((uint64_t)scpu[i].rq.nr_ts * FSCALE > d + BALANCE_MARGIN)
+		if (cur_load_fp(i) > (int64_t)(d + BALANCE_MARGIN))
 			over = true;
 	}
 	for (int i = 0; i < ncpu; i++) {
-		int oob = over && (uint64_t)(scpu[i].rq.nr_ts + (scpu[i].cur_pri < NPRI)) * FSCALE +
-				  BALANCE_MARGIN <= scpu[i].desired_fp;
+		int oob = over && cur_load_fp(i) + BALANCE_MARGIN <= (int64_t)scpu[i].desired_fp;
 		WRITE_ONCE(scpu[i].out_of_balance, oob);
 		if (oob && cpus[i].idling)
 			resched_cpu(i);
@@ -762,6 +775,17 @@ bool sched_preemptive(void)
  * user mode, or in a preemptive lock mode when the interrupted kernel code
  * had interrupts enabled and held no simple lock (S6).
  */
+/* Is there a reason to take the CPU from t now?  Interrupts disabled. */
+static bool should_preempt(struct cpu *c, struct thread *t)
+{
+	int best = MIN(runq_best_pri(&scpu[c->id].rq), runq_best_pri(&global_rq));
+	if (best < t->pri)
+		return true;                      /* a better thread waits */
+	if (t->policy == SCHED_FIFO || t->quantum > 0)
+		return false;
+	return best == t->pri || !policy_fixed(t->policy);   /* slice used up */
+}
+
 void sched_intr_exit(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
@@ -770,6 +794,9 @@ void sched_intr_exit(struct trapframe *tf)
 		return;
 	bool user = tf->cs & 3;
 	if (!user && (!sched_preemptive() || !(tf->rflags & RFLAGS_IF) || c->preempt_count))
+		return;
+	c->need_resched = 0;
+	if (!should_preempt(c, t))
 		return;
 	scpu[c->id].st.preemptions++;
 	simple_lock(&t->lock);

@@ -709,7 +709,17 @@ struct conc {
 	vaddr_t priv, shared;
 	uint64_t tag;
 	volatile uint64_t errors;
+	volatile uint64_t arrived;   /* start barrier */
+	volatile uint64_t left;      /* end barrier */
 };
+
+/* Wait until every online CPU has reached *ctr (a one-shot barrier). */
+static void conc_barrier(volatile uint64_t *ctr)
+{
+	fetch_and_add(ctr, 1);
+	while (atomic_load64(ctr) < (uint64_t)ncpu_online)
+		cpu_relax();
+}
 
 static uint64_t conc_val(uint64_t tag, int cpu, int page)
 {
@@ -722,6 +732,7 @@ static void conc_worker(void *arg)
 	struct conc *c = arg;
 	int me = cpu_id();
 	pmap_activate(c->map->pmap);
+	conc_barrier(&c->arrived);     /* all loaded: every change is a shootdown */
 	for (int k = 0; k < CONC_PAGES; k++) {
 		int i = (k + me * 5) % CONC_PAGES;
 		uint64_t v = conc_val(c->tag, me, i);
@@ -734,6 +745,7 @@ static void conc_worker(void *arg)
 		if (rd64(c->priv + i * P + me * 8) != v || rd64(c->shared + i * P + me * 8) != v)
 			fetch_and_add(&c->errors, 1);
 	}
+	conc_barrier(&c->left);
 	pmap_deactivate();
 }
 
@@ -774,7 +786,14 @@ VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 	KT_ASSERT(child != NULL);
 	pmap_deactivate();
 	c.tag = 0x2222000000000000UL;
+	c.arrived = c.left = 0;
+	struct tlb_stats t0, t1;
+	tlb_stats_sum(&t0);
 	smp_run_all(conc_worker, &c);
+	tlb_stats_sum(&t1);
+	/* Each page's copy-on-write break shot down the other CPUs. */
+	if (ncpu > 1)
+		KT_EXPECT(t1.remote - t0.remote >= CONC_PAGES);
 	KT_EXPECT_EQ(c.errors, 0);
 	pmap_activate(c.map->pmap);
 	KT_EXPECT_EQ(conc_check(&c, c.priv, c.tag), 0);
