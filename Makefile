@@ -65,6 +65,7 @@ KERN_OBJS := \
 	kern/sched.o \
 	kern/waitq.o \
 	kern/sched_test.o \
+	kern/sched_bench.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o

@@ -43,6 +43,7 @@ void sched_unboost(struct thread *t);
 /* Tunables and statistics. */
 extern int sched_steal_ticks;          /* a thread is stealable after this idle time */
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
+extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
 
 struct sched_cpu_stats {
 	uint64_t switches, migrations, steals, preemptions, idle_ticks, ticks;

@@ -49,6 +49,7 @@
 #define BALANCE_MARGIN  (FSCALE / 2)
 
 int sched_steal_ticks = 4;
+uint64_t sched_steal_min_idle = ~0UL;   /* [a] least idle time of a stolen thread */
 int sched_affinity_ticks = 10;
 
 volatile uint64_t ticks;
@@ -321,6 +322,9 @@ static struct thread *steal_from(int victim, int me)
 				continue;
 			runq_remove_locked(rq, t);
 			found = t;
+			uint64_t idle = ticks - t->last_ran;
+			if (idle < READ_ONCE(sched_steal_min_idle))
+				WRITE_ONCE(sched_steal_min_idle, idle);
 			break;
 		}
 	}

@@ -295,6 +295,7 @@ KTEST(load_balancer_spreads_threads_from_one_cpu)
 	int n = 4 * ncpu;
 	struct thread *t[4 * NCPU_MAX];
 	stop_spinners = 0;
+	sched_steal_min_idle = ~0UL;
 	/* All start on the last CPU, then may run anywhere. */
 	for (int i = 0; i < n; i++) {
 		t[i] = thread_create("spinner", spinner, NULL);
@@ -322,6 +323,54 @@ KTEST(load_balancer_spreads_threads_from_one_cpu)
 	stop_spinners = 1;
 	for (int i = 0; i < n; i++)
 		thread_join(t[i]);
+	/* Steals happened, and none took a thread that ran too recently. */
+	KT_EXPECT(sched_steal_min_idle != ~0UL);
+	KT_EXPECT(sched_steal_min_idle >= (uint64_t)sched_steal_ticks);
+}
+
+/* ---- L1: a simple-lock waiter yields after MAX_SPIN ---- */
+
+static struct simple_lock slow_lock = SIMPLE_LOCK_INIT(LC_TEST_A);
+static volatile int slow_held, slow_waiter_done;
+
+static void slow_holder(void *arg __unused)
+{
+	simple_lock(&slow_lock);
+	slow_held = 1;
+	busy_ticks(20);
+	simple_unlock(&slow_lock);
+}
+
+static void slow_waiter(void *arg __unused)
+{
+	while (!slow_held)
+		cpu_relax();
+	simple_lock(&slow_lock);
+	simple_unlock(&slow_lock);
+	slow_waiter_done = 1;
+}
+
+KTEST(simple_lock_waiter_sleeps_after_max_spin)
+{
+	if (ncpu == 1)
+		KT_SKIP("needs a holder and a waiter on two CPUs");
+	if (lock_mode != 3 && lock_mode != 4)
+		KT_SKIP("waiters sleep only in the counting lock modes 3 and 4");
+	bool was_on = lockstat_enabled();
+	lockstat_set(true);
+	lockstat_reset();
+	slow_held = slow_waiter_done = 0;
+	struct thread *h = spawn("holder", slow_holder, NULL, 0, SCHED_OTHER, 0);
+	struct thread *w = spawn("waiter", slow_waiter, NULL, other_cpu(), SCHED_OTHER, 0);
+	thread_join(w);
+	thread_join(h);
+	KT_EXPECT_EQ(slow_waiter_done, 1);
+	uint64_t acq, miss, hold, wait;
+	lockstat_class_totals(LC_TEST_A, &acq, &miss, &hold, &wait);
+	KT_EXPECT(miss >= 1);
+	KT_EXPECT(w->nswitch >= 2);          /* it gave up the CPU while waiting */
+	if (!was_on)
+		lockstat_set(false);
 }
 
 /* ---- priority boost (L8) ---- */
