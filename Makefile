@@ -89,6 +89,9 @@ OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_
 
 all: $(BUILD)/concerto
 
+# User-space programs and tests (musl): make user, make user-test.
+include user/user.mk
+
 # V=1 shows the full commands.
 Q := $(if $(V),,@)
 
@@ -133,8 +136,11 @@ qemu-gdb: run-deps all
 	@echo "QEMU waits for gdb: gdb $(BUILD)/concerto -ex 'target remote localhost:1234'"
 	$(QEMU) $(QEMU_ARGS) -S -s
 
-test: deps all
+# The user-space tests run on this host first (proving the tests right);
+# the kernel runs them once it has user space (issue 5).
+test: deps all user
 	$(PYTHON) tools/genlockdoc.py --check
+	$(PYTHON) tools/hosttest.py
 	$(PYTHON) tools/runtest.py
 
 # Benchmarks (not timed tests): lock modes side by side.

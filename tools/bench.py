@@ -19,6 +19,8 @@ QEMU = ["qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-nographic",
         "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 UP_BENCH = "bench_simple_lock_unlock,bench_bare_xchg_store,bench_complex_read," \
            "bench_complex_write,bench_kernel_loop"
+SCHED_BENCH = "bench_sched_switch_same_cpu,bench_sched_wakeup_same_cpu," \
+              "bench_sched_wakeup_cross_cpu,bench_sched_balance_time"
 BENCH_RE = re.compile(r"^bench: (\S+) ([0-9.]+) (\S+)")
 
 
@@ -49,6 +51,7 @@ def main():
     a = ap.parse_args()
 
     up = {m: median_runs(a.kernel, 1, m, UP_BENCH, a.n) for m in (0, 2, 4)}
+    sched = {m: median_runs(a.kernel, a.smp, m, SCHED_BENCH, a.n) for m in (3, 4)}
     cont = {m: median_runs(a.kernel, a.smp, m, "bench_contended_all_cpus", a.n) for m in (2, 4)}
 
     print(f"Lock package, cycles per operation (median of {a.n} boots, QEMU TCG, 1 CPU):")
@@ -62,6 +65,12 @@ def main():
 
     k0, k2, k4 = (up[m]["kernel_loop_iteration"] for m in (0, 2, 4))
     lock2, bare = up[2]["simple_lock_unlock"], up[2]["bare_xchg_store"]
+    print(f"\nScheduler, {a.smp} CPUs (median of {a.n} boots):")
+    print(f"{'measure':28} {'mode 3':>10} {'mode 4':>10}")
+    for k, unit in (("sched_switch_same_cpu", "cycles"), ("sched_wakeup_same_cpu", "cycles"),
+                    ("sched_wakeup_cross_cpu", "cycles"), ("sched_balance_time", "ms")):
+        print(f"{k + ' (' + unit + ')':28} " + " ".join(f"{sched[m][k]:10.0f}" for m in (3, 4)))
+
     print("\nGoals:")
     print(f"  mode 2 vs mode 0, kernel loop, 1 CPU: {100 * (k2 / k0 - 1):+.1f} %   (goal < 3 %)")
     print(f"  mode 4 vs mode 2, kernel loop, 1 CPU: {100 * (k4 / k2 - 1):+.1f} %   (goal < 35 %)")

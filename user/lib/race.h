@@ -1,0 +1,88 @@
+/*
+ * race — the thread-race library (SPEC Q2; seed 004, "thread-race library").
+ *
+ * Start N contenders at the same instant against a system call, to build
+ * multi-processor system-call exercisers.  Contenders are processes today
+ * (fork); the structure keeps a `kind` so that a thread variant can be added
+ * later without changing callers.
+ *
+ * Everything the contenders share lives in one MAP_SHARED|MAP_ANONYMOUS
+ * mapping made by race_new(): the start barrier, a reusable barrier for
+ * multi-round races, one result slot per contender and a scratch area.
+ * Waiting is a bounded spin on a shared word followed by sched_yield() (no
+ * futex, no pthreads), so it works on one CPU and on many.
+ *
+ *     static int contender(struct race *r, int id, void *arg)
+ *     {
+ *             ... the racing system calls ...
+ *             return 0;                   // 0 = this contender saw no error
+ *     }
+ *
+ *     struct race *r = race_new(4);
+ *     int bad = race_run(r, contender, NULL);   // fork, release, wait
+ *     race_free(r);
+ *
+ * or, to let the creating process race too:
+ *
+ *     race_fork(r, contender, arg);   // contenders wait at the barrier
+ *     race_release(r);                // all start now ...
+ *     ... the creator's own racing calls ...
+ *     bad = race_wait(r);
+ */
+#ifndef RACE_H
+#define RACE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RACE_MAX 64                 /* contenders per race */
+#define RACE_SCRATCH 4096           /* bytes of shared scratch space */
+#define RACE_SPIN 2000              /* spins before each sched_yield() */
+#define RACE_TIMEOUT_NS (20ull * 1000000000ull) /* a barrier gives up after this */
+
+enum race_kind { RACE_PROCESS = 0 /* , RACE_THREAD later */ };
+
+struct race_result {
+	pid_t pid;                  /* contender's process id */
+	int status;                 /* raw wait status (-1 if never reaped) */
+	long ret;                   /* value returned by the contender function */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC when it left the start barrier */
+	uint64_t end_ns;            /* ... when its function returned */
+};
+
+struct race;
+typedef int (*race_fn)(struct race *r, int id, void *arg);
+
+/* A race of n contenders (1..RACE_MAX); NULL with errno set on failure. */
+struct race *race_new(int n);
+void race_free(struct race *r);
+
+/* Start the n contenders; each waits at the start barrier.  0 or -1. */
+int race_fork(struct race *r, race_fn fn, void *arg);
+/* Wait until all have arrived, then release them at once.  0 or -1 (timeout). */
+int race_release(struct race *r);
+/* Reap the contenders; returns how many failed (nonzero return, killed, or
+ * not reaped).  Results are then in race_result(). */
+int race_wait(struct race *r);
+/* race_fork + race_release + race_wait. */
+int race_run(struct race *r, race_fn fn, void *arg);
+
+/* In a contender: wait until all n contenders reach this call (reusable, for
+ * rounds that should each start together).  0, or -1 after RACE_TIMEOUT_NS. */
+int race_barrier(struct race *r);
+
+int race_n(const struct race *r);
+const struct race_result *race_result(const struct race *r, int i);
+void *race_scratch(struct race *r);     /* RACE_SCRATCH shared bytes, zeroed */
+/* Largest difference between contenders' start times (how simultaneous the
+ * start was), and the longest contender run time. */
+uint64_t race_start_spread_ns(const struct race *r);
+uint64_t race_max_run_ns(const struct race *r);
+
+/* Helpers. */
+uint64_t race_now_ns(void);             /* CLOCK_MONOTONIC in ns */
+/* Spin (bounded, then sched_yield) until *word == value or the timeout;
+ * 0 or -1. */
+int race_wait_word(volatile int *word, int value, uint64_t timeout_ns);
+
+#endif

@@ -1,0 +1,89 @@
+# User-space programs and tests (musl, static).  Included by the top Makefile:
+#
+#   make user        build tinit, every test in user/tests/, build/initramfs-test.cpio
+#   make user-test   run them on this host (tools/hosttest.py)
+#
+# Self-contained: every variable here starts with USER_ (USER_BIN is the list
+# of built binaries); everything is written under build/user/.
+
+USER_CC      ?= musl-gcc
+USER_PYTHON  ?= python3
+USER_OUT     := build/user
+USER_CFLAGS  := -static -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iuser/lib -MMD -MP
+USER_LDFLAGS := -static
+USER_BUSYBOX ?= $(wildcard /bin/busybox)
+
+USER_LIB_SRCS  := $(wildcard user/lib/*.c)
+USER_LIB_OBJS  := $(patsubst user/lib/%.c,$(USER_OUT)/lib/%.o,$(USER_LIB_SRCS))
+USER_TEST_SRCS := $(sort $(wildcard user/tests/*.c))
+USER_TESTS     := $(patsubst user/tests/%.c,%,$(USER_TEST_SRCS))
+USER_TEST_BIN  := $(addprefix $(USER_OUT)/tests/,$(USER_TESTS))
+USER_BIN       := $(USER_OUT)/tinit $(USER_TEST_BIN)
+USER_INITRAMFS := build/initramfs-test.cpio
+USER_UQ        := $(if $(V),,@)
+
+.PHONY: user user-test user-clean
+
+user: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_INITRAMFS)
+
+user-test: user
+	$(USER_PYTHON) tools/hosttest.py
+
+user-clean:
+	rm -rf $(USER_OUT) $(USER_INITRAMFS)
+
+$(USER_OUT)/lib/%.o: user/lib/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  MUSLCC  $<")
+	$(USER_UQ)$(USER_CC) $(USER_CFLAGS) -c $< -o $@
+
+$(USER_OUT)/tests/%.o: user/tests/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  MUSLCC  $<")
+	$(USER_UQ)$(USER_CC) $(USER_CFLAGS) -c $< -o $@
+
+$(USER_OUT)/tests/%: $(USER_OUT)/tests/%.o $(USER_LIB_OBJS)
+	@$(if $(USER_UQ),echo "  MUSLLD  $@")
+	$(USER_UQ)$(USER_CC) $(USER_LDFLAGS) -o $@ $^
+
+# The list of tests, in order: the file /tests/LIST in the initramfs and the
+# list compiled into tinit (used when /tests/LIST cannot be read).
+$(USER_OUT)/tests/LIST: $(USER_TEST_SRCS) user/user.mk
+	@mkdir -p $(dir $@)
+	$(USER_UQ)printf '%s\n' $(USER_TESTS) > $@.tmp && \
+		(cmp -s $@.tmp $@ || mv $@.tmp $@); rm -f $@.tmp
+
+$(USER_OUT)/tinit_list.h: $(USER_OUT)/tests/LIST
+	$(USER_UQ)sed 's/.*/"&",/' $< > $@
+
+$(USER_OUT)/tinit.o: user/tinit.c $(USER_OUT)/tinit_list.h
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  MUSLCC  $<")
+	$(USER_UQ)$(USER_CC) $(USER_CFLAGS) -I$(USER_OUT) -c $< -o $@
+
+$(USER_OUT)/tinit: $(USER_OUT)/tinit.o
+	@$(if $(USER_UQ),echo "  MUSLLD  $@")
+	$(USER_UQ)$(USER_CC) $(USER_LDFLAGS) -o $@ $^
+
+# Prebuilt data for tests that need files when /tmp is not writable (the
+# guest before tmpfs): bad ELF files, non-executable files, #! scripts whose
+# interpreter is /tests/exec_script.
+$(USER_OUT)/tests/data/STAMP: $(USER_OUT)/tests/exec_errors $(USER_OUT)/tests/exec_script
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	$(USER_UQ)$(USER_OUT)/tests/exec_errors --gen $(dir $@)
+	$(USER_UQ)$(USER_OUT)/tests/exec_script --gen $(dir $@) /tests/exec_script
+	@touch $@
+
+# Test initramfs: /init = tinit, /tests/*, busybox with its applet links.
+$(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_OUT)/tests/data/STAMP tools/mkinitramfs.py user/user.mk
+	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py --test-spec \
+		--tinit $(USER_OUT)/tinit --tests $(USER_OUT)/tests \
+		$(if $(USER_BUSYBOX),--busybox $(USER_BUSYBOX)) > $@
+
+$(USER_INITRAMFS): $(USER_OUT)/initramfs-test.spec tools/mkinitramfs.py
+	@echo "  CPIO    $@"
+	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py -o $@ $<
+
+.SECONDARY: $(USER_LIB_OBJS) $(USER_TEST_BIN:=.o) $(USER_OUT)/tinit.o
+
+-include $(USER_LIB_OBJS:.o=.d) $(USER_TEST_BIN:=.d) $(USER_OUT)/tinit.d
