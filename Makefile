@@ -48,6 +48,7 @@ ARCH_OBJS := \
 	arch/x86_64/power.o \
 	arch/x86_64/lockprim.o \
 	arch/x86_64/swtch.o \
+	arch/x86_64/syscall.o \
 	arch/x86_64/pmap.o \
 	arch/x86_64/usercopy.o
 
@@ -66,9 +67,14 @@ KERN_OBJS := \
 	kern/waitq.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \
+	kern/proc.o \
+	kern/exec.o \
+	kern/syscall.o \
 	kern/cmdline.o \
 	kern/ktest.o \
-	kern/kern_test.o
+	kern/kern_test.o \
+	kern/elf.o \
+	kern/elf_test.o
 
 VM_OBJS := \
 	vm/page.o \
@@ -83,7 +89,11 @@ VM_OBJS := \
 DEV_OBJS := \
 	dev/uart.o
 
-OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS))
+FS_OBJS := \
+	fs/initramfs.o \
+	fs/initramfs_test.o
+
+OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))
 
 .PHONY: all run test bench qemu-gdb clean deps run-deps docs
 
@@ -116,8 +126,17 @@ $(BUILD)/concerto: $(OBJS) kernel/arch/x86_64/kernel.ld tools/gensyms.py
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
 	$(Q)$(PYTHON) tools/gensyms.py --check $(BUILD)/concerto.pass1 $@
 
+# The default initramfs: busybox, its applet links, /init starting a shell.
+$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile
+	@mkdir -p $(BUILD)
+	@echo "  CPIO    $@"
+	$(Q)tools/mkrootfs.sh > $(BUILD)/initramfs.spec
+	$(Q)$(PYTHON) tools/mkinitramfs.py -o $@ $(BUILD)/initramfs.spec
+
+INITRD ?= $(BUILD)/initramfs.cpio
+
 QEMU_ARGS = -machine pc -cpu max -smp $(SMP) -m $(MEM) \
-	-kernel $(BUILD)/concerto -append "$(CMDLINE)" \
+	-kernel $(BUILD)/concerto -initrd $(INITRD) -append "$(CMDLINE)" \
 	-nographic -no-reboot -nic none \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 $(QEMU_EXTRA)
 
@@ -128,11 +147,11 @@ deps:
 	@tools/deps.sh all
 
 # QEMU exits with (status << 1) | 1 through isa-debug-exit: 1 means status 0.
-run: run-deps all
-	@echo "Concerto: $(SMP) CPUs, $(MEM). Leave QEMU with Ctrl-A then X."
+run: run-deps all $(BUILD)/initramfs.cpio
+	@echo "Concerto: $(SMP) CPUs, $(MEM). Leave QEMU with Ctrl-A then X (or type poweroff)."
 	$(QEMU) $(QEMU_ARGS); s=$$?; [ $$s -eq 0 ] || [ $$s -eq 1 ] || exit $$s
 
-qemu-gdb: run-deps all
+qemu-gdb: run-deps all $(BUILD)/initramfs.cpio
 	@echo "QEMU waits for gdb: gdb $(BUILD)/concerto -ex 'target remote localhost:1234'"
 	$(QEMU) $(QEMU_ARGS) -S -s
 

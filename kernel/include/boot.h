@@ -24,6 +24,7 @@ struct bootopts {
 	char init[128];
 	char rdinit[128];
 	bool quiet;
+	bool strace;                   /* print every system call (debugging) */
 	bool lockstat;                 /* statistics on from boot */
 	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
 };

@@ -36,6 +36,8 @@ struct cpu {
 	volatile int online;        /* [a] set when the CPU runs kernel code */
 	int preempt_count;          /* [o] simple locks held (modes 1, 3, 4) */
 	struct thread *curthread;   /* [o] running thread (the idle thread when idle) */
+	uint64_t syscall_ksp;       /* [o] kernel stack top of curthread (syscall entry) */
+	uint64_t syscall_usp;       /* [o] user rsp saved by syscall entry */
 	volatile uint64_t ticks;    /* [o] timer interrupts taken */
 	uint64_t intr_count;        /* [o] interrupts taken */
 	uint64_t ipi_recv;          /* [o] IPIs received */
@@ -71,8 +73,12 @@ struct cpu {
 /* Offsets used from assembly (lockprim.S). */
 #define CPU_PREEMPT_OFF 20
 #define CPU_CURTHREAD_OFF 24
+#define CPU_SYSCALL_KSP_OFF 32
+#define CPU_SYSCALL_USP_OFF 40
 _Static_assert(offsetof(struct cpu, preempt_count) == CPU_PREEMPT_OFF, "cpu layout");
 _Static_assert(offsetof(struct cpu, curthread) == CPU_CURTHREAD_OFF, "cpu layout");
+_Static_assert(offsetof(struct cpu, syscall_ksp) == CPU_SYSCALL_KSP_OFF, "cpu layout");
+_Static_assert(offsetof(struct cpu, syscall_usp) == CPU_SYSCALL_USP_OFF, "cpu layout");
 
 extern struct cpu cpus[NCPU_MAX];
 extern int ncpu;                /* [I] CPUs found in the MADT (after boot) */

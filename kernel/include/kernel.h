@@ -10,6 +10,8 @@ int kvprintf(const char *fmt, va_list ap);
 int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 
+void console_write_raw(const char *s, size_t n);
+
 /* Print unless the kernel was booted with "quiet". */
 #define kinfo(...) do { if (!boot_quiet) kprintf(__VA_ARGS__); } while (0)
 extern bool boot_quiet;

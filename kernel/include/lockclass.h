@@ -22,6 +22,9 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
+	X(LC_FS_TREE,      "fs_tree",       28, IPL_NONE, COMPLEX, "the in-memory file tree (initramfs, later tmpfs): directory entries and node fields (read: lookup, read; write: load, changes)") \
+	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits") \
+	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process)") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \

@@ -72,6 +72,13 @@ struct thread {
 	uint64_t wake_tick;          /* (t) timed sleep deadline, 0 none */
 	struct thread *callout_next; /* (callout lock) */
 
+	/* User side (NULL for kernel threads). */
+	uint8_t fpu[512] __aligned(16);  /* (o) x87/SSE state (fxsave) of user threads */
+	struct proc *proc;           /* [I] */
+	struct pmap *pmap;           /* (o) address space to load when it runs */
+	uint64_t fs_base;            /* (o) user FS base (arch_prctl) */
+	uint64_t clear_child_tid;    /* (o) set_tid_address */
+
 	/* Blocked on a complex lock (lock.c). */
 	void *cl_wait;               /* (sleepq lock) the lock waited for */
 	int cl_how;                  /* (sleepq lock) CL_HOW_READ or CL_HOW_WRITE */
@@ -106,5 +113,12 @@ void thread_start(struct thread *t);           /* make it runnable */
 __noreturn void thread_exit(void);
 void thread_join(struct thread *t);            /* wait for exit, then free */
 struct thread *kthread_run(const char *name, void (*fn)(void *), void *arg);
+
+/* The user trapframe of a thread: the top of its kernel stack. */
+struct trapframe;
+static inline struct trapframe *thread_utf(struct thread *t)
+{
+	return (struct trapframe *)(t->kstack_top - 22 * 8);
+}
 
 #endif

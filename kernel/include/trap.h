@@ -13,6 +13,8 @@ struct trapframe {
 	uint64_t rip, cs, rflags, rsp, ss;
 };
 
+_Static_assert(sizeof(struct trapframe) == 22 * 8, "thread_utf() assumes this size");
+
 void trap(struct trapframe *tf);
 void trapframe_print(const struct trapframe *tf);
 

@@ -60,6 +60,22 @@ static inline void intr_restore(uint64_t f)
 }
 static inline bool intr_enabled(void) { return (read_rflags() & RFLAGS_IF) != 0; }
 
+static inline void fxsave(void *area) { __asm__ __volatile__("fxsave64 (%0)" :: "r"(area) : "memory"); }
+static inline void fxrstor(const void *area) { __asm__ __volatile__("fxrstor64 (%0)" :: "r"(area) : "memory"); }
+static inline void write_cr0(uint64_t v) { __asm__ __volatile__("mov %0, %%cr0" :: "r"(v) : "memory"); }
+static inline void write_cr4(uint64_t v) { __asm__ __volatile__("mov %0, %%cr4" :: "r"(v) : "memory"); }
+
+/* The x87/SSE state a new user program starts with (FCW 0x37f, MXCSR 0x1f80). */
+static inline void fpu_init_state(uint8_t *area)
+{
+	for (int i = 0; i < 512; i++)
+		area[i] = 0;
+	area[0] = 0x7f;
+	area[1] = 0x03;
+	area[24] = 0x80;
+	area[25] = 0x1f;
+}
+
 #define MSR_APIC_BASE       0x1b
 #define MSR_EFER            0xc0000080
 #define MSR_FS_BASE         0xc0000100

@@ -54,6 +54,8 @@ static void option(const char *key, const char *val)
 			bootopts.spinlock_queued = 0;
 		else
 			kprintf("concerto: warning: spinlock= takes queued or tas, using the default\n");
+	} else if (!strcmp(key, "strace") && !val) {
+		bootopts.strace = true;
 	} else if (!strcmp(key, "lockstat") && !val) {
 		bootopts.lockstat = true;
 	} else if (!strcmp(key, "quiet") && !val) {

@@ -12,6 +12,9 @@
 #include "lockpriv.h"
 #include "ktest.h"
 #include "page.h"
+#include "proc.h"
+#include "pmap.h"
+#include "initramfs.h"
 #include "sched.h"
 #include "thread.h"
 #include "smp.h"
@@ -25,6 +28,7 @@ void multiboot_parse(uint32_t magic, uint32_t mbi_pa);
 void cpu_set_gs(struct cpu *c);
 void idt_load(void);
 paddr_t boot_alloc_end(void);
+void syscall_init_cpu(void);
 
 static char bsp_ist[2][KSTACK_SIZE] __aligned(16);
 volatile uint64_t boot_tsc_online;   /* TSC when every CPU was online */
@@ -79,8 +83,17 @@ static void main_thread(void *arg __unused)
 			lockstat_print();
 		machine_poweroff(failed ? 1 : 0);
 	}
-	kprintf("concerto: no init yet (user space comes with issue 5); idling. "
-		"Leave QEMU with Ctrl-A X.\n");
+	if (!bootinfo.initrd_start) {
+		kprintf("concerto: no initramfs given (-initrd), so no init to run; idling. "
+			"Leave QEMU with Ctrl-A X.\n");
+		return;
+	}
+	initramfs_init();
+	const char *path = bootopts.rdinit[0] ? bootopts.rdinit :
+			   bootopts.init[0] ? bootopts.init : "/init";
+	int r = proc_start_init(path);
+	if (r < 0)
+		kprintf("concerto: could not start init %s: error %d\n", path, -r);
 }
 
 void kmain(uint32_t magic, uint32_t mbi_pa)
@@ -120,6 +133,9 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	      lockstat_on ? ", statistics on" : "");
 	pic_disable();
 	sched_init();
+	proc_init();
+	syscall_init_cpu();
+	vm_init_cpu();
 	lapic_init();
 	bsp->apic_id = lapic_id();
 	ioapic_init();
@@ -131,6 +147,11 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	ncpu_online = 1;
 
 	smp_boot();
+	/* The identity map of low memory was for AP start-up only: drop it so a
+	 * stray low address in the kernel faults. */
+	extern uint64_t boot_pml4[512];
+	boot_pml4[0] = 0;
+	write_cr3(read_cr3());
 	boot_tsc_online = rdtsc();
 	kprintf("concerto: %d CPUs online\n", ncpu_online);
 	struct thread *mt = thread_create("main", main_thread, NULL);

@@ -159,6 +159,14 @@ void console_write(const char *s, size_t n)
 	}
 }
 
+/* User output (write to the console): whole writes, not mixed with kernel lines. */
+void console_write_raw(const char *s, size_t n)
+{
+	uint64_t fl = disable_lock(&console_lock);
+	console_write(s, n);
+	unlock_enable(&console_lock, fl);
+}
+
 int kvprintf(const char *fmt, va_list ap)
 {
 	char buf[512];

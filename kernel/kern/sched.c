@@ -34,6 +34,7 @@
 #include "kmem.h"
 #include "lock.h"
 #include "lockpriv.h"
+#include "pmap.h"
 #include "sched.h"
 #include "smp.h"
 #include "thread.h"
@@ -445,11 +446,28 @@ __noreturn void scheduler(void)
 			t->quantum = t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
 		WRITE_ONCE(s->cur_pri, t->pri);
 		c->curthread = t;
+		c->tss.rsp[0] = t->kstack_top;      /* interrupts from user mode */
+		c->syscall_ksp = t->kstack_top;
+		if (c->pmap != t->pmap)
+			pmap_activate(t->pmap);        /* NULL: the kernel's tables */
+		if (t->proc) {
+			wrmsr(MSR_FS_BASE, t->fs_base);
+			fxrstor(t->fpu);               /* the kernel itself never uses it */
+		}
 		t->nswitch++;
 		s->st.switches++;
 		swtch(&c->sched_ctx, t->ctx);
 
 		/* t switched back to us with t->lock held. */
+		t->pmap = c->pmap;                  /* what it had loaded */
+		if (t->proc) {
+			t->fs_base = rdmsr(MSR_FS_BASE);
+			fxsave(t->fpu);
+		}
+		/* The scheduler never keeps a user address space loaded, so a
+		 * map can be destroyed once its threads are off every CPU. */
+		if (c->pmap)
+			pmap_deactivate();
 		c->curthread = c->idle;
 		WRITE_ONCE(s->cur_pri, NPRI);
 		t->last_ran = ticks;
@@ -525,8 +543,11 @@ struct thread *thread_create(const char *name, void (*fn)(void *), void *arg)
 	t->fn = fn;
 	t->arg = arg;
 	update_pri_locked(t);   /* not yet visible to anyone */
-	/* Initial frame for swtch: six callee-saved registers, then the "return". */
-	uint64_t *sp = (uint64_t *)t->kstack_top;
+	/*
+	 * Initial frame for swtch below the space kept for the user trapframe:
+	 * six callee-saved registers, then the "return".
+	 */
+	uint64_t *sp = (uint64_t *)thread_utf(t);
 	*--sp = 0;                              /* alignment / fake return */
 	*--sp = (uint64_t)thread_start_trampoline;
 	*--sp = 0;                              /* rbp */

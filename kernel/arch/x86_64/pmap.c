@@ -60,10 +60,6 @@ struct tlb_mbox {
 static struct tlb_req tlb_reqs[NCPU_MAX];
 static struct tlb_mbox tlb_mbox[NCPU_MAX];
 
-static inline void write_cr4(uint64_t v)
-{
-	__asm__ __volatile__("mov %0, %%cr4" :: "r"(v) : "memory");
-}
 
 /* ---- per-CPU set-up ---- */
 

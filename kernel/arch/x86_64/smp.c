@@ -19,6 +19,7 @@
 #include "x86.h"
 #include "thread.h"
 #include "sched.h"
+#include "pmap.h"
 
 #define ICR_FIXED      (0u << 8)
 #define ICR_NMI        (4u << 8)
@@ -40,6 +41,7 @@ extern uint64_t tramp_cr3, tramp_stack, tramp_entry, tramp_arg;
 
 void cpu_set_gs(struct cpu *c);
 void ap_main(struct cpu *c);
+void syscall_init_cpu(void);
 
 void ipi_send(int cpu, int vector)
 {
@@ -148,6 +150,8 @@ void ap_entry(struct cpu *c)
 	lapic_timer_start();
 	__atomic_fetch_add(&ncpu_online, 1, __ATOMIC_SEQ_CST);
 	sched_init_cpu();
+	syscall_init_cpu();
+	vm_init_cpu();
 	__atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
 	ap_main(c);
 }

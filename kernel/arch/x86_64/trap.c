@@ -11,6 +11,7 @@
 #include "apic.h"
 #include "x86.h"
 #include "sched.h"
+#include "proc.h"
 
 static intr_handler_t handlers[256];
 
@@ -87,6 +88,21 @@ __attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
 	return false;
 }
 
+/* A fault in user mode: the process dies as if by the signal (G1 adds handlers). */
+static void user_fault(struct trapframe *tf)
+{
+	static const uint8_t sig[32] = { [0] = 8, [1] = 5, [3] = 5, [4] = 11, [5] = 11,
+		[6] = 4, [7] = 8, [13] = 11, [14] = 11, [16] = 8, [17] = 7, [19] = 8 };
+	int s = sig[tf->vector] ? sig[tf->vector] : 11;
+	struct proc *p = curproc();
+	kinfo("concerto: pid %d (%s): %s at rip 0x%lx (cr2 0x%lx), killed by signal %d\n",
+	      p ? p->pid : -1, p ? p->name : "?", exc_names[tf->vector], tf->rip, read_cr2(), s);
+	sti();
+	if (p)
+		proc_exit(s);
+	panic("user-mode fault without a process");
+}
+
 void trap(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
@@ -101,6 +117,10 @@ void trap(struct trapframe *tf)
 			return;
 		if (!(tf->cs & 3) && extable_fixup(tf))
 			return;
+		if (tf->cs & 3) {
+			user_fault(tf);                 /* kills the process */
+			return;
+		}
 		if (c->catch_rip) {             /* a test expected this fault */
 			c->catch_vector = v;
 			tf->rip = c->catch_rip;

@@ -1,0 +1,158 @@
+/*
+ * ELF64 executables (static, x86-64) and the initial user stack (issue 5).
+ *
+ * elf_load checks the file completely before it changes the map, maps each
+ * PT_LOAD segment (private anonymous, MAP_FIXED, its final rights), copies
+ * the file bytes in through the physical pages (faulted in with vm_fault;
+ * the map need not be loaded on any CPU), leaves the rest zero, and sets
+ * the break after the highest segment.  On an error after mapping began the
+ * segments already mapped stay in the map: exec destroys the new map.
+ *
+ * What is refused, and with what (Linux's code where it has one):
+ *   file shorter than the ELF header, bad magic, class not ELFCLASS64, not
+ *   little endian, EI_VERSION or e_version not 1, e_machine not EM_X86_64,
+ *   e_type not ET_EXEC/ET_DYN, e_phentsize != 56, e_phnum 0 or over 73
+ *   (program headers over one page, as Linux), program headers not inside
+ *   the file, no PT_LOAD, PT_INTERP (dynamic executables: not yet),
+ *   p_offset + p_filesz beyond the file (Linux maps it and the program gets
+ *   SIGBUS later; we copy, so we refuse), PT_LOAD byte ranges that overlap
+ *   each other (Linux lets the later mapping win): -ENOEXEC.
+ *   p_filesz > p_memsz, p_memsz or p_vaddr + p_memsz beyond the user space
+ *   (USER_TOP) or wrapping, p_vaddr and p_offset not congruent modulo the
+ *   page size, e_entry beyond the user space: -EINVAL (as Linux).
+ *   A segment below VM_MIN_ADDR: -EPERM (vm_mmap, as Linux's mmap_min_addr).
+ *   Memory exhausted while loading: -ENOMEM.
+ * Segments that share a page (the end of one and the start of the next in
+ * one page, no common byte) are allowed: the page gets the union of rights.
+ * File bytes in a segment's first page before p_vaddr are copied too (as
+ * Linux's file mapping shows them) unless a lower segment covers them; the
+ * rest of a page after p_filesz is zero (Linux shows the file there when
+ * p_memsz == p_filesz).  PT_GNU_STACK is ignored (the stack is never
+ * executable).  ET_DYN (static-pie) is loaded at ELF_DYN_BASE.
+ */
+#ifndef CONCERTO_ELF_H
+#define CONCERTO_ELF_H
+
+#include "types.h"
+
+/* e_ident */
+#define EI_NIDENT     16
+#define EI_CLASS      4
+#define EI_DATA       5
+#define EI_VERSION    6
+#define ELFCLASS64    2
+#define ELFDATA2LSB   1
+#define EV_CURRENT    1
+
+#define ET_EXEC       2
+#define ET_DYN        3
+#define EM_X86_64     62
+
+#define PT_NULL       0
+#define PT_LOAD       1
+#define PT_DYNAMIC    2
+#define PT_INTERP     3
+#define PT_NOTE       4
+#define PT_PHDR       6
+#define PT_TLS        7
+#define PT_GNU_STACK  0x6474e551
+
+#define PF_X          0x1
+#define PF_W          0x2
+#define PF_R          0x4
+
+typedef struct {
+	uint8_t  e_ident[EI_NIDENT];
+	uint16_t e_type;
+	uint16_t e_machine;
+	uint32_t e_version;
+	uint64_t e_entry;
+	uint64_t e_phoff;
+	uint64_t e_shoff;
+	uint32_t e_flags;
+	uint16_t e_ehsize;
+	uint16_t e_phentsize;
+	uint16_t e_phnum;
+	uint16_t e_shentsize;
+	uint16_t e_shnum;
+	uint16_t e_shstrndx;
+} Elf64_Ehdr;
+
+typedef struct {
+	uint32_t p_type;
+	uint32_t p_flags;
+	uint64_t p_offset;
+	uint64_t p_vaddr;
+	uint64_t p_paddr;
+	uint64_t p_filesz;
+	uint64_t p_memsz;
+	uint64_t p_align;
+} Elf64_Phdr;
+
+/* Auxiliary vector types (Linux). */
+#define AT_NULL       0
+#define AT_PHDR       3
+#define AT_PHENT      4
+#define AT_PHNUM      5
+#define AT_PAGESZ     6
+#define AT_BASE       7
+#define AT_FLAGS      8
+#define AT_ENTRY      9
+#define AT_UID        11
+#define AT_EUID       12
+#define AT_GID        13
+#define AT_EGID       14
+#define AT_PLATFORM   15
+#define AT_HWCAP      16
+#define AT_CLKTCK     17
+#define AT_SECURE     23
+#define AT_RANDOM     25
+#define AT_EXECFN     31
+
+#define ELF_MAX_PHNUM   (4096 / sizeof(Elf64_Phdr))   /* 73, as Linux */
+#define ELF_DYN_BASE    0x555555554000UL   /* ET_DYN load bias (Linux, no ASLR) */
+
+/* The user stack: [ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_TOP), lazy. */
+#define ELF_STACK_TOP   0x00007ffffffff000UL   /* USER_TOP, like Linux's STACK_TOP */
+#define ELF_STACK_SIZE  (8UL << 20)
+/*
+ * Argument limits (Linux's rules): argv and envp strings with their NULs
+ * plus one pointer per string must fit in ELF_ARG_MAX (Linux: a quarter of
+ * the 8 MiB stack rlimit), and each string in ELF_ARG_STRLEN_MAX (Linux's
+ * MAX_ARG_STRLEN, 32 pages); beyond either: -E2BIG.
+ */
+#define ELF_ARG_MAX         (2UL << 20)
+#define ELF_ARG_STRLEN_MAX  (32 * 4096UL)
+
+struct elf_info {
+	uint64_t entry;         /* e_entry + bias */
+	uint64_t phdr;          /* user address of the program headers, 0 if not loaded */
+	uint64_t phnum, phent;
+	uint64_t bias;          /* 0 for ET_EXEC, ELF_DYN_BASE for ET_DYN */
+	uint64_t brk;           /* end of the highest segment (the break starts here) */
+	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
+};
+
+struct inode;
+struct vm_map;
+
+/*
+ * Load the executable ip into map (a new map, not shared with anything
+ * running).  Returns 0 and fills *out, or a negative errno (above).
+ * May sleep; no lock held.
+ */
+int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out);
+
+/*
+ * Map the stack in map and build the initial process stack as Linux does
+ * for x86-64: at *sp_out (16-byte aligned) argc, argv[argc] pointers, NULL,
+ * envp[envc] pointers, NULL, the auxv pairs, then higher up 16 random bytes
+ * (AT_RANDOM), the platform string, argv and envp strings and the execfn
+ * string.  argv_k/envp_k are kernel strings.  Returns 0, -E2BIG (limits
+ * above), -ENOMEM (no memory, or the stack range is taken).
+ */
+int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
+		    char *const envp_k[], int envc, const struct elf_info *info,
+		    uint64_t *sp_out);
+
+#endif

@@ -1,0 +1,527 @@
+/*
+ * ELF64 loader for static x86-64 executables and the initial user stack.
+ * See elf.h for what is accepted and the errors.
+ *
+ * Writing into the new address space.  The map is not loaded on any CPU
+ * (exec builds it before switching to it), so instead of copyout the loader
+ * resolves each page with vm_fault (demand zero: a private page, count 1,
+ * in this map only) and writes it through the kernel's direct map.  That
+ * works whatever the segment's final rights are (a read fault is allowed on
+ * any region with some right) and whichever CPU the thread runs on, so the
+ * caller need not be bound to a CPU.
+ */
+#include "kernel.h"
+#include "elf.h"
+#include "errno.h"
+#include "initramfs.h"
+#include "kmem.h"
+#include "page.h"
+#include "pmap.h"
+#include "vm_map.h"
+#include "x86.h"
+
+#define P           PAGE_SIZE
+#define ANON_FIXED  (MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS)
+
+/* ---- writing into a map that is not loaded ---- */
+
+/* A cursor over a map's pages: the last page resolved, cached. */
+struct uwriter {
+	struct vm_map *map;
+	vaddr_t page;           /* page resolved, or 1 (none) */
+	uint8_t *kva;           /* its kernel address (direct map) */
+};
+
+static void uw_init(struct uwriter *uw, struct vm_map *map)
+{
+	uw->map = map;
+	uw->page = 1;
+	uw->kva = NULL;
+}
+
+/*
+ * The kernel address of user address va in uw->map: faults the page in.
+ * 0 or -ENOMEM/-EFAULT.  The page must be this map's own (count 1): writing
+ * a shared copy-on-write page through the direct map would change others.
+ */
+static int uw_resolve(struct uwriter *uw, vaddr_t va, uint8_t **kva)
+{
+	vaddr_t page = ALIGN_DOWN(va, P);
+	if (page != uw->page) {
+		int err = vm_fault(uw->map, page, PROT_READ);
+		if (err)
+			return err;
+		paddr_t pa = pmap_extract(uw->map->pmap, page);
+		if (pa == 0)
+			return -EFAULT;
+		struct page *pg = pa_to_page(pa);
+		if (pg == NULL || page_refcount(pg) != 1)
+			return -EFAULT;
+		uw->page = page;
+		uw->kva = P2V(pa);
+	}
+	*kva = uw->kva + (va - page);
+	return 0;
+}
+
+/* Copy len bytes from kernel src to user va (src NULL: zeroes). */
+static int uw_write(struct uwriter *uw, vaddr_t va, const void *src, size_t len)
+{
+	const uint8_t *s = src;
+	while (len > 0) {
+		uint8_t *k;
+		int err = uw_resolve(uw, va, &k);
+		if (err)
+			return err;
+		size_t n = MIN(len, P - (va & (P - 1)));
+		if (s) {
+			memcpy(k, s, n);
+			s += n;
+		} else {
+			memset(k, 0, n);
+		}
+		va += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Copy len bytes of file ip at off to user va. */
+static int uw_write_file(struct uwriter *uw, vaddr_t va, struct inode *ip, uint64_t off,
+			 size_t len)
+{
+	while (len > 0) {
+		uint8_t *k;
+		int err = uw_resolve(uw, va, &k);
+		if (err)
+			return err;
+		size_t n = MIN(len, P - (va & (P - 1)));
+		if (fs_read(ip, k, n, off) != (ssize_t)n)
+			return -EIO;
+		va += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- checking ---- */
+
+static int check_ehdr(const Elf64_Ehdr *eh, uint64_t fsize)
+{
+	if (memcmp(eh->e_ident, "\177ELF", 4) != 0)
+		return -ENOEXEC;
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_ident[EI_VERSION] != EV_CURRENT || eh->e_version != EV_CURRENT)
+		return -ENOEXEC;
+	if (eh->e_machine != EM_X86_64)
+		return -ENOEXEC;
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
+		return -ENOEXEC;
+	if (eh->e_phentsize != sizeof(Elf64_Phdr))
+		return -ENOEXEC;
+	if (eh->e_phnum == 0 || eh->e_phnum > ELF_MAX_PHNUM)
+		return -ENOEXEC;
+	uint64_t phsize = (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	if (eh->e_phoff > fsize || phsize > fsize - eh->e_phoff)
+		return -ENOEXEC;
+	return 0;
+}
+
+/* Checks of one PT_LOAD against the file size and the user space. */
+static int check_load(const Elf64_Phdr *ph, uint64_t bias, uint64_t fsize)
+{
+	if (ph->p_filesz > ph->p_memsz)
+		return -EINVAL;
+	if (ph->p_memsz > USER_TOP || ph->p_vaddr > USER_TOP - bias)
+		return -EINVAL;
+	uint64_t va = ph->p_vaddr + bias;
+	if (va > USER_TOP - ph->p_memsz)
+		return -EINVAL;
+	if (((ph->p_vaddr - ph->p_offset) & (P - 1)) != 0)
+		return -EINVAL;
+	if (ph->p_filesz && (ph->p_offset > fsize || ph->p_filesz > fsize - ph->p_offset))
+		return -ENOEXEC;
+	return 0;
+}
+
+static int prot_of(uint32_t pflags)
+{
+	return ((pflags & PF_R) ? PROT_READ : 0) | ((pflags & PF_W) ? PROT_WRITE : 0) |
+	       ((pflags & PF_X) ? PROT_EXEC : 0);
+}
+
+/*
+ * Check every program header; fill load[] with the non-empty PT_LOADs in
+ * increasing address order (*nload of them).  0 or -errno.
+ */
+static int check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_t bias,
+		       uint64_t fsize, const Elf64_Phdr **load, int *nload)
+{
+	int n = 0;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_INTERP)
+			return -ENOEXEC;             /* dynamic: not yet */
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		int err = check_load(&ph[i], bias, fsize);
+		if (err)
+			return err;
+		if (ph[i].p_memsz == 0)
+			continue;
+		int j = n++;                         /* insertion sort by address */
+		while (j > 0 && load[j - 1]->p_vaddr > ph[i].p_vaddr) {
+			load[j] = load[j - 1];
+			j--;
+		}
+		load[j] = &ph[i];
+	}
+	if (n == 0)
+		return -ENOEXEC;
+	for (int i = 1; i < n; i++)
+		if (load[i]->p_vaddr < load[i - 1]->p_vaddr + load[i - 1]->p_memsz)
+			return -ENOEXEC;             /* overlapping segments */
+	if (eh->e_entry > USER_TOP - bias || eh->e_entry + bias >= USER_TOP)
+		return -EINVAL;
+	*nload = n;
+	return 0;
+}
+
+/* ---- mapping ---- */
+
+/* Where the previous segment left off (segments go in address order). */
+struct map_state {
+	vaddr_t mapped_end;     /* end of the pages mapped so far */
+	int last_prot;          /* rights of the page before mapped_end */
+	vaddr_t prev_end;       /* byte end of the previous segment */
+};
+
+/* Rights a region is mapped with while loading: some right to fault on. */
+static int load_prot(int prot)
+{
+	return prot ? prot : PROT_READ;
+}
+
+/*
+ * Map segment ph (address va) and copy its bytes in.  A first page shared
+ * with the previous segment gets the union of both rights.
+ */
+static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *ph,
+			vaddr_t va, struct map_state *ms)
+{
+	vaddr_t start = ALIGN_DOWN(va, P), end = ALIGN_UP(va + ph->p_memsz, P);
+	int prot = prot_of(ph->p_flags);
+	vaddr_t from = start;
+	int err;
+	if (start < ms->mapped_end) {            /* first page shared */
+		int u = ms->last_prot | prot;
+		if (u != ms->last_prot) {
+			err = vm_mprotect(map, ms->mapped_end - P, P, load_prot(u));
+			if (err)
+				return err;
+			ms->last_prot = u;
+		}
+		from = ms->mapped_end;
+	}
+	if (from < end) {
+		vaddr_t got;
+		err = vm_mmap(map, from, end - from, load_prot(prot), ANON_FIXED, &got);
+		if (err)
+			return err;
+		ms->mapped_end = end;
+		ms->last_prot = prot;
+	}
+
+	struct uwriter uw;
+	uw_init(&uw, map);
+	if (ph->p_filesz > 0) {
+		/* From the page start (or the previous segment's end) to p_filesz. */
+		vaddr_t cfrom = MAX(start, ms->prev_end);
+		uint64_t lead = va - cfrom;      /* <= p_offset: congruent mod P */
+		err = uw_write_file(&uw, cfrom, ip, ph->p_offset - lead, lead + ph->p_filesz);
+		if (err)
+			return err;
+		/* The bss part of the last file page (the rest is fresh zero pages). */
+		vaddr_t fend = va + ph->p_filesz;
+		vaddr_t zend = MIN(ALIGN_UP(fend, P), va + ph->p_memsz);
+		if (zend > fend && (err = uw_write(&uw, fend, NULL, zend - fend)) != 0)
+			return err;
+	}
+	ms->prev_end = va + ph->p_memsz;
+	return 0;
+}
+
+/* True if a segment other than load[i] with some right touches page pg. */
+static bool page_shared_with_rights(const Elf64_Phdr **load, int n, int i, vaddr_t pg)
+{
+	for (int j = 0; j < n; j++) {
+		if (j == i || prot_of(load[j]->p_flags) == PROT_NONE)
+			continue;
+		vaddr_t a = ALIGN_DOWN(load[j]->p_vaddr, P);
+		vaddr_t b = ALIGN_UP(load[j]->p_vaddr + load[j]->p_memsz, P);
+		if (a <= pg && pg < b)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * PT_LOAD segments without rights were mapped readable to be filled: take
+ * the rights away now, except on pages another segment with rights shares.
+ */
+static int protect_none_segments(struct vm_map *map, const Elf64_Phdr **load, int n,
+				 uint64_t bias)
+{
+	for (int i = 0; i < n; i++) {
+		if (prot_of(load[i]->p_flags) != PROT_NONE)
+			continue;
+		vaddr_t a = ALIGN_DOWN(load[i]->p_vaddr + bias, P);
+		vaddr_t b = ALIGN_UP(load[i]->p_vaddr + bias + load[i]->p_memsz, P);
+		if (page_shared_with_rights(load, n, i, a - bias))
+			a += P;
+		if (b > a && page_shared_with_rights(load, n, i, b - P - bias))
+			b -= P;
+		if (a < b) {
+			int err = vm_mprotect(map, a, b - a, PROT_NONE);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Read the ELF and program headers; *php is kmalloc'd.  0 or -errno. */
+static int read_headers(struct inode *ip, uint64_t fsize, Elf64_Ehdr *eh, Elf64_Phdr **php)
+{
+	if (fsize < sizeof(*eh) || fs_read(ip, eh, sizeof(*eh), 0) != sizeof(*eh))
+		return -ENOEXEC;
+	int err = check_ehdr(eh, fsize);
+	if (err)
+		return err;
+	size_t phsize = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	Elf64_Phdr *ph = kmalloc(phsize, 0);
+	if (ph == NULL)
+		return -ENOMEM;
+	if (fs_read(ip, ph, phsize, eh->e_phoff) != (ssize_t)phsize) {
+		kfree(ph);
+		return -ENOEXEC;
+	}
+	*php = ph;
+	return 0;
+}
+
+int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
+{
+	struct fs_stat st;
+	fs_stat(ip, &st);
+	if (!S_ISREG(st.mode))
+		return -EACCES;
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph = NULL;
+	const Elf64_Phdr **load = NULL;
+	int nload = 0;
+	int err = read_headers(ip, st.size, &eh, &ph);
+	if (err)
+		return err;
+	uint64_t bias = eh.e_type == ET_DYN ? ELF_DYN_BASE : 0;
+	load = kmalloc(eh.e_phnum * sizeof(*load), 0);
+	if (load == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = check_phdrs(&eh, ph, bias, st.size, load, &nload)) != 0)
+		goto out;
+
+	/* Everything is checked: change the map. */
+	struct map_state ms = { 0, 0, 0 };
+	uint64_t phdr = 0;
+	for (int i = 0; i < nload; i++) {
+		const Elf64_Phdr *p = load[i];
+		if ((err = load_segment(map, ip, p, p->p_vaddr + bias, &ms)) != 0)
+			goto out;
+		if (p->p_offset <= eh.e_phoff && eh.e_phoff - p->p_offset < p->p_filesz)
+			phdr = eh.e_phoff - p->p_offset + p->p_vaddr + bias;
+	}
+	if ((err = protect_none_segments(map, load, nload, bias)) != 0)
+		goto out;
+	vm_map_set_brk(map, ms.prev_end);
+
+	out->entry = eh.e_entry + bias;
+	out->phdr = phdr;
+	out->phnum = eh.e_phnum;
+	out->phent = eh.e_phentsize;
+	out->bias = bias;
+	out->brk = ALIGN_UP(ms.prev_end, P);
+	out->execfn = NULL;
+out:
+	kfree(load);
+	kfree(ph);
+	return err;
+}
+
+/* ---- the initial stack ---- */
+
+/* 64 bits for AT_RANDOM: TSC mixed with splitmix64 (not cryptographic). */
+static uint64_t stack_random(void)
+{
+	static volatile uint64_t ctr;
+	uint64_t z = rdtsc() + __atomic_add_fetch(&ctr, 0x9e3779b97f4a7c15UL, __ATOMIC_RELAXED);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Bytes of strings (with NULs) and pointer slots argv and envp need, or
+ * -E2BIG beyond the limits (elf.h).
+ */
+static int64_t args_size(char *const v[], int n, int64_t total)
+{
+	for (int i = 0; i < n; i++) {
+		size_t l = strnlen(v[i], ELF_ARG_STRLEN_MAX) + 1;
+		if (l > ELF_ARG_STRLEN_MAX)
+			return -E2BIG;
+		total += l + sizeof(uint64_t);
+		if ((uint64_t)total > ELF_ARG_MAX)
+			return -E2BIG;
+	}
+	return total;
+}
+
+/* Buffered writes of 64-bit words going up the stack. */
+struct wordbuf {
+	struct uwriter *uw;
+	vaddr_t va;             /* user address of buf[0] */
+	int n;
+	uint64_t buf[64];
+};
+
+static int wb_flush(struct wordbuf *wb)
+{
+	int err = uw_write(wb->uw, wb->va, wb->buf, wb->n * sizeof(uint64_t));
+	wb->va += wb->n * sizeof(uint64_t);
+	wb->n = 0;
+	return err;
+}
+
+static int wb_put(struct wordbuf *wb, uint64_t v)
+{
+	wb->buf[wb->n++] = v;
+	return wb->n == (int)ARRAY_SIZE(wb->buf) ? wb_flush(wb) : 0;
+}
+
+/* Copy strings v[0..n) to user memory from *va up; their addresses to wb. */
+static int put_strings(struct uwriter *uw, char *const v[], int n, vaddr_t *va,
+		       struct wordbuf *wb)
+{
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(v[i]) + 1;
+		int err = uw_write(uw, *va, v[i], l);
+		if (err == 0 && wb)
+			err = wb_put(wb, *va);
+		if (err)
+			return err;
+		*va += l;
+	}
+	return 0;
+}
+
+static uint64_t hwcap(void)
+{
+	uint32_t a, b, c, d;
+	cpuid(1, 0, &a, &b, &c, &d);
+	return d;
+}
+
+#define NAUXV 18        /* pairs written below, AT_NULL included */
+
+int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
+		    char *const envp_k[], int envc, const struct elf_info *info,
+		    uint64_t *sp_out)
+{
+	static const char platform[] = "x86_64";
+	if (argc < 0 || envc < 0)
+		return -EINVAL;
+	const char *execfn = info->execfn ? info->execfn : (argc > 0 ? argv_k[0] : "");
+	int64_t total = args_size(argv_k, argc, 0);
+	if (total >= 0)
+		total = args_size(envp_k, envc, total);
+	if (total < 0)
+		return (int)total;
+	size_t fnlen = strnlen(execfn, FS_PATH_MAX) + 1;
+	if (fnlen > FS_PATH_MAX)
+		return -ENAMETOOLONG;
+
+	vaddr_t got;
+	int err = vm_mmap(map, ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_SIZE,
+			  PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS,
+			  &got);
+	if (err)
+		return err == -EEXIST ? -ENOMEM : err;
+
+	/* Strings, top down as Linux: [8 zero bytes] execfn, envp, argv strings. */
+	uint64_t strbytes = (uint64_t)total - (uint64_t)(argc + envc) * sizeof(uint64_t);
+	vaddr_t fn_va = ELF_STACK_TOP - 8 - fnlen;
+	vaddr_t str_va = fn_va - strbytes;
+	vaddr_t p = ALIGN_DOWN(str_va, 16);
+	vaddr_t plat_va = p - sizeof(platform);
+	vaddr_t rand_va = plat_va - 16;
+	uint64_t nwords = 1 + (argc + 1) + (envc + 1) + 2 * NAUXV;
+	vaddr_t sp = ALIGN_DOWN(rand_va - nwords * 8, 16);
+
+	struct uwriter uw;
+	uw_init(&uw, map);
+	uint64_t rnd[2] = { stack_random(), stack_random() };
+	if ((err = uw_write(&uw, fn_va, execfn, fnlen)) != 0 ||
+	    (err = uw_write(&uw, plat_va, platform, sizeof(platform))) != 0 ||
+	    (err = uw_write(&uw, rand_va, rnd, sizeof(rnd))) != 0)
+		return err;
+
+	struct wordbuf *wb = kmalloc(sizeof(*wb), 0);
+	if (wb == NULL)
+		return -ENOMEM;
+	*wb = (struct wordbuf){ .uw = &uw, .va = sp, .n = 0 };
+	/* The string writes move uw around; the word buffer flushes through it. */
+	struct uwriter suw;
+	uw_init(&suw, map);
+	vaddr_t s = str_va;
+	uint64_t auxv[2 * NAUXV] = {
+		AT_HWCAP, hwcap(),
+		AT_PAGESZ, P,
+		AT_CLKTCK, 100,
+		AT_PHDR, info->phdr,
+		AT_PHENT, info->phent,
+		AT_PHNUM, info->phnum,
+		AT_BASE, 0,
+		AT_FLAGS, 0,
+		AT_ENTRY, info->entry,
+		AT_UID, 0,
+		AT_EUID, 0,
+		AT_GID, 0,
+		AT_EGID, 0,
+		AT_SECURE, 0,
+		AT_RANDOM, rand_va,
+		AT_EXECFN, fn_va,
+		AT_PLATFORM, plat_va,
+		AT_NULL, 0,
+	};
+	err = wb_put(wb, (uint64_t)argc);
+	if (!err)
+		err = put_strings(&suw, argv_k, argc, &s, wb);
+	if (!err)
+		err = wb_put(wb, 0);
+	if (!err)
+		err = put_strings(&suw, envp_k, envc, &s, wb);
+	if (!err)
+		err = wb_put(wb, 0);
+	for (int i = 0; !err && i < 2 * NAUXV; i++)
+		err = wb_put(wb, auxv[i]);
+	if (!err)
+		err = wb_flush(wb);
+	kfree(wb);
+	if (err)
+		return err;
+	KASSERT(s == fn_va);
+	*sp_out = sp;
+	return 0;
+}

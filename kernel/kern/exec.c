@@ -1,0 +1,168 @@
+/*
+ * execve: replace the current process image with a static ELF64 program from
+ * the file tree, or run a "#!" script through its interpreter (plus one
+ * optional argument), as Linux does.  The new address space is built
+ * completely before the old one is dropped, so a failure leaves the caller
+ * intact (-errno returned).
+ */
+#include "kernel.h"
+#include "elf.h"
+#include "errno.h"
+#include "initramfs.h"
+#include "kmem.h"
+#include "pmap.h"
+#include "proc.h"
+#include "thread.h"
+#include "trap.h"
+#include "vm_map.h"
+#include "x86.h"
+
+#define MAX_SCRIPT_DEPTH 4
+
+/* Parses "#!interp [arg]" from the first line; 0 on success. */
+static int parse_shebang(const char *buf, size_t n, char *interp, size_t isz,
+			 char *arg, size_t asz)
+{
+	size_t i = 2;
+	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	size_t start = i;
+	while (i < n && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n')
+		i++;
+	if (i == start || i - start >= isz)
+		return -ENOEXEC;
+	memcpy(interp, buf + start, i - start);
+	interp[i - start] = '\0';
+	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	size_t astart = i;
+	while (i < n && buf[i] != '\n')
+		i++;
+	size_t aend = i;
+	while (aend > astart && (buf[aend - 1] == ' ' || buf[aend - 1] == '\t'))
+		aend--;
+	if (aend - astart >= asz)
+		return -ENOEXEC;
+	memcpy(arg, buf + astart, aend - astart);
+	arg[aend - astart] = '\0';
+	return 0;
+}
+
+static int count(char *const v[])
+{
+	int n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/*
+ * Execs path with kernel-space argv/envp in process p (the caller's) and
+ * sets tf to start the program.  Returns 0 or -errno.
+ */
+int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
+		struct trapframe *tf)
+{
+	char *sargv[MAX_SCRIPT_DEPTH * 2 + 256 + 1];
+	char interp[MAX_SCRIPT_DEPTH][128], iarg[MAX_SCRIPT_DEPTH][128];
+	char *const *av = argv;
+	const char *file = path;
+	struct inode *ip = NULL;
+	int depth = 0;
+
+	for (;;) {
+		int r = fs_lookup(p->cwd, file, 0, &ip);
+		if (r < 0)
+			return r;
+		struct fs_stat st;
+		fs_stat(ip, &st);
+		if ((st.mode & 0170000) != 0100000)
+			return (st.mode & 0170000) == 0040000 ? -EACCES : -EACCES;
+		if (!(st.mode & 0111))
+			return -EACCES;
+		char head[256];
+		ssize_t n = fs_read(ip, head, sizeof(head), 0);
+		if (n < 0)
+			return (int)n;
+		if (n < 2 || head[0] != '#' || head[1] != '!')
+			break;
+		if (depth == MAX_SCRIPT_DEPTH)
+			return -ELOOP;
+		if (parse_shebang(head, n, interp[depth], sizeof(interp[0]), iarg[depth],
+				  sizeof(iarg[0])) < 0)
+			return -ENOEXEC;
+		/* new argv: interp [arg] script original-argv[1..] */
+		int ac = count(av);
+		if (ac + 3 > (int)ARRAY_SIZE(sargv) - 1)
+			return -E2BIG;
+		char *nv[ARRAY_SIZE(sargv)];
+		int k = 0;
+		nv[k++] = interp[depth];
+		if (iarg[depth][0])
+			nv[k++] = iarg[depth];
+		nv[k++] = (char *)file;
+		for (int i = 1; i < ac; i++)
+			nv[k++] = av[i];
+		nv[k] = NULL;
+		memcpy(sargv, nv, (k + 1) * sizeof(char *));
+		av = sargv;
+		file = interp[depth];
+		depth++;
+	}
+
+	struct vm_map *map = vm_map_create();
+	if (!map)
+		return -ENOMEM;
+	struct elf_info info;
+	int r = elf_load(ip, map, &info);
+	info.execfn = path;
+	uint64_t sp = 0;
+	if (r == 0)
+		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);
+	if (r < 0) {
+		vm_map_destroy(map);
+		return r;
+	}
+
+	/* Point of no return: switch to the new image. */
+	struct thread *t = curthread();
+	struct vm_map *old = p->map;
+	pmap_activate(map->pmap);
+	t->pmap = map->pmap;
+	simple_lock(&p->lock);
+	p->map = map;
+	const char *base = path;
+	for (const char *c = path; *c; c++)
+		if (*c == '/')
+			base = c + 1;
+	strlcpy(p->name, base, sizeof(p->name));
+	struct file *toclose[NOFILE];
+	int nclose = 0;
+	for (int fd = 0; fd < NOFILE; fd++) {
+		if (p->cloexec[fd] && p->files[fd]) {
+			toclose[nclose++] = p->files[fd];
+			p->files[fd] = NULL;
+		}
+		p->cloexec[fd] = 0;
+	}
+	for (int i = 1; i <= NSIG; i++)
+		if (p->sigact[i].handler > 1)   /* caught signals revert to default */
+			p->sigact[i].handler = 0;
+	simple_unlock(&p->lock);
+	for (int i = 0; i < nclose; i++)
+		file_unref(toclose[i]);
+	if (old)
+		vm_map_destroy(old);
+
+	memset(tf, 0, sizeof(*tf));
+	tf->rip = info.entry;
+	tf->rsp = sp;
+	tf->cs = 0x20 | 3;
+	tf->ss = 0x18 | 3;
+	tf->rflags = 0x202;
+	t->fs_base = 0;
+	wrmsr(MSR_FS_BASE, 0);
+	fpu_init_state(t->fpu);
+	fxrstor(t->fpu);
+	return 0;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Prints the mkinitramfs spec of the default initramfs (make run):
+# busybox with its applet links, user/rootfs/ (/init, /etc/profile), and the
+# project's programs under /bin.
+set -e
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+echo "dir /bin 755 0 0"
+echo "dir /sbin 755 0 0"
+echo "dir /usr/bin 755 0 0"
+echo "dir /usr/sbin 755 0 0"
+for d in dev proc sys tmp root etc; do echo "dir /$d 755 0 0"; done
+echo "file /bin/busybox $BUSYBOX 755 0 0"
+"$BUSYBOX" --list-full | while read -r path; do
+	[ "$path" = "bin/busybox" ] && continue
+	echo "slink /$path /bin/busybox 777 0 0"
+done
+echo "file /init user/rootfs/init 755 0 0"
+echo "file /etc/profile user/rootfs/etc/profile 644 0 0"
+for f in "$@"; do echo "file /bin/$(basename "$f") $f 755 0 0"; done
