@@ -23,11 +23,11 @@ need=(
 	"ld binutils"
 	"objcopy binutils"
 	"python3 python3"
+	"/bin/busybox busybox-static"
 )
 if [ "$mode" = all ]; then
 	need+=(
 		"musl-gcc musl-tools"
-		"/bin/busybox busybox-static"
 	)
 fi
 

@@ -23,6 +23,7 @@ struct bootopts {
 	char ktest[256];               /* "" = run no tests */
 	char init[128];
 	char rdinit[128];
+	char init_args[512];           /* words after "--": init's argv[1..] */
 	bool quiet;
 	bool strace;                   /* print every system call (debugging) */
 	bool lockstat;                 /* statistics on from boot */

@@ -67,12 +67,18 @@ static void option(const char *key, const char *val)
 	}
 }
 
-/* Parses cmdline (not modified) into bootopts. */
+/* Parses cmdline (not modified) into bootopts.  Words after "--" are init's arguments. */
 void cmdline_parse(const char *cmdline)
 {
 	char word[CMDLINE_MAX];
 	const char *p = cmdline;
 	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (p[0] == '-' && p[1] == '-' && (p[2] == ' ' || p[2] == '\0')) {
+			strlcpy(bootopts.init_args, p + 2, sizeof(bootopts.init_args));
+			return;
+		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		size_t n = 0;

@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "atomic.h"
 #include "errno.h"
+#include "boot.h"
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
@@ -178,7 +179,21 @@ static void init_thread(void *arg __unused)
 {
 	struct thread *t = curthread();
 	struct proc *p = t->proc;
-	char *argv[] = { init_path, NULL };
+	/* argv: the path, then the command line's words after "--". */
+	static char args[512];
+	char *argv[32] = { init_path };
+	int argc = 1;
+	strlcpy(args, bootopts.init_args, sizeof(args));
+	for (char *c = args; *c && argc < 31;) {
+		while (*c == ' ')
+			*c++ = '\0';
+		if (!*c)
+			break;
+		argv[argc++] = c;
+		while (*c && *c != ' ')
+			c++;
+	}
+	argv[argc] = NULL;
 	char *envp[] = { "HOME=/", "TERM=linux", "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
 	struct trapframe *tf = thread_utf(t);
 	int r = exec_kernel(p, init_path, argv, envp, tf);
