@@ -70,6 +70,10 @@ KERN_OBJS := \
 	kern/proc.o \
 	kern/exec.o \
 	kern/syscall.o \
+	kern/sys_proc.o \
+	kern/sys_misc.o \
+	kern/signal.o \
+	kern/time.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o \
@@ -84,6 +88,7 @@ VM_OBJS := \
 	vm/vm_map.o \
 	vm/vm_fault.o \
 	vm/usercopy.o \
+	vm/sys_mm.o \
 	vm/vm_test.o
 
 DEV_OBJS := \
@@ -91,6 +96,7 @@ DEV_OBJS := \
 
 FS_OBJS := \
 	fs/initramfs.o \
+	fs/sys_file.o \
 	fs/initramfs_test.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))

@@ -87,9 +87,6 @@ int proc_start_init(const char *path);
 __noreturn void proc_exit(int status);      /* wait status already encoded */
 void proc_reap_orphans_of(struct proc *p);
 
-/* Counters of system calls and unknown system calls. */
-void syscall_stats_print(void);
-
 #include "thread.h"
 static inline struct proc *curproc(void)
 {

@@ -13,6 +13,7 @@
 #include "ktest.h"
 #include "page.h"
 #include "proc.h"
+#include "syscall.h"
 #include "pmap.h"
 #include "initramfs.h"
 #include "sched.h"
@@ -134,6 +135,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	pic_disable();
 	sched_init();
 	proc_init();
+	syscall_table_init();
 	syscall_init_cpu();
 	vm_init_cpu();
 	lapic_init();

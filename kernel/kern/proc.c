@@ -10,6 +10,7 @@
 #include "lock.h"
 #include "pmap.h"
 #include "proc.h"
+#include "syscall.h"
 #include "sched.h"
 #include "thread.h"
 #include "trap.h"
