@@ -87,6 +87,12 @@ int proc_start_init(const char *path);
 __noreturn void proc_exit(int status);      /* wait status already encoded */
 void proc_reap_orphans_of(struct proc *p);
 
+/* The process side of signals (signal.h).  fn returns nonzero to stop. */
+int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg);
+int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
+void proc_stopped(struct proc *p, int sig);
+void proc_continued(struct proc *p);
+
 #include "thread.h"
 static inline struct proc *curproc(void)
 {

@@ -33,6 +33,9 @@ void waitq_init(struct waitq *wq);
 void waitq_sleep_locked(struct waitq *wq);
 /* As above with a deadline in ticks; returns 0 if woken, -ETIMEDOUT. */
 int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t ticks);
+/* Interruptible sleep: returns 0 when woken, -EINTR when a signal is pending
+ * for the current thread (signal.h).  Same locking as waitq_sleep_locked. */
+int waitq_sleep_intr_locked(struct waitq *wq);
 int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
 int waitq_wakeup_all_locked(struct waitq *wq);
 /* Wake one given listed thread / the readers ahead of the first writer (lock.c). */

@@ -12,6 +12,7 @@
 #include "kmem.h"
 #include "pmap.h"
 #include "proc.h"
+#include "signal.h"
 #include "thread.h"
 #include "trap.h"
 #include "vm_map.h"
@@ -145,10 +146,8 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		}
 		p->cloexec[fd] = 0;
 	}
-	for (int i = 1; i <= NSIG; i++)
-		if (p->sigact[i].handler > 1)   /* caught signals revert to default */
-			p->sigact[i].handler = 0;
 	simple_unlock(&p->lock);
+	signal_exec(p);
 	for (int i = 0; i < nclose; i++)
 		file_unref(toclose[i]);
 	if (old)

@@ -1,5 +1,6 @@
 /*
- * Signals (G1): actions and masks are kept; delivery is still to come.
+ * Signals (G1): actions and masks are kept; delivery is still to come
+ * (the functions of signal.h are stubs until then).
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -10,6 +11,7 @@
 #include "initramfs.h"
 #include "kmem.h"
 #include "proc.h"
+#include "signal.h"
 #include "sched.h"
 #include "syscall.h"
 #include "thread.h"
@@ -63,4 +65,40 @@ SYSCALL(14, rt_sigprocmask)
 	if (a2 && copyout((void *)a2, &old, 8) < 0)
 		return -EFAULT;
 	return 0;
+}
+
+int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
+{
+	(void)p; (void)sig; (void)code; (void)pid; (void)status;
+	return -ENOSYS;
+}
+
+bool signal_pending(void)
+{
+	return false;
+}
+
+void signal_deliver(struct trapframe *tf)
+{
+	(void)tf;
+}
+
+void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr)
+{
+	(void)tf; (void)sig; (void)code; (void)addr;
+}
+
+void signal_fork(struct proc *child, struct proc *parent)
+{
+	memcpy(child->sigact, parent->sigact, sizeof(child->sigact));
+	child->sigmask = parent->sigmask;
+}
+
+void signal_exec(struct proc *p)
+{
+	simple_lock(&p->lock);
+	for (int i = 1; i <= NSIG; i++)
+		if (p->sigact[i].handler > 1)   /* caught signals revert to default */
+			p->sigact[i].handler = 0;
+	simple_unlock(&p->lock);
 }

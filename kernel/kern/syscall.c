@@ -11,6 +11,7 @@
 #include "errno.h"
 #include "proc.h"
 #include "sched.h"
+#include "signal.h"
 #include "syscall.h"
 #include "trap.h"
 #include "x86.h"
@@ -55,6 +56,7 @@ void syscall_dispatch(struct trapframe *tf)
 			kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n", curproc()->pid,
 				systab[nr]->name, a0, a1, a2, a3, (int64_t)tf->rax);
 	}
+	signal_deliver(tf);
 	cli();
 	sched_intr_exit(tf);   /* returning to user mode: a reschedule may be due */
 }

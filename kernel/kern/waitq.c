@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "thread.h"
 #include "waitq.h"
+#include "signal.h"
 #include "x86.h"
 
 void callout_add_locked(struct thread *t, uint64_t deadline);
@@ -199,4 +200,14 @@ int waitq_wakeup_readers_locked(struct waitq *wq, void *lock)
 		x = next;
 	}
 	return n;
+}
+
+/* TODO(signals): a sender wakes the sleeper (signal.c); until then only a
+ * signal already pending interrupts. */
+int waitq_sleep_intr_locked(struct waitq *wq)
+{
+	if (signal_pending())
+		return -EINTR;
+	waitq_sleep_locked(wq);
+	return signal_pending() ? -EINTR : 0;
 }
