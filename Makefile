@@ -74,6 +74,7 @@ KERN_OBJS := \
 	kern/sys_misc.o \
 	kern/signal.o \
 	kern/time.o \
+	kern/sys_sched.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o \
@@ -92,7 +93,8 @@ VM_OBJS := \
 	vm/vm_test.o
 
 DEV_OBJS := \
-	dev/uart.o
+	dev/uart.o \
+	dev/rtc.o
 
 FS_OBJS := \
 	fs/initramfs.o \

@@ -36,6 +36,8 @@ int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t ticks);
 /* Interruptible sleep: returns 0 when woken, -EINTR when a signal is pending
  * for the current thread (signal.h).  Same locking as waitq_sleep_locked. */
 int waitq_sleep_intr_locked(struct waitq *wq);
+/* Both: 0 woken, -ETIMEDOUT after n ticks, -EINTR for a signal. */
+int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n);
 int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
 int waitq_wakeup_all_locked(struct waitq *wq);
 /* Wake one given listed thread / the readers ahead of the first writer (lock.c). */

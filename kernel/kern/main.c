@@ -14,6 +14,7 @@
 #include "page.h"
 #include "proc.h"
 #include "syscall.h"
+#include "timekeep.h"
 #include "pmap.h"
 #include "initramfs.h"
 #include "sched.h"
@@ -127,6 +128,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	cpu_setup(bsp);
 
 	acpi_init();
+	time_init();
 	lockstat_on = bootopts.lockstat;
 	lock_install_mode(choose_lock_mode(acpi.ncpu), bootopts.spinlock_queued);
 	kinfo("concerto: lock mode %d, %d lock call sites patched, %s spin locks%s\n",

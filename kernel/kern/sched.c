@@ -36,6 +36,7 @@
 #include "lockpriv.h"
 #include "pmap.h"
 #include "sched.h"
+#include "timekeep.h"
 #include "smp.h"
 #include "thread.h"
 #include "trap.h"
@@ -907,6 +908,7 @@ static void timer_intr(struct trapframe *tf)
 {
 	mycpu()->ticks++;
 	sched_tick(tf);
+	time_tick();
 }
 
 void sched_init(void)

@@ -1,79 +1,294 @@
 /*
- * Time (T2): clock_gettime and gettimeofday without locks, nanosleep.
+ * Time (T2): the clocks, clock_gettime and gettimeofday without locks,
+ * nanosleep and clock_nanosleep.  See timekeep.h for how a read works.
  */
 #include "kernel.h"
-#include "atomic.h"
 #include "apic.h"
 #include "cpu.h"
 #include "errno.h"
-#include "boot.h"
-#include "initramfs.h"
-#include "kmem.h"
 #include "proc.h"
 #include "sched.h"
+#include "signal.h"
 #include "syscall.h"
 #include "thread.h"
-#include "trap.h"
-#include "uart.h"
+#include "timekeep.h"
 #include "usercopy.h"
-#include "vm_map.h"
 #include "waitq.h"
 #include "x86.h"
 
-/* ---- time ---- */
+/* Per-CPU tick record, written only by its CPU with interrupts off. */
+struct tick_rec {
+	uint64_t tsc;        /* (o) TSC at this CPU's last tick */
+	uint64_t ns;         /* (o) monotonic time of that tick */
+} __cacheline_aligned;
+static struct tick_rec tickrec[NCPU_MAX];
 
-static volatile uint64_t mono_last_ns;   /* [a] never go backwards across CPUs */
+static volatile uint64_t mono_last_ns;      /* [a] high-water mark of monotonic reads */
+static volatile int64_t realtime_off_ns;    /* [a] realtime - monotonic */
 
-static uint64_t monotonic_ns(void)
+void time_init(void)
 {
-	uint64_t now = ticks * (1000000000UL / HZ);
-	uint64_t last = __atomic_load_n(&mono_last_ns, __ATOMIC_RELAXED);
-	while (now > last &&
-	       !__atomic_compare_exchange_n(&mono_last_ns, &last, now, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	return now > last ? now : last;
+	uint64_t epoch = rtc_read_epoch();
+	if (!epoch)
+		epoch = 1790000000UL;             /* unreadable RTC: a fixed date */
+	realtime_off_ns = (int64_t)(epoch * NSEC_PER_SEC);
 }
 
-#define REALTIME_BASE 1790000000UL   /* no RTC driver yet: a fixed epoch */
+void time_tick(void)
+{
+	struct tick_rec *r = &tickrec[cpu_id()];
+	r->tsc = rdtsc();
+	r->ns = ticks * TICK_NS;
+}
+
+uint64_t time_monotonic_ns(void)
+{
+	uint64_t fl = intr_disable();         /* read one CPU's record and TSC */
+	struct tick_rec *r = &tickrec[cpu_id()];
+	uint64_t base = r->ns, d = rdtsc() - r->tsc;
+	intr_restore(fl);
+	if (!base)                            /* before this CPU's first tick */
+		base = ticks * TICK_NS;
+	else if (tsc_hz) {
+		d = MIN(d, tsc_hz);                   /* no overflow below */
+		base += MIN(d * NSEC_PER_SEC / tsc_hz, TICK_NS);
+	}
+	uint64_t last = __atomic_load_n(&mono_last_ns, __ATOMIC_RELAXED);
+	while (base > last &&
+	       !__atomic_compare_exchange_n(&mono_last_ns, &last, base, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return base > last ? base : last;
+}
+
+uint64_t time_realtime_ns(void)
+{
+	return time_monotonic_ns() + (uint64_t)__atomic_load_n(&realtime_off_ns, __ATOMIC_RELAXED);
+}
+
+/* ---- clocks ---- */
+
+enum {
+	CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
+	CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
+	CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM, CLOCK_SGI_CYCLE, CLOCK_TAI,
+};
+
+static bool clock_valid(int clk)
+{
+	return clk >= 0 && clk <= CLOCK_TAI && clk != CLOCK_SGI_CYCLE;
+}
+
+static bool clock_is_cpu(int clk)
+{
+	return clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
+}
+
+static bool clock_is_real(int clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE ||
+	       clk == CLOCK_REALTIME_ALARM || clk == CLOCK_TAI;
+}
+
+/* The value of a valid clock, in ns. */
+static uint64_t clock_read(int clk)
+{
+	if (clock_is_cpu(clk)) {
+		/* One thread per process for now: both are the thread's CPU time. */
+		return curthread()->runticks * TICK_NS;
+	}
+	uint64_t ns = time_monotonic_ns();
+	if (clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE)
+		ns -= ns % TICK_NS;
+	if (clock_is_real(clk))
+		ns += (uint64_t)__atomic_load_n(&realtime_off_ns, __ATOMIC_RELAXED);
+	return ns;
+}
+
+struct ktimespec {
+	int64_t tv_sec, tv_nsec;
+};
+
+static int put_timespec(uint64_t uts, uint64_t ns)
+{
+	struct ktimespec ts = { (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC) };
+	return copyout((void *)uts, &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
+}
+
+/* Reads a user timespec; -EFAULT, or -EINVAL if not normalized. */
+static int get_timespec(uint64_t uts, struct ktimespec *ts)
+{
+	if (copyin(ts, (const void *)uts, sizeof(*ts)) < 0)
+		return -EFAULT;
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= (int64_t)NSEC_PER_SEC)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t timespec_ns(const struct ktimespec *ts)
+{
+	if ((uint64_t)ts->tv_sec >= UINT64_MAX / NSEC_PER_SEC - 1)
+		return UINT64_MAX / 2;             /* "forever" */
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
 
 SYSCALL(228, clock_gettime)
 {
 	int clk = (int)a0;
-	if (clk < 0 || clk > 11 || clk == 10)
+	if (!clock_valid(clk))
 		return -EINVAL;
-	uint64_t ns = monotonic_ns();
-	if (clk == 0 || clk == 8 || clk == 11)
-		ns += REALTIME_BASE * 1000000000UL;
-	int64_t ts[2] = { (int64_t)(ns / 1000000000UL), (int64_t)(ns % 1000000000UL) };
-	return copyout((void *)a1, ts, sizeof(ts)) < 0 ? -EFAULT : 0;
+	return put_timespec(a1, clock_read(clk));
 }
+
+SYSCALL(229, clock_getres)
+{
+	int clk = (int)a0;
+	if (!clock_valid(clk))
+		return -EINVAL;
+	if (!a1)
+		return 0;
+	bool coarse = clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE;
+	return put_timespec(a1, coarse ? TICK_NS : 1);
+}
+
+/* Setting the wall clock moves realtime only (root only: everyone is root). */
+static int set_realtime(uint64_t ns)
+{
+	__atomic_store_n(&realtime_off_ns, (int64_t)(ns - time_monotonic_ns()), __ATOMIC_RELAXED);
+	return 0;
+}
+
+SYSCALL(227, clock_settime)
+{
+	int clk = (int)a0;
+	if (!clock_valid(clk))
+		return -EINVAL;
+	struct ktimespec ts;
+	int r = get_timespec(a1, &ts);
+	if (r < 0)
+		return r;
+	if (clk != CLOCK_REALTIME)
+		return -EINVAL;
+	return set_realtime(timespec_ns(&ts));
+}
+
+struct ktimeval {
+	int64_t tv_sec, tv_usec;
+};
 
 SYSCALL(96, gettimeofday)
 {
-	if (!a0)
-		return 0;
-	uint64_t ns = monotonic_ns() + REALTIME_BASE * 1000000000UL;
-	int64_t tv[2] = { (int64_t)(ns / 1000000000UL), (int64_t)(ns % 1000000000UL / 1000) };
-	return copyout((void *)a0, tv, sizeof(tv)) < 0 ? -EFAULT : 0;
+	if (a0) {
+		uint64_t ns = time_realtime_ns();
+		struct ktimeval tv = { (int64_t)(ns / NSEC_PER_SEC),
+				       (int64_t)(ns % NSEC_PER_SEC / 1000) };
+		if (copyout((void *)a0, &tv, sizeof(tv)) < 0)
+			return -EFAULT;
+	}
+	if (a1) {
+		int32_t tz[2] = { 0, 0 };          /* UTC, no DST */
+		if (copyout((void *)a1, tz, sizeof(tz)) < 0)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+SYSCALL(164, settimeofday)
+{
+	if (a0) {
+		struct ktimeval tv;
+		if (copyin(&tv, (const void *)a0, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000)
+			return -EINVAL;
+		set_realtime((uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * 1000);
+	}
+	if (a1) {
+		int32_t tz[2];
+		if (copyin(tz, (const void *)a1, sizeof(tz)) < 0)
+			return -EFAULT;
+		if (tz[0] < -15 * 60 || tz[0] > 15 * 60)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+SYSCALL(201, time)
+{
+	int64_t t = (int64_t)(time_realtime_ns() / NSEC_PER_SEC);
+	if (a0 && copyout((void *)a0, &t, sizeof(t)) < 0)
+		return -EFAULT;
+	return t;
+}
+
+/* ---- sleeping ---- */
+
+/*
+ * Sleeps until the monotonic clock reaches deadline; returns 0, or -EINTR
+ * when a signal is pending for this thread.
+ */
+static int sleep_until_mono(uint64_t deadline)
+{
+	for (;;) {
+		if (signal_pending())
+			return -EINTR;
+		uint64_t now = time_monotonic_ns();
+		if (now >= deadline)
+			return 0;
+		uint64_t n = (deadline - now + TICK_NS - 1) / TICK_NS;
+		struct waitq wq;
+		waitq_init(&wq);
+		uint64_t s = disable_lock(&wq.lock);
+		int r = waitq_sleep_timeout_intr_locked(&wq, n);
+		unlock_enable(&wq.lock, s);
+		if (r == -EINTR)
+			return r;
+	}
+}
+
+/* A relative sleep of ns; on -EINTR writes what was left to urem (if set). */
+static int64_t sleep_relative(uint64_t ns, uint64_t urem)
+{
+	uint64_t deadline = time_monotonic_ns() + ns;
+	int r = sleep_until_mono(deadline);
+	if (r == -EINTR && urem) {
+		uint64_t now = time_monotonic_ns();
+		if (put_timespec(urem, deadline > now ? deadline - now : 0) < 0)
+			return -EFAULT;
+	}
+	return r;
 }
 
 SYSCALL(35, nanosleep)
 {
-	int64_t ts[2];
-	if (copyin(ts, (void *)a0, sizeof(ts)) < 0)
-		return -EFAULT;
-	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000L)
-		return -EINVAL;
-	uint64_t ns = ts[0] * 1000000000UL + ts[1];
-	uint64_t t = (ns + 1000000000UL / HZ - 1) / (1000000000UL / HZ);
-	if (t)
-		sleep_ticks(t + 1);
-	return 0;
+	struct ktimespec ts;
+	int r = get_timespec(a0, &ts);
+	if (r < 0)
+		return r;
+	return sleep_relative(timespec_ns(&ts), a1);
 }
 
-SYSCALL(24, sched_yield)
+#define TIMER_ABSTIME 1
+
+SYSCALL(230, clock_nanosleep)
 {
-	sched_yield();
-	return 0;
+	int clk = (int)a0;
+	if (!clock_valid(clk))
+		return -EINVAL;
+	/* Sleeping on a CPU-time clock is not supported (Linux: EOPNOTSUPP for
+	 * the thread clock; the process clock is refused here too). */
+	if (clock_is_cpu(clk))
+		return -EOPNOTSUPP;
+	struct ktimespec ts;
+	int r = get_timespec(a2, &ts);
+	if (r < 0)
+		return r;
+	uint64_t ns = timespec_ns(&ts);
+	if (!(a1 & TIMER_ABSTIME))
+		return sleep_relative(ns, a3);
+	/* Absolute: the clock's value now gives the monotonic deadline. */
+	uint64_t now = clock_read(clk), mono = time_monotonic_ns();
+	if (ns <= now)
+		return 0;
+	return sleep_until_mono(mono + (ns - now));
 }

@@ -211,3 +211,11 @@ int waitq_sleep_intr_locked(struct waitq *wq)
 	waitq_sleep_locked(wq);
 	return signal_pending() ? -EINTR : 0;
 }
+
+int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n)
+{
+	if (signal_pending())
+		return -EINTR;
+	int r = waitq_sleep_timeout_locked(wq, n);
+	return signal_pending() ? -EINTR : r;
+}

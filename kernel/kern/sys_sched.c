@@ -1,0 +1,211 @@
+/*
+ * Scheduling system calls (S2, S5): policies and priorities, CPU affinity
+ * (hard binding), yield, getcpu.  Linux numbering and errors.
+ *
+ * A pid names a process; with one thread per process it names that thread
+ * (P3 turns this into a thread-id lookup).
+ */
+#include "kernel.h"
+#include "cpu.h"
+#include "errno.h"
+#include "proc.h"
+#include "sched.h"
+#include "syscall.h"
+#include "thread.h"
+#include "timekeep.h"
+#include "usercopy.h"
+
+/*
+ * The thread named by pid (0: the caller), referenced through its process:
+ * *pp is set and must be released with proc_unref (NULL for the caller).
+ * Returns NULL with *err set: -EINVAL for a negative pid, -ESRCH if none.
+ */
+static struct thread *thread_by_pid(int pid, struct proc **pp, int *err)
+{
+	*pp = NULL;
+	if (pid < 0) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (pid == 0 || pid == curproc()->pid)
+		return curthread();
+	struct proc *p = proc_lookup(pid);
+	if (!p || p->state != PS_ALIVE || !p->thread) {
+		if (p)
+			proc_unref(p);
+		*err = -ESRCH;
+		return NULL;
+	}
+	*pp = p;
+	return p->thread;
+}
+
+static void release(struct proc *p)
+{
+	if (p)
+		proc_unref(p);
+}
+
+#define SCHED_RESET_ON_FORK 0x40000000
+
+SYSCALL(24, sched_yield)
+{
+	sched_yield();
+	return 0;
+}
+
+/* sched_param is one int: the real-time priority. */
+static int get_param(uint64_t uparam, int *prio)
+{
+	if (!uparam)
+		return -EINVAL;
+	return copyin(prio, (const void *)uparam, sizeof(*prio)) < 0 ? -EFAULT : 0;
+}
+
+SYSCALL(144, sched_setscheduler)
+{
+	int pid = (int)a0, policy = (int)a1, prio;
+	if (pid < 0)
+		return -EINVAL;
+	int r = get_param(a2, &prio);
+	if (r < 0)
+		return r;
+	if (policy < 0)
+		return -EINVAL;
+	policy &= ~SCHED_RESET_ON_FORK;
+	struct proc *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	r = sched_setscheduler(t, policy, prio);
+	release(p);
+	return r;
+}
+
+SYSCALL(142, sched_setparam)
+{
+	int pid = (int)a0, prio;
+	if (pid < 0)
+		return -EINVAL;
+	int r = get_param(a1, &prio);
+	if (r < 0)
+		return r;
+	struct proc *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	r = sched_setscheduler(t, READ_ONCE(t->policy), prio);
+	release(p);
+	return r;
+}
+
+SYSCALL(145, sched_getscheduler)
+{
+	int r = 0;
+	struct proc *p;
+	struct thread *t = thread_by_pid((int)a0, &p, &r);
+	if (!t)
+		return r;
+	r = READ_ONCE(t->policy);
+	release(p);
+	return r;
+}
+
+SYSCALL(143, sched_getparam)
+{
+	int pid = (int)a0, r = 0;
+	if (!a1 || pid < 0)
+		return -EINVAL;
+	struct proc *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	int prio = READ_ONCE(t->policy) == SCHED_OTHER ? 0 : READ_ONCE(t->rt_priority);
+	release(p);
+	return copyout((void *)a1, &prio, sizeof(prio)) < 0 ? -EFAULT : 0;
+}
+
+SYSCALL(146, sched_get_priority_max)
+{
+	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 99 : a0 == SCHED_OTHER ? 0 : -EINVAL;
+}
+
+SYSCALL(147, sched_get_priority_min)
+{
+	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 1 : a0 == SCHED_OTHER ? 0 : -EINVAL;
+}
+
+#define RR_QUANTUM_TICKS 10
+
+SYSCALL(148, sched_rr_get_interval)
+{
+	int r = 0;
+	struct proc *p;
+	struct thread *t = thread_by_pid((int)a0, &p, &r);
+	if (!t)
+		return r;
+	uint64_t ns = READ_ONCE(t->policy) == SCHED_FIFO ? 0 : RR_QUANTUM_TICKS * TICK_NS;
+	release(p);
+	int64_t ts[2] = { (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC) };
+	return copyout((void *)a1, ts, sizeof(ts)) < 0 ? -EFAULT : 0;
+}
+
+/*
+ * CPU masks: the kernel's mask is one 64-bit word (NCPU_MAX CPUs).  As on
+ * Linux, getaffinity needs a length that is a multiple of 8 and covers every
+ * possible CPU, and returns the kernel mask size; setaffinity reads what
+ * the length covers (bits past 64 are ignored) and needs an online CPU.
+ */
+#define KMASK_BYTES 8
+
+SYSCALL(204, sched_getaffinity)
+{
+	int pid = (int)a0;
+	uint64_t len = a1;
+	if (len < KMASK_BYTES || (len & (sizeof(uint64_t) - 1)))
+		return -EINVAL;
+	int r = 0;
+	struct proc *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	uint64_t online = 0;
+	for (int i = 0; i < ncpu; i++)
+		if (cpus[i].online)
+			online |= 1UL << i;
+	uint64_t mask = READ_ONCE(t->affinity) & online;
+	release(p);
+	return copyout((void *)a2, &mask, KMASK_BYTES) < 0 ? -EFAULT : KMASK_BYTES;
+}
+
+SYSCALL(203, sched_setaffinity)
+{
+	int pid = (int)a0;
+	uint64_t len = a1, mask = 0;
+	if (pid < 0)
+		return -EINVAL;
+	size_t n = MIN(len, (uint64_t)KMASK_BYTES);
+	if (copyin(&mask, (const void *)a2, n) < 0)
+		return -EFAULT;
+	int r = 0;
+	struct proc *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	r = sched_setaffinity(t, mask);
+	release(p);
+	return r;
+}
+
+SYSCALL(309, getcpu)
+{
+	uint64_t fl = intr_disable();
+	uint32_t cpu = (uint32_t)cpu_id();
+	intr_restore(fl);
+	uint32_t node = 0;
+	if (a0 && copyout((void *)a0, &cpu, sizeof(cpu)) < 0)
+		return -EFAULT;
+	if (a1 && copyout((void *)a1, &node, sizeof(node)) < 0)
+		return -EFAULT;
+	return 0;
+}
