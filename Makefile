@@ -170,9 +170,11 @@ test: deps all user
 	$(PYTHON) tools/hosttest.py
 	$(PYTHON) tools/runtest.py
 
-# Benchmarks (not timed tests): lock modes side by side.
-bench: run-deps all
+# Benchmarks (not timed tests): lock modes side by side, then user-space
+# benchmarks beside Linux booted in the same QEMU configuration.
+bench: deps all user-bench
 	$(PYTHON) tools/bench.py
+	$(PYTHON) tools/benchuser.py
 
 # Regenerate the lock-order table in docs/locking.md from lockclass.h.
 docs:

@@ -70,9 +70,11 @@ MATRIX = [
     ("boot-smp16",   "boot",   16, "512M", "ktest=cpus_online",      180),
     ("boot-smp32",   "boot",   32, "1G",   "ktest=cpus_online",      240),
 
-    # Future: the user-space suite boots with a command line such as
-    # "init=/bin/utest" (or "rdinit=...") and parses the KTAP that /init
-    # prints; add its rows here with suite "user" and an evaluator in SUITES.
+    # The user-space suite: the test initramfs (make user) whose /init is
+    # tinit, which runs every program of user/tests and prints KTAP.
+    ("user-smp1",    "user",    1, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
+    ("user-smp2",    "user",    2, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
+    ("user-smp4",    "user",    4, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
 ]
 # ---------------------------------------------------------------------------
 
@@ -99,6 +101,7 @@ class Config:
     mem: str
     cmdline: str
     timeout: float
+    initrd: str = None     # file name under build/, or None
 
 
 @dataclass
@@ -126,8 +129,11 @@ class Case:
 
 
 def qemu_command(qemu, kernel, cfg):
-    return [qemu] + QEMU_BASE + ["-smp", str(cfg.smp), "-m", cfg.mem,
-                                 "-kernel", kernel, "-append", cfg.cmdline]
+    cmd = [qemu] + QEMU_BASE + ["-smp", str(cfg.smp), "-m", cfg.mem,
+                                "-kernel", kernel, "-append", cfg.cmdline]
+    if cfg.initrd:
+        cmd += ["-initrd", os.path.join(os.path.dirname(kernel), cfg.initrd)]
+    return cmd
 
 
 def clean_line(raw):
@@ -430,9 +436,78 @@ def judge_fault_boot(run):
     return [Case(f"{cfg.name}/report", not problems, "; ".join(problems))]
 
 
-# Evaluators per suite.  A new suite ("user": a guest command line running
-# /init with tests that print KTAP) adds an entry here, and rows in MATRIX.
+UTEST_SUMMARY_RE = re.compile(r"^utest: (\d+) passed, (\d+) failed")
+FREE_RE = re.compile(r"^# tinit: free memory (-?\d+) KiB at start, (-?\d+) KiB at end")
+
+
+def judge_user_boot(run):
+    """A boot whose /init is tinit: one case per test program (the KTAP lines
+    at column 0), plus the boot itself: no fault, a complete KTAP stream, the
+    summary line agreeing with it, free memory back where it started, and a
+    clean power off."""
+    cfg = run.config
+    if run.error:
+        return [Case(f"{cfg.name}/boot", False, run.error)]
+    problems = []
+    lines = run.lines
+    faults = [l for l in lines if any(m in l for m in FAULT_MARKERS)]
+    if faults:
+        problems.append("kernel reported: " + faults[0].strip())
+    if run.timed_out:
+        problems.append(f"timed out after {run.elapsed:.0f}s (hang?)")
+    online = [int(m.group(1)) for m in (ONLINE_RE.search(l) for l in lines) if m]
+    if online != [cfg.smp]:
+        problems.append(f"expected one 'concerto: {cfg.smp} CPUs online' line, saw {online}")
+    # Only unindented lines belong to tinit's stream; programs' own KTAP is nested.
+    top = [l for l in lines if not l.startswith((" ", "\t"))]
+    header, plan, results, diags = parse_ktap(top)
+    if not header or plan is None:
+        problems.append("no KTAP header and plan from tinit")
+    elif len(results) != plan:
+        problems.append(f"KTAP plan says {plan} programs, {len(results)} results printed")
+    n_fail = sum(1 for r in results if not r[0])
+    summ = [m for m in (UTEST_SUMMARY_RE.search(l) for l in top) if m]
+    if not summ:
+        problems.append("no 'utest: P passed, F failed' line")
+    elif (int(summ[-1].group(1)), int(summ[-1].group(2))) != (len(results) - n_fail, n_fail):
+        problems.append("utest summary disagrees with the KTAP results")
+    free = [m for m in (FREE_RE.search(l) for l in top) if m]
+    if not free:
+        problems.append("no free-memory line from tinit")
+    elif free[-1].group(1) != free[-1].group(2):
+        problems.append(f"memory leaked: {free[-1].group(1)} KiB free at start, "
+                        f"{free[-1].group(2)} KiB at end")
+    off = [m for m in (POWEROFF_RE.search(l) for l in lines) if m]
+    if not run.timed_out and not faults:
+        if not off:
+            problems.append(f"QEMU exited (code {run.exit_code}) without 'concerto: power off'")
+        elif run.exit_code != (int(off[-1].group(1)) << 1) | 1:
+            problems.append(f"power-off status {off[-1].group(1)} but QEMU exit code {run.exit_code}")
+    if faults:
+        problems = [p for p in problems if p.startswith(("kernel reported", "timed out"))]
+    cases = [Case(f"{cfg.name}/boot", not problems, "; ".join(problems))]
+    # A failed program's detail: its own nested diagnostics, from the full log.
+    for ok, num, name, directive in results:
+        detail = []
+        if not ok:
+            inside = False
+            for l in lines:
+                if l.strip() == f"# {name}" and l.startswith(" "):
+                    inside = True
+                    continue
+                if inside and not l.startswith(" "):
+                    break
+                if inside and (l.strip().startswith("# ") or l.strip().startswith("not ok")):
+                    detail.append(l.strip())
+            detail = detail[:30]
+        reason = "" if ok else ("not ok " + directive).strip()
+        cases.append(Case(f"{cfg.name}/{name}", ok, reason, detail))
+    return cases
+
+
+# Evaluators per suite: rows of MATRIX name one of these.
 SUITES = {
+    "user": judge_user_boot,
     "ktest": judge_ktest_boot,
     "boot": judge_ktest_boot,
     "fault": judge_fault_boot,
@@ -516,6 +591,10 @@ def main():
     args = ap.parse_args()
 
     configs = [Config(*row) for row in MATRIX]
+    missing = {c.initrd for c in configs if c.initrd and
+               not os.path.isfile(os.path.join(os.path.dirname(args.kernel), c.initrd))}
+    if missing and not args.list:
+        print("missing " + ", ".join(sorted(missing)) + " (run make user first)", file=sys.stderr)
     configs = select(configs, args.patterns)
 
     if args.list:

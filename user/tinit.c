@@ -33,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -222,6 +223,16 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 	return 0;
 }
 
+/* Free memory in KiB (sysinfo), -1 if unknown.  Concerto drains its caches
+ * for sysinfo, so the value returns exactly when nothing leaked. */
+static long long free_kib(void)
+{
+	struct sysinfo si;
+	if (sysinfo(&si) != 0)
+		return -1;
+	return (long long)si.freeram * (si.mem_unit ? si.mem_unit : 1) / 1024;
+}
+
 extern char **environ;
 
 int main(int argc, char **argv)
@@ -283,9 +294,14 @@ int main(int argc, char **argv)
 	out("# tinit: %d test programs from %s, timeout %u s\n", ntests, dir, timeout_s);
 	out("1..%d\n", ntests);
 	int passed = 0, failed = 0;
+	long long free_start = free_kib(), free_prev = free_start;
 	for (int i = 0; i < ntests; i++) {
 		char reason[256];
 		int bad = run_one(dir, names[i], timeout_s, envp, reason, sizeof reason);
+		long long f = free_kib();
+		if (f >= 0 && free_prev >= 0 && f != free_prev)
+			out("# tinit: free memory %+lld KiB after %s\n", f - free_prev, names[i]);
+		free_prev = f;
 		if (bad) {
 			out("not ok %d %s # %s\n", i + 1, names[i], reason);
 			failed++;
@@ -296,6 +312,7 @@ int main(int argc, char **argv)
 	}
 	if (orphans_reaped)
 		out("# tinit: reaped %ld orphans\n", orphans_reaped);
+	out("# tinit: free memory %lld KiB at start, %lld KiB at end\n", free_start, free_prev);
 	out("utest: %d passed, %d failed\n", passed, failed);
 
 	int status = failed == 0 && passed > 0 ? 0 : 1;

@@ -20,11 +20,19 @@ USER_TESTS     := $(patsubst user/tests/%.c,%,$(USER_TEST_SRCS))
 USER_TEST_BIN  := $(addprefix $(USER_OUT)/tests/,$(USER_TESTS))
 USER_BIN       := $(USER_OUT)/tinit $(USER_TEST_BIN)
 USER_INITRAMFS := build/initramfs-test.cpio
+
+# Benchmarks (make bench): user/bench/*.c; exit0 is a helper, not in the list.
+USER_BENCH_SRCS := $(sort $(wildcard user/bench/*.c))
+USER_BENCH_BIN  := $(patsubst user/bench/%.c,$(USER_OUT)/bench/%,$(USER_BENCH_SRCS))
+USER_BENCH_LIST := $(filter-out exit0,$(patsubst user/bench/%.c,%,$(USER_BENCH_SRCS)))
+USER_BENCH_INITRAMFS := build/initramfs-bench.cpio
 USER_UQ        := $(if $(V),,@)
 
-.PHONY: user user-test user-clean
+.PHONY: user user-test user-clean user-bench
 
 user: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_INITRAMFS)
+
+user-bench: $(USER_BENCH_INITRAMFS)
 
 user-test: user
 	$(USER_PYTHON) tools/hosttest.py
@@ -83,6 +91,23 @@ $(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_OUT)/
 $(USER_INITRAMFS): $(USER_OUT)/initramfs-test.spec tools/mkinitramfs.py
 	@echo "  CPIO    $@"
 	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py -o $@ $<
+
+$(USER_OUT)/bench/%: user/bench/%.c user/bench/benchlib.h
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  MUSLCC  $<")
+	$(USER_UQ)$(USER_CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $<
+
+$(USER_OUT)/bench/LIST: $(USER_BENCH_SRCS) user/user.mk
+	@mkdir -p $(dir $@)
+	$(USER_UQ)printf '%s\n' $(USER_BENCH_LIST) > $@
+
+# Bench initramfs: /init = tinit, /tests = the benchmarks (no busybox), so
+# the same archive boots Concerto and Linux.
+$(USER_BENCH_INITRAMFS): $(USER_OUT)/tinit $(USER_BENCH_BIN) $(USER_OUT)/bench/LIST tools/mkinitramfs.py
+	@echo "  CPIO    $@"
+	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py --test-spec \
+		--tinit $(USER_OUT)/tinit --tests $(USER_OUT)/bench > $(USER_OUT)/initramfs-bench.spec
+	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py -o $@ $(USER_OUT)/initramfs-bench.spec
 
 .SECONDARY: $(USER_LIB_OBJS) $(USER_TEST_BIN:=.o) $(USER_OUT)/tinit.o
 
