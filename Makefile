@@ -56,6 +56,7 @@ KERN_OBJS := \
 	kern/main.o \
 	kern/printf.o \
 	kern/string.o \
+	kern/sbuf.o \
 	kern/panic.o \
 	kern/ksyms.o \
 	kern/lock.o \

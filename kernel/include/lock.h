@@ -160,6 +160,9 @@ bool lockstat_set(bool on);           /* returns false if unavailable in this mo
 bool lockstat_enabled(void);
 void lockstat_reset(void);
 void lockstat_print(void);
+struct sbuf;
+void lockstat_format(struct sbuf *sb);      /* /proc/lockstat (raw, for the lockstat command) */
+int lockstat_command(const char *cmd);      /* "on", "off", "reset"; 0 or -errno */
 void lockstat_class_totals(int lclass, uint64_t *acq, uint64_t *miss, uint64_t *hold,
 			   uint64_t *wait);
 

@@ -56,6 +56,8 @@ struct sched_cpu_stats {
 };
 void sched_cpu_stats(int cpu, struct sched_cpu_stats *out);
 void sched_stats_print(void);
+struct sbuf;
+void sched_stats_format(struct sbuf *sb);   /* /proc/sched */
 int sched_runnable(int cpu);           /* local queue length + running */
 
 #endif

@@ -213,3 +213,62 @@ KTEST(ksyms_symbolize_kernel_functions)
 	KT_EXPECT_EQ(off, 5);
 	KT_EXPECT(ksym_lookup(0x1000, &off) == NULL);
 }
+
+/* ---- generated text: sbuf, /proc/lockstat and /proc/sched formats ---- */
+
+#include "sbuf.h"
+#include "lock.h"
+#include "sched.h"
+
+static bool has_line_starting(const struct sbuf *sb, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (size_t i = 0; i + n <= sb->len; i++)
+		if ((i == 0 || sb->buf[i - 1] == '\n') && !memcmp(sb->buf + i, prefix, n))
+			return true;
+	return false;
+}
+
+KTEST(sbuf_grows_past_its_first_allocation)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	for (int i = 0; i < 1000; i++)
+		sbuf_printf(&sb, "line %04d\n", i);
+	KT_EXPECT(!sb.overflow);
+	KT_EXPECT_EQ(sb.len, 10000);
+	KT_EXPECT(sb.cap > sb.len);
+	KT_EXPECT(!memcmp(sb.buf + 9990, "line 0999\n", 10));
+	sbuf_free(&sb);
+	KT_EXPECT(sb.buf == NULL);
+}
+
+static struct simple_lock fmt_test_lock = SIMPLE_LOCK_INIT(LC_TEST_A);
+
+KTEST(lockstat_and_sched_formats_parse)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	lockstat_format(&sb);
+	KT_EXPECT(has_line_starting(&sb, "# concerto lockstat 1\n"));
+	KT_EXPECT(has_line_starting(&sb, "mode "));
+	KT_EXPECT(has_line_starting(&sb, "cpu 0 ticks "));
+	sbuf_free(&sb);
+	bool was_on = lockstat_enabled();
+	if (lockstat_set(true)) {          /* modes 2 to 4 */
+		simple_lock(&fmt_test_lock);
+		simple_unlock(&fmt_test_lock);
+		lockstat_format(&sb);
+		KT_EXPECT(has_line_starting(&sb, "class test_a "));
+		KT_EXPECT(has_line_starting(&sb, "enabled 1"));
+		sbuf_free(&sb);
+		KT_EXPECT_EQ(lockstat_command(was_on ? "on" : "off"), 0);
+	} else {
+		KT_EXPECT(lockstat_command("on") < 0);
+	}
+	KT_EXPECT(lockstat_command("bogus") < 0);
+	sched_stats_format(&sb);
+	KT_EXPECT(has_line_starting(&sb, "cpu switches "));
+	KT_EXPECT(has_line_starting(&sb, "0 "));
+	sbuf_free(&sb);
+}

@@ -8,10 +8,14 @@
  * mode 4 the checking primitives record them when lockstat_on is set.
  */
 #include "kernel.h"
+#include "errno.h"
 #include "atomic.h"
 #include "cpu.h"
 #include "lock.h"
 #include "lockpriv.h"
+#include "apic.h"
+#include "sbuf.h"
+#include "sched.h"
 #include "smp.h"
 #include "x86.h"
 
@@ -237,4 +241,47 @@ void lockstat_class_totals(int k, uint64_t *acq, uint64_t *miss, uint64_t *hold,
 		*hold += stats[c][k].hold_total;
 		*wait += stats[c][k].wait_total;
 	}
+}
+
+/*
+ * The raw statistics for /proc/lockstat, for the lockstat command to take
+ * differences of: a header, each CPU's clock ticks (the time base: TSCs of
+ * different CPUs are not comparable), then one line per class and CPU with
+ * any acquisition.  Times in TSC cycles.  Fuzzy while locks are in use.
+ */
+void lockstat_format(struct sbuf *sb)
+{
+	sbuf_printf(sb, "# concerto lockstat 1\nmode %d\nenabled %d\ntsc_hz %lu\nhz %d\n",
+		    lock_mode, lockstat_on ? 1 : 0, tsc_hz, HZ);
+	for (int c = 0; c < ncpu; c++) {
+		struct sched_cpu_stats st;
+		sched_cpu_stats(c, &st);
+		sbuf_printf(sb, "cpu %d ticks %lu\n", c, st.ticks);
+	}
+	sbuf_printf(sb, "# class cpu acquired missed spins sleeps wait_total wait_max "
+		    "hold_total hold_max\n");
+	for (int k = 1; k < LC_COUNT; k++)
+		for (int c = 0; c < ncpu; c++) {
+			struct lockstat_entry *e = &stats[c][k];
+			if (!e->acquisitions && !e->sleeps)
+				continue;
+			sbuf_printf(sb, "class %s %d %lu %lu %lu %lu %lu %lu %lu %lu\n",
+				    lock_classes[k].name, c, e->acquisitions, e->misses, e->spins,
+				    e->sleeps, e->wait_total, e->wait_max, e->hold_total,
+				    e->hold_max);
+		}
+}
+
+/* A command written to /proc/lockstat: "on", "off" or "reset". */
+int lockstat_command(const char *cmd)
+{
+	if (!strcmp(cmd, "reset")) {
+		lockstat_reset();
+		return 0;
+	}
+	if (!strcmp(cmd, "on") || !strcmp(cmd, "1"))
+		return lockstat_set(true) ? 0 : -EOPNOTSUPP;
+	if (!strcmp(cmd, "off") || !strcmp(cmd, "0"))
+		return lockstat_set(false) ? 0 : -EOPNOTSUPP;
+	return -EINVAL;
 }

@@ -36,6 +36,7 @@
 #include "lockpriv.h"
 #include "pmap.h"
 #include "sched.h"
+#include "sbuf.h"
 #include "timekeep.h"
 #include "smp.h"
 #include "thread.h"
@@ -977,5 +978,23 @@ void sched_stats_print(void)
 			st.migrations, st.steals, st.preemptions,
 			st.ticks ? st.idle_ticks * 100 / st.ticks : 0, l, d, cpus[i].ipi_sent,
 			cpus[i].ipi_recv, scpu[i].rq.nr);
+	}
+}
+
+/* /proc/sched: one line per CPU, the figures of sched_stats_print. */
+void sched_stats_format(struct sbuf *sb)
+{
+	sbuf_printf(sb, "cpu switches migrations steals preemptions idle_ticks ticks load desired "
+		    "wakeups remote_wakeups resched_ipis ipi_sent ipi_recv queued\n");
+	for (int i = 0; i < ncpu; i++) {
+		struct sched_cpu_stats st;
+		sched_cpu_stats(i, &st);
+		char l[16], d[16];
+		fixed2(st.load_fp, l, sizeof(l));
+		fixed2(st.desired_fp, d, sizeof(d));
+		sbuf_printf(sb, "%d %lu %lu %lu %lu %lu %lu %s %s %lu %lu %lu %lu %lu %d\n", i,
+			    st.switches, st.migrations, st.steals, st.preemptions, st.idle_ticks,
+			    st.ticks, l, d, st.wakeups, st.remote_wakeups, st.resched_ipis,
+			    cpus[i].ipi_sent, cpus[i].ipi_recv, scpu[i].rq.nr);
 	}
 }
