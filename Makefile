@@ -136,10 +136,10 @@ $(BUILD)/concerto: $(OBJS) kernel/arch/x86_64/kernel.ld tools/gensyms.py
 	$(Q)$(PYTHON) tools/gensyms.py --check $(BUILD)/concerto.pass1 $@
 
 # The default initramfs: busybox, its applet links, /init starting a shell.
-$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile
+$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile $(USER_TOOLS)
 	@mkdir -p $(BUILD)
 	@echo "  CPIO    $@"
-	$(Q)tools/mkrootfs.sh > $(BUILD)/initramfs.spec
+	$(Q)tools/mkrootfs.sh $(USER_TOOLS) > $(BUILD)/initramfs.spec
 	$(Q)$(PYTHON) tools/mkinitramfs.py -o $@ $(BUILD)/initramfs.spec
 
 INITRD ?= $(BUILD)/initramfs.cpio
@@ -156,11 +156,11 @@ deps:
 	@tools/deps.sh all
 
 # QEMU exits with (status << 1) | 1 through isa-debug-exit: 1 means status 0.
-run: run-deps all $(BUILD)/initramfs.cpio
+run: deps all $(BUILD)/initramfs.cpio
 	@echo "Concerto: $(SMP) CPUs, $(MEM). Leave QEMU with Ctrl-A then X (or type poweroff)."
 	$(QEMU) $(QEMU_ARGS); s=$$?; [ $$s -eq 0 ] || [ $$s -eq 1 ] || exit $$s
 
-qemu-gdb: run-deps all $(BUILD)/initramfs.cpio
+qemu-gdb: deps all $(BUILD)/initramfs.cpio
 	@echo "QEMU waits for gdb: gdb $(BUILD)/concerto -ex 'target remote localhost:1234'"
 	$(QEMU) $(QEMU_ARGS) -S -s
 

@@ -21,6 +21,10 @@ USER_TEST_BIN  := $(addprefix $(USER_OUT)/tests/,$(USER_TESTS))
 USER_BIN       := $(USER_OUT)/tinit $(USER_TEST_BIN)
 USER_INITRAMFS := build/initramfs-test.cpio
 
+# Tools that run in the guest (user/bin/*.c -> /bin of the default initramfs).
+USER_TOOL_SRCS := $(sort $(wildcard user/bin/*.c))
+USER_TOOLS     := $(patsubst user/bin/%.c,$(USER_OUT)/bin/%,$(USER_TOOL_SRCS))
+
 # Benchmarks (make bench): user/bench/*.c; exit0 is a helper, not in the list.
 USER_BENCH_SRCS := $(sort $(wildcard user/bench/*.c))
 USER_BENCH_BIN  := $(patsubst user/bench/%.c,$(USER_OUT)/bench/%,$(USER_BENCH_SRCS))
@@ -91,6 +95,11 @@ $(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_OUT)/
 $(USER_INITRAMFS): $(USER_OUT)/initramfs-test.spec tools/mkinitramfs.py
 	@echo "  CPIO    $@"
 	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py -o $@ $<
+
+$(USER_OUT)/bin/%: user/bin/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  MUSLCC  $<")
+	$(USER_UQ)$(USER_CC) $(USER_CFLAGS) $(USER_LDFLAGS) -o $@ $<
 
 $(USER_OUT)/bench/%: user/bench/%.c user/bench/benchlib.h
 	@mkdir -p $(dir $@)
