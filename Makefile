@@ -100,6 +100,7 @@ DEV_OBJS := \
 FS_OBJS := \
 	fs/initramfs.o \
 	fs/sys_file.o \
+	fs/procgen.o \
 	fs/initramfs_test.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))

@@ -45,6 +45,9 @@ extern int sched_steal_ticks;          /* a thread is stealable after this idle 
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
 extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
 
+#define FSHIFT          11     /* load averages are fixed point << FSHIFT */
+#define FSCALE          (1 << FSHIFT)
+
 struct sched_cpu_stats {
 	uint64_t switches, migrations, steals, preemptions, idle_ticks, ticks;
 	uint64_t wakeups, remote_wakeups, resched_ipis;

@@ -272,3 +272,27 @@ KTEST(lockstat_and_sched_formats_parse)
 	KT_EXPECT(has_line_starting(&sb, "0 "));
 	sbuf_free(&sb);
 }
+
+#include "procgen.h"
+
+KTEST(proc_text_files_have_linux_fields)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	procgen_cpuinfo(&sb);
+	KT_EXPECT(has_line_starting(&sb, "processor\t: 0\n"));
+	KT_EXPECT(has_line_starting(&sb, "flags\t\t: fpu"));
+	if (ncpu > 1)
+		KT_EXPECT(has_line_starting(&sb, "processor\t: 1\n"));
+	sbuf_free(&sb);
+	procgen_meminfo(&sb);
+	KT_EXPECT(has_line_starting(&sb, "MemTotal: "));
+	KT_EXPECT(has_line_starting(&sb, "MemFree: "));
+	sbuf_free(&sb);
+	procgen_loadavg(&sb, 1, 2, 3);
+	KT_EXPECT(sb.len > 10 && sb.buf[sb.len - 1] == '\n');
+	sbuf_free(&sb);
+	procgen_uptime(&sb);
+	KT_EXPECT(sb.len > 8 && sb.buf[sb.len - 1] == '\n');
+	sbuf_free(&sb);
+}

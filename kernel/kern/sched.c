@@ -46,8 +46,6 @@
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
 #define RR_QUANTUM      10     /* ticks: SCHED_RR slice (Linux: 100 ms) */
-#define FSHIFT          11     /* load averages are fixed point << FSHIFT */
-#define FSCALE          (1 << FSHIFT)
 #define EXP_5S          1677   /* FSCALE * exp(-1/5): one-second step of a 5 s average */
 #define BALANCE_MARGIN  (FSCALE / 2)
 
