@@ -11,6 +11,7 @@
 #include "kmem.h"
 #include "proc.h"
 #include "sched.h"
+#include "signal.h"
 #include "syscall.h"
 #include "thread.h"
 #include "trap.h"
@@ -67,9 +68,11 @@ SYSCALL(35, nanosleep)
 		return -EINVAL;
 	uint64_t ns = ts[0] * 1000000000UL + ts[1];
 	uint64_t t = (ns + 1000000000UL / HZ - 1) / (1000000000UL / HZ);
-	if (t)
-		sleep_ticks(t + 1);
-	return 0;
+	if (!t)
+		return 0;
+	/* Interruptible: EINTR and the time left in *rmtp (a1) when a handler
+	 * runs; continues through restart_syscall when none does. */
+	return signal_sleep_until(ticks + t + 1, a1);
 }
 
 SYSCALL(24, sched_yield)
