@@ -193,6 +193,14 @@ static void wake_thread_sig_locked(struct proc *p, struct thread *t)
 
 /* ---- sending ---- */
 
+#define RLIMIT_SIGPENDING 11
+
+static int sigqueue_max(struct proc *p)
+{
+	uint64_t lim = READ_ONCE(p->rlim_cur[RLIMIT_SIGPENDING]);
+	return lim < SIGQUEUE_MAX ? (int)lim : SIGQUEUE_MAX;
+}
+
 /*
  * Sends info->signo to p (t NULL) or to its thread t, p->sig.lock held.
  * q: a preallocated queue entry, consumed (set to NULL) if queued.
@@ -241,14 +249,14 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 			sigpend_append(sp, *q);
 			*q = NULL;
 		}
-	} else {
-		if (!*q || ss->nqueued >= SIGQUEUE_MAX)
-			return -EAGAIN;
+	} else if (*q && ss->nqueued < sigqueue_max(p)) {
 		(*q)->info = *info;
 		sigpend_append(sp, *q);
 		*q = NULL;
 		ss->nqueued++;
-	}
+	} else if (info->code != SI_USER) {
+		return -EAGAIN;                  /* queue full (sigqueue, kernel) */
+	}                                        /* kill: pending, its info lost (Linux) */
 	WRITE_ONCE(sp->set, sp->set | bit);
 
 	if (sig == SIGKILL)
