@@ -13,6 +13,7 @@
 #include "sched.h"
 #include "proc.h"
 #include "signal.h"
+#include "vm_map.h"
 
 static intr_handler_t handlers[256];
 
@@ -111,15 +112,24 @@ static void user_fault(struct trapframe *tf)
 	int sig = sigs[v] ? sigs[v] : SIGSEGV;
 	int code = codes[v] ? codes[v] : SI_KERNEL;
 	uint64_t addr = tf->rip;
-	if (v == 14) {
+	if (v == 14)
 		addr = read_cr2();
-		code = (tf->error & PF_PRESENT) ? SEGV_ACCERR : SEGV_MAPERR;
-	} else if (v == 13 || v == 12 || v == 11 || v == 10) {
+	else if (v == 13 || v == 12 || v == 11 || v == 10)
 		addr = 0;                       /* Linux: si_addr 0, SI_KERNEL */
-	}
 	if (!curproc())
 		panic("user-mode fault without a process");
 	sti();
+	if (v == 14) {
+		/* Linux: ACCERR if a mapping holds the address, else MAPERR. */
+		struct vm_map *map = curproc()->map;
+		bool mapped = tf->error & PF_PRESENT;
+		if (!mapped && map && addr < USER_TOP) {
+			lock_read(&map->lock);
+			mapped = vm_map_lookup_locked(map, addr) != NULL;
+			lock_done(&map->lock);
+		}
+		code = mapped ? SEGV_ACCERR : SEGV_MAPERR;
+	}
 	signal_fault(tf, sig, code, addr);
 	cli();
 }
