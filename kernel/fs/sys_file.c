@@ -91,14 +91,17 @@ static void echo(const char *s, size_t n)
 	console_write_raw(s, n);
 }
 
-/* Reads keys until a line is complete; returns its length (0: ^D on empty). */
-static size_t read_line(char *buf, size_t cap)
+/* Reads keys until a line is complete; returns its length (0: ^D on empty),
+ * or -ERESTARTSYS if a signal comes first (the keys read so far are
+ * dropped; signal_deliver makes it EINTR or a restart, per SA_RESTART). */
+static ssize_t read_line(char *buf, size_t cap)
 {
 	size_t n = 0;
 	for (;;) {
 		int c = uart_getc();
 		if (c < 0) {
-			sleep_ticks(1);
+			if (sleep_ticks_intr(1) < 0)
+				return -ERESTARTSYS;
 			continue;
 		}
 		if (c == '\r' || c == '\n') {
@@ -141,7 +144,9 @@ static ssize_t console_read(char *ubuf, size_t n)
 	if (line_off == line_len) {
 		simple_unlock(&console_in_lock);
 		char tmp[sizeof(line)];
-		size_t len = read_line(tmp, sizeof(tmp));
+		ssize_t len = read_line(tmp, sizeof(tmp));
+		if (len < 0)
+			return len;
 		simple_lock(&console_in_lock);
 		if (line_off == line_len) {
 			memcpy(line, tmp, len);

@@ -25,6 +25,7 @@
 	X(LC_FS_TREE,      "fs_tree",       28, IPL_NONE, COMPLEX, "the in-memory file tree (initramfs, later tmpfs): directory entries and node fields (read: lookup, read; write: load, changes)") \
 	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process)") \
+	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \

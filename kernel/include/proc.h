@@ -21,10 +21,10 @@
 
 #include "types.h"
 #include "lock.h"
+#include "signal.h"
 
 #define NOFILE 64
 #define PROC_NAME 16
-#define NSIG 64
 
 struct vm_map;
 struct inode;
@@ -41,10 +41,6 @@ struct file {
 	int flags;                  /* (f) O_* status flags */
 	struct inode *ip;           /* [I] FT_INODE */
 	uint64_t off;               /* (f) */
-};
-
-struct k_sigaction {
-	uint64_t handler, flags, restorer, mask;
 };
 
 struct proc {
@@ -64,8 +60,7 @@ struct proc {
 	char name[PROC_NAME];           /* (p) */
 	struct file *files[NOFILE];     /* (p) */
 	uint8_t cloexec[NOFILE];        /* (p) */
-	struct k_sigaction sigact[NSIG + 1];  /* (p) stored; delivery comes with G1 */
-	uint64_t sigmask;               /* (p) */
+	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
 	int umask;                      /* (p) */
 	uint64_t start_ticks;           /* [I] */
 	uint64_t rlim_cur[16], rlim_max[16];  /* (p) */

@@ -9,6 +9,8 @@
 #define CONCERTO_SIGNAL_H
 
 #include "types.h"
+#include "lock.h"
+#include "waitq.h"
 
 #define SIGHUP 1
 #define SIGINT 2
@@ -32,7 +34,56 @@
 #define SIGTTIN 21
 #define SIGTTOU 22
 #define SIGXCPU 24
+#define SIGSTKFLT 16
+#define SIGURG 23
+#define SIGXFSZ 25
+#define SIGVTALRM 26
+#define SIGPROF 27
+#define SIGWINCH 28
+#define SIGIO 29
+#define SIGPWR 30
 #define SIGSYS 31
+#define SIGRTMIN 32
+#define NSIG 64
+
+#define SIGBIT(s) (1UL << ((s) - 1))
+/* Never blocked, caught or ignored. */
+#define SIG_UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
+#define SIG_STOPSET (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+/* Delivered first (Linux: synchronous signals before the others). */
+#define SIG_SYNCSET (SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGILL) | \
+		     SIGBIT(SIGTRAP) | SIGBIT(SIGFPE) | SIGBIT(SIGSYS))
+
+/* sigaction */
+#define SIG_DFL 0UL
+#define SIG_IGN 1UL
+#define SA_NOCLDSTOP 0x00000001UL
+#define SA_NOCLDWAIT 0x00000002UL
+#define SA_SIGINFO   0x00000004UL
+#define SA_RESTORER  0x04000000UL
+#define SA_ONSTACK   0x08000000UL
+#define SA_RESTART   0x10000000UL
+#define SA_NODEFER   0x40000000UL
+#define SA_RESETHAND 0x80000000UL
+
+/* sigaltstack */
+#define SS_ONSTACK 1
+#define SS_DISABLE 2
+#define SS_AUTODISARM (1U << 31)
+#define MINSIGSTKSZ 2048
+
+/* si_code values (negative: sent by a user process). */
+#define SI_USER 0
+#define SI_KERNEL 0x80
+#define SI_QUEUE (-1)
+#define SI_TIMER (-2)
+#define SI_TKILL (-6)
+#define SEGV_MAPERR 1
+#define SEGV_ACCERR 2
+#define BUS_ADRERR 2
+#define ILL_ILLOPN 2
+#define FPE_INTDIV 1
+#define TRAP_BRKPT 1
 
 /* si_code values for SIGCHLD. */
 #define CLD_EXITED 1
@@ -45,6 +96,93 @@
 struct proc;
 struct thread;
 struct trapframe;
+
+/*
+ * Kernel-internal results of interrupted system calls (never seen by user
+ * space; Linux's values).  signal_deliver turns them into EINTR or a
+ * restart of the call:
+ *   ERESTARTSYS            restart if no handler runs or it has SA_RESTART
+ *   ERESTARTNOINTR         always restart
+ *   ERESTARTNOHAND         restart only if no handler runs (sigsuspend, pause)
+ *   ERESTART_RESTARTBLOCK  no handler: continue with restart_syscall(219)
+ * An interruptible sleep returns -EINTR (waitq.h) and marks the thread so
+ * that an -EINTR result of the call is treated as ERESTARTSYS.
+ */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+/* Linux's struct sigaction as rt_sigaction passes it. */
+struct k_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+/* siginfo as kept by the kernel: Linux's first 48 bytes (the rest of the
+ * 128-byte siginfo_t is zero).  The union at byte 16 holds pid/uid/value
+ * (kill, sigqueue), pid/uid/status (SIGCHLD) or addr (faults). */
+struct ksiginfo {
+	int32_t signo, err, code, pad;
+	union {
+		struct { int32_t pid, uid; uint64_t value; } kill;
+		struct { int32_t pid, uid, status, pad; } chld;
+		struct { uint64_t addr; } fault;
+		uint64_t raw[4];
+	} u;
+};
+
+/* A queued signal (kmalloc'ed): standard signals have at most one entry
+ * (not queued twice); real-time signals one per send, in order. */
+struct sigq {
+	struct sigq *next;
+	struct ksiginfo info;
+};
+
+/* A set of pending signals: the bits, and the queued infos in send order. */
+struct sigpend {
+	uint64_t set;
+	struct sigq *head, **tailp;
+};
+
+/*
+ * Per-process signal state, embedded in struct proc (p->sig).
+ *
+ * Lock key: (s) p->sig.lock (class proc_sig, taken with interrupts disabled:
+ * disable_lock), which also guards the (s) fields of every thread's
+ * struct sigthread.  [a] read without the lock by the owning thread's fast
+ * paths (written under the lock).
+ */
+#define SIGQUEUE_MAX 1024   /* queued real-time signals per process (RLIMIT_SIGPENDING) */
+struct sigstate {
+	struct simple_lock lock;
+	struct k_sigaction act[NSIG + 1];   /* (s) */
+	struct sigpend pending;             /* (s)[a set] shared by the threads */
+	int nqueued;                        /* (s) real-time entries queued */
+	int stopped;                        /* (s)[a] stopped by this signal (0: running) */
+	bool notify_stop, notify_cont;      /* (s) parent not yet told (proc_stopped/continued) */
+	bool dead;                          /* (s) exiting: no more sends, no thread to wake */
+	struct waitq stop_wq;               /* threads parked while stopped */
+};
+
+/*
+ * Per-thread signal state, embedded in struct thread (t->sig).
+ * Key: (s) the process's p->sig.lock; (o) only the thread itself;
+ * (t) t->lock.
+ */
+struct sigthread {
+	uint64_t blocked;                   /* (s)[a] written by the thread itself only */
+	struct sigpend pending;             /* (s)[a set] for this thread (faults, tkill) */
+	uint64_t saved_mask;                /* (o) mask to restore (sigsuspend) */
+	bool restore_mask;                  /* (o) */
+	bool intr_restart;                  /* (o) an interruptible sleep returned EINTR */
+	bool intr_sleep;                    /* (t) in an interruptible sleep: senders wake it */
+	uint64_t ss_sp, ss_size;            /* (o) sigaltstack */
+	uint32_t ss_flags;                  /* (o) SS_DISABLE, SS_AUTODISARM */
+	int fault_vector;                   /* (o) last fault, for the kill message */
+	uint64_t fault_rip, fault_addr, fault_err;   /* (o) */
+	uint64_t restart_deadline;          /* (o) restart_syscall: nanosleep's end (ticks) */
+	uint64_t restart_rmtp;              /* (o) its remainder pointer */
+};
 
 /*
  * Sends sig (1..64) to process p: queued on the process, delivered to one
@@ -73,7 +211,37 @@ void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr);
 
 /* fork: the child inherits actions and mask, no pending signals. */
 void signal_fork(struct proc *child, struct proc *parent);
-/* exec: handled signals go back to default; ignored stay ignored; the mask stays. */
+/* exec: handled signals go back to default; ignored stay ignored; the mask
+ * stays; the alternate stack is disabled. */
 void signal_exec(struct proc *p);
+
+/* Set-up of a new process's signal state (lock, empty queues): called by
+ * proc_alloc, or by signal_fork / the first process before any use. */
+void signal_init_proc(struct proc *p);
+/* Called by proc_exit (current process) before its thread exits: senders
+ * stop touching its threads; queued signals are freed.  No lock held. */
+void signal_exit(struct proc *p);
+
+/*
+ * SIGCHLD policy for exit (process engineer): true when parent has SIGCHLD
+ * set to SIG_IGN or SA_NOCLDWAIT.  Linux then reaps an exiting child at once
+ * (no zombie) and a wait4 waiting for it gets ECHILD once all are gone.
+ * Note: signal_send_proc(parent, SIGCHLD, CLD_STOPPED or CLD_CONTINUED, ...)
+ * is dropped when the parent's action has SA_NOCLDSTOP, and any SIGCHLD is
+ * dropped when it is ignored; callers need not check.
+ */
+bool signal_child_autoreap(struct proc *parent);
+
+/* Send to a thread of p (tkill, tgkill): t must belong to p. */
+int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid);
+
+/* nanosleep's interruptible sleep until global tick `deadline`: 0, or
+ * -ERESTART_RESTARTBLOCK (EINTR for the user if a handler runs; restarts
+ * through restart_syscall otherwise) after writing the time left to rmtp
+ * (-EFAULT if that fails). */
+int signal_sleep_until(uint64_t deadline, uint64_t rmtp);
+
+/* Wake t if it is in an interruptible sleep (t->lock held): waitq.c. */
+void signal_wakeup_locked(struct thread *t);
 
 #endif

@@ -14,6 +14,7 @@
 #include "types.h"
 #include "lock.h"
 #include "cpu.h"
+#include "signal.h"
 
 enum thread_state {
 	TS_EMBRYO,      /* being created */
@@ -78,6 +79,7 @@ struct thread {
 	struct pmap *pmap;           /* (o) address space to load when it runs */
 	uint64_t fs_base;            /* (o) user FS base (arch_prctl) */
 	uint64_t clear_child_tid;    /* (o) set_tid_address */
+	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
 
 	/* Blocked on a complex lock (lock.c). */
 	void *cl_wait;               /* (sleepq lock) the lock waited for */

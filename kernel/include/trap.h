@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct trapframe) == 22 * 8, "thread_utf() assumes this si
 
 void trap(struct trapframe *tf);
 void trapframe_print(const struct trapframe *tf);
+const char *trap_name(int vector);   /* "page fault", ... */
 
 /* An interrupt handler for a vector (>= 32).  Called with interrupts off. */
 typedef void (*intr_handler_t)(struct trapframe *tf);

@@ -33,11 +33,16 @@ void waitq_init(struct waitq *wq);
 void waitq_sleep_locked(struct waitq *wq);
 /* As above with a deadline in ticks; returns 0 if woken, -ETIMEDOUT. */
 int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t ticks);
-/* Interruptible sleep: returns 0 when woken, -EINTR when a signal is pending
- * for the current thread (signal.h).  Same locking as waitq_sleep_locked. */
+/*
+ * Interruptible sleep: returns 0 when woken, -EINTR when a signal is pending
+ * for the current thread (signal.h) or arrives while it sleeps (the sender
+ * wakes it).  Same locking as waitq_sleep_locked.  The system call should
+ * return -EINTR as is: signal_deliver then restarts it if the signal's
+ * handler has SA_RESTART or no handler runs (the thread is marked).
+ */
 int waitq_sleep_intr_locked(struct waitq *wq);
-/* Both: 0 woken, -ETIMEDOUT after n ticks, -EINTR for a signal. */
-int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n);
+/* Both: 0 woken, -ETIMEDOUT, -EINTR (not restarted: the caller decides). */
+int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t ticks);
 int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
 int waitq_wakeup_all_locked(struct waitq *wq);
 /* Wake one given listed thread / the readers ahead of the first writer (lock.c). */
@@ -48,5 +53,7 @@ int waitq_wakeup_all(struct waitq *wq);
 
 /* Sleep the current thread for n clock ticks. */
 void sleep_ticks(uint64_t n);
+/* ... interruptibly: 0 after n ticks, -EINTR if a signal came first. */
+int sleep_ticks_intr(uint64_t n);
 
 #endif

@@ -140,6 +140,7 @@ static struct proc *proc_alloc(void)
 	p->start_ticks = ticks;
 	for (int i = 0; i < 16; i++)
 		p->rlim_cur[i] = p->rlim_max[i] = ~0UL;
+	signal_init_proc(p);
 	int pid = pid_alloc(p);
 	if (pid < 0) {
 		kfree(p);
@@ -268,7 +269,6 @@ int proc_fork(struct trapframe *tf, uint64_t child_stack)
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
 	simple_unlock(&parent->lock);
-	signal_fork(p, parent);
 
 	struct thread *pt = curthread();
 	fxsave(t->fpu);                   /* the parent's registers, as they are now */
@@ -280,6 +280,7 @@ int proc_fork(struct trapframe *tf, uint64_t child_stack)
 	t->nice = pt->nice;
 	t->affinity = pt->affinity;
 	p->thread = t;
+	signal_fork(p, parent);           /* after p->thread: it copies the mask */
 	struct trapframe *ctf = thread_utf(t);
 	*ctf = *tf;
 	ctf->rax = 0;                     /* the child sees 0 */
@@ -306,6 +307,7 @@ __noreturn void proc_exit(int status)
 	struct proc *p = curproc();
 	struct thread *t = curthread();
 	KASSERT(p != NULL);
+	signal_exit(p);                   /* no more signals to its threads */
 
 	simple_lock(&p->lock);
 	struct file *files[NOFILE];

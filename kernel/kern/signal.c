@@ -1,14 +1,35 @@
 /*
- * Signals (G1): actions and masks are kept; delivery is still to come
- * (the functions of signal.h are stubs until then).
+ * Signals (G1): Linux semantics and the Linux x86_64 signal frame.
+ *
+ * State: per process (p->sig, struct sigstate): actions, the shared pending
+ * set and its queue, the stop state; per thread (t->sig, struct sigthread):
+ * the blocked mask, the thread's own pending set (faults, tkill), the
+ * alternate stack, the interruptible-sleep flag.  One lock, p->sig.lock
+ * (class proc_sig, rank 34, taken with interrupts disabled), guards all of
+ * it, as Linux's siglock does.  The owning thread reads its mask and the
+ * pending bits without the lock on its fast paths (signal_pending and the
+ * start of signal_deliver); senders write them under the lock.
+ *
+ * Sending (signal_send_proc, kill, ...): under the lock, the stop/continue
+ * side effects are applied at once (SIGCONT discards pending stops and
+ * resumes a stopped process; a stop discards pending SIGCONT), an ignored
+ * signal is dropped, a standard signal already pending is not queued again,
+ * a real-time one is queued with its siginfo (bounded: EAGAIN).  Then a
+ * thread that does not block the signal is woken if it is in an
+ * interruptible sleep (signal_wakeup_locked, under its thread lock: see
+ * waitq.c for why no wakeup is lost).
+ *
+ * Delivery (signal_deliver, on every return to user mode): the default
+ * action, or a handler frame on the user stack (rt_sigframe, exactly
+ * Linux's layout), and the restart or EINTR of an interrupted system call.
+ *
+ * Stop: the thread that takes a stop action parks on p->sig.stop_wq until
+ * SIGCONT or SIGKILL; the parent is told (proc_stopped / proc_continued)
+ * by the stopped process itself with no lock held.
  */
 #include "kernel.h"
-#include "atomic.h"
-#include "apic.h"
 #include "cpu.h"
 #include "errno.h"
-#include "boot.h"
-#include "initramfs.h"
 #include "kmem.h"
 #include "proc.h"
 #include "signal.h"
@@ -16,89 +37,1171 @@
 #include "syscall.h"
 #include "thread.h"
 #include "trap.h"
-#include "uart.h"
 #include "usercopy.h"
-#include "vm_map.h"
 #include "waitq.h"
 #include "x86.h"
 
-/* ---- signals: actions and masks are kept (delivery: G1) ---- */
+#define VEC_SYSCALL 0x100
+#define NR_RESTART_SYSCALL 219
+#define RLIMIT_CORE 4
+
+/* ---- default actions ---- */
+
+enum { DEF_TERM, DEF_CORE, DEF_IGN, DEF_STOP, DEF_CONT };
+
+#define SIG_COREMASK (SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP) | SIGBIT(SIGABRT) | \
+		      SIGBIT(SIGBUS) | SIGBIT(SIGFPE) | SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | \
+		      SIGBIT(SIGXFSZ) | SIGBIT(SIGSYS))
+#define SIG_IGNMASK (SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH))
+
+static int sig_default(int sig)
+{
+	uint64_t b = SIGBIT(sig);
+	if (b & SIG_COREMASK)
+		return DEF_CORE;
+	if (b & SIG_IGNMASK)
+		return DEF_IGN;
+	if (b & SIG_STOPSET)
+		return DEF_STOP;
+	if (sig == SIGCONT)
+		return DEF_CONT;
+	return DEF_TERM;
+}
+
+static bool sig_valid(int sig)
+{
+	return sig >= 1 && sig <= NSIG;
+}
+
+/* The action ignores sig (the signal would have no effect if delivered). */
+static bool act_ignores(const struct k_sigaction *ka, int sig)
+{
+	if (SIGBIT(sig) & SIG_UNBLOCKABLE)
+		return false;
+	if (ka->handler == SIG_IGN)
+		return true;
+	return ka->handler == SIG_DFL && (sig_default(sig) == DEF_IGN || sig == SIGCONT);
+}
+
+/* ---- pending sets ---- */
+
+static void sigpend_append(struct sigpend *sp, struct sigq *q)
+{
+	q->next = NULL;
+	if (!sp->head)
+		sp->tailp = &sp->head;
+	*sp->tailp = q;
+	sp->tailp = &q->next;
+}
+
+/* Removes sig from sp; its first queued info goes to *info (a plain one if
+ * none was queued: a standard signal sent when no memory was free); the
+ * entry is chained on *freel.  Returns true if an entry was dequeued. */
+static bool sigpend_take(struct sigpend *sp, int sig, struct ksiginfo *info, struct sigq **freel)
+{
+	bool found = false, more = false;
+	struct sigq *last = NULL;
+	for (struct sigq **pp = &sp->head; *pp;) {
+		struct sigq *q = *pp;
+		if (q->info.signo == sig && !found) {
+			found = true;
+			*info = q->info;
+			*pp = q->next;
+			q->next = *freel;
+			*freel = q;
+			continue;
+		}
+		if (q->info.signo == sig)
+			more = true;            /* another real-time instance stays */
+		last = q;
+		pp = &q->next;
+	}
+	sp->tailp = last ? &last->next : &sp->head;
+	if (!found) {
+		memset(info, 0, sizeof(*info));
+		info->signo = sig;
+		info->code = SI_KERNEL;
+	}
+	if (!more)
+		WRITE_ONCE(sp->set, sp->set & ~SIGBIT(sig));
+	return found;
+}
+
+/* Drops every signal of mask from sp (entries chained on *freel). */
+static int sigpend_flush(struct sigpend *sp, uint64_t mask, struct sigq **freel)
+{
+	int nrt = 0;
+	if (!(sp->set & mask))
+		return 0;
+	WRITE_ONCE(sp->set, sp->set & ~mask);
+	struct sigq **pp = &sp->head, *last = NULL;
+	while (*pp) {
+		struct sigq *q = *pp;
+		if (SIGBIT(q->info.signo) & mask) {
+			*pp = q->next;
+			if (q->info.signo >= SIGRTMIN)
+				nrt++;
+			q->next = *freel;
+			*freel = q;
+		} else {
+			last = q;
+			pp = &q->next;
+		}
+	}
+	sp->tailp = last ? &last->next : &sp->head;
+	return nrt;
+}
+
+static void sigq_free_list(struct sigq *q)
+{
+	while (q) {
+		struct sigq *n = q->next;
+		kfree(q);
+		q = n;
+	}
+}
+
+/* The process's threads.  One per process until P3 adds a list. */
+#define FOREACH_THREAD(p, t) for (struct thread *t = (p)->thread; t; t = NULL)
+
+static void flush_all_locked(struct proc *p, uint64_t mask, struct sigq **freel)
+{
+	p->sig.nqueued -= sigpend_flush(&p->sig.pending, mask, freel);
+	FOREACH_THREAD(p, t)
+		p->sig.nqueued -= sigpend_flush(&t->sig.pending, mask, freel);
+}
+
+/* ---- waking ---- */
+
+/* t->lock held: end t's interruptible sleep (waitq.c unlists it). */
+void signal_wakeup_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	if (t->state == TS_SLEEPING && t->sig.intr_sleep) {
+		t->wakeup_reason = EINTR;
+		sched_wakeup_locked(t);
+	}
+}
+
+static void wake_thread_sig_locked(struct proc *p, struct thread *t)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	simple_lock(&t->lock);
+	signal_wakeup_locked(t);
+	simple_unlock(&t->lock);
+}
+
+/* ---- sending ---- */
+
+#define RLIMIT_SIGPENDING 11
+
+static int sigqueue_max(struct proc *p)
+{
+	uint64_t lim = READ_ONCE(p->rlim_cur[RLIMIT_SIGPENDING]);
+	return lim < SIGQUEUE_MAX ? (int)lim : SIGQUEUE_MAX;
+}
+
+/*
+ * Sends info->signo to p (t NULL) or to its thread t, p->sig.lock held.
+ * q: a preallocated queue entry, consumed (set to NULL) if queued.
+ */
+static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *info,
+		       struct sigq **q, struct sigq **freel)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	int sig = info->signo;
+	uint64_t bit = SIGBIT(sig);
+	struct sigstate *ss = &p->sig;
+	if (ss->dead)
+		return 0;
+
+	/* Side effects at generation time (Linux prepare_signal). */
+	if (bit & SIG_STOPSET) {
+		flush_all_locked(p, SIGBIT(SIGCONT), freel);
+	} else if (sig == SIGCONT) {
+		flush_all_locked(p, SIG_STOPSET, freel);
+		if (ss->stopped) {
+			ss->stopped = 0;
+			ss->notify_stop = false;
+			ss->notify_cont = true;
+			waitq_wakeup_all(&ss->stop_wq);
+		}
+	} else if (sig == SIGKILL) {
+		ss->stopped = 0;
+		ss->notify_stop = false;
+	}
+
+	/* The thread that will take it. */
+	struct thread *target = t ? t : p->thread;
+	uint64_t blocked = target ? READ_ONCE(target->sig.blocked) : 0;
+
+	/* Ignored and not blocked: dropped (a blocked one stays pending, the
+	 * action may change before it is unblocked). */
+	if (!(blocked & bit) && act_ignores(&ss->act[sig], sig))
+		return 0;
+
+	struct sigpend *sp = t ? &t->sig.pending : &ss->pending;
+	if (sig < SIGRTMIN) {
+		if (sp->set & bit)
+			return 0;                /* standard signals are not queued */
+		if (*q) {
+			(*q)->info = *info;
+			sigpend_append(sp, *q);
+			*q = NULL;
+		}
+	} else if (*q && ss->nqueued < sigqueue_max(p)) {
+		(*q)->info = *info;
+		sigpend_append(sp, *q);
+		*q = NULL;
+		ss->nqueued++;
+	} else if (info->code != SI_USER) {
+		return -EAGAIN;                  /* queue full (sigqueue, kernel) */
+	}                                        /* kill: pending, its info lost (Linux) */
+	WRITE_ONCE(sp->set, sp->set | bit);
+
+	if (sig == SIGKILL)
+		waitq_wakeup_all(&ss->stop_wq);
+	if (target && (!(blocked & bit) || sig == SIGKILL))
+		wake_thread_sig_locked(p, target);
+	return 0;
+}
+
+/* Sends a signal with a full siginfo to p, or to its thread t. */
+static int send_info(struct proc *p, struct thread *t, const struct ksiginfo *info)
+{
+	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	int r = send_locked(p, t, info, &q, &freel);
+	unlock_enable(&p->sig.lock, s);
+	kfree(q);
+	sigq_free_list(freel);
+	return r;
+}
+
+int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
+{
+	if (sig == 0)
+		return 0;
+	if (!sig_valid(sig))
+		return -EINVAL;
+	struct ksiginfo info;
+	memset(&info, 0, sizeof(info));
+	info.signo = sig;
+	info.code = code;
+	if (sig == SIGCHLD && code >= CLD_EXITED && code <= CLD_CONTINUED) {
+		info.u.chld.pid = pid;
+		info.u.chld.status = status;
+		uint64_t s = disable_lock(&p->sig.lock);
+		struct k_sigaction *ka = &p->sig.act[SIGCHLD];
+		bool drop = (ka->flags & SA_NOCLDSTOP) &&
+			    (code == CLD_STOPPED || code == CLD_CONTINUED || code == CLD_TRAPPED);
+		unlock_enable(&p->sig.lock, s);
+		if (drop)
+			return 0;
+	} else {
+		info.u.kill.pid = pid;
+		info.u.kill.value = (uint64_t)status;
+	}
+	return send_info(p, NULL, &info);
+}
+
+/* The thread of p with id tid (tid == pid until P3 adds threads). */
+static struct thread *thread_of(struct proc *p, int tid)
+{
+	return tid == p->pid ? p->thread : NULL;
+}
+
+int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid)
+{
+	if (!sig_valid(sig))
+		return -EINVAL;
+	struct ksiginfo info;
+	memset(&info, 0, sizeof(info));
+	info.signo = sig;
+	info.code = code;
+	info.u.kill.pid = pid;
+	return send_info(p, t, &info);
+}
+
+bool signal_child_autoreap(struct proc *parent)
+{
+	uint64_t s = disable_lock(&parent->sig.lock);
+	struct k_sigaction *ka = &parent->sig.act[SIGCHLD];
+	bool r = ka->handler == SIG_IGN || (ka->flags & SA_NOCLDWAIT);
+	unlock_enable(&parent->sig.lock, s);
+	return r;
+}
+
+/* ---- kill, tkill, tgkill ---- */
+
+struct kill_arg {
+	int sig, sender, count, err;
+};
+
+static int kill_one(struct proc *p, void *arg)
+{
+	struct kill_arg *ka = arg;
+	ka->count++;
+	int r = ka->sig ? signal_send_proc(p, ka->sig, SI_USER, ka->sender, 0) : 0;
+	if (r < 0)
+		ka->err = r;
+	return 0;
+}
+
+SYSCALL(62, kill)
+{
+	int pid = (int)a0, sig = (int)a1;
+	if (sig < 0 || sig > NSIG)
+		return -EINVAL;
+	struct proc *me = curproc();
+	struct kill_arg ka = { sig, me->pid, 0, 0 };
+	if (pid > 0) {
+		struct proc *p = proc_lookup(pid);
+		if (!p)
+			return -ESRCH;
+		kill_one(p, &ka);
+		proc_unref(p);
+		return ka.err;
+	}
+	if (pid == (int)0x80000000)
+		return -ESRCH;
+	if (pid == -1)
+		proc_foreach_all(kill_one, &ka);
+	else
+		proc_foreach_pgrp(pid == 0 ? me->pgid : -pid, kill_one, &ka);
+	if (!ka.count)
+		return -ESRCH;
+	return ka.err;
+}
+
+static int do_tkill(int tgid, int tid, int sig)
+{
+	if (tid <= 0 || sig < 0 || sig > NSIG)
+		return -EINVAL;
+	struct proc *p = proc_lookup(tid);
+	if (!p)
+		return -ESRCH;
+	int r = 0;
+	struct thread *t = thread_of(p, tid);
+	if (!t || (tgid > 0 && p->pid != tgid))
+		r = -ESRCH;
+	else if (sig)
+		r = signal_send_thread(p, t, sig, SI_TKILL, curproc()->pid);
+	proc_unref(p);
+	return r;
+}
+
+SYSCALL(200, tkill) { return do_tkill(0, (int)a0, (int)a1); }
+
+SYSCALL(234, tgkill)
+{
+	if ((int)a0 <= 0)
+		return -EINVAL;
+	return do_tkill((int)a0, (int)a1, (int)a2);
+}
+
+SYSCALL(129, rt_sigqueueinfo)
+{
+	int pid = (int)a0, sig = (int)a1;
+	uint8_t buf[128];
+	if (copyin(buf, (void *)a2, sizeof(buf)) < 0)
+		return -EFAULT;
+	struct ksiginfo info;
+	memcpy(&info, buf, sizeof(info));
+	struct proc *me = curproc();
+	/* Only the kernel may claim a kernel (>= 0) or tkill code for others. */
+	if ((info.code >= 0 || info.code == SI_TKILL) && pid != me->pid)
+		return -EPERM;
+	if (sig < 0 || sig > NSIG)
+		return -EINVAL;
+	info.signo = sig;
+	info.err = 0;
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return -ESRCH;
+	int r = sig ? send_info(p, NULL, &info) : 0;
+	proc_unref(p);
+	return r;
+}
+
+/* ---- actions and masks ---- */
 
 SYSCALL(13, rt_sigaction)
 {
 	int sig = (int)a0;
-	if (sig < 1 || sig > NSIG || a3 != 8 || ((sig == 9 || sig == 19) && a1))
+	if (!sig_valid(sig) || a3 != 8 || ((SIGBIT(sig) & SIG_UNBLOCKABLE) && a1))
 		return -EINVAL;
 	struct proc *p = curproc();
 	struct k_sigaction nact, oact;
 	if (a1 && copyin(&nact, (void *)a1, sizeof(nact)) < 0)
 		return -EFAULT;
-	simple_lock(&p->lock);
-	oact = p->sigact[sig];
-	if (a1)
-		p->sigact[sig] = nact;
-	simple_unlock(&p->lock);
+	nact.mask &= ~SIG_UNBLOCKABLE;
+	struct sigq *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	oact = p->sig.act[sig];
+	if (a1) {
+		p->sig.act[sig] = nact;
+		/* POSIX: setting a pending signal to be ignored discards it. */
+		if (act_ignores(&nact, sig))
+			flush_all_locked(p, SIGBIT(sig), &freel);
+	}
+	unlock_enable(&p->sig.lock, s);
+	sigq_free_list(freel);
 	if (a2 && copyout((void *)a2, &oact, sizeof(oact)) < 0)
 		return -EFAULT;
 	return 0;
+}
+
+static void set_blocked(struct thread *t, uint64_t mask)
+{
+	struct proc *p = t->proc;
+	uint64_t s = disable_lock(&p->sig.lock);
+	WRITE_ONCE(t->sig.blocked, mask & ~SIG_UNBLOCKABLE);
+	unlock_enable(&p->sig.lock, s);
 }
 
 SYSCALL(14, rt_sigprocmask)
 {
 	if (a3 != 8)
 		return -EINVAL;
-	struct proc *p = curproc();
-	uint64_t set = 0, old = p->sigmask;
-	if (a1 && copyin(&set, (void *)a1, 8) < 0)
-		return -EFAULT;
+	struct thread *t = curthread();
+	uint64_t set = 0, old = t->sig.blocked;
 	if (a1) {
+		if (copyin(&set, (void *)a1, 8) < 0)
+			return -EFAULT;
+		uint64_t m;
 		if (a0 == 0)
-			p->sigmask |= set;
+			m = old | set;
 		else if (a0 == 1)
-			p->sigmask &= ~set;
+			m = old & ~set;
 		else if (a0 == 2)
-			p->sigmask = set;
+			m = set;
 		else
 			return -EINVAL;
-		p->sigmask &= ~((1UL << 8) | (1UL << 18));   /* SIGKILL, SIGSTOP */
+		set_blocked(t, m);
 	}
 	if (a2 && copyout((void *)a2, &old, 8) < 0)
 		return -EFAULT;
 	return 0;
 }
 
-int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
+SYSCALL(127, rt_sigpending)
 {
-	(void)p; (void)sig; (void)code; (void)pid; (void)status;
-	return -ENOSYS;
+	if (a1 > 8)
+		return -EINVAL;
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t set = (t->sig.pending.set | p->sig.pending.set) & t->sig.blocked;
+	unlock_enable(&p->sig.lock, s);
+	if (copyout((void *)a0, &set, a1) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+/* ---- pending test (lock-free, the thread itself) ---- */
+
+static uint64_t deliverable(struct thread *t, struct proc *p)
+{
+	return (READ_ONCE(t->sig.pending.set) | READ_ONCE(p->sig.pending.set)) &
+	       ~READ_ONCE(t->sig.blocked);
 }
 
 bool signal_pending(void)
 {
-	return false;
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	if (!p)
+		return false;
+	return deliverable(t, p) != 0 || READ_ONCE(p->sig.stopped) != 0;
+}
+
+/* Dequeues the next signal of `allowed` for t: synchronous ones first, then
+ * the thread's own, then the process's, lowest number first. */
+static int dequeue_locked(struct proc *p, struct thread *t, uint64_t allowed,
+			  struct ksiginfo *info, struct sigq **freel)
+{
+	uint64_t tset = t->sig.pending.set & allowed, pset = p->sig.pending.set & allowed;
+	struct sigpend *sp;
+	uint64_t set;
+	if (tset & SIG_SYNCSET) {
+		sp = &t->sig.pending;
+		set = tset & SIG_SYNCSET;
+	} else if (tset) {
+		sp = &t->sig.pending;
+		set = tset;
+	} else if (pset) {
+		sp = &p->sig.pending;
+		set = pset;
+	} else {
+		return 0;
+	}
+	int sig = __builtin_ctzll(set) + 1;
+	if (sigpend_take(sp, sig, info, freel) && sig >= SIGRTMIN)
+		p->sig.nqueued--;
+	return sig;
+}
+
+/* ---- the alternate signal stack ---- */
+
+static bool on_altstack(struct thread *t, uint64_t sp)
+{
+	if (t->sig.ss_flags & SS_AUTODISARM)
+		return false;
+	return sp > t->sig.ss_sp && sp - t->sig.ss_sp <= t->sig.ss_size;
+}
+
+static uint32_t altstack_flags(struct thread *t, uint64_t sp)
+{
+	if (!t->sig.ss_size)
+		return SS_DISABLE;
+	return on_altstack(t, sp) ? SS_ONSTACK : 0;
+}
+
+struct user_stack {
+	uint64_t ss_sp;
+	int32_t ss_flags, pad;
+	uint64_t ss_size;
+};
+
+static int do_sigaltstack(struct thread *t, const struct user_stack *ss, struct user_stack *oss,
+			  uint64_t sp)
+{
+	if (oss) {
+		memset(oss, 0, sizeof(*oss));
+		oss->ss_sp = t->sig.ss_sp;
+		oss->ss_size = t->sig.ss_size;
+		oss->ss_flags = (int32_t)(altstack_flags(t, sp) | (t->sig.ss_flags & SS_AUTODISARM));
+	}
+	if (!ss)
+		return 0;
+	if (on_altstack(t, sp))
+		return -EPERM;
+	uint32_t flags = (uint32_t)ss->ss_flags;
+	uint32_t mode = flags & ~SS_AUTODISARM;
+	if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+		return -EINVAL;
+	if (mode == SS_DISABLE) {
+		t->sig.ss_sp = t->sig.ss_size = 0;
+		t->sig.ss_flags = SS_DISABLE;
+		return 0;
+	}
+	if (ss->ss_size < MINSIGSTKSZ)
+		return -ENOMEM;
+	t->sig.ss_sp = ss->ss_sp;
+	t->sig.ss_size = ss->ss_size;
+	t->sig.ss_flags = flags & SS_AUTODISARM;
+	return 0;
+}
+
+SYSCALL(131, sigaltstack)
+{
+	struct user_stack ss, oss;
+	if (a0 && copyin(&ss, (void *)a0, sizeof(ss)) < 0)
+		return -EFAULT;
+	int r = do_sigaltstack(curthread(), a0 ? &ss : NULL, a1 ? &oss : NULL, tf->rsp);
+	if (r == 0 && a1 && copyout((void *)a1, &oss, sizeof(oss)) < 0)
+		return -EFAULT;
+	return r;
+}
+
+/* ---- the signal frame (Linux x86_64) ---- */
+
+struct user_sigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate;               /* user address of the fxsave area */
+	uint64_t reserved1[8];
+};
+
+struct user_ucontext {
+	uint64_t uc_flags;
+	uint64_t uc_link;
+	struct user_stack uc_stack;
+	struct user_sigcontext uc_mcontext;
+	uint64_t uc_sigmask;
+};
+
+struct rt_sigframe {
+	uint64_t pretcode;              /* sa_restorer: the handler returns here */
+	struct user_ucontext uc;
+	uint8_t info[128];
+};
+
+_Static_assert(sizeof(struct user_sigcontext) == 256, "sigcontext");
+_Static_assert(__builtin_offsetof(struct user_ucontext, uc_mcontext) == 40, "uc_mcontext");
+_Static_assert(__builtin_offsetof(struct user_ucontext, uc_sigmask) == 296, "uc_sigmask");
+_Static_assert(__builtin_offsetof(struct rt_sigframe, info) == 312, "info");
+_Static_assert(sizeof(struct ksiginfo) == 48, "ksiginfo");
+
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+
+/* Flags user code may change with sigreturn (Linux FIX_EFLAGS). */
+#define FIX_EFLAGS (0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000)
+#define RFLAGS_TF 0x100UL
+#define RFLAGS_DF 0x400UL
+#define RFLAGS_RF 0x10000UL
+
+static bool canonical(uint64_t a)
+{
+	return (uint64_t)((int64_t)(a << 16) >> 16) == a;
+}
+
+/* The current thread's live FPU state, into t->fpu (no preemption in between). */
+static void fpu_save_current(struct thread *t)
+{
+	uint64_t f = intr_disable();
+	fxsave(t->fpu);
+	intr_restore(f);
+}
+
+static void fpu_load_current(struct thread *t, const uint8_t *area)
+{
+	uint64_t f = intr_disable();
+	memcpy(t->fpu, area, 512);
+	fxrstor(t->fpu);
+	intr_restore(f);
+}
+
+static uint32_t mxcsr_mask(void)
+{
+	static uint32_t mask;   /* [a] same on every CPU */
+	if (!mask) {
+		uint8_t area[512] __aligned(16);
+		uint64_t f = intr_disable();
+		fxsave(area);
+		intr_restore(f);
+		uint32_t m;
+		memcpy(&m, area + 28, 4);
+		WRITE_ONCE(mask, m ? m : 0xffbf);
+	}
+	return mask;
+}
+
+/*
+ * Builds the frame for a handler of sig on the user stack and points tf at
+ * the handler.  oldmask: the mask to restore at sigreturn.  -EFAULT if the
+ * stack cannot take it.
+ */
+static int setup_frame(struct thread *t, struct trapframe *tf, int sig, const struct k_sigaction *ka,
+		       const struct ksiginfo *info, uint64_t oldmask)
+{
+	if (!(ka->flags & SA_RESTORER))
+		return -EFAULT;                 /* no way back: Linux x86_64 refuses too */
+	uint64_t sp = tf->rsp - 128;            /* the red zone */
+	bool onstack = on_altstack(t, tf->rsp), entering = false;
+	if ((ka->flags & SA_ONSTACK) && altstack_flags(t, sp) == 0) {
+		sp = t->sig.ss_sp + t->sig.ss_size;
+		entering = true;
+	}
+	uint64_t fx = (sp - 512) & ~63UL;
+	uint64_t frame = ((fx - sizeof(struct rt_sigframe)) & ~15UL) - 8;
+	if ((onstack || entering) && !(frame > t->sig.ss_sp && frame - t->sig.ss_sp <= t->sig.ss_size))
+		return -EFAULT;                 /* the alternate stack overflowed */
+
+	fpu_save_current(t);
+	if (copyout((void *)fx, t->fpu, 512) < 0)
+		return -EFAULT;
+	/* fxsave leaves bytes 464..511 alone: no xsave extension there. */
+	static const uint8_t zero48[48];
+	if (copyout((void *)(fx + 464), zero48, sizeof(zero48)) < 0)
+		return -EFAULT;
+
+	struct rt_sigframe f;
+	memset(&f, 0, sizeof(f));
+	f.pretcode = ka->restorer;
+	f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.uc.uc_stack.ss_sp = t->sig.ss_sp;
+	f.uc.uc_stack.ss_size = t->sig.ss_size;
+	f.uc.uc_stack.ss_flags = (int32_t)(t->sig.ss_size ? t->sig.ss_flags : SS_DISABLE);
+	struct user_sigcontext *sc = &f.uc.uc_mcontext;
+	sc->r8 = tf->r8; sc->r9 = tf->r9; sc->r10 = tf->r10; sc->r11 = tf->r11;
+	sc->r12 = tf->r12; sc->r13 = tf->r13; sc->r14 = tf->r14; sc->r15 = tf->r15;
+	sc->rdi = tf->rdi; sc->rsi = tf->rsi; sc->rbp = tf->rbp; sc->rbx = tf->rbx;
+	sc->rdx = tf->rdx; sc->rax = tf->rax; sc->rcx = tf->rcx; sc->rsp = tf->rsp;
+	sc->rip = tf->rip; sc->eflags = tf->rflags;
+	sc->cs = (uint16_t)tf->cs;
+	sc->ss = (uint16_t)tf->ss;
+	if (tf->vector < 32) {
+		sc->trapno = tf->vector;
+		sc->err = tf->error;
+		if (tf->vector == 14)
+			sc->cr2 = t->sig.fault_addr;
+	}
+	sc->oldmask = oldmask;
+	sc->fpstate = fx;
+	f.uc.uc_sigmask = oldmask;
+	memcpy(f.info, info, sizeof(*info));
+	if (copyout((void *)frame, &f, sizeof(f)) < 0)
+		return -EFAULT;
+
+	if (entering && (t->sig.ss_flags & SS_AUTODISARM)) {
+		t->sig.ss_sp = t->sig.ss_size = 0;
+		t->sig.ss_flags = SS_DISABLE;
+	}
+	tf->rdi = (uint64_t)sig;
+	tf->rsi = frame + __builtin_offsetof(struct rt_sigframe, info);
+	tf->rdx = frame + __builtin_offsetof(struct rt_sigframe, uc);
+	tf->rax = 0;
+	tf->rsp = frame;
+	tf->rip = ka->handler;
+	tf->cs = SEL_UCODE;
+	tf->ss = SEL_UDATA;
+	tf->rflags &= ~(RFLAGS_DF | RFLAGS_RF | RFLAGS_TF);
+	/* The handler starts with a clean FPU (Linux does the same). */
+	uint8_t init[512] __aligned(16);
+	fpu_init_state(init);
+	fpu_load_current(t, init);
+	return 0;
+}
+
+/* Forces sig on the current thread: unblocked, and back to the default
+ * action if it was blocked or ignored (Linux force_sig).  Lock held. */
+static void force_sig_locked(struct proc *p, struct thread *t, const struct ksiginfo *info,
+			     struct sigq **q, struct sigq **freel)
+{
+	int sig = info->signo;
+	struct k_sigaction *ka = &p->sig.act[sig];
+	bool blocked = t->sig.blocked & SIGBIT(sig);
+	if (blocked || ka->handler == SIG_IGN) {
+		ka->handler = SIG_DFL;
+		if (blocked)
+			WRITE_ONCE(t->sig.blocked, t->sig.blocked & ~SIGBIT(sig));
+	}
+	send_locked(p, t, info, q, freel);
+}
+
+static void force_sig(struct thread *t, int sig, int code, uint64_t addr)
+{
+	struct proc *p = t->proc;
+	struct ksiginfo info;
+	memset(&info, 0, sizeof(info));
+	info.signo = sig;
+	info.code = code;
+	info.u.fault.addr = addr;
+	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	force_sig_locked(p, t, &info, &q, &freel);
+	unlock_enable(&p->sig.lock, s);
+	kfree(q);
+	sigq_free_list(freel);
+}
+
+SYSCALL(15, rt_sigreturn)
+{
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	uint64_t frame = tf->rsp - 8;
+	struct rt_sigframe f;
+	uint8_t fpu[512] __aligned(16);
+	tf->error = (uint64_t)-1;               /* not a system call any more: no restart */
+	if (copyin(&f, (void *)frame, sizeof(f)) < 0)
+		goto bad;
+	struct user_sigcontext *sc = &f.uc.uc_mcontext;
+	if (!canonical(sc->rip) || !canonical(sc->rsp))
+		goto bad;
+	if (sc->fpstate) {
+		if (copyin(fpu, (void *)sc->fpstate, 512) < 0)
+			goto bad;
+		uint32_t mx;
+		memcpy(&mx, fpu + 24, 4);
+		mx &= mxcsr_mask();                 /* a reserved bit would fault in fxrstor */
+		memcpy(fpu + 24, &mx, 4);
+	} else {
+		fpu_init_state(fpu);
+	}
+	tf->r8 = sc->r8; tf->r9 = sc->r9; tf->r10 = sc->r10; tf->r11 = sc->r11;
+	tf->r12 = sc->r12; tf->r13 = sc->r13; tf->r14 = sc->r14; tf->r15 = sc->r15;
+	tf->rdi = sc->rdi; tf->rsi = sc->rsi; tf->rbp = sc->rbp; tf->rbx = sc->rbx;
+	tf->rdx = sc->rdx; tf->rax = sc->rax; tf->rcx = sc->rcx; tf->rsp = sc->rsp;
+	tf->rip = sc->rip;
+	tf->rflags = (tf->rflags & ~(uint64_t)FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS) | RFLAGS_IF | 0x2;
+	tf->cs = SEL_UCODE;
+	tf->ss = SEL_UDATA;
+	fpu_load_current(t, fpu);
+	set_blocked(t, f.uc.uc_sigmask);
+	(void)do_sigaltstack(t, &f.uc.uc_stack, NULL, tf->rsp);   /* errors ignored, as Linux */
+	(void)p;
+	return (int64_t)tf->rax;
+bad:
+	force_sig(t, SIGSEGV, SI_KERNEL, 0);
+	return (int64_t)tf->rax;
+}
+
+/* ---- waiting for signals ---- */
+
+/* Sleeps until a signal is deliverable.  Returns -EINTR. */
+static int sleep_until_signal(void)
+{
+	struct waitq wq;
+	waitq_init(&wq);
+	uint64_t s = disable_lock(&wq.lock);
+	while (waitq_sleep_intr_locked(&wq) == 0)
+		;
+	unlock_enable(&wq.lock, s);
+	curthread()->sig.intr_restart = false;
+	return -EINTR;
+}
+
+SYSCALL(34, pause)
+{
+	sleep_until_signal();
+	return -ERESTARTNOHAND;
+}
+
+SYSCALL(130, rt_sigsuspend)
+{
+	if (a1 != 8)
+		return -EINVAL;
+	uint64_t mask;
+	if (copyin(&mask, (void *)a0, 8) < 0)
+		return -EFAULT;
+	struct thread *t = curthread();
+	t->sig.saved_mask = t->sig.blocked;
+	t->sig.restore_mask = true;
+	set_blocked(t, mask);
+	sleep_until_signal();
+	return -ERESTARTNOHAND;
+}
+
+SYSCALL(128, rt_sigtimedwait)
+{
+	if (a3 != 8)
+		return -EINVAL;
+	uint64_t these;
+	if (copyin(&these, (void *)a0, 8) < 0)
+		return -EFAULT;
+	int64_t ts[2] = { 0, 0 };
+	uint64_t timeout = ~0UL;                /* ticks; ~0: none */
+	if (a2) {
+		if (copyin(ts, (void *)a2, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000L)
+			return -EINVAL;
+		uint64_t ns = (uint64_t)ts[0] * 1000000000UL + (uint64_t)ts[1];
+		uint64_t tick_ns = 1000000000UL / HZ;
+		timeout = ts[0] > 10000000L ? ~0UL : (ns + tick_ns - 1) / tick_ns;
+	}
+	these &= ~SIG_UNBLOCKABLE;
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	struct ksiginfo info;
+	struct sigq *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	int sig = dequeue_locked(p, t, these, &info, &freel);
+	if (!sig && timeout) {
+		/* Let the awaited signals wake us while we sleep. */
+		uint64_t real = t->sig.blocked;
+		WRITE_ONCE(t->sig.blocked, real & ~these);
+		unlock_enable(&p->sig.lock, s);
+		struct waitq wq;
+		waitq_init(&wq);
+		uint64_t w = disable_lock(&wq.lock);
+		if (timeout == ~0UL)
+			while (waitq_sleep_intr_locked(&wq) == 0)
+				;
+		else
+			(void)waitq_sleep_timeout_intr_locked(&wq, timeout + 1);
+		unlock_enable(&wq.lock, w);
+		t->sig.intr_restart = false;
+		s = disable_lock(&p->sig.lock);
+		WRITE_ONCE(t->sig.blocked, real);
+		sig = dequeue_locked(p, t, these, &info, &freel);
+		if (!sig)
+			sig = signal_pending() ? -EINTR : -EAGAIN;
+	} else if (!sig) {
+		sig = -EAGAIN;
+	}
+	unlock_enable(&p->sig.lock, s);
+	sigq_free_list(freel);
+	if (sig > 0 && a1) {
+		uint8_t buf[128];
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &info, sizeof(info));
+		if (copyout((void *)a1, buf, sizeof(buf)) < 0)
+			return -EFAULT;
+	}
+	return sig;
+}
+
+/* restart_syscall(219): continues a nanosleep interrupted by a signal that
+ * ran no handler (stop and continue).  time.c sets the restart block. */
+SYSCALL(219, restart_syscall)
+{
+	struct thread *t = curthread();
+	if (!t->sig.restart_deadline)
+		return -EINTR;
+	return signal_sleep_until(t->sig.restart_deadline, t->sig.restart_rmtp);
+}
+
+int signal_sleep_until(uint64_t deadline, uint64_t rmtp)
+{
+	struct thread *t = curthread();
+	t->sig.restart_deadline = 0;
+	for (;;) {
+		uint64_t now = ticks;
+		if ((int64_t)(deadline - now) <= 0)
+			return 0;
+		if (sleep_ticks_intr(deadline - now) == -EINTR)
+			break;
+	}
+	uint64_t now = ticks;
+	uint64_t left = (int64_t)(deadline - now) > 0 ? deadline - now : 0;
+	if (rmtp) {
+		uint64_t ns = left * (1000000000UL / HZ);
+		int64_t ts[2] = { (int64_t)(ns / 1000000000UL), (int64_t)(ns % 1000000000UL) };
+		if (copyout((void *)rmtp, ts, sizeof(ts)) < 0)
+			return -EFAULT;
+	}
+	t->sig.restart_deadline = deadline;
+	t->sig.restart_rmtp = rmtp;
+	return -ERESTART_RESTARTBLOCK;
+}
+
+/* ---- delivery ---- */
+
+static void print_fault_kill(struct proc *p, struct thread *t, int sig)
+{
+	kinfo("concerto: pid %d (%s): %s at rip 0x%lx (cr2 0x%lx), killed by signal %d\n",
+	      p->pid, p->name, trap_name(t->sig.fault_vector), t->sig.fault_rip,
+	      t->sig.fault_addr, sig);
+}
+
+/* Parks the current thread while its process is stopped. */
+static void do_stop(struct proc *p, int sig)
+{
+	struct sigstate *ss = &p->sig;
+	uint64_t s = disable_lock(&ss->lock);
+	bool notify = ss->notify_stop;
+	ss->notify_stop = false;
+	unlock_enable(&ss->lock, s);
+	if (notify)
+		proc_stopped(p, sig);
+	s = disable_lock(&ss->lock);
+	while (ss->stopped && !(ss->pending.set & SIGBIT(SIGKILL)) && !ss->dead) {
+		simple_lock(&ss->stop_wq.lock);
+		simple_unlock(&ss->lock);
+		waitq_sleep_locked(&ss->stop_wq);
+		simple_unlock(&ss->stop_wq.lock);
+		simple_lock(&ss->lock);
+	}
+	unlock_enable(&ss->lock, s);
+}
+
+/* The parent is told of a continue by the continued process itself. */
+static void notify_continued(struct proc *p)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	bool notify = p->sig.notify_cont;
+	p->sig.notify_cont = false;
+	unlock_enable(&p->sig.lock, s);
+	if (notify)
+		proc_continued(p);
+}
+
+static int core_flag(struct proc *p)
+{
+	return READ_ONCE(p->rlim_cur[RLIMIT_CORE]) ? 0x80 : 0;
 }
 
 void signal_deliver(struct trapframe *tf)
 {
-	(void)tf;
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	if (!p || !(tf->cs & 3))
+		return;
+	bool syscall = tf->vector == VEC_SYSCALL && (int64_t)tf->error >= 0;
+	if (t->sig.intr_restart) {
+		t->sig.intr_restart = false;
+		if (syscall && (int64_t)tf->rax == -EINTR)
+			tf->rax = (uint64_t)-ERESTARTSYS;
+	}
+	for (;;) {
+		if (READ_ONCE(p->sig.notify_cont))
+			notify_continued(p);
+		if (!deliverable(t, p) && !READ_ONCE(p->sig.stopped))
+			break;
+		struct ksiginfo info;
+		struct sigq *freel = NULL;
+		uint64_t s = disable_lock(&p->sig.lock);
+		if (p->sig.stopped) {            /* another thread took a stop */
+			int st = p->sig.stopped;
+			unlock_enable(&p->sig.lock, s);
+			do_stop(p, st);
+			continue;
+		}
+		int sig = dequeue_locked(p, t, ~t->sig.blocked, &info, &freel);
+		if (!sig) {
+			unlock_enable(&p->sig.lock, s);
+			break;
+		}
+		struct k_sigaction *cur = &p->sig.act[sig], ka = *cur;
+		if (ka.handler == SIG_IGN) {
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			continue;
+		}
+		if (ka.handler != SIG_DFL) {
+			/* A handler. */
+			if (ka.flags & SA_RESETHAND)
+				cur->handler = SIG_DFL;
+			uint64_t oldmask = t->sig.restore_mask ? t->sig.saved_mask : t->sig.blocked;
+			t->sig.restore_mask = false;
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			if (syscall) {
+				switch (-(int64_t)tf->rax) {
+				case ERESTART_RESTARTBLOCK:
+				case ERESTARTNOHAND:
+					tf->rax = (uint64_t)-EINTR;
+					break;
+				case ERESTARTSYS:
+					if (!(ka.flags & SA_RESTART)) {
+						tf->rax = (uint64_t)-EINTR;
+						break;
+					}
+					/* fall through */
+				case ERESTARTNOINTR:
+					tf->rax = tf->error;
+					tf->rip -= 2;
+					break;
+				}
+				syscall = false;
+			}
+			if (setup_frame(t, tf, sig, &ka, &info, oldmask) < 0) {
+				/* Linux force_sigsegv: a SIGSEGV handler that cannot
+				 * run is reset, so the process dies. */
+				set_blocked(t, oldmask);
+				if (sig == SIGSEGV) {
+					s = disable_lock(&p->sig.lock);
+					p->sig.act[SIGSEGV].handler = SIG_DFL;
+					unlock_enable(&p->sig.lock, s);
+				}
+				force_sig(t, SIGSEGV, SI_KERNEL, 0);
+				continue;
+			}
+			uint64_t m = t->sig.blocked | ka.mask;
+			if (!(ka.flags & SA_NODEFER))
+				m |= SIGBIT(sig);
+			set_blocked(t, m);
+			return;
+		}
+		/* The default action. */
+		int def = sig_default(sig);
+		if (def == DEF_IGN || def == DEF_CONT) {
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			continue;
+		}
+		if (def == DEF_STOP) {
+			/* TODO(P4): SIGTSTP/TTIN/TTOU are ignored in an orphaned pgrp. */
+			p->sig.stopped = sig;
+			p->sig.notify_stop = true;
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			do_stop(p, sig);
+			continue;
+		}
+		unlock_enable(&p->sig.lock, s);
+		sigq_free_list(freel);
+		bool fault = (SIGBIT(sig) & SIG_SYNCSET) && info.code > 0 && info.code != SI_KERNEL &&
+			     t->sig.fault_vector >= 0;
+		if (fault)
+			print_fault_kill(p, t, sig);
+		proc_exit(def == DEF_CORE ? (sig | core_flag(p)) : sig);
+	}
+	/* No handler ran: an interrupted call restarts. */
+	if (syscall) {
+		switch (-(int64_t)tf->rax) {
+		case ERESTARTNOHAND:
+		case ERESTARTSYS:
+		case ERESTARTNOINTR:
+			tf->rax = tf->error;
+			tf->rip -= 2;
+			break;
+		case ERESTART_RESTARTBLOCK:
+			tf->rax = NR_RESTART_SYSCALL;
+			tf->rip -= 2;
+			break;
+		}
+	}
+	if (t->sig.restore_mask) {
+		t->sig.restore_mask = false;
+		set_blocked(t, t->sig.saved_mask);
+	}
 }
 
 void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr)
 {
-	(void)tf; (void)sig; (void)code; (void)addr;
+	struct thread *t = curthread();
+	KASSERT(t->proc != NULL);
+	t->sig.fault_vector = (int)tf->vector;
+	t->sig.fault_rip = tf->rip;
+	t->sig.fault_addr = addr;
+	t->sig.fault_err = tf->error;
+	force_sig(t, sig, code, addr);
+}
+
+/* ---- process life cycle ---- */
+
+void signal_init_proc(struct proc *p)
+{
+	simple_lock_init(&p->sig.lock, LC_PROC_SIG);
+	waitq_init(&p->sig.stop_wq);
+	p->sig.pending.set = 0;
+	p->sig.pending.head = NULL;
+	p->sig.pending.tailp = &p->sig.pending.head;
 }
 
 void signal_fork(struct proc *child, struct proc *parent)
 {
-	memcpy(child->sigact, parent->sigact, sizeof(child->sigact));
-	child->sigmask = parent->sigmask;
+	struct thread *pt = curthread();
+	uint64_t s = disable_lock(&parent->sig.lock);
+	memcpy(child->sig.act, parent->sig.act, sizeof(child->sig.act));
+	unlock_enable(&parent->sig.lock, s);
+	struct thread *ct = child->thread;
+	if (ct) {
+		s = disable_lock(&child->sig.lock);
+		WRITE_ONCE(ct->sig.blocked, pt->sig.blocked);
+		ct->sig.ss_sp = pt->sig.ss_sp;
+		ct->sig.ss_size = pt->sig.ss_size;
+		ct->sig.ss_flags = pt->sig.ss_flags;
+		ct->sig.fault_vector = -1;
+		unlock_enable(&child->sig.lock, s);
+	}
 }
 
 void signal_exec(struct proc *p)
 {
-	simple_lock(&p->lock);
-	for (int i = 1; i <= NSIG; i++)
-		if (p->sigact[i].handler > 1)   /* caught signals revert to default */
-			p->sigact[i].handler = 0;
-	simple_unlock(&p->lock);
+	uint64_t s = disable_lock(&p->sig.lock);
+	for (int i = 1; i <= NSIG; i++) {
+		struct k_sigaction *ka = &p->sig.act[i];
+		if (ka->handler != SIG_IGN)
+			ka->handler = SIG_DFL;      /* caught signals revert to default */
+		ka->flags = 0;
+		ka->restorer = 0;
+		ka->mask = 0;
+	}
+	unlock_enable(&p->sig.lock, s);
+	struct thread *t = curthread();
+	if (t->proc == p) {
+		t->sig.ss_sp = t->sig.ss_size = 0;
+		t->sig.ss_flags = SS_DISABLE;
+		t->sig.restore_mask = false;
+		t->sig.fault_vector = -1;
+	}
+}
+
+void signal_exit(struct proc *p)
+{
+	struct sigq *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	p->sig.dead = true;
+	p->sig.stopped = 0;
+	flush_all_locked(p, ~0UL, &freel);
+	unlock_enable(&p->sig.lock, s);
+	sigq_free_list(freel);
 }

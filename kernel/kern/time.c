@@ -224,39 +224,31 @@ SYSCALL(201, time)
 /* ---- sleeping ---- */
 
 /*
- * Sleeps until the monotonic clock reaches deadline; returns 0, or -EINTR
- * when a signal is pending for this thread.
+ * A relative sleep of ns: interruptible, with the time left written to urem
+ * (if set) when a signal interrupts it; continued by restart_syscall when
+ * no handler runs (signal.c).  Deadlines are in global clock ticks, the
+ * time base of the monotonic clock, rounded up by one tick so the sleep is
+ * never shorter than asked.
  */
+static int64_t sleep_relative(uint64_t ns, uint64_t urem)
+{
+	uint64_t t = (ns + TICK_NS - 1) / TICK_NS;
+	if (!t)
+		return 0;
+	return signal_sleep_until(ticks + t + 1, urem);
+}
+
+/* Sleeps until the monotonic clock reaches deadline (ns); -ERESTARTNOHAND
+ * when a signal interrupts it: restarted unless a handler runs. */
 static int sleep_until_mono(uint64_t deadline)
 {
 	for (;;) {
-		if (signal_pending())
-			return -EINTR;
 		uint64_t now = time_monotonic_ns();
 		if (now >= deadline)
 			return 0;
-		uint64_t n = (deadline - now + TICK_NS - 1) / TICK_NS;
-		struct waitq wq;
-		waitq_init(&wq);
-		uint64_t s = disable_lock(&wq.lock);
-		int r = waitq_sleep_timeout_intr_locked(&wq, n);
-		unlock_enable(&wq.lock, s);
-		if (r == -EINTR)
-			return r;
+		if (sleep_ticks_intr((deadline - now + TICK_NS - 1) / TICK_NS) == -EINTR)
+			return -ERESTARTNOHAND;
 	}
-}
-
-/* A relative sleep of ns; on -EINTR writes what was left to urem (if set). */
-static int64_t sleep_relative(uint64_t ns, uint64_t urem)
-{
-	uint64_t deadline = time_monotonic_ns() + ns;
-	int r = sleep_until_mono(deadline);
-	if (r == -EINTR && urem) {
-		uint64_t now = time_monotonic_ns();
-		if (put_timespec(urem, deadline > now ? deadline - now : 0) < 0)
-			return -EFAULT;
-	}
-	return r;
 }
 
 SYSCALL(35, nanosleep)

@@ -11,6 +11,14 @@
  * makes the thread runnable but leaves it listed (the thread lock ranks
  * above the queue lock); the thread unlists itself when it runs, and wakers
  * skip listed threads that are no longer asleep.
+ *
+ * Interruptible sleeps: the sleeper sets t->sig.intr_sleep and checks for a
+ * deliverable signal under its thread lock, and stays under it until it is
+ * TS_SLEEPING (the lock is released by the switch).  A signal sender makes
+ * the signal pending first, then takes the thread lock
+ * (signal_wakeup_locked): either it comes first, and the sleeper sees the
+ * signal, or it finds the thread asleep with the flag and wakes it (reason
+ * EINTR), leaving it listed like a timeout does.  No wakeup is lost.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -71,8 +79,9 @@ static struct thread *list_pop_locked(struct waitq *wq)
 	return t;
 }
 
-/* deadline: CPU-local tick to time out at, 0 for none. */
-static int sleep_locked(struct waitq *wq, uint64_t deadline)
+/* deadline: CPU-local tick to time out at, 0 for none.  intr: a signal ends
+ * the sleep.  Returns the wakeup reason: 0, ETIMEDOUT or EINTR. */
+static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
 {
 	struct thread *t = curthread();
 	KASSERT(simple_lock_held(&wq->lock));
@@ -80,6 +89,15 @@ static int sleep_locked(struct waitq *wq, uint64_t deadline)
 	KASSERT_OP(t->state, ==, TS_RUNNING);
 	list_add_locked(wq, t);
 	simple_lock(&t->lock);
+	if (intr) {
+		t->sig.intr_sleep = true;
+		if (signal_pending()) {
+			t->sig.intr_sleep = false;
+			simple_unlock(&t->lock);
+			list_remove_locked(wq, t);
+			return EINTR;
+		}
+	}
 	t->state = TS_SLEEPING;
 	t->wakeup_reason = 0;
 	if (deadline)
@@ -87,6 +105,7 @@ static int sleep_locked(struct waitq *wq, uint64_t deadline)
 	simple_unlock(&wq->lock);
 	sched_switch_locked(t);
 	int reason = t->wakeup_reason;
+	t->sig.intr_sleep = false;
 	callout_cancel_locked(t);
 	simple_unlock(&t->lock);
 	simple_lock(&wq->lock);
@@ -100,14 +119,14 @@ void waitq_sleep_locked(struct waitq *wq)
 	/* The queue lock is the one simple lock a sleeper may hold. */
 	if (simple_locks_held() > 1)
 		lock_check_sleep("waitq_sleep with another simple lock held");
-	sleep_locked(wq, 0);
+	sleep_locked(wq, 0, false);
 }
 
 int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t n)
 {
 	if (simple_locks_held() > 1)
 		lock_check_sleep("waitq_sleep with another simple lock held");
-	return sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1)) ? -ETIMEDOUT : 0;
+	return sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1), false) ? -ETIMEDOUT : 0;
 }
 
 /* Callout expiry (sched.c), t->lock held. */
@@ -202,20 +221,31 @@ int waitq_wakeup_readers_locked(struct waitq *wq, void *lock)
 	return n;
 }
 
-/* TODO(signals): a sender wakes the sleeper (signal.c); until then only a
- * signal already pending interrupts. */
 int waitq_sleep_intr_locked(struct waitq *wq)
 {
-	if (signal_pending())
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	if (sleep_locked(wq, 0, true) == EINTR) {
+		curthread()->sig.intr_restart = true;   /* signal_deliver may restart */
 		return -EINTR;
-	waitq_sleep_locked(wq);
-	return signal_pending() ? -EINTR : 0;
+	}
+	return 0;
 }
 
 int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n)
 {
-	if (signal_pending())
-		return -EINTR;
-	int r = waitq_sleep_timeout_locked(wq, n);
-	return signal_pending() ? -EINTR : r;
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	int r = sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1), true);
+	return r == EINTR ? -EINTR : r ? -ETIMEDOUT : 0;
+}
+
+int sleep_ticks_intr(uint64_t n)
+{
+	struct waitq wq;
+	waitq_init(&wq);
+	uint64_t s = disable_lock(&wq.lock);
+	int r = waitq_sleep_timeout_intr_locked(&wq, n);
+	unlock_enable(&wq.lock, s);
+	return r == -EINTR ? -EINTR : 0;
 }

@@ -26,7 +26,7 @@ syscall_entry:
 	pushq %r11                      /* rflags */
 	pushq $SEL_UCODE                /* cs */
 	pushq %rcx                      /* rip */
-	pushq $0                        /* error */
+	pushq %rax                      /* error: the call number (Linux's orig_rax), for restarts */
 	pushq $VEC_SYSCALL              /* vector */
 	pushq %rax
 	pushq %rbx

@@ -12,6 +12,8 @@
 #include "x86.h"
 #include "sched.h"
 #include "proc.h"
+#include "signal.h"
+#include "vm_map.h"
 
 static intr_handler_t handlers[256];
 
@@ -26,6 +28,11 @@ static const char *const exc_names[32] = {
 	"reserved 25", "reserved 26", "reserved 27", "hypervisor injection",
 	"VMM communication", "security", "reserved 31",
 };
+
+const char *trap_name(int vector)
+{
+	return vector >= 0 && vector < 32 ? exc_names[vector] : "trap";
+}
 
 void intr_register(int vector, intr_handler_t h)
 {
@@ -88,19 +95,43 @@ __attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
 	return false;
 }
 
-/* A fault in user mode: the process dies as if by the signal (G1 adds handlers). */
+/*
+ * A fault in user mode: the signal goes to the faulting thread (forced: a
+ * blocked or ignored one kills, as on Linux); trap() delivers it on the way
+ * out.  The kernel prints one line only if the signal kills the process.
+ */
+#define PF_PRESENT 0x1
 static void user_fault(struct trapframe *tf)
 {
-	static const uint8_t sig[32] = { [0] = 8, [1] = 5, [3] = 5, [4] = 11, [5] = 11,
-		[6] = 4, [7] = 8, [13] = 11, [14] = 11, [16] = 8, [17] = 7, [19] = 8 };
-	int s = sig[tf->vector] ? sig[tf->vector] : 11;
-	struct proc *p = curproc();
-	kinfo("concerto: pid %d (%s): %s at rip 0x%lx (cr2 0x%lx), killed by signal %d\n",
-	      p ? p->pid : -1, p ? p->name : "?", exc_names[tf->vector], tf->rip, read_cr2(), s);
+	static const uint8_t sigs[32] = { [0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP,
+		[4] = SIGSEGV, [5] = SIGSEGV, [6] = SIGILL, [7] = SIGFPE, [13] = SIGSEGV,
+		[14] = SIGSEGV, [16] = SIGFPE, [17] = SIGBUS, [19] = SIGFPE };
+	static const uint8_t codes[32] = { [0] = FPE_INTDIV, [1] = TRAP_BRKPT,
+		[6] = ILL_ILLOPN, [17] = BUS_ADRERR };
+	int v = (int)tf->vector;
+	int sig = sigs[v] ? sigs[v] : SIGSEGV;
+	int code = codes[v] ? codes[v] : SI_KERNEL;
+	uint64_t addr = tf->rip;
+	if (v == 14)
+		addr = read_cr2();
+	else if (v == 13 || v == 12 || v == 11 || v == 10)
+		addr = 0;                       /* Linux: si_addr 0, SI_KERNEL */
+	if (!curproc())
+		panic("user-mode fault without a process");
 	sti();
-	if (p)
-		proc_exit(s);
-	panic("user-mode fault without a process");
+	if (v == 14) {
+		/* Linux: ACCERR if a mapping holds the address, else MAPERR. */
+		struct vm_map *map = curproc()->map;
+		bool mapped = tf->error & PF_PRESENT;
+		if (!mapped && map && addr < USER_TOP) {
+			lock_read(&map->lock);
+			mapped = vm_map_lookup_locked(map, addr) != NULL;
+			lock_done(&map->lock);
+		}
+		code = mapped ? SEGV_ACCERR : SEGV_MAPERR;
+	}
+	signal_fault(tf, sig, code, addr);
+	cli();
 }
 
 void trap(struct trapframe *tf)
@@ -118,8 +149,8 @@ void trap(struct trapframe *tf)
 		if (!(tf->cs & 3) && extable_fixup(tf))
 			return;
 		if (tf->cs & 3) {
-			user_fault(tf);                 /* kills the process */
-			return;
+			user_fault(tf);                 /* a signal to the thread */
+			goto user_exit;
 		}
 		if (c->catch_rip) {             /* a test expected this fault */
 			c->catch_vector = v;
@@ -141,5 +172,12 @@ void trap(struct trapframe *tf)
 		kprintf("concerto: unexpected interrupt %lu on cpu %d\n", v, c->id);
 	c->intr_depth--;
 	lapic_eoi();
+user_exit:
+	if ((tf->cs & 3) && c->intr_depth == 0) {
+		/* Returning to user mode: signals first (interrupts on, no lock). */
+		sti();
+		signal_deliver(tf);
+		cli();
+	}
 	sched_intr_exit(tf);
 }
