@@ -39,6 +39,7 @@
 #define TLB_FULL_PAGES  32      /* more pages than this: flush the whole TLB */
 
 #define PTE_PROTNONE    (1UL << 9)   /* software: frame kept, no access (P clear) */
+#define PTE_ZAPPED      (1UL << 10)  /* software: being removed (inside pmap_remove only) */
 
 struct vm_map;
 
@@ -99,6 +100,8 @@ void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end);
  */
 void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
 			 void (*release)(paddr_t pa, void *arg), void *arg);
+/* Move the frames of [from, from+len) to [to, to+len) (mremap): 0 or -ENOMEM. */
+int pmap_move(struct pmap *pm, vaddr_t from, vaddr_t to, uint64_t len);
 /* Remove rights not in prot from mappings in [start, end) (never adds). */
 void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot);
 /* Physical address (with the page offset) mapped at va, or 0. */

@@ -168,11 +168,11 @@ static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
 }
 
 /*
- * The first leaf entry holding a frame at or above *vap and below end, or
- * NULL; *vap is set to its address (or end).  Skips missing tables whole.
+ * The first leaf entry with a bit of mask set (PTE_P | PTE_PROTNONE: holding
+ * a frame) at or above *vap and below end, or NULL; *vap is set to its address (or end).  Skips missing tables whole.
  * Called with pm->lock held.
  */
-static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end)
+static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end, uint64_t mask)
 {
 	vaddr_t va = *vap;
 	while (va < end) {
@@ -191,7 +191,7 @@ static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end)
 		}
 		for (; va < end; va += PAGE_SIZE) {
 			int i = pt_index(0, va);
-			if (pte_has_frame(t[i])) {
+			if (t[i] & mask) {
 				*vap = va;
 				return &t[i];
 			}
@@ -437,39 +437,88 @@ int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot)
 	return err;
 }
 
-#define REMOVE_BATCH 64
-
+/*
+ * Removal in two passes under the pmap lock, so that one shootdown covers
+ * the whole range however many pages it has (a full flush above
+ * TLB_FULL_PAGES): pass 1 turns every entry holding a frame into a
+ * not-present "zapped" entry that still records the frame (PTE_ZAPPED,
+ * invisible to pte_has_frame and pmap_lookup); then the shootdown; pass 2
+ * clears the zapped entries and releases their frames, which no CPU can
+ * reach any more.  Nobody else sees the zapped state: pass 2 runs before the
+ * lock is dropped.
+ */
 void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
 			 void (*release)(paddr_t pa, void *arg), void *arg)
 {
 	KASSERT_OP(end, <=, USER_TOP);
 	KASSERT(intr_enabled());
-	paddr_t pas[REMOVE_BATCH];
-	int n = 0;
 	struct tlb_batch b = { 0 };
 	vaddr_t va = start;
 	uint64_t *pte;
+	uint64_t n = 0;
 
 	simple_lock(&pm->lock);
-	while ((pte = pte_find_locked(pm, &va, end)) != NULL) {
+	while ((pte = pte_find_locked(pm, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		uint64_t old = *pte;
-		*pte = 0;
-		pm->resident--;
+		*pte = (old & PTE_ADDR) | PTE_ZAPPED;
 		if (old & PTE_P)
 			batch_add(&b, va);
-		pas[n++] = old & PTE_ADDR;
-		if (n == REMOVE_BATCH) {
-			batch_flush_locked(pm, &b);   /* no CPU uses them after this */
-			for (int i = 0; release && i < n; i++)
-				release(pas[i], arg);
-			n = 0;
+		n++;
+		va += PAGE_SIZE;
+	}
+	batch_flush_locked(pm, &b);           /* no CPU reaches them after this */
+	va = start;
+	while (n > 0 && (pte = pte_find_locked(pm, &va, end, PTE_ZAPPED)) != NULL) {
+		paddr_t pa = *pte & PTE_ADDR;
+		*pte = 0;
+		pm->resident--;
+		n--;
+		if (release)
+			release(pa, arg);
+		va += PAGE_SIZE;
+	}
+	KASSERT_OP(n, ==, 0);
+	simple_unlock(&pm->lock);
+}
+
+/*
+ * Move the frames of [from, from + len) to [to, to + len) with their entries
+ * unchanged (mremap).  The target range must hold no frame.  Page tables for
+ * the target are allocated first, so -ENOMEM leaves everything as it was.
+ */
+int pmap_move(struct pmap *pm, vaddr_t from, vaddr_t to, uint64_t len)
+{
+	KASSERT_OP(from + len, <=, USER_TOP);
+	KASSERT_OP(to + len, <=, USER_TOP);
+	KASSERT(intr_enabled());
+	struct tlb_batch b = { 0 };
+	vaddr_t va = from;
+	uint64_t *pte;
+	int err = 0;
+
+	simple_lock(&pm->lock);
+	while ((pte = pte_find_locked(pm, &va, from + len, PTE_P | PTE_PROTNONE)) != NULL) {
+		if (pte_walk_locked(pm, to + (va - from), true) == NULL) {
+			err = -ENOMEM;
+			goto out;
 		}
 		va += PAGE_SIZE;
 	}
+	va = from;
+	while ((pte = pte_find_locked(pm, &va, from + len, PTE_P | PTE_PROTNONE)) != NULL) {
+		uint64_t old = *pte;
+		uint64_t *npte = pte_walk_locked(pm, to + (va - from), false);
+		KASSERT(npte != NULL && !pte_has_frame(*npte));
+		*pte = 0;
+		*npte = old & ~(PTE_A | PTE_D);
+		if (old & PTE_P)
+			batch_add(&b, va);
+		va += PAGE_SIZE;
+	}
 	batch_flush_locked(pm, &b);
-	for (int i = 0; release && i < n; i++)
-		release(pas[i], arg);
+out:
 	simple_unlock(&pm->lock);
+	return err;
 }
 
 void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end)
@@ -487,7 +536,7 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot)
 	bool none = !(prot & (PROT_READ | PROT_WRITE | PROT_EXEC));
 
 	simple_lock(&pm->lock);
-	while ((pte = pte_find_locked(pm, &va, end)) != NULL) {
+	while ((pte = pte_find_locked(pm, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		uint64_t old = *pte, new = old;
 		if (none)
 			new = (old & PTE_ADDR) | PTE_PROTNONE;
@@ -550,7 +599,7 @@ int pmap_collect(struct pmap *pm, vaddr_t *vap, vaddr_t end, struct pmap_ent *ou
 	uint64_t *pte;
 	KASSERT(intr_enabled());
 	simple_lock(&pm->lock);
-	while (n < max && (pte = pte_find_locked(pm, vap, end)) != NULL) {
+	while (n < max && (pte = pte_find_locked(pm, vap, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		out[n].va = *vap;
 		out[n].pte = *pte;
 		out[n].pa = *pte & PTE_ADDR;
