@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "sched.h"
 #include "signal.h"
+#include "pmap.h"
 #include "syscall.h"
 #include "trap.h"
 #include "x86.h"
@@ -71,6 +72,7 @@ void syscall_stats_print(void)
 			n++;
 		}
 	kprintf(n ? "\n" : " none\n");
+	tlb_stats_print();     /* TLB shootdown counters per CPU (pmap.h) */
 }
 
 /* MSRs for SYSCALL on this CPU, and SSE for user programs. */

@@ -811,3 +811,139 @@ VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 	vm_map_destroy(c.map);
 	KT_EXPECT_EQ(settled_free(), before);
 }
+
+/* ---- a stale translation cannot survive munmap on another CPU ---- */
+
+#define RACE_PAGES  64          /* above TLB_FULL_PAGES: a full flush remotely */
+#define RACE_ROUNDS 16
+
+struct race {
+	struct vm_map *map;
+	vaddr_t base;                /* RACE_PAGES pages, each holding its tag */
+	volatile uint64_t round;     /* [a] set by CPU 0: the round being read, 0 between */
+	volatile uint64_t unmapping; /* [a] round whose munmap has begun */
+	volatile uint64_t unmapped;  /* [a] round whose munmap has returned */
+	volatile uint64_t passes;    /* [a] reader: passes over the pages completed */
+	volatile uint64_t stop;      /* [a] */
+	volatile uint64_t stale;     /* [a] reads that succeeded after munmap returned */
+	volatile uint64_t wrong;     /* [a] reads with a wrong value before it */
+	volatile uint64_t failed;    /* [a] reads that failed before munmap */
+	volatile uint64_t reads;     /* [a] */
+	int ipis, fulls;
+};
+
+static uint64_t race_tag(uint64_t round, int page)
+{
+	return 0x7a6e000000000000UL | (round << 16) | (uint64_t)page;
+}
+
+/*
+ * CPU 1, at thread level with the map loaded: read every page of the round
+ * over and over (so each translation is in its TLB).  Once CPU 0 has said
+ * that the round's munmap returned, every read must fail (EFAULT); one that
+ * succeeds went through a stale TLB entry (into a freed page).  A read is
+ * judged only if the round did not change around it (CPU 0 sets round to 0
+ * before it maps the next round's pages).
+ */
+static void race_reader(struct race *r)
+{
+	pmap_activate(r->map->pmap);
+	while (!atomic_load64(&r->stop)) {
+		uint64_t round = atomic_load64(&r->round);
+		for (int i = 0; round && i < RACE_PAGES; i++) {
+			bool going = atomic_load64(&r->unmapping) == round;
+			bool gone = atomic_load64(&r->unmapped) == round;    /* before the read */
+			uint64_t v = 0;
+			int err = copyin(&v, U(r->base + i * P), 8);
+			if (atomic_load64(&r->round) != round)
+				break;                                        /* next round began */
+			fetch_and_add(&r->reads, 1);
+			bool going_after = atomic_load64(&r->unmapping) == round;
+			if (gone && err == 0)
+				fetch_and_add(&r->stale, 1);
+			else if (!going_after && err != 0)
+				fetch_and_add(&r->failed, 1);
+			else if (err == 0 && v != race_tag(round, i)) {
+				if (fetch_and_add(&r->wrong, 1) == 0)
+					kprintf("# race: wrong %lx want %lx going %d gone %d after %d\n", v,
+						race_tag(round, i), going, gone, going_after);
+			}
+		}
+		fetch_and_add(&r->passes, 1);
+	}
+	pmap_deactivate();
+}
+
+/* Wait for the reader to complete n more passes (bounded). */
+static void race_wait_passes(struct race *r, uint64_t n)
+{
+	uint64_t p = atomic_load64(&r->passes);
+	for (uint64_t spins = 0; atomic_load64(&r->passes) < p + n && spins < 500000000UL; spins++)
+		cpu_relax();
+}
+
+/* CPU 0: map, fill, let the reader cache the pages, unmap; RACE_ROUNDS times. */
+static void race_writer(struct race *r, struct ktest_ctx *kt)
+{
+	pmap_activate(r->map->pmap);
+	for (uint64_t round = 1; round <= RACE_ROUNDS; round++) {
+		vaddr_t a;
+		KT_EXPECT_EQ(vm_mmap(r->map, 0x30000000, RACE_PAGES * P, RW, ANON_PRIV | MAP_FIXED, &a), 0);
+		r->base = a;
+		for (int i = 0; i < RACE_PAGES; i++)
+			KT_EXPECT_EQ(wr64(a + i * P, race_tag(round, i)), 0);
+		atomic_store64(&r->round, round);
+		race_wait_passes(r, 3);           /* a full pass in this round: all cached */
+
+		struct tlb_stats s0 = tlb_stats[0], s1 = tlb_stats[1];
+		atomic_store64(&r->unmapping, round);
+		KT_EXPECT_EQ(vm_munmap(r->map, a, RACE_PAGES * P), 0);   /* waits for CPU 1's ack */
+		atomic_store64(&r->unmapped, round);
+		/* One shootdown and at most one IPI for all 64 pages. */
+		KT_EXPECT_EQ(tlb_stats[0].shootdowns - s0.shootdowns, 1);
+		KT_EXPECT(tlb_stats[0].ipis_sent - s0.ipis_sent <= 1);
+		r->ipis += tlb_stats[0].ipis_sent - s0.ipis_sent;
+		r->fulls += tlb_stats[1].full - s1.full;
+		race_wait_passes(r, 3);           /* the reader tries the unmapped pages */
+		atomic_store64(&r->round, 0);
+	}
+	atomic_store64(&r->stop, 1);
+	pmap_deactivate();
+}
+
+static struct race race;
+static struct ktest_ctx *race_kt;
+
+static void race_cpu(void *arg __unused)
+{
+	if (cpu_id() == 0)
+		race_writer(&race, race_kt);
+	else if (cpu_id() == 1)
+		race_reader(&race);
+}
+
+VM_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
+{
+	if (ncpu < 2)
+		KT_SKIP("needs 2 CPUs");
+	uint64_t before = settled_free();
+	memset(&race, 0, sizeof(race));
+	race.map = new_map();
+	KT_ASSERT(race.map != NULL);
+	race.unmapped = race.unmapping = ~0UL;
+	race_kt = kt;
+	smp_run_all(race_cpu, NULL);
+	KT_EXPECT_EQ(race.stale, 0);
+	KT_EXPECT_EQ(race.wrong, 0);
+	KT_EXPECT_EQ(race.failed, 0);
+	/* The reader had the map loaded at (nearly) every munmap: one IPI each,
+	 * a full flush there (64 pages > TLB_FULL_PAGES). */
+	KT_EXPECT(race.ipis >= RACE_ROUNDS / 2);
+	KT_EXPECT(race.fulls >= race.ipis);
+	kprintf("# vm race: %lu judged reads, %d munmaps of %d pages, %d IPIs, "
+		"%d remote full flushes, %lu stale\n", race.reads, RACE_ROUNDS, RACE_PAGES,
+		race.ipis, race.fulls, race.stale);
+	KT_EXPECT_EQ(race.map->pmap->active, 0);
+	vm_map_destroy(race.map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
