@@ -947,3 +947,86 @@ VM_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
 	vm_map_destroy(race.map);
 	KT_EXPECT_EQ(settled_free(), before);
 }
+
+/* ---- out of memory ---- */
+
+/* Take every free page (a list threaded through the pages); returns it. */
+static void *hoard_all(uint64_t *n)
+{
+	void *list = NULL;
+	page_drain_all();
+	void *p;
+	*n = 0;
+	while ((p = page_alloc(0)) != NULL) {
+		*(void **)p = list;
+		list = p;
+		(*n)++;
+	}
+	return list;
+}
+
+/* Give back up to k pages of the hoard; returns the rest. */
+static void *hoard_release(void *list, uint64_t k)
+{
+	while (list && k--) {
+		void *next = *(void **)list;
+		page_free(list);
+		list = next;
+	}
+	return list;
+}
+
+VM_KTEST(vm_no_memory_fails_faults_and_fork_cleanly)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a, s;
+	KT_ASSERT(vm_mmap(map, 0, 64 * P, RW, ANON_PRIV, &a) == 0);
+	KT_ASSERT(vm_mmap(map, 0, 16 * P, RW, ANON_SHARED, &s) == 0);
+	pmap_activate(map->pmap);
+	for (int i = 0; i < 32; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 100 + i), 0);
+	KT_EXPECT_EQ(wr64(s, 7), 0);
+
+	/* A fork that succeeds, so that there are copy-on-write pages. */
+	struct vm_map *child = vm_map_fork(map);
+	KT_ASSERT(child != NULL);
+
+	uint64_t hoarded;
+	void *hoard = hoard_all(&hoarded);
+	KT_EXPECT(hoarded > 1000);
+	/* Demand zero, a shared page and a copy-on-write break all need a page. */
+	KT_EXPECT_EQ(vm_fault(map, a + 40 * P, PROT_WRITE), -ENOMEM);
+	KT_EXPECT_EQ(vm_fault(map, s + 3 * P, PROT_READ), -ENOMEM);
+	KT_EXPECT_EQ(vm_fault(map, a + 5 * P, PROT_WRITE), -ENOMEM);
+	KT_EXPECT_EQ(wr64(a + 5 * P, 1), -EFAULT);     /* a copyout sees EFAULT */
+	KT_EXPECT_EQ(rd64(a + 5 * P), 105);            /* reading needs no page */
+	/* Fork fails cleanly at every point as memory trickles back. */
+	int fails = 0, oks = 0;
+	for (int k = 0; k < 40; k++) {
+		struct vm_map *c = vm_map_fork(map);
+		if (c == NULL) {
+			fails++;
+		} else {
+			oks++;
+			vm_map_destroy(c);
+		}
+		hoard = hoard_release(hoard, 1);
+	}
+	KT_EXPECT(fails > 0);
+	hoard_release(hoard, ~0UL);
+	KT_EXPECT(oks > 0);
+	/* With memory back everything works again. */
+	KT_EXPECT_EQ(wr64(a + 5 * P, 1), 0);
+	KT_EXPECT_EQ(rd64(a + 40 * P), 0);
+	KT_EXPECT_EQ(rd64(s), 7);
+	pmap_activate(child->pmap);
+	KT_EXPECT_EQ(rd64(a + 5 * P), 105);
+	pmap_deactivate();
+	kprintf("# vm oom: %lu pages hoarded, fork failed %d times then worked %d times\n",
+		hoarded, fails, oks);
+	vm_map_destroy(child);
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
