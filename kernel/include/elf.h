@@ -117,8 +117,8 @@ typedef struct {
 #define ELF_STACK_SIZE  (8UL << 20)
 /*
  * Argument limits (Linux's rules): argv and envp strings with their NULs
- * plus one pointer per string must fit in ELF_ARG_MAX (Linux: a quarter of
- * the 8 MiB stack rlimit), and each string in ELF_ARG_STRLEN_MAX (Linux's
+ * plus one pointer per string must fit in elf_info.arg_max (exec sets it
+ * from the stack rlimit with elf_arg_max: a quarter of it, as Linux), and each string in ELF_ARG_STRLEN_MAX (Linux's
  * MAX_ARG_STRLEN, 32 pages); beyond either: -E2BIG.
  */
 #define ELF_ARG_MAX         (2UL << 20)
@@ -131,7 +131,20 @@ struct elf_info {
 	uint64_t bias;          /* 0 for ET_EXEC, ELF_DYN_BASE for ET_DYN */
 	uint64_t brk;           /* end of the highest segment (the break starts here) */
 	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
+	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
 };
+
+/* Linux's argument limit for a stack rlimit: a quarter of it, at least 32
+ * pages, at most ELF_ARG_MAX (Linux: 6 MiB; the execve copy holds 2 MiB). */
+static inline uint64_t elf_arg_max(uint64_t rlim_stack)
+{
+	uint64_t l = rlim_stack / 4;
+	if (l > ELF_ARG_MAX)
+		l = ELF_ARG_MAX;
+	if (l < ELF_ARG_STRLEN_MAX)
+		l = ELF_ARG_STRLEN_MAX;
+	return l;
+}
 
 struct inode;
 struct vm_map;

@@ -395,6 +395,7 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 	out->bias = bias;
 	out->brk = ALIGN_UP(ms.prev_end, P);
 	out->execfn = NULL;
+	out->arg_max = 0;
 out:
 	kfree(load);
 	kfree(ph);
@@ -417,14 +418,14 @@ static uint64_t stack_random(void)
  * Bytes of strings (with NULs) and pointer slots argv and envp need, or
  * -E2BIG beyond the limits (elf.h).
  */
-static int64_t args_size(char *const v[], int n, int64_t total)
+static int64_t args_size(char *const v[], int n, int64_t total, uint64_t max)
 {
 	for (int i = 0; i < n; i++) {
 		size_t l = strnlen(v[i], ELF_ARG_STRLEN_MAX) + 1;
 		if (l > ELF_ARG_STRLEN_MAX)
 			return -E2BIG;
 		total += l + sizeof(uint64_t);
-		if ((uint64_t)total > ELF_ARG_MAX)
+		if ((uint64_t)total > max)
 			return -E2BIG;
 	}
 	return total;
@@ -485,9 +486,10 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	if (argc < 0 || envc < 0)
 		return -EINVAL;
 	const char *execfn = info->execfn ? info->execfn : (argc > 0 ? argv_k[0] : "");
-	int64_t total = args_size(argv_k, argc, 0);
+	uint64_t max = info->arg_max ? MIN(info->arg_max, ELF_ARG_MAX) : ELF_ARG_MAX;
+	int64_t total = args_size(argv_k, argc, 0, max);
 	if (total >= 0)
-		total = args_size(envp_k, envc, total);
+		total = args_size(envp_k, envc, total, max);
 	if (total < 0)
 		return (int)total;
 	size_t fnlen = strnlen(execfn, FS_PATH_MAX) + 1;
