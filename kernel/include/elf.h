@@ -13,7 +13,11 @@
  *   little endian, EI_VERSION or e_version not 1, e_machine not EM_X86_64,
  *   e_type not ET_EXEC/ET_DYN, e_phentsize != 56, e_phnum 0 or over 73
  *   (program headers over one page, as Linux), program headers not inside
- *   the file, no PT_LOAD, PT_INTERP (dynamic executables: not yet),
+ *   the file, no PT_LOAD.
+ *   PT_INTERP as Linux reads it: size below 2 or over PATH_MAX, or no NUL
+ *   at its end: -ENOEXEC; beyond the file: -EIO; an interpreter that does
+ *   not exist: -ENOENT (the lookup's error); one that exists: -ENOEXEC
+ *   (dynamic executables: not yet).  Then:
  *   p_offset + p_filesz beyond the file (Linux maps it and the program gets
  *   SIGBUS later; we copy, so we refuse), PT_LOAD byte ranges that overlap
  *   each other (Linux lets the later mapping win): -ENOEXEC.
@@ -21,6 +25,8 @@
  *   (USER_TOP) or wrapping, p_vaddr and p_offset not congruent modulo the
  *   page size, e_entry beyond the user space: -EINVAL (as Linux).
  *   A segment below VM_MIN_ADDR: -EPERM (vm_mmap, as Linux's mmap_min_addr).
+ *   A segment whose zero-fill part is more memory than the machine has
+ *   (Linux's vm_brk overcommit check): -ENOMEM.
  *   Memory exhausted while loading: -ENOMEM.
  * Segments that share a page (the end of one and the start of the next in
  * one page, no common byte) are allowed: the page gets the union of rights.
