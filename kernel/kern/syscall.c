@@ -12,7 +12,6 @@
 #include "proc.h"
 #include "sched.h"
 #include "signal.h"
-#include "pmap.h"
 #include "syscall.h"
 #include "trap.h"
 #include "x86.h"
@@ -72,7 +71,6 @@ void syscall_stats_print(void)
 			n++;
 		}
 	kprintf(n ? "\n" : " none\n");
-	tlb_stats_print();     /* TLB shootdown counters per CPU (pmap.h) */
 }
 
 /* MSRs for SYSCALL on this CPU, and SSE for user programs. */

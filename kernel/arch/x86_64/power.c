@@ -5,6 +5,7 @@
  */
 #include "kernel.h"
 #include "apic.h"
+#include "pmap.h"
 #include "x86.h"
 
 #define DEBUG_EXIT_PORT 0xf4
@@ -12,6 +13,7 @@
 __noreturn void machine_poweroff(int code)
 {
 	cli();
+	tlb_stats_print();      /* TLB shootdown counters per CPU (V3) */
 	kprintf("concerto: power off, status %d\n", code);
 	outb(DEBUG_EXIT_PORT, (uint8_t)code);
 	if (acpi.pm1a_cnt)
