@@ -58,7 +58,16 @@ struct pmap {
 	uint64_t ptpages;            /* (p) lower-half page-table pages (not the PML4) */
 	uint64_t resident;           /* (p) leaf entries holding a frame */
 	struct vm_map *map;          /* [I] back pointer (set by vm_map_create) */
-	/* PCID (when enabled later): uint16_t pcid; per-CPU generation. */
+	/*
+	 * PCID (the seeds' ASN): with CR4.PCIDE on, TLB entries are tagged
+	 * with pcid and survive CR3 loads, so a CPU that switched away may
+	 * still hold entries of this pmap.  stale: CPUs that must flush pcid
+	 * at their next activation (set by every shootdown for all CPUs but
+	 * the initiator if it has the pmap loaded, and all at creation, which
+	 * covers a recycled pcid).  Kept without PCID too (cheap, testable).
+	 */
+	uint16_t pcid;               /* [I] 1..4095, 0: none (always flush) */
+	volatile uint64_t stale;     /* [a] */
 };
 
 /* One mapping reported by pmap_collect. */
@@ -132,6 +141,7 @@ struct tlb_stats {
 	uint64_t pages;          /* pages invalidated with invlpg (local and remote) */
 	uint64_t full;           /* full TLB flushes (CR3 reload) */
 	uint64_t skipped;        /* requests for a pmap no longer loaded here */
+	uint64_t kept;           /* CR3 loads that kept the pmap's TLB entries (PCID) */
 } __cacheline_aligned;
 
 extern struct tlb_stats tlb_stats[NCPU_MAX];
@@ -139,5 +149,6 @@ void tlb_stats_print(void);
 void tlb_stats_sum(struct tlb_stats *out);
 
 extern bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
+extern bool pcid_on;             /* CR4.PCIDE set (some CPU has PCID) */
 
 #endif

@@ -559,7 +559,7 @@ VM_KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
 	uint64_t cr4 = read_cr4();
 	KT_EXPECT_EQ((cr4 >> 20) & 1, cpu_has_smep);
 	KT_EXPECT_EQ((cr4 >> 21) & 1, cpu_has_smap);
-	KT_EXPECT_EQ((cr4 >> 17) & 1, 0);                     /* PCID not used */
+	KT_EXPECT_EQ((cr4 >> 17) & 1, cpu_has_pcid);          /* PCIDs used if there */
 	vaddr_t a;
 	KT_ASSERT(vm_mmap(map, 0x20000000, P, RW | PROT_EXEC, ANON_PRIV | MAP_FIXED, &a) == 0);
 	pmap_activate(map->pmap);
@@ -1027,6 +1027,68 @@ VM_KTEST(vm_no_memory_fails_faults_and_fork_cleanly)
 	kprintf("# vm oom: %lu pages hoarded, fork failed %d times then worked %d times\n",
 		hoarded, fails, oks);
 	vm_map_destroy(child);
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/* ---- PCID bookkeeping (runs without PCID too) ---- */
+
+static void stale_activate(void *arg)
+{
+	pmap_activate(arg);
+}
+
+/*
+ * Which CPUs must flush a pmap at their next activation: all at creation;
+ * an activation consumes the CPU's mark; a shootdown marks every CPU but
+ * the initiator when the pmap is loaded there (it invalidated already), and
+ * the initiator too when it is not.  With PCIDs this is what keeps a CPU
+ * that switched away from using entries that a change made stale.
+ */
+VM_KTEST(vm_pcid_stale_marks_follow_shootdowns_and_activations)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	struct pmap *pm = map->pmap;
+	uint64_t all = ncpu >= 64 ? ~0UL : (1UL << ncpu) - 1;
+	KT_EXPECT_EQ(pm->stale & all, all);
+	if (pcid_on) {
+		KT_EXPECT(pm->pcid != 0);
+		struct vm_map *m2 = vm_map_create();
+		KT_ASSERT(m2 != NULL);
+		KT_EXPECT(m2->pmap->pcid != pm->pcid);
+		vm_map_destroy(m2);
+	} else {
+		KT_EXPECT_EQ(pm->pcid, 0);
+	}
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0x20000000, 4 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	pmap_activate(pm);
+	KT_EXPECT_EQ(pm->stale & 1, 0);                 /* consumed: flushed */
+	KT_EXPECT_EQ(wr64(a, 1), 0);
+	if (ncpu > 1) {
+		smp_call(1, stale_activate, pm);
+		KT_EXPECT_EQ(pm->stale & 2, 0);
+		smp_call(1, stale_activate, NULL);       /* CPU 1 switches away */
+	}
+	/* A change while loaded here: everyone else is marked, not CPU 0. */
+	KT_EXPECT_EQ(vm_mprotect(map, a, P, PROT_READ), 0);
+	KT_EXPECT_EQ(pm->stale & all, all & ~1UL);
+	/* Not loaded here: CPU 0 is marked too and flushes when it comes back. */
+	pmap_deactivate();
+	KT_EXPECT_EQ(vm_munmap(map, a, P), 0);
+	KT_EXPECT_EQ(pm->stale & all, all);
+	uint64_t kept = tlb_stats[0].kept;
+	pmap_activate(pm);
+	KT_EXPECT_EQ(pm->stale & 1, 0);
+	KT_EXPECT_EQ(tlb_stats[0].kept, kept);           /* that load flushed */
+	/* Nothing changed since: the next load may keep the entries (PCID). */
+	pmap_deactivate();
+	pmap_activate(pm);
+	KT_EXPECT_EQ(tlb_stats[0].kept, kept + (pcid_on ? 1 : 0));
+	KT_EXPECT_EQ(rd64(a), 0xbad);                    /* unmapped stays unmapped */
+	pmap_deactivate();
 	vm_map_destroy(map);
 	KT_EXPECT_EQ(settled_free(), before);
 }
