@@ -13,7 +13,11 @@
  *   little endian, EI_VERSION or e_version not 1, e_machine not EM_X86_64,
  *   e_type not ET_EXEC/ET_DYN, e_phentsize != 56, e_phnum 0 or over 73
  *   (program headers over one page, as Linux), program headers not inside
- *   the file, no PT_LOAD, PT_INTERP (dynamic executables: not yet),
+ *   the file, no PT_LOAD.
+ *   PT_INTERP as Linux reads it: size below 2 or over PATH_MAX, or no NUL
+ *   at its end: -ENOEXEC; beyond the file: -EIO; an interpreter that does
+ *   not exist: -ENOENT (the lookup's error); one that exists: -ENOEXEC
+ *   (dynamic executables: not yet).  Then:
  *   p_offset + p_filesz beyond the file (Linux maps it and the program gets
  *   SIGBUS later; we copy, so we refuse), PT_LOAD byte ranges that overlap
  *   each other (Linux lets the later mapping win): -ENOEXEC.
@@ -21,6 +25,8 @@
  *   (USER_TOP) or wrapping, p_vaddr and p_offset not congruent modulo the
  *   page size, e_entry beyond the user space: -EINVAL (as Linux).
  *   A segment below VM_MIN_ADDR: -EPERM (vm_mmap, as Linux's mmap_min_addr).
+ *   A segment whose zero-fill part is more memory than the machine has
+ *   (Linux's vm_brk overcommit check): -ENOMEM.
  *   Memory exhausted while loading: -ENOMEM.
  * Segments that share a page (the end of one and the start of the next in
  * one page, no common byte) are allowed: the page gets the union of rights.
@@ -117,8 +123,8 @@ typedef struct {
 #define ELF_STACK_SIZE  (8UL << 20)
 /*
  * Argument limits (Linux's rules): argv and envp strings with their NULs
- * plus one pointer per string must fit in ELF_ARG_MAX (Linux: a quarter of
- * the 8 MiB stack rlimit), and each string in ELF_ARG_STRLEN_MAX (Linux's
+ * plus one pointer per string must fit in elf_info.arg_max (exec sets it
+ * from the stack rlimit with elf_arg_max: a quarter of it, as Linux), and each string in ELF_ARG_STRLEN_MAX (Linux's
  * MAX_ARG_STRLEN, 32 pages); beyond either: -E2BIG.
  */
 #define ELF_ARG_MAX         (2UL << 20)
@@ -131,7 +137,20 @@ struct elf_info {
 	uint64_t bias;          /* 0 for ET_EXEC, ELF_DYN_BASE for ET_DYN */
 	uint64_t brk;           /* end of the highest segment (the break starts here) */
 	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
+	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
 };
+
+/* Linux's argument limit for a stack rlimit: a quarter of it, at least 32
+ * pages, at most ELF_ARG_MAX (Linux: 6 MiB; the execve copy holds 2 MiB). */
+static inline uint64_t elf_arg_max(uint64_t rlim_stack)
+{
+	uint64_t l = rlim_stack / 4;
+	if (l > ELF_ARG_MAX)
+		l = ELF_ARG_MAX;
+	if (l < ELF_ARG_STRLEN_MAX)
+		l = ELF_ARG_STRLEN_MAX;
+	return l;
+}
 
 struct inode;
 struct vm_map;

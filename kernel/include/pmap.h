@@ -39,6 +39,7 @@
 #define TLB_FULL_PAGES  32      /* more pages than this: flush the whole TLB */
 
 #define PTE_PROTNONE    (1UL << 9)   /* software: frame kept, no access (P clear) */
+#define PTE_ZAPPED      (1UL << 10)  /* software: being removed (inside pmap_remove only) */
 
 struct vm_map;
 
@@ -57,7 +58,16 @@ struct pmap {
 	uint64_t ptpages;            /* (p) lower-half page-table pages (not the PML4) */
 	uint64_t resident;           /* (p) leaf entries holding a frame */
 	struct vm_map *map;          /* [I] back pointer (set by vm_map_create) */
-	/* PCID (when enabled later): uint16_t pcid; per-CPU generation. */
+	/*
+	 * PCID (the seeds' ASN): with CR4.PCIDE on, TLB entries are tagged
+	 * with pcid and survive CR3 loads, so a CPU that switched away may
+	 * still hold entries of this pmap.  stale: CPUs that must flush pcid
+	 * at their next activation (set by every shootdown for all CPUs but
+	 * the initiator if it has the pmap loaded, and all at creation, which
+	 * covers a recycled pcid).  Kept without PCID too (cheap, testable).
+	 */
+	uint16_t pcid;               /* [I] 1..4095, 0: none (always flush) */
+	volatile uint64_t stale;     /* [a] */
 };
 
 /* One mapping reported by pmap_collect. */
@@ -99,6 +109,8 @@ void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end);
  */
 void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
 			 void (*release)(paddr_t pa, void *arg), void *arg);
+/* Move the frames of [from, from+len) to [to, to+len) (mremap): 0 or -ENOMEM. */
+int pmap_move(struct pmap *pm, vaddr_t from, vaddr_t to, uint64_t len);
 /* Remove rights not in prot from mappings in [start, end) (never adds). */
 void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot);
 /* Physical address (with the page offset) mapped at va, or 0. */
@@ -129,6 +141,7 @@ struct tlb_stats {
 	uint64_t pages;          /* pages invalidated with invlpg (local and remote) */
 	uint64_t full;           /* full TLB flushes (CR3 reload) */
 	uint64_t skipped;        /* requests for a pmap no longer loaded here */
+	uint64_t kept;           /* CR3 loads that kept the pmap's TLB entries (PCID) */
 } __cacheline_aligned;
 
 extern struct tlb_stats tlb_stats[NCPU_MAX];
@@ -136,5 +149,6 @@ void tlb_stats_print(void);
 void tlb_stats_sum(struct tlb_stats *out);
 
 extern bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
+extern bool pcid_on;             /* CR4.PCIDE set (some CPU has PCID) */
 
 #endif

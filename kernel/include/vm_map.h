@@ -59,8 +59,43 @@
 #define VM_MMAP_TOP     0x00007ff000000000UL /* non-fixed mmaps go below this */
 
 /* Kinds of region (vm_region.flags). */
-#define VR_SHARED   0x1     /* shared: pages live in obj */
-#define VR_ANON     0x2     /* anonymous (zero-fill) */
+#define VR_SHARED     0x1   /* shared: pages live in obj */
+#define VR_ANON       0x2   /* anonymous (zero-fill) */
+#define VR_NORESERVE  0x4   /* MAP_NORESERVE: not checked against overcommit */
+#define VR_DONTFORK   0x8   /* MADV_DONTFORK: not copied into a fork child */
+#define VR_WIPEONFORK 0x10  /* MADV_WIPEONFORK: a fork child gets it zero-filled */
+#define VR_GROWSDOWN  0x20  /* MAP_GROWSDOWN (accepted; no automatic growth) */
+
+/* madvise advice (Linux values). */
+#define MADV_NORMAL       0
+#define MADV_RANDOM       1
+#define MADV_SEQUENTIAL   2
+#define MADV_WILLNEED     3
+#define MADV_DONTNEED     4
+#define MADV_FREE         8
+#define MADV_REMOVE       9
+#define MADV_DONTFORK     10
+#define MADV_DOFORK       11
+#define MADV_MERGEABLE    12
+#define MADV_UNMERGEABLE  13
+#define MADV_HUGEPAGE     14
+#define MADV_NOHUGEPAGE   15
+#define MADV_DONTDUMP     16
+#define MADV_DODUMP       17
+#define MADV_WIPEONFORK   18
+#define MADV_KEEPONFORK   19
+#define MADV_COLD         20
+#define MADV_PAGEOUT      21
+#define MADV_POPULATE_READ  22
+#define MADV_POPULATE_WRITE 23
+
+/* msync flags, mremap flags (Linux values). */
+#define MS_ASYNC          1
+#define MS_INVALIDATE     2
+#define MS_SYNC           4
+#define MREMAP_MAYMOVE    1
+#define MREMAP_FIXED      2
+#define MREMAP_DONTUNMAP  4
 
 /*
  * A shared object: pages by offset, refcounted by the regions that map it.
@@ -137,6 +172,27 @@ vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk);
 /* Highest free range of len bytes ending at or below limit; 0 if none.
  * Called with map->lock held. */
 vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit);
+
+/*
+ * Linux madvise/msync: 0 or -EINVAL (bad advice, unaligned), -ENOMEM (part
+ * of the range unmapped; the mapped part is still advised).
+ */
+int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice);
+int vm_msync(struct vm_map *map, vaddr_t addr, uint64_t len, int flags);
+/*
+ * Linux mincore for npages pages from addr (page aligned, checked by the
+ * caller): vec[i] = 1 if page i is resident.  0 or -ENOMEM (unmapped).
+ */
+int vm_mincore(struct vm_map *map, vaddr_t addr, uint64_t npages, uint8_t *vec);
+/* Linux mremap: 0 and the new address in *out, or -errno. */
+int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen, int flags,
+	      vaddr_t newaddr, vaddr_t *out);
+/*
+ * Overcommit, Linux's heuristic mode (vm.overcommit_memory = 0): a single
+ * request for more pages than the machine has is refused; anything smaller
+ * is allowed (a fault that finds no page later kills the process).
+ */
+bool vm_enough_memory(uint64_t npages);
 
 /* Resolve a fault at va for access (PROT_READ/WRITE/EXEC): 0 or -EFAULT/-ENOMEM. */
 int vm_fault(struct vm_map *map, vaddr_t va, int access);

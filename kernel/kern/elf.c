@@ -160,13 +160,17 @@ static int check_phdrs(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, uint64_t bias
 {
 	int n = 0;
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_INTERP)
-			return -ENOEXEC;             /* dynamic: not yet */
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		int err = check_load(&ph[i], bias, fsize);
 		if (err)
 			return err;
+		/* The part beyond the file's pages is anonymous memory: Linux
+		 * maps it with vm_brk, which is charged against overcommit. */
+		vaddr_t va = ph[i].p_vaddr + bias;
+		uint64_t anon = ALIGN_UP(va + ph[i].p_memsz, P) - ALIGN_UP(va + ph[i].p_filesz, P);
+		if (!vm_enough_memory(anon >> PAGE_SHIFT))
+			return -ENOMEM;
 		if (ph[i].p_memsz == 0)
 			continue;
 		int j = n++;                         /* insertion sort by address */
@@ -290,6 +294,42 @@ static int protect_none_segments(struct vm_map *map, const Elf64_Phdr **load, in
 	return 0;
 }
 
+/*
+ * PT_INTERP, as Linux reads it: a size outside [2, PATH_MAX] or a path
+ * without its NUL: -ENOEXEC; beyond the file: -EIO; an interpreter that
+ * cannot be found: the lookup's error (ENOENT...).  One that exists cannot
+ * be run (no dynamic linking): -ENOEXEC.  Relative paths start at the root.
+ */
+static int check_interp(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct inode *ip,
+			uint64_t fsize)
+{
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_INTERP)
+			continue;
+		uint64_t n = ph[i].p_filesz;
+		if (n < 2 || n > FS_PATH_MAX)
+			return -ENOEXEC;
+		if (ph[i].p_offset > fsize || n > fsize - ph[i].p_offset)
+			return -EIO;
+		char *path = kmalloc(n, 0);
+		if (path == NULL)
+			return -ENOMEM;
+		int err = -EIO;
+		if (fs_read(ip, path, n, ph[i].p_offset) == (ssize_t)n) {
+			err = -ENOEXEC;
+			if (path[n - 1] == '\0') {
+				struct inode *interp;
+				err = fs_lookup(NULL, path, 0, &interp);
+				if (err == 0)
+					err = -ENOEXEC;      /* dynamic programs: not supported */
+			}
+		}
+		kfree(path);
+		return err;
+	}
+	return 0;
+}
+
 /* Read the ELF and program headers; *php is kmalloc'd.  0 or -errno. */
 static int read_headers(struct inode *ip, uint64_t fsize, Elf64_Ehdr *eh, Elf64_Phdr **php)
 {
@@ -329,6 +369,8 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 		err = -ENOMEM;
 		goto out;
 	}
+	if ((err = check_interp(&eh, ph, ip, st.size)) != 0)
+		goto out;
 	if ((err = check_phdrs(&eh, ph, bias, st.size, load, &nload)) != 0)
 		goto out;
 
@@ -353,6 +395,7 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 	out->bias = bias;
 	out->brk = ALIGN_UP(ms.prev_end, P);
 	out->execfn = NULL;
+	out->arg_max = 0;
 out:
 	kfree(load);
 	kfree(ph);
@@ -375,14 +418,14 @@ static uint64_t stack_random(void)
  * Bytes of strings (with NULs) and pointer slots argv and envp need, or
  * -E2BIG beyond the limits (elf.h).
  */
-static int64_t args_size(char *const v[], int n, int64_t total)
+static int64_t args_size(char *const v[], int n, int64_t total, uint64_t max)
 {
 	for (int i = 0; i < n; i++) {
 		size_t l = strnlen(v[i], ELF_ARG_STRLEN_MAX) + 1;
 		if (l > ELF_ARG_STRLEN_MAX)
 			return -E2BIG;
 		total += l + sizeof(uint64_t);
-		if ((uint64_t)total > ELF_ARG_MAX)
+		if ((uint64_t)total > max)
 			return -E2BIG;
 	}
 	return total;
@@ -443,9 +486,10 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	if (argc < 0 || envc < 0)
 		return -EINVAL;
 	const char *execfn = info->execfn ? info->execfn : (argc > 0 ? argv_k[0] : "");
-	int64_t total = args_size(argv_k, argc, 0);
+	uint64_t max = info->arg_max ? MIN(info->arg_max, ELF_ARG_MAX) : ELF_ARG_MAX;
+	int64_t total = args_size(argv_k, argc, 0, max);
 	if (total >= 0)
-		total = args_size(envp_k, envc, total);
+		total = args_size(envp_k, envc, total, max);
 	if (total < 0)
 		return (int)total;
 	size_t fnlen = strnlen(execfn, FS_PATH_MAX) + 1;

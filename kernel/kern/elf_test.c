@@ -565,6 +565,16 @@ ELF_KTEST(elf_build_stack_e2big_and_limits)
 	KT_EXPECT_EQ(elf_build_stack(map, v, 1, NULL, 0, &info, &sp), -E2BIG);
 	KT_EXPECT_EQ(elf_build_stack(map, NULL, 0, v, 1, &info, &sp), -E2BIG);
 	KT_EXPECT_EQ(elf_build_stack(map, v, -1, NULL, 0, &info, &sp), -EINVAL);
+	/* A smaller stack rlimit lowers the limit (a quarter of it, as Linux):
+	 * 1 MiB -> 256 KiB, so two strings of 128 KiB no longer fit. */
+	big[L - 1] = '\0';
+	KT_EXPECT_EQ(elf_arg_max(1UL << 20), 256 * 1024);
+	KT_EXPECT_EQ(elf_arg_max(4096), ELF_ARG_STRLEN_MAX);     /* at least 32 pages */
+	KT_EXPECT_EQ(elf_arg_max(~0UL), ELF_ARG_MAX);
+	info.arg_max = elf_arg_max(1UL << 20);
+	KT_EXPECT_EQ(elf_build_stack(map, v, 2, NULL, 0, &info, &sp), -E2BIG);
+	KT_EXPECT_EQ(elf_build_stack(map, v, 1, v, 1, &info, &sp), -E2BIG);
+	info.arg_max = 0;
 	KT_EXPECT_EQ(map->nregions, 0);          /* nothing mapped */
 	vm_map_destroy(map);
 

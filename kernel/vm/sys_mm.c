@@ -1,13 +1,14 @@
 /*
- * Memory system calls (V2): brk, mmap, munmap, mprotect.
+ * Memory system calls (V2): brk, mmap, munmap, mprotect, mremap, madvise,
+ * msync, mincore — Linux x86_64 numbers, arguments and errors.
  */
 #include "kernel.h"
 #include "errno.h"
+#include "kmem.h"
 #include "proc.h"
 #include "syscall.h"
+#include "usercopy.h"
 #include "vm_map.h"
-
-/* ---- memory ---- */
 
 static struct vm_map *curmap(void)
 {
@@ -16,14 +17,75 @@ static struct vm_map *curmap(void)
 
 SYSCALL(12, brk) { return vm_brk(curmap(), a0); }
 
+/* True if fd is an open descriptor of the calling process. */
+static bool fd_open(int64_t fd)
+{
+	struct proc *p = curproc();
+	if (fd < 0 || fd >= NOFILE)
+		return false;
+	simple_lock(&p->lock);
+	bool open = p->files[fd] != NULL;
+	simple_unlock(&p->lock);
+	return open;
+}
+
+/* mmap(addr, len, prot, flags, fd, off) */
 SYSCALL(9, mmap)
 {
-	if (!(a3 & MAP_ANONYMOUS))
-		return -ENODEV;   /* file mappings come with tmpfs (issue 6) */
+	int flags = (int)a3;
+	if (a5 & (PAGE_SIZE - 1))
+		return -EINVAL;                 /* x86 sys_mmap: unaligned offset */
+	if (!(flags & MAP_ANONYMOUS)) {
+		if (!fd_open((int)a4))
+			return -EBADF;
+		return -ENODEV;                 /* file mappings come with tmpfs */
+	}
 	vaddr_t out;
-	int r = vm_mmap(curmap(), a0, a1, (int)a2, (int)a3, &out);
+	int r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);
 	return r < 0 ? r : (int64_t)out;
 }
 
 SYSCALL(11, munmap) { return vm_munmap(curmap(), a0, a1); }
 SYSCALL(10, mprotect) { return vm_mprotect(curmap(), a0, a1, (int)a2); }
+
+/* mremap(old, oldlen, newlen, flags, newaddr) */
+SYSCALL(25, mremap)
+{
+	vaddr_t out;
+	int r = vm_mremap(curmap(), a0, a1, a2, (int)a3, a4, &out);
+	return r < 0 ? r : (int64_t)out;
+}
+
+SYSCALL(28, madvise) { return vm_madvise(curmap(), a0, a1, (int)a2); }
+SYSCALL(26, msync) { return vm_msync(curmap(), a0, a1, (int)a2); }
+
+/* mincore(addr, len, vec): one byte per page, 1 if resident. */
+SYSCALL(27, mincore)
+{
+	vaddr_t addr = a0;
+	uint64_t len = a1;
+	if (addr & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (addr >= USER_TOP || len > USER_TOP - addr)
+		return -ENOMEM;                 /* Linux: !access_ok(start, len) */
+	uint64_t npages = ALIGN_UP(len, PAGE_SIZE) >> PAGE_SHIFT;
+	if (npages == 0)
+		return 0;
+	uint8_t *buf = kmalloc(PAGE_SIZE, 0);
+	if (buf == NULL)
+		return -EAGAIN;
+	int r = 0;
+	uint8_t *uvec = (uint8_t *)a2;
+	while (npages > 0) {
+		uint64_t n = MIN(npages, PAGE_SIZE);
+		if ((r = vm_mincore(curmap(), addr, n, buf)) != 0)
+			break;
+		if ((r = copyout(uvec, buf, n)) != 0)
+			break;
+		addr += n * PAGE_SIZE;
+		uvec += n;
+		npages -= n;
+	}
+	kfree(buf);
+	return r;
+}

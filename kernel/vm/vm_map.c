@@ -29,6 +29,11 @@ void vm_release_pa(paddr_t pa, void *arg __unused)
 	page_unref(pa_to_page(pa));
 }
 
+bool vm_enough_memory(uint64_t npages)
+{
+	return npages <= page_total_count();
+}
+
 /* ---- shared objects ---- */
 
 struct vm_obj *vm_obj_create(uint64_t size, const struct vm_obj_ops *ops, void *priv)
@@ -98,6 +103,24 @@ static uint64_t *obj_slot_locked(struct vm_obj *obj, uint64_t pgoff)
 		np = (uint64_t **)slot;
 	}
 	return NULL;
+}
+
+/* True if the object holds a page at pgoff (no allocation). */
+static bool obj_has_page(struct vm_obj *obj, uint64_t pgoff)
+{
+	bool has = false;
+	simple_lock(&obj->lock);
+	uint64_t *node = obj->root;
+	for (int level = OBJ_LEVELS - 1; node != NULL; level--) {
+		uint64_t e = node[(pgoff >> (9 * level)) & 511];
+		if (level == 0) {
+			has = e != 0;
+			break;
+		}
+		node = (uint64_t *)e;
+	}
+	simple_unlock(&obj->lock);
+	return has;
 }
 
 struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff)
@@ -275,6 +298,32 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	return 0;
 }
 
+/* Make start and end region boundaries.  Map locked for write. */
+static int clip_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	int err = clip_locked(map, start);
+	return err ? err : clip_locked(map, end);
+}
+
+/* Merge the regions in [start, end) with each other and their neighbours. */
+static void merge_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	KASSERT(lock_write_held(&map->lock));
+	struct vm_region *r = first_above(map, start);
+	if (r->prev != &map->head)
+		r = r->prev;
+	while (r != &map->head && r->next != &map->head && r->start <= end) {
+		struct vm_region *n = r->next;
+		if (mergeable(r, n)) {
+			r->end = n->end;         /* absorb n, look at the new next */
+			unlink(map, n);
+			region_free(n);
+		} else {
+			r = n;
+		}
+	}
+}
+
 vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
 {
 	KASSERT(map_locked(map));
@@ -340,10 +389,7 @@ struct vm_map *vm_map_current(void)
 /* Check and round the arguments common to mmap; 0 or -errno. */
 static int mmap_check(vaddr_t addr, uint64_t *lenp, int flags, uint64_t off)
 {
-	int type = flags & MAP_TYPE;
 	if (*lenp == 0)
-		return -EINVAL;
-	if (type != MAP_SHARED && type != MAP_PRIVATE && type != MAP_SHARED_VALIDATE)
 		return -EINVAL;
 	if (off & (PAGE_SIZE - 1))
 		return -EINVAL;
@@ -387,6 +433,20 @@ static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int
 	return 0;
 }
 
+/*
+ * Fault in the pages of [start, end) for access (MAP_POPULATE, MADV_WILLNEED):
+ * best effort, stops at the first page that cannot be had.  Map not locked.
+ */
+static int populate(struct vm_map *map, vaddr_t start, vaddr_t end, int access)
+{
+	for (vaddr_t va = start; va < end; va += PAGE_SIZE) {
+		int err = vm_fault(map, va, access);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		struct vm_obj *obj, uint64_t off, vaddr_t *out)
 {
@@ -394,7 +454,22 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	if (err)
 		return err;
 	prot &= PROT_READ | PROT_WRITE | PROT_EXEC;   /* Linux ignores other bits */
-	bool shared = (flags & MAP_TYPE) != MAP_PRIVATE;
+	int type = flags & MAP_TYPE;
+	/* Anonymous: MAP_SHARED or MAP_PRIVATE, nothing else (not even
+	 * MAP_SHARED_VALIDATE); a file may also use MAP_SHARED_VALIDATE. */
+	if (type != MAP_SHARED && type != MAP_PRIVATE &&
+	    (obj == NULL || type != MAP_SHARED_VALIDATE))
+		return -EINVAL;
+	bool shared = type != MAP_PRIVATE;
+	if (shared && (flags & MAP_GROWSDOWN))
+		return -EINVAL;
+	if ((flags & MAP_HUGETLB) && obj == NULL)
+		return -ENOMEM;        /* Linux without reserved huge pages */
+	/* Overcommit check for memory that may need fresh pages: private
+	 * writable, and shared anonymous, unless MAP_NORESERVE. */
+	if (!(flags & MAP_NORESERVE) && (shared ? obj == NULL : (prot & PROT_WRITE)) &&
+	    !vm_enough_memory(len >> PAGE_SHIFT))
+		return -ENOMEM;
 	struct vm_region *r = region_alloc();
 	if (r == NULL)
 		return -ENOMEM;
@@ -408,7 +483,9 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 		}
 	}
 	r->prot = prot;
-	r->flags = (shared ? VR_SHARED : 0) | ((flags & MAP_ANONYMOUS) ? VR_ANON : 0);
+	r->flags = (shared ? VR_SHARED : 0) | ((flags & MAP_ANONYMOUS) ? VR_ANON : 0) |
+		   ((flags & MAP_NORESERVE) ? VR_NORESERVE : 0) |
+		   ((flags & MAP_GROWSDOWN) ? VR_GROWSDOWN : 0);
 	r->obj = obj;
 	r->off = off;
 
@@ -423,6 +500,8 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	lock_done(&map->lock);
 	if (err)
 		region_free(r);
+	else if (flags & (MAP_POPULATE | MAP_LOCKED))
+		populate(map, addr, addr + len, prot & PROT_WRITE ? PROT_WRITE : PROT_READ);
 	return err;
 }
 
@@ -485,9 +564,18 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
-	err = clip_locked(map, addr);
-	if (err == 0)
-		err = clip_locked(map, end);
+	/* Private memory becoming writable may need pages: overcommit check
+	 * (Linux charges it in mprotect_fixup). */
+	if (prot & PROT_WRITE) {
+		uint64_t charge = 0;
+		for (struct vm_region *r = first_above(map, addr);
+		     r != &map->head && r->start < end; r = r->next)
+			if (!(r->prot & PROT_WRITE) && !(r->flags & (VR_SHARED | VR_NORESERVE)))
+				charge += (MIN(r->end, end) - MAX(r->start, addr)) >> PAGE_SHIFT;
+		if (charge && !vm_enough_memory(charge))
+			goto out;
+	}
+	err = clip_range_locked(map, addr, end);
 	if (err)
 		goto out;
 	struct vm_region *r = first_above(map, addr);
@@ -496,21 +584,168 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 		pmap_protect(map->pmap, r->start, r->end, prot);   /* rights only shrink */
 		r = r->next;
 	}
-	/* Merge the changed regions with each other and their neighbours. */
-	r = first_above(map, addr);
-	if (r->prev != &map->head)
-		r = r->prev;
-	while (r != &map->head && r->next != &map->head && r->start <= end) {
-		struct vm_region *n = r->next;
-		if (mergeable(r, n)) {
-			r->end = n->end;         /* absorb n, look at the new next */
-			unlink(map, n);
-			region_free(n);
-		} else {
-			r = n;
+	merge_range_locked(map, addr, end);
+out:
+	lock_done(&map->lock);
+	return err;
+}
+
+/* ---- madvise, msync, mincore ---- */
+
+static bool madvise_known(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED:
+	case MADV_DONTNEED: case MADV_FREE: case MADV_REMOVE: case MADV_DONTFORK:
+	case MADV_DOFORK: case MADV_MERGEABLE: case MADV_UNMERGEABLE: case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP: case MADV_WIPEONFORK:
+	case MADV_KEEPONFORK: case MADV_COLD: case MADV_PAGEOUT: case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Linux madvise.  DONTNEED/FREE drop this map's pages (private anonymous
+ * memory reads back as zeroes, shared memory keeps its contents in the
+ * object); REMOVE does the same on shared writable memory (the object keeps
+ * its pages: a difference from Linux's hole punch) and gives EACCES on other
+ * memory; DONTFORK/DOFORK and WIPEONFORK/KEEPONFORK set what fork does;
+ * WILLNEED and POPULATE_READ/WRITE fault the pages in; the rest are hints.
+ */
+int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
+{
+	if (!madvise_known(advice) || (addr & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	uint64_t alen = ALIGN_UP(len, PAGE_SIZE);
+	if (len && alen == 0)
+		return -EINVAL;
+	vaddr_t end = addr + alen;
+	if (end < addr)
+		return -EINVAL;
+	if (end == addr)
+		return 0;
+	if (addr >= USER_TOP)
+		return -ENOMEM;
+	end = MIN(end, USER_TOP);
+	bool populate_it = advice == MADV_WILLNEED || advice == MADV_POPULATE_READ ||
+			   advice == MADV_POPULATE_WRITE;
+	int err = 0;
+
+	lock_write(&map->lock);
+	bool holes = !range_mapped_locked(map, addr, end);
+	bool flag_advice = advice == MADV_DONTFORK || advice == MADV_DOFORK ||
+			   advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK;
+	/* Checks first, so that a refusal changes nothing. */
+	for (struct vm_region *r = first_above(map, addr); r != &map->head && r->start < end;
+	     r = r->next) {
+		if (advice == MADV_WIPEONFORK && (r->flags & VR_SHARED))
+			err = -EINVAL;
+		if (advice == MADV_FREE && (r->flags & VR_SHARED))
+			err = -EINVAL;
+		if (advice == MADV_REMOVE && !((r->flags & VR_SHARED) && (r->prot & PROT_WRITE)))
+			err = -EACCES;
+		if (advice == MADV_POPULATE_WRITE && !(r->prot & PROT_WRITE))
+			err = -EINVAL;
+		if ((advice == MADV_POPULATE_READ || advice == MADV_POPULATE_WRITE) &&
+		    r->prot == PROT_NONE)
+			err = -EINVAL;
+	}
+	if (err)
+		goto out;
+	if (flag_advice && (err = clip_range_locked(map, addr, end)) != 0)
+		goto out;
+	for (struct vm_region *r = first_above(map, addr); r != &map->head && r->start < end;
+	     r = r->next) {
+		vaddr_t s = MAX(r->start, addr), e = MIN(r->end, end);
+		switch (advice) {
+		case MADV_DONTNEED:
+		case MADV_FREE:
+		case MADV_REMOVE:
+			pmap_remove_release(map->pmap, s, e, vm_release_pa, NULL);
+			break;
+		case MADV_DONTFORK:
+			r->flags |= VR_DONTFORK;
+			break;
+		case MADV_DOFORK:
+			r->flags &= ~VR_DONTFORK;
+			break;
+		case MADV_WIPEONFORK:
+			r->flags |= VR_WIPEONFORK;
+			break;
+		case MADV_KEEPONFORK:
+			r->flags &= ~VR_WIPEONFORK;
+			break;
 		}
 	}
+	if (flag_advice)
+		merge_range_locked(map, addr, end);
 out:
+	lock_done(&map->lock);
+	if (err == 0 && populate_it) {
+		/* Each mapped part; a fault that fails stops (best effort for
+		 * WILLNEED, an error for POPULATE_*). */
+		int access = advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ;
+		for (vaddr_t va = addr; va < end; va += PAGE_SIZE) {
+			lock_read(&map->lock);
+			struct vm_region *r = vm_map_lookup_locked(map, va);
+			bool mapped = r != NULL && r->prot != PROT_NONE;
+			lock_done(&map->lock);
+			if (!mapped)
+				continue;
+			int e = vm_fault(map, va, access);
+			if (e && advice != MADV_WILLNEED) {
+				err = e == -ENOMEM ? -ENOMEM : -EFAULT;
+				break;
+			}
+			if (e)
+				break;
+		}
+	}
+	if (err == 0 && holes)
+		err = -ENOMEM;
+	return err;
+}
+
+int vm_msync(struct vm_map *map, vaddr_t addr, uint64_t len, int flags)
+{
+	if (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC))
+		return -EINVAL;
+	if (addr & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if ((flags & MS_ASYNC) && (flags & MS_SYNC))
+		return -EINVAL;
+	uint64_t alen = ALIGN_UP(len, PAGE_SIZE);
+	vaddr_t end = addr + alen;
+	if ((len && alen == 0) || end < addr)
+		return -ENOMEM;
+	if (end == addr)
+		return 0;
+	if (end > USER_TOP)
+		return -ENOMEM;
+	lock_read(&map->lock);
+	bool ok = range_mapped_locked(map, addr, end);
+	lock_done(&map->lock);
+	return ok ? 0 : -ENOMEM;    /* anonymous memory: nothing to write back */
+}
+
+int vm_mincore(struct vm_map *map, vaddr_t addr, uint64_t npages, uint8_t *vec)
+{
+	int err = 0;
+	lock_read(&map->lock);
+	for (uint64_t i = 0; i < npages; i++) {
+		vaddr_t va = addr + i * PAGE_SIZE;
+		struct vm_region *r = vm_map_lookup_locked(map, va);
+		if (r == NULL) {
+			err = -ENOMEM;
+			break;
+		}
+		bool in = pmap_lookup(map->pmap, va, NULL) != 0;
+		if (!in && r->obj)
+			in = obj_has_page(r->obj, (r->off + (va - r->start)) >> PAGE_SHIFT);
+		vec[i] = in;
+	}
 	lock_done(&map->lock);
 	return err;
 }
@@ -535,7 +770,8 @@ vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 		if (remove_range_locked(map, newend, oldend) != 0)
 			goto out;
 	} else if (newend > oldend) {
-		if (!range_free_locked(map, oldend, newend))
+		if (!range_free_locked(map, oldend, newend) ||
+		    !vm_enough_memory((newend - oldend) >> PAGE_SHIFT))
 			goto out;
 		struct vm_region *r = region_alloc();
 		if (r == NULL)
@@ -593,6 +829,8 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	int err = 0;
 	lock_write(&parent->lock);
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
+		if (r->flags & VR_DONTFORK)
+			continue;                      /* MADV_DONTFORK: not in the child */
 		struct vm_region *n = region_alloc();
 		if (n == NULL) {
 			err = -ENOMEM;
@@ -603,8 +841,10 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 			vm_obj_ref(n->obj);
 		link_after(child->head.prev, n);       /* same order as the parent */
 		child->nregions++;
-		/* Shared regions: the child maps the object's pages on demand. */
-		if (!(r->flags & VR_SHARED) && (err = fork_private_locked(parent, child, r)) != 0)
+		/* Shared regions: the child maps the object's pages on demand.
+		 * MADV_WIPEONFORK: the child starts with fresh zero pages. */
+		if (!(r->flags & (VR_SHARED | VR_WIPEONFORK)) &&
+		    (err = fork_private_locked(parent, child, r)) != 0)
 			break;
 	}
 	child->brk_start = parent->brk_start;
@@ -615,4 +855,160 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		return NULL;
 	}
 	return child;
+}
+
+/* ---- mremap ---- */
+
+/* True if region r may gain npages more pages (overcommit check). */
+static bool region_charge_ok(const struct vm_region *r, uint64_t npages)
+{
+	bool accounted = (r->flags & VR_SHARED) ? false :
+			 (r->prot & PROT_WRITE) && !(r->flags & VR_NORESERVE);
+	return !accounted || vm_enough_memory(npages);
+}
+
+/*
+ * Move [old, old + oldlen) (inside one region) to a new region at
+ * [to, to + newlen) (free space), pages included; the old range is unmapped
+ * unless dontunmap (then it stays, empty).  On an error nothing visible has
+ * changed.  Map locked for write.
+ */
+static int mremap_move_locked(struct vm_map *map, vaddr_t old, uint64_t oldlen, vaddr_t to,
+			      uint64_t newlen, bool dontunmap)
+{
+	KASSERT(lock_write_held(&map->lock));
+	int err = oldlen ? clip_range_locked(map, old, old + oldlen) : 0;
+	if (err)
+		return err;
+	struct vm_region *r = vm_map_lookup_locked(map, old);
+	KASSERT(r != NULL);
+	if (newlen > oldlen && !region_charge_ok(r, (newlen - oldlen) >> PAGE_SHIFT))
+		return -ENOMEM;
+	struct vm_region *n = region_alloc();
+	if (n == NULL)
+		return -ENOMEM;
+	*n = *r;
+	n->next = n->prev = NULL;
+	n->start = to;
+	n->end = to + newlen;
+	if (n->obj) {
+		n->off = r->off + (old - r->start);
+		vm_obj_ref(n->obj);
+	}
+	if (oldlen > 0) {
+		err = pmap_move(map->pmap, old, to, MIN(oldlen, newlen));
+		if (err) {
+			region_free(n);
+			return err;
+		}
+		if (!dontunmap) {
+			err = remove_range_locked(map, old, old + oldlen);   /* clipped: no failure */
+			KASSERT_OP(err, ==, 0);
+		}
+	}
+	insert_locked(map, n);
+	return 0;
+}
+
+/*
+ * Linux mremap: shrink in place, grow in place when the space after the
+ * region is free, else move (MREMAP_MAYMOVE, MREMAP_FIXED to a given
+ * address, MREMAP_DONTUNMAP to leave the old range mapped and empty).
+ * oldlen 0 with a shared mapping makes a second mapping of the same memory.
+ */
+int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen, int flags,
+	      vaddr_t newaddr, vaddr_t *out)
+{
+	if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+		return -EINVAL;
+	if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE))
+		return -EINVAL;
+	if ((flags & MREMAP_DONTUNMAP) && (!(flags & MREMAP_MAYMOVE) || oldlen != newlen))
+		return -EINVAL;
+	if (old & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (oldlen > USER_TOP || newlen > USER_TOP)
+		return newlen > USER_TOP && (flags & MREMAP_FIXED) ? -EINVAL : -ENOMEM;
+	oldlen = ALIGN_UP(oldlen, PAGE_SIZE);
+	newlen = ALIGN_UP(newlen, PAGE_SIZE);
+	if (newlen == 0)
+		return -EINVAL;
+	if (flags & MREMAP_FIXED) {
+		if (newaddr & (PAGE_SIZE - 1))
+			return -EINVAL;
+		if (newaddr > USER_TOP - newlen)
+			return -EINVAL;
+		if (newaddr < old + oldlen && old < newaddr + newlen)
+			return -EINVAL;           /* overlapping ranges */
+		if (newaddr < VM_MIN_ADDR)
+			return -EPERM;
+	}
+
+	int err;
+	lock_write(&map->lock);
+	struct vm_region *r = vm_map_lookup_locked(map, old);
+	if (r == NULL) {
+		err = -EFAULT;
+		goto out;
+	}
+	if (oldlen == 0 && !(r->flags & VR_SHARED)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		if (oldlen > r->end - old) {
+			err = -EFAULT;
+			goto out;
+		}
+		if ((flags & MREMAP_DONTUNMAP) && (r->flags & VR_SHARED) && r->obj == NULL) {
+			err = -EINVAL;
+			goto out;
+		}
+		vaddr_t to = newaddr;
+		if (flags & MREMAP_FIXED) {
+			if ((err = remove_range_locked(map, newaddr, newaddr + newlen)) != 0)
+				goto out;
+		} else if ((to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP)) == 0) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = mremap_move_locked(map, old, oldlen, to, newlen, flags & MREMAP_DONTUNMAP);
+		if (err == 0)
+			*out = to;
+		goto out;
+	}
+	if (oldlen >= newlen) {               /* shrink (or same): always allowed */
+		err = remove_range_locked(map, old + newlen, old + oldlen);
+		if (err == 0)
+			*out = old;
+		goto out;
+	}
+	if (oldlen > r->end - old) {
+		err = -EFAULT;
+		goto out;
+	}
+	/* Grow in place: the old range ends the region and the space after is free. */
+	if (oldlen == r->end - old && old + newlen <= USER_TOP &&
+	    range_free_locked(map, old + oldlen, old + newlen)) {
+		if (!region_charge_ok(r, (newlen - oldlen) >> PAGE_SHIFT)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		r->end = old + newlen;
+		merge_locked(map, r);
+		*out = old;
+		err = 0;
+		goto out;
+	}
+	err = -ENOMEM;
+	if (flags & MREMAP_MAYMOVE) {
+		vaddr_t to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP);
+		if (to != 0)
+			err = mremap_move_locked(map, old, oldlen, to, newlen, false);
+		if (err == 0)
+			*out = to;
+	}
+out:
+	lock_done(&map->lock);
+	return err;
 }

@@ -559,7 +559,7 @@ VM_KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
 	uint64_t cr4 = read_cr4();
 	KT_EXPECT_EQ((cr4 >> 20) & 1, cpu_has_smep);
 	KT_EXPECT_EQ((cr4 >> 21) & 1, cpu_has_smap);
-	KT_EXPECT_EQ((cr4 >> 17) & 1, 0);                     /* PCID not used */
+	KT_EXPECT_EQ((cr4 >> 17) & 1, cpu_has_pcid);          /* PCIDs used if there */
 	vaddr_t a;
 	KT_ASSERT(vm_mmap(map, 0x20000000, P, RW | PROT_EXEC, ANON_PRIV | MAP_FIXED, &a) == 0);
 	pmap_activate(map->pmap);
@@ -809,5 +809,286 @@ VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 	pmap_deactivate();
 	vm_map_destroy(child);
 	vm_map_destroy(c.map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/* ---- a stale translation cannot survive munmap on another CPU ---- */
+
+#define RACE_PAGES  64          /* above TLB_FULL_PAGES: a full flush remotely */
+#define RACE_ROUNDS 16
+
+struct race {
+	struct vm_map *map;
+	vaddr_t base;                /* RACE_PAGES pages, each holding its tag */
+	volatile uint64_t round;     /* [a] set by CPU 0: the round being read, 0 between */
+	volatile uint64_t unmapping; /* [a] round whose munmap has begun */
+	volatile uint64_t unmapped;  /* [a] round whose munmap has returned */
+	volatile uint64_t passes;    /* [a] reader: passes over the pages completed */
+	volatile uint64_t stop;      /* [a] */
+	volatile uint64_t stale;     /* [a] reads that succeeded after munmap returned */
+	volatile uint64_t wrong;     /* [a] reads with a wrong value before it */
+	volatile uint64_t failed;    /* [a] reads that failed before munmap */
+	volatile uint64_t reads;     /* [a] */
+	int ipis, fulls;
+};
+
+static uint64_t race_tag(uint64_t round, int page)
+{
+	return 0x7a6e000000000000UL | (round << 16) | (uint64_t)page;
+}
+
+/*
+ * CPU 1, at thread level with the map loaded: read every page of the round
+ * over and over (so each translation is in its TLB).  Once CPU 0 has said
+ * that the round's munmap returned, every read must fail (EFAULT); one that
+ * succeeds went through a stale TLB entry (into a freed page).  A read is
+ * judged only if the round did not change around it (CPU 0 sets round to 0
+ * before it maps the next round's pages).
+ */
+static void race_reader(struct race *r)
+{
+	pmap_activate(r->map->pmap);
+	while (!atomic_load64(&r->stop)) {
+		uint64_t round = atomic_load64(&r->round);
+		for (int i = 0; round && i < RACE_PAGES; i++) {
+			bool going = atomic_load64(&r->unmapping) == round;
+			bool gone = atomic_load64(&r->unmapped) == round;    /* before the read */
+			uint64_t v = 0;
+			int err = copyin(&v, U(r->base + i * P), 8);
+			if (atomic_load64(&r->round) != round)
+				break;                                        /* next round began */
+			fetch_and_add(&r->reads, 1);
+			bool going_after = atomic_load64(&r->unmapping) == round;
+			if (gone && err == 0)
+				fetch_and_add(&r->stale, 1);
+			else if (!going_after && err != 0)
+				fetch_and_add(&r->failed, 1);
+			else if (err == 0 && v != race_tag(round, i)) {
+				if (fetch_and_add(&r->wrong, 1) == 0)
+					kprintf("# race: wrong %lx want %lx going %d gone %d after %d\n", v,
+						race_tag(round, i), going, gone, going_after);
+			}
+		}
+		fetch_and_add(&r->passes, 1);
+	}
+	pmap_deactivate();
+}
+
+/* Wait for the reader to complete n more passes (bounded). */
+static void race_wait_passes(struct race *r, uint64_t n)
+{
+	uint64_t p = atomic_load64(&r->passes);
+	for (uint64_t spins = 0; atomic_load64(&r->passes) < p + n && spins < 500000000UL; spins++)
+		cpu_relax();
+}
+
+/* CPU 0: map, fill, let the reader cache the pages, unmap; RACE_ROUNDS times. */
+static void race_writer(struct race *r, struct ktest_ctx *kt)
+{
+	pmap_activate(r->map->pmap);
+	for (uint64_t round = 1; round <= RACE_ROUNDS; round++) {
+		vaddr_t a;
+		KT_EXPECT_EQ(vm_mmap(r->map, 0x30000000, RACE_PAGES * P, RW, ANON_PRIV | MAP_FIXED, &a), 0);
+		r->base = a;
+		for (int i = 0; i < RACE_PAGES; i++)
+			KT_EXPECT_EQ(wr64(a + i * P, race_tag(round, i)), 0);
+		atomic_store64(&r->round, round);
+		race_wait_passes(r, 3);           /* a full pass in this round: all cached */
+
+		struct tlb_stats s0 = tlb_stats[0], s1 = tlb_stats[1];
+		atomic_store64(&r->unmapping, round);
+		KT_EXPECT_EQ(vm_munmap(r->map, a, RACE_PAGES * P), 0);   /* waits for CPU 1's ack */
+		atomic_store64(&r->unmapped, round);
+		/* One shootdown and at most one IPI for all 64 pages. */
+		KT_EXPECT_EQ(tlb_stats[0].shootdowns - s0.shootdowns, 1);
+		KT_EXPECT(tlb_stats[0].ipis_sent - s0.ipis_sent <= 1);
+		r->ipis += tlb_stats[0].ipis_sent - s0.ipis_sent;
+		r->fulls += tlb_stats[1].full - s1.full;
+		race_wait_passes(r, 3);           /* the reader tries the unmapped pages */
+		atomic_store64(&r->round, 0);
+	}
+	atomic_store64(&r->stop, 1);
+	pmap_deactivate();
+}
+
+static struct race race;
+static struct ktest_ctx *race_kt;
+
+static void race_cpu(void *arg __unused)
+{
+	if (cpu_id() == 0)
+		race_writer(&race, race_kt);
+	else if (cpu_id() == 1)
+		race_reader(&race);
+}
+
+VM_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
+{
+	if (ncpu < 2)
+		KT_SKIP("needs 2 CPUs");
+	uint64_t before = settled_free();
+	memset(&race, 0, sizeof(race));
+	race.map = new_map();
+	KT_ASSERT(race.map != NULL);
+	race.unmapped = race.unmapping = ~0UL;
+	race_kt = kt;
+	smp_run_all(race_cpu, NULL);
+	KT_EXPECT_EQ(race.stale, 0);
+	KT_EXPECT_EQ(race.wrong, 0);
+	KT_EXPECT_EQ(race.failed, 0);
+	/* The reader had the map loaded at (nearly) every munmap: one IPI each,
+	 * a full flush there (64 pages > TLB_FULL_PAGES). */
+	KT_EXPECT(race.ipis >= RACE_ROUNDS / 2);
+	KT_EXPECT(race.fulls >= race.ipis);
+	kprintf("# vm race: %lu judged reads, %d munmaps of %d pages, %d IPIs, "
+		"%d remote full flushes, %lu stale\n", race.reads, RACE_ROUNDS, RACE_PAGES,
+		race.ipis, race.fulls, race.stale);
+	KT_EXPECT_EQ(race.map->pmap->active, 0);
+	vm_map_destroy(race.map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/* ---- out of memory ---- */
+
+/* Take every free page (a list threaded through the pages); returns it. */
+static void *hoard_all(uint64_t *n)
+{
+	void *list = NULL;
+	page_drain_all();
+	void *p;
+	*n = 0;
+	while ((p = page_alloc(0)) != NULL) {
+		*(void **)p = list;
+		list = p;
+		(*n)++;
+	}
+	return list;
+}
+
+/* Give back up to k pages of the hoard; returns the rest. */
+static void *hoard_release(void *list, uint64_t k)
+{
+	while (list && k--) {
+		void *next = *(void **)list;
+		page_free(list);
+		list = next;
+	}
+	return list;
+}
+
+VM_KTEST(vm_no_memory_fails_faults_and_fork_cleanly)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a, s;
+	KT_ASSERT(vm_mmap(map, 0, 64 * P, RW, ANON_PRIV, &a) == 0);
+	KT_ASSERT(vm_mmap(map, 0, 16 * P, RW, ANON_SHARED, &s) == 0);
+	pmap_activate(map->pmap);
+	for (int i = 0; i < 32; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 100 + i), 0);
+	KT_EXPECT_EQ(wr64(s, 7), 0);
+
+	/* A fork that succeeds, so that there are copy-on-write pages. */
+	struct vm_map *child = vm_map_fork(map);
+	KT_ASSERT(child != NULL);
+
+	uint64_t hoarded;
+	void *hoard = hoard_all(&hoarded);
+	KT_EXPECT(hoarded > 1000);
+	/* Demand zero, a shared page and a copy-on-write break all need a page. */
+	KT_EXPECT_EQ(vm_fault(map, a + 40 * P, PROT_WRITE), -ENOMEM);
+	KT_EXPECT_EQ(vm_fault(map, s + 3 * P, PROT_READ), -ENOMEM);
+	KT_EXPECT_EQ(vm_fault(map, a + 5 * P, PROT_WRITE), -ENOMEM);
+	KT_EXPECT_EQ(wr64(a + 5 * P, 1), -EFAULT);     /* a copyout sees EFAULT */
+	KT_EXPECT_EQ(rd64(a + 5 * P), 105);            /* reading needs no page */
+	/* Fork fails cleanly at every point as memory trickles back. */
+	int fails = 0, oks = 0;
+	for (int k = 0; k < 40; k++) {
+		struct vm_map *c = vm_map_fork(map);
+		if (c == NULL) {
+			fails++;
+		} else {
+			oks++;
+			vm_map_destroy(c);
+		}
+		hoard = hoard_release(hoard, 1);
+	}
+	KT_EXPECT(fails > 0);
+	hoard_release(hoard, ~0UL);
+	KT_EXPECT(oks > 0);
+	/* With memory back everything works again. */
+	KT_EXPECT_EQ(wr64(a + 5 * P, 1), 0);
+	KT_EXPECT_EQ(rd64(a + 40 * P), 0);
+	KT_EXPECT_EQ(rd64(s), 7);
+	pmap_activate(child->pmap);
+	KT_EXPECT_EQ(rd64(a + 5 * P), 105);
+	pmap_deactivate();
+	kprintf("# vm oom: %lu pages hoarded, fork failed %d times then worked %d times\n",
+		hoarded, fails, oks);
+	vm_map_destroy(child);
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/* ---- PCID bookkeeping (runs without PCID too) ---- */
+
+static void stale_activate(void *arg)
+{
+	pmap_activate(arg);
+}
+
+/*
+ * Which CPUs must flush a pmap at their next activation: all at creation;
+ * an activation consumes the CPU's mark; a shootdown marks every CPU but
+ * the initiator when the pmap is loaded there (it invalidated already), and
+ * the initiator too when it is not.  With PCIDs this is what keeps a CPU
+ * that switched away from using entries that a change made stale.
+ */
+VM_KTEST(vm_pcid_stale_marks_follow_shootdowns_and_activations)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	struct pmap *pm = map->pmap;
+	uint64_t all = ncpu >= 64 ? ~0UL : (1UL << ncpu) - 1;
+	KT_EXPECT_EQ(pm->stale & all, all);
+	if (pcid_on) {
+		KT_EXPECT(pm->pcid != 0);
+		struct vm_map *m2 = vm_map_create();
+		KT_ASSERT(m2 != NULL);
+		KT_EXPECT(m2->pmap->pcid != pm->pcid);
+		vm_map_destroy(m2);
+	} else {
+		KT_EXPECT_EQ(pm->pcid, 0);
+	}
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0x20000000, 4 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	pmap_activate(pm);
+	KT_EXPECT_EQ(pm->stale & 1, 0);                 /* consumed: flushed */
+	KT_EXPECT_EQ(wr64(a, 1), 0);
+	if (ncpu > 1) {
+		smp_call(1, stale_activate, pm);
+		KT_EXPECT_EQ(pm->stale & 2, 0);
+		smp_call(1, stale_activate, NULL);       /* CPU 1 switches away */
+	}
+	/* A change while loaded here: everyone else is marked, not CPU 0. */
+	KT_EXPECT_EQ(vm_mprotect(map, a, P, PROT_READ), 0);
+	KT_EXPECT_EQ(pm->stale & all, all & ~1UL);
+	/* Not loaded here: CPU 0 is marked too and flushes when it comes back. */
+	pmap_deactivate();
+	KT_EXPECT_EQ(vm_munmap(map, a, P), 0);
+	KT_EXPECT_EQ(pm->stale & all, all);
+	uint64_t kept = tlb_stats[0].kept;
+	pmap_activate(pm);
+	KT_EXPECT_EQ(pm->stale & 1, 0);
+	KT_EXPECT_EQ(tlb_stats[0].kept, kept);           /* that load flushed */
+	/* Nothing changed since: the next load may keep the entries (PCID). */
+	pmap_deactivate();
+	pmap_activate(pm);
+	KT_EXPECT_EQ(tlb_stats[0].kept, kept + (pcid_on ? 1 : 0));
+	KT_EXPECT_EQ(rd64(a), 0xbad);                    /* unmapped stays unmapped */
+	pmap_deactivate();
+	vm_map_destroy(map);
 	KT_EXPECT_EQ(settled_free(), before);
 }

@@ -35,10 +35,15 @@
 #include "x86.h"
 
 #define CR4_PCIDE  (1UL << 17)
+#define CR3_NOFLUSH (1UL << 63)  /* with PCIDE: keep the new PCID's entries */
+#define NPCID      4096
 #define CR4_SMEP   (1UL << 20)
 #define CR4_SMAP   (1UL << 21)
 
 bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
+bool pcid_on;                            /* [I] after start-up */
+static bool pcid_cpu[NCPU_MAX];          /* [I] CR4.PCIDE set on that CPU */
+static volatile uint64_t pcid_map[NPCID / 64] = { 1 };   /* [a] in use; 0 is the kernel's */
 static uint64_t pte_nx;                  /* [I] PTE_NX if the CPU has NX */
 static volatile uint64_t pmap_inited;    /* [a] */
 
@@ -78,8 +83,8 @@ void pmap_init(void)
 }
 
 /*
- * Paging features on the running CPU: SMEP and SMAP on when the CPU has
- * them; PCID detected but left off (CR4.PCIDE = 0), see docs/vm.md.
+ * Paging features on the running CPU: SMEP, SMAP and PCID on when the CPU
+ * has them (QEMU TCG has no PCID: that path stays off there).
  * Idempotent; call on every CPU at start-up.
  */
 void vm_init_cpu(void)
@@ -102,6 +107,12 @@ void vm_init_cpu(void)
 		cr4 |= CR4_SMEP;
 	if (smap)
 		cr4 |= CR4_SMAP;
+	/* PCIDE may be set only with CR3[11:0] == 0 (PCID 0 loaded). */
+	if (cpu_has_pcid && !(cr4 & CR4_PCIDE) && (read_cr3() & 0xfff) == 0) {
+		cr4 |= CR4_PCIDE;
+		pcid_cpu[cpu_id()] = true;
+		pcid_on = true;
+	}
 	if (cr4 != read_cr4())
 		write_cr4(cr4);
 }
@@ -168,11 +179,11 @@ static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
 }
 
 /*
- * The first leaf entry holding a frame at or above *vap and below end, or
- * NULL; *vap is set to its address (or end).  Skips missing tables whole.
+ * The first leaf entry with a bit of mask set (PTE_P | PTE_PROTNONE: holding
+ * a frame) at or above *vap and below end, or NULL; *vap is set to its address (or end).  Skips missing tables whole.
  * Called with pm->lock held.
  */
-static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end)
+static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end, uint64_t mask)
 {
 	vaddr_t va = *vap;
 	while (va < end) {
@@ -191,7 +202,7 @@ static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end)
 		}
 		for (; va < end; va += PAGE_SIZE) {
 			int i = pt_index(0, va);
-			if (pte_has_frame(t[i])) {
+			if (t[i] & mask) {
 				*vap = va;
 				return &t[i];
 			}
@@ -267,6 +278,16 @@ static void tlb_shootdown_locked(struct pmap *pm, vaddr_t start, vaddr_t end)
 
 	st->shootdowns++;
 	mb();                                /* PTE stores before reading active */
+	/*
+	 * Every CPU but this one (if the pmap is loaded here: it invalidates
+	 * now) flushes the pmap's PCID at its next activation.  Set before
+	 * reading active (locked RMW: a full barrier); pmap_activate sets
+	 * active before it takes its stale bit, so a CPU either is seen
+	 * active here (and gets the IPI) or sees its stale bit.
+	 */
+	bool here = mycpu()->pmap == pm;
+	uint64_t all = ncpu >= 64 ? ~0UL : (1UL << ncpu) - 1;
+	fetch_and_or(&pm->stale, all & ~(here ? mybit : 0));
 	uint64_t active = atomic_load64(&pm->active);
 	if (active & mybit) {
 		uint64_t s = intr_disable();
@@ -326,6 +347,27 @@ static void batch_flush_locked(struct pmap *pm, struct tlb_batch *b)
 
 /* ---- creation, destruction ---- */
 
+/* A free PCID (1..4095), or 0 if all are taken (that pmap always flushes). */
+static uint16_t pcid_alloc(void)
+{
+	for (int w = 0; w < NPCID / 64; w++) {
+		uint64_t v = atomic_load64(&pcid_map[w]);
+		while (~v) {
+			int b = __builtin_ctzll(~v);
+			if (__atomic_compare_exchange_n(&pcid_map[w], &v, v | (1UL << b), false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return (uint16_t)(w * 64 + b);
+		}
+	}
+	return 0;
+}
+
+static void pcid_free(uint16_t pcid)
+{
+	if (pcid)
+		fetch_and_and(&pcid_map[pcid / 64], ~(1UL << (pcid % 64)));
+}
+
 struct pmap *pmap_create(void)
 {
 	pmap_init();
@@ -344,6 +386,8 @@ struct pmap *pmap_create(void)
 	simple_lock_init(&pm->lock, LC_PMAP);
 	pm->pml4 = pml4;
 	pm->pml4_pa = V2P(pml4);
+	pm->pcid = pcid_on ? pcid_alloc() : 0;
+	pm->stale = ~0UL;                 /* a recycled PCID: everyone flushes first */
 	return pm;
 }
 
@@ -375,6 +419,7 @@ void pmap_destroy(struct pmap *pm)
 		if (pm->pml4[i] & PTE_P)
 			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3);
 	KASSERT_OP(pm->ptpages, ==, 0);
+	pcid_free(pm->pcid);
 	page_free(pm->pml4);
 	kfree(pm);
 }
@@ -437,39 +482,88 @@ int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot)
 	return err;
 }
 
-#define REMOVE_BATCH 64
-
+/*
+ * Removal in two passes under the pmap lock, so that one shootdown covers
+ * the whole range however many pages it has (a full flush above
+ * TLB_FULL_PAGES): pass 1 turns every entry holding a frame into a
+ * not-present "zapped" entry that still records the frame (PTE_ZAPPED,
+ * invisible to pte_has_frame and pmap_lookup); then the shootdown; pass 2
+ * clears the zapped entries and releases their frames, which no CPU can
+ * reach any more.  Nobody else sees the zapped state: pass 2 runs before the
+ * lock is dropped.
+ */
 void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
 			 void (*release)(paddr_t pa, void *arg), void *arg)
 {
 	KASSERT_OP(end, <=, USER_TOP);
 	KASSERT(intr_enabled());
-	paddr_t pas[REMOVE_BATCH];
-	int n = 0;
 	struct tlb_batch b = { 0 };
 	vaddr_t va = start;
 	uint64_t *pte;
+	uint64_t n = 0;
 
 	simple_lock(&pm->lock);
-	while ((pte = pte_find_locked(pm, &va, end)) != NULL) {
+	while ((pte = pte_find_locked(pm, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		uint64_t old = *pte;
-		*pte = 0;
-		pm->resident--;
+		*pte = (old & PTE_ADDR) | PTE_ZAPPED;
 		if (old & PTE_P)
 			batch_add(&b, va);
-		pas[n++] = old & PTE_ADDR;
-		if (n == REMOVE_BATCH) {
-			batch_flush_locked(pm, &b);   /* no CPU uses them after this */
-			for (int i = 0; release && i < n; i++)
-				release(pas[i], arg);
-			n = 0;
+		n++;
+		va += PAGE_SIZE;
+	}
+	batch_flush_locked(pm, &b);           /* no CPU reaches them after this */
+	va = start;
+	while (n > 0 && (pte = pte_find_locked(pm, &va, end, PTE_ZAPPED)) != NULL) {
+		paddr_t pa = *pte & PTE_ADDR;
+		*pte = 0;
+		pm->resident--;
+		n--;
+		if (release)
+			release(pa, arg);
+		va += PAGE_SIZE;
+	}
+	KASSERT_OP(n, ==, 0);
+	simple_unlock(&pm->lock);
+}
+
+/*
+ * Move the frames of [from, from + len) to [to, to + len) with their entries
+ * unchanged (mremap).  The target range must hold no frame.  Page tables for
+ * the target are allocated first, so -ENOMEM leaves everything as it was.
+ */
+int pmap_move(struct pmap *pm, vaddr_t from, vaddr_t to, uint64_t len)
+{
+	KASSERT_OP(from + len, <=, USER_TOP);
+	KASSERT_OP(to + len, <=, USER_TOP);
+	KASSERT(intr_enabled());
+	struct tlb_batch b = { 0 };
+	vaddr_t va = from;
+	uint64_t *pte;
+	int err = 0;
+
+	simple_lock(&pm->lock);
+	while ((pte = pte_find_locked(pm, &va, from + len, PTE_P | PTE_PROTNONE)) != NULL) {
+		if (pte_walk_locked(pm, to + (va - from), true) == NULL) {
+			err = -ENOMEM;
+			goto out;
 		}
 		va += PAGE_SIZE;
 	}
+	va = from;
+	while ((pte = pte_find_locked(pm, &va, from + len, PTE_P | PTE_PROTNONE)) != NULL) {
+		uint64_t old = *pte;
+		uint64_t *npte = pte_walk_locked(pm, to + (va - from), false);
+		KASSERT(npte != NULL && !pte_has_frame(*npte));
+		*pte = 0;
+		*npte = old & ~(PTE_A | PTE_D);
+		if (old & PTE_P)
+			batch_add(&b, va);
+		va += PAGE_SIZE;
+	}
 	batch_flush_locked(pm, &b);
-	for (int i = 0; release && i < n; i++)
-		release(pas[i], arg);
+out:
 	simple_unlock(&pm->lock);
+	return err;
 }
 
 void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end)
@@ -487,7 +581,7 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot)
 	bool none = !(prot & (PROT_READ | PROT_WRITE | PROT_EXEC));
 
 	simple_lock(&pm->lock);
-	while ((pte = pte_find_locked(pm, &va, end)) != NULL) {
+	while ((pte = pte_find_locked(pm, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		uint64_t old = *pte, new = old;
 		if (none)
 			new = (old & PTE_ADDR) | PTE_PROTNONE;
@@ -550,7 +644,7 @@ int pmap_collect(struct pmap *pm, vaddr_t *vap, vaddr_t end, struct pmap_ent *ou
 	uint64_t *pte;
 	KASSERT(intr_enabled());
 	simple_lock(&pm->lock);
-	while (n < max && (pte = pte_find_locked(pm, vap, end)) != NULL) {
+	while (n < max && (pte = pte_find_locked(pm, vap, end, PTE_P | PTE_PROTNONE)) != NULL) {
 		out[n].va = *vap;
 		out[n].pte = *pte;
 		out[n].pa = *pte & PTE_ADDR;
@@ -575,7 +669,16 @@ void pmap_activate(struct pmap *pm)
 		struct pmap *old = c->pmap;
 		uint64_t bit = 1UL << c->id;
 		fetch_and_or(&pm->active, bit);   /* full barrier before the walk */
-		write_cr3(pm->pml4_pa);
+		bool flush = fetch_and_and(&pm->stale, ~bit) & bit;   /* after active */
+		uint64_t cr3 = pm->pml4_pa;
+		if (pcid_cpu[c->id] && pm->pcid) {
+			cr3 |= pm->pcid;
+			if (!flush) {
+				cr3 |= CR3_NOFLUSH;   /* its entries here are still right */
+				tlb_stats[c->id].kept++;
+			}
+		}
+		write_cr3(cr3);
 		c->pmap = pm;
 		if (old)
 			fetch_and_and(&old->active, ~bit);
@@ -589,7 +692,10 @@ void pmap_deactivate(void)
 	struct cpu *c = mycpu();
 	struct pmap *old = c->pmap;
 	if (old) {
-		write_cr3(kernel_pml4);
+		/* The kernel's PCID 0: keep the old pmap's entries if it has a
+		 * PCID of its own (only global kernel entries are used here). */
+		bool keep = pcid_cpu[c->id] && old->pcid;
+		write_cr3(kernel_pml4 | (keep ? CR3_NOFLUSH : 0));
 		c->pmap = NULL;
 		fetch_and_and(&old->active, ~(1UL << c->id));
 	}
@@ -611,18 +717,19 @@ void tlb_stats_sum(struct tlb_stats *out)
 		out->pages += s->pages;
 		out->full += s->full;
 		out->skipped += s->skipped;
+		out->kept += s->kept;
 	}
 }
 
 void tlb_stats_print(void)
 {
-	kprintf("tlb: cpu shootdowns remote ipis_sent ipis_recv requests pages full skipped\n");
+	kprintf("tlb: cpu shootdowns remote ipis_sent ipis_recv requests pages full skipped kept\n");
 	for (int i = 0; i < ncpu; i++) {
 		struct tlb_stats *s = &tlb_stats[i];
-		kprintf("tlb: %3d %10lu %6lu %9lu %9lu %8lu %5lu %4lu %7lu\n", i, s->shootdowns,
+		kprintf("tlb: %3d %10lu %6lu %9lu %9lu %8lu %5lu %4lu %7lu %4lu\n", i, s->shootdowns,
 			s->remote, s->ipis_sent, s->ipis_recv, s->requests, s->pages, s->full,
-			s->skipped);
+			s->skipped, s->kept);
 	}
-	kprintf("tlb: smep %d smap %d pcid %d (PCID not used)\n", cpu_has_smep, cpu_has_smap,
-		cpu_has_pcid);
+	kprintf("tlb: smep %d smap %d pcid %d (%s)\n", cpu_has_smep, cpu_has_smap, cpu_has_pcid,
+		pcid_on ? "PCIDs in use" : "PCID not used");
 }

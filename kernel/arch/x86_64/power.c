@@ -5,6 +5,8 @@
  */
 #include "kernel.h"
 #include "apic.h"
+#include "page.h"
+#include "pmap.h"
 #include "x86.h"
 
 #define DEBUG_EXIT_PORT 0xf4
@@ -12,6 +14,9 @@
 __noreturn void machine_poweroff(int code)
 {
 	cli();
+	tlb_stats_print();      /* TLB shootdown counters per CPU (V3) */
+	kprintf("page: %lu of %lu pages free at power off\n", page_free_count(),
+		page_total_count());
 	kprintf("concerto: power off, status %d\n", code);
 	outb(DEBUG_EXIT_PORT, (uint8_t)code);
 	if (acpi.pm1a_cnt)
