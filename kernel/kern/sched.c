@@ -748,7 +748,7 @@ static void balance_compute(void)
 }
 
 /* Timer interrupt on every CPU (interrupts disabled). */
-void sched_tick(struct trapframe *tf __unused)
+void sched_tick(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
 	struct sched_cpu *s = &scpu[c->id];
@@ -773,6 +773,8 @@ void sched_tick(struct trapframe *tf __unused)
 	} else {
 		t->runticks++;
 	}
+	if (t && t->state != TS_IDLE && tf && (tf->cs & 3) == 3)
+		t->uticks++;                 /* user time (getrusage, times) */
 	callouts_run(s);
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +

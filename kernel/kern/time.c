@@ -43,6 +43,8 @@ SYSCALL(228, clock_gettime)
 	if (clk < 0 || clk > 11 || clk == 10)
 		return -EINVAL;
 	uint64_t ns = monotonic_ns();
+	if (clk == 2 || clk == 3)   /* CLOCK_PROCESS/THREAD_CPUTIME_ID: ticks run */
+		ns = READ_ONCE(curthread()->runticks) * (1000000000UL / HZ);
 	if (clk == 0 || clk == 8 || clk == 11)
 		ns += REALTIME_BASE * 1000000000UL;
 	int64_t ts[2] = { (int64_t)(ns / 1000000000UL), (int64_t)(ns % 1000000000UL) };
