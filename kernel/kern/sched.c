@@ -615,7 +615,8 @@ int sched_setscheduler(struct thread *t, int policy, int rt)
 	uint64_t s = disable_lock(&t->lock);
 	t->policy = policy;
 	t->rt_priority = rt;
-	update_pri_locked(t);
+	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
+		update_pri_locked(t);
 	unlock_enable(&t->lock, s);
 	if (t == curthread())
 		sched_yield();   /* let a better thread run, and requeue by policy */
@@ -630,7 +631,8 @@ int sched_setnice(struct thread *t, int nice)
 		nice = 19;
 	uint64_t s = disable_lock(&t->lock);
 	t->nice = nice;
-	update_pri_locked(t);
+	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
+		update_pri_locked(t);
 	unlock_enable(&t->lock, s);
 	return 0;
 }
