@@ -22,9 +22,13 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
+	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (seed 003 proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
+	X(LC_PGRP,         "pgrp",          26, IPL_NONE, SIMPLE, "a process group's member list (changed with proctree also held; kill(-pgid) walks it under this lock alone); never two at once") \
+	X(LC_UIDHASH,      "uidhash",       27, IPL_NONE, SIMPLE, "the per-uid table: uidinfo chains and reference counts (process counts for RLIMIT_NPROC are atomic)") \
 	X(LC_FS_TREE,      "fs_tree",       28, IPL_NONE, COMPLEX, "the in-memory file tree (initramfs, later tmpfs): directory entries and node fields (read: lookup, read; write: load, changes)") \
-	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits") \
-	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process)") \
+	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits, credentials") \
+	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
+	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (the controlling terminal later)") \
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \

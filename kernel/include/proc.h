@@ -1,20 +1,48 @@
 /*
- * Processes (P1, P2).  Seed 003's model, simplified for single-threaded
- * processes (P3 adds threads):
+ * Processes (P1, P2).  Seed 003's model (sections 5 and 6, Table 3) with
+ * seed 004's PID-entry table, for single-threaded processes (P3 adds
+ * threads).  No funneling: every path runs on any CPU.
  *
- *   pid table    PIDs hash into buckets of small entries (pid, proc); a lookup
- *                walks one bucket under its lock, never a global list.
- *   proctree     the global process-relation lock (the lock of proc_wait_wq):
- *                parent, children and sibling links, process state, exit
- *                status, group and session ids.  wait4 sleeps on it.
- *   p->lock      per-process: files, cwd, name, signal actions.
+ *   pid table   PIDs hash into buckets of small entries; an entry can name a
+ *               process, the process group and the session with that id.
+ *               A lookup walks one bucket under its lock, never a global
+ *               list.  An id stays allocated while any of the three uses it.
+ *   proctree    the global process-relation lock (seed 003's
+ *               proc_relation_lock): parent/child/sibling links, process
+ *               state and exit status, stop/continue reports, the vfork
+ *               handshake, group membership changes (with the group's lock),
+ *               the list of all processes.  wait4 scans its children under
+ *               it and sleeps on its own p->wait_wq (a child wakes only its
+ *               parent: no herd).  Held only briefly; never while sleeping.
+ *   pgrp->lock  a process group's member list.  The list is changed with
+ *               proctree AND the group lock held, so either one is enough to
+ *               read it; kill(-pgid) walks it under the group lock alone.
+ *               Two group locks are never held at once (a move unlinks from
+ *               the old group, then links into the new, proctree held).
+ *   uidhash     the per-uid table (process counts for RLIMIT_NPROC).
+ *   p->lock     per-process: files, cwd, name, signal actions, limits,
+ *               credentials.
+ *   s->lock     per-session: its leader (the controlling terminal later).
  *
- * Lock order: proctree (waitq class) is a leaf for these purposes: taken
- * alone, never while holding p->lock.  p->lock (class proc) before any VM
- * lock.  Reference counts: p->refcnt [a] keeps the struct alive for pid
- * lookups racing with reaping.
+ * Lock order (lockclass.h ranks; seed 003 Table 3 adapted):
+ *   proctree (24) < pgrp (26) < uidhash (27) < proc (30) < pidtab (32)
+ *     < session (33) < signal locks (34-39) < vm ... < waitq (53) ...
+ * so e.g. the exit path holds proctree and takes the parent's p->lock (to
+ * read its SIGCHLD action), a group lock and pidtab buckets; the signal
+ * code may take its own locks inside a proc_foreach_* callback, but must
+ * not call proc_stopped/proc_continued or take proctree while holding them.
  *
- * Lock key: (t) proctree, (p) p->lock, [I] immutable, [a] atomic.
+ * Reference counts (all atomic): p->refcnt keeps a struct proc alive for a
+ * lookup racing with reaping (the creation reference is dropped at reap,
+ * after the pid entry stops naming it); pg->refcnt counts members and
+ * lookups; s->refcnt counts groups and lookups.  A group or session is
+ * unnamed in the pid table (under proctree) when its last member leaves, so
+ * a lookup never finds an empty one.
+ *
+ * Lock key: (t) proctree, (p) p->lock, (g) pgrp->lock, (s) session lock,
+ * (t+g) written holding both, read holding either, (u) uidhash,
+ * (c) written by the process itself under p->lock, read by itself without
+ * a lock and by others under p->lock, [I] immutable, [a] atomic.
  */
 #ifndef CONCERTO_PROC_H
 #define CONCERTO_PROC_H
@@ -22,6 +50,7 @@
 #include "types.h"
 #include "lock.h"
 #include "signal.h"
+#include "waitq.h"
 
 #define NOFILE 64
 #define PROC_NAME 16
@@ -31,7 +60,10 @@ struct inode;
 struct thread;
 struct trapframe;
 
-enum { PS_ALIVE = 1, PS_ZOMBIE = 2 };
+enum { PS_ALIVE = 1, PS_ZOMBIE = 2, PS_REAPED = 3 };
+#define NGROUPS_KERN 64      /* supplementary groups kept (Linux: 65536) */
+#define RLIM_NLIMITS 16
+#define RLIM_INF (~0UL)
 
 /* An open file.  Lock key: [a] refcnt; others [I] or (f) owner's p->lock. */
 enum { FT_CONSOLE = 1, FT_INODE = 2, FT_NULL = 3 };
@@ -43,15 +75,63 @@ struct file {
 	uint64_t off;               /* (f) */
 };
 
+struct session {
+	struct simple_lock lock;
+	int sid;                        /* [I] */
+	struct proc *leader;            /* (s) NULL once the leader exited */
+	int ngroups;                    /* (t) groups in the session */
+	volatile uint64_t refcnt;       /* [a] groups + lookups */
+};
+
+struct pgrp {
+	struct simple_lock lock;
+	int pgid;                       /* [I] */
+	struct session *session;        /* [I] referenced */
+	struct proc *members;           /* (t+g) via p->pg_next */
+	int nmembers;                   /* (t+g) */
+	volatile uint64_t refcnt;       /* [a] members + lookups */
+};
+
+/* Credentials: Linux's real, effective, saved and filesystem ids. */
+struct cred {
+	uint32_t ruid, euid, suid, fsuid;
+	uint32_t rgid, egid, sgid, fsgid;
+	int ngroups;
+	uint32_t groups[NGROUPS_KERN];
+};
+
+/* Per real uid: the process count that RLIMIT_NPROC limits. */
+struct uidinfo {
+	uint32_t uid;                   /* [I] */
+	volatile uint64_t nproc;        /* [a] processes (zombies included) */
+	int refcnt;                     /* (u) processes naming it */
+	struct uidinfo *next;           /* (u) hash chain */
+};
+
 struct proc {
 	struct simple_lock lock;
 	int pid;                        /* [I] */
-	int state;                      /* (t) PS_ALIVE, PS_ZOMBIE */
+	int state;                      /* (t) PS_ALIVE, PS_ZOMBIE, PS_REAPED */
 	int xstatus;                    /* (t) wait status */
+	int exit_signal;                /* (t) sent to the parent at exit (clone) */
+	int stopsig;                    /* (t) stopped by it, not yet reported */
+	int contpending;                /* (t) continued, not yet reported */
+	int did_exec;                   /* (t) setpgid by the parent: EACCES */
+	int subreaper;                  /* (t) PR_SET_CHILD_SUBREAPER */
+	int vfork_done;                 /* (t) a vfork child released us */
+	struct proc *vfork_parent;      /* (t) suspended until we exec or exit */
 	struct proc *parent;            /* (t) */
 	struct proc *children;          /* (t) */
 	struct proc *sibling;           /* (t) */
-	int pgid, sid;                  /* (t) */
+	struct proc *all_next, *all_prev; /* (t) all processes */
+	struct proc *reap_next;         /* (t) autoreap queue */
+	struct proc *pdeath_next;       /* (t) exit's list of children to signal */
+	struct pgrp *pgrp;              /* (t+g) */
+	struct proc *pg_next;           /* (t+g) */
+	int pgid, sid;                  /* (t+g) copies of pgrp->pgid, its session's sid */
+	struct waitq wait_wq;           /* children's state changes wake our wait */
+	uint64_t utime, stime;          /* (t) own ticks, final at exit */
+	uint64_t cutime, cstime;        /* (t) ticks of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
 	struct thread *thread;          /* (p) its one thread */
@@ -63,15 +143,36 @@ struct proc {
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
 	int umask;                      /* (p) */
 	uint64_t start_ticks;           /* [I] */
-	uint64_t rlim_cur[16], rlim_max[16];  /* (p) */
+	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
+	struct cred cred;               /* (c) */
+	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
+	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
 };
 
-extern struct waitq proc_wait_wq;      /* its lock is the proctree lock */
+extern struct simple_lock proctree_lock;
 void proc_init(void);
 void file_ref(struct file *f);
 void file_unref(struct file *f);
-int proc_fork(struct trapframe *tf, uint64_t child_stack);
+/* clone(2) for processes: flags, stack, parent_tid, child_tid, tls. */
+int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
+	      uint64_t ctid, uint64_t tls);
 int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage);
+int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusage);
+/* exec reached its point of no return: EACCES for setpgid, vfork parent released. */
+void proc_exec_done(struct proc *p);
+int proc_pgid(struct proc *p);
+int proc_sid(struct proc *p);
+/* Own and reaped children's CPU ticks (user, system). */
+void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst);
+/* Change the real uid's process count (setuid family). */
+int proc_set_ruid(struct proc *p, uint32_t ruid);
+int proc_setpgid(int pid, int pgid);
+int proc_setsid(void);
+void proc_set_subreaper(struct proc *p, int on);
+/* fn on every living process (under proctree) / every living member of
+ * group pgid (0: the caller's; under the group lock, -ESRCH if none). */
+int proc_foreach_every(int (*fn)(struct proc *, void *), void *arg);
+int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *arg);
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
 		struct trapframe *tf);
 struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done */
@@ -80,9 +181,17 @@ static inline struct proc *curproc(void);
 /* Starts pid 1 running path (argv[0] = path); returns its pid or -errno. */
 int proc_start_init(const char *path);
 __noreturn void proc_exit(int status);      /* wait status already encoded */
-void proc_reap_orphans_of(struct proc *p);
 
-/* The process side of signals (signal.h).  fn returns nonzero to stop. */
+/*
+ * The process side of signals (signal.h).  fn returns nonzero to stop.
+ * proc_foreach_pgrp calls fn with the group's lock held (rank 26), and
+ * proc_foreach_all with proctree held (rank 24): fn may take only locks
+ * ranked above (p->lock, the signal locks), must not sleep and must not
+ * call back into proc.c.  Both return the number of processes visited
+ * (zombies included), or -ESRCH for a group that does not exist.
+ * proc_stopped/proc_continued take proctree: call them with no lock held
+ * (in particular not the signal locks).
+ */
 int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg);
 int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
 void proc_stopped(struct proc *p, int sig);

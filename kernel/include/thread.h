@@ -99,6 +99,7 @@ struct thread {
 	uint64_t nswitch;            /* (o) times switched in */
 	uint64_t nmigrate;           /* (o) times it changed CPU */
 	uint64_t runticks;           /* (o) ticks it ran */
+	uint64_t uticks;             /* (o) of those, ticks in user mode */
 	uint64_t boosts;             /* (t) times boosted (L8) */
 };
 

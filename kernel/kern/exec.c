@@ -154,6 +154,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		file_unref(toclose[i]);
 	if (old)
 		vm_map_destroy(old);
+	proc_exec_done(p);   /* setpgid: EACCES from now on; a vfork parent resumes */
 
 	memset(tf, 0, sizeof(*tf));
 	tf->rip = info.entry;

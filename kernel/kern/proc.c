@@ -1,6 +1,7 @@
 /*
- * Processes: the PID table, fork, exit, wait4, the first process.  See
- * proc.h for the locks.  No funneling: every path runs on any CPU.
+ * Processes: the PID-entry table, process groups and sessions, fork, exit,
+ * wait, the first process.  See proc.h for the locks and their order.  No
+ * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -22,11 +23,65 @@
 
 #define PIDHASH 256
 #define PID_MAX 32768
+#define UIDHASH 64
 
+#define RLIMIT_NPROC 6
+#define RLIMIT_NOFILE 7
+
+/* wait options (Linux values) */
+#define WNOHANG     0x00000001
+#define WUNTRACED   0x00000002
+#define WEXITED     0x00000004
+#define WCONTINUED  0x00000008
+#define WNOWAIT     0x01000000
+#define __WNOTHREAD 0x20000000
+#define __WALL      0x40000000
+#define __WCLONE    0x80000000
+#define P_ALL  0
+#define P_PID  1
+#define P_PGID 2
+#define P_PIDFD 3
+
+/* clone flags (Linux values) */
+#define CSIGNAL              0x000000ff
+#define CLONE_VM             0x00000100
+#define CLONE_FS             0x00000200
+#define CLONE_FILES          0x00000400
+#define CLONE_SIGHAND        0x00000800
+#define CLONE_PIDFD          0x00001000
+#define CLONE_PTRACE         0x00002000
+#define CLONE_VFORK          0x00004000
+#define CLONE_PARENT         0x00008000
+#define CLONE_THREAD         0x00010000
+#define CLONE_NEWNS          0x00020000
+#define CLONE_SYSVSEM        0x00040000
+#define CLONE_SETTLS         0x00080000
+#define CLONE_PARENT_SETTID  0x00100000
+#define CLONE_CHILD_CLEARTID 0x00200000
+#define CLONE_DETACHED       0x00400000
+#define CLONE_UNTRACED       0x00800000
+#define CLONE_CHILD_SETTID   0x01000000
+#define CLONE_NEWCGROUP      0x02000000
+#define CLONE_NEWUTS         0x04000000
+#define CLONE_NEWIPC         0x08000000
+#define CLONE_NEWUSER        0x10000000
+#define CLONE_NEWPID         0x20000000
+#define CLONE_NEWNET         0x40000000
+#define CLONE_IO             0x80000000UL
+#define CLONE_NEWALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+		      CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+/*
+ * The PID-entry table (seed 004): one small entry per id in use, naming the
+ * process, the group and the session with that id.  Lock key: (b) the
+ * bucket lock; pgrp and session are written with proctree also held.
+ */
 struct pid_entry {
-	int pid;
-	struct proc *p;
-	struct pid_entry *next;
+	int pid;                    /* [I] */
+	struct proc *p;             /* (b) until reaped */
+	struct pgrp *pgrp;          /* (b) the non-empty group with this id */
+	struct session *session;    /* (b) the session with this id */
+	struct pid_entry *next;     /* (b) */
 };
 
 static struct {
@@ -34,9 +89,17 @@ static struct {
 	struct pid_entry *head;
 } pidtab[PIDHASH];
 
+enum { PE_PROC, PE_PGRP, PE_SESSION };
+
 static volatile uint32_t next_pid = 1;        /* [a] */
-struct waitq proc_wait_wq;                    /* its lock is the proctree lock */
+struct simple_lock proctree_lock;             /* the process-relation lock */
+static struct proc *allproc;                  /* (t) list of all processes */
 static struct proc *initproc;                 /* [I] pid 1 */
+static struct proc *reap_queue;               /* (t) autoreaped, for the reaper */
+static struct waitq reaper_wq;                /* the reaper thread sleeps here */
+
+static struct simple_lock uidhash_lock;
+static struct uidinfo *uidhash[UIDHASH];      /* (u) */
 
 void enter_user(struct trapframe *tf);
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
@@ -48,56 +111,72 @@ void proc_init(void)
 		simple_lock_init(&pidtab[i].lock, LC_PIDTAB);
 		pidtab[i].head = NULL;
 	}
-	waitq_init(&proc_wait_wq);
+	simple_lock_init(&proctree_lock, LC_PROCTREE);
+	simple_lock_init(&uidhash_lock, LC_UIDHASH);
+	waitq_init(&reaper_wq);
 }
 
-static bool pid_insert(int pid, struct proc *p, struct pid_entry *e)
+/* ---- the PID-entry table ---- */
+
+static struct pid_entry *pid_find_locked(int b, int pid)
 {
-	int b = pid % PIDHASH;
-	simple_lock(&pidtab[b].lock);
 	for (struct pid_entry *x = pidtab[b].head; x; x = x->next)
-		if (x->pid == pid) {
-			simple_unlock(&pidtab[b].lock);
-			return false;
-		}
-	e->pid = pid;
-	e->p = p;
-	e->next = pidtab[b].head;
-	pidtab[b].head = e;
-	simple_unlock(&pidtab[b].lock);
-	return true;
+		if (x->pid == pid)
+			return x;
+	return NULL;
 }
 
-static void pid_remove(int pid)
-{
-	int b = pid % PIDHASH;
-	struct pid_entry *found = NULL;
-	simple_lock(&pidtab[b].lock);
-	for (struct pid_entry **pp = &pidtab[b].head; *pp; pp = &(*pp)->next)
-		if ((*pp)->pid == pid) {
-			found = *pp;
-			*pp = found->next;
-			break;
-		}
-	simple_unlock(&pidtab[b].lock);
-	kfree(found);
-}
-
-/* Allocates a free PID for p (wrapping at PID_MAX); -EAGAIN if none. */
+/* Allocates a free id for p (wrapping at PID_MAX); an id still naming a
+ * group or a session is not reused.  -ENOMEM or -EAGAIN (none free). */
 static int pid_alloc(struct proc *p)
 {
-	struct pid_entry *e = kmalloc(sizeof(*e), 0);
+	struct pid_entry *e = kzalloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	for (int tries = 0; tries < PID_MAX; tries++) {
 		int pid = __atomic_fetch_add(&next_pid, 1, __ATOMIC_SEQ_CST) % PID_MAX;
 		if (pid < 1)
 			continue;
-		if (pid_insert(pid, p, e))
+		int b = pid % PIDHASH;
+		simple_lock(&pidtab[b].lock);
+		if (!pid_find_locked(b, pid)) {
+			e->pid = pid;
+			e->p = p;
+			e->next = pidtab[b].head;
+			pidtab[b].head = e;
+			simple_unlock(&pidtab[b].lock);
 			return pid;
+		}
+		simple_unlock(&pidtab[b].lock);
 	}
 	kfree(e);
 	return -EAGAIN;
+}
+
+/* Sets what the entry of id names (which: PE_*); frees the entry once it
+ * names nothing. */
+static void pid_set(int pid, int which, void *ptr)
+{
+	int b = pid % PIDHASH;
+	struct pid_entry *dead = NULL;
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry **pp;
+	for (pp = &pidtab[b].head; *pp && (*pp)->pid != pid; pp = &(*pp)->next)
+		;
+	struct pid_entry *e = *pp;
+	KASSERT(e != NULL);
+	if (which == PE_PROC)
+		e->p = ptr;
+	else if (which == PE_PGRP)
+		e->pgrp = ptr;
+	else
+		e->session = ptr;
+	if (!e->p && !e->pgrp && !e->session) {
+		*pp = e->next;
+		dead = e;
+	}
+	simple_unlock(&pidtab[b].lock);
+	kfree(dead);
 }
 
 struct proc *proc_lookup(int pid)
@@ -107,18 +186,309 @@ struct proc *proc_lookup(int pid)
 	int b = pid % PIDHASH;
 	struct proc *p = NULL;
 	simple_lock(&pidtab[b].lock);
-	for (struct pid_entry *x = pidtab[b].head; x; x = x->next)
-		if (x->pid == pid) {
-			p = x->p;
-			fetch_and_add(&p->refcnt, 1);
-			break;
-		}
+	struct pid_entry *e = pid_find_locked(b, pid);
+	if (e && e->p) {
+		p = e->p;
+		fetch_and_add(&p->refcnt, 1);
+	}
 	simple_unlock(&pidtab[b].lock);
 	return p;
 }
 
+/* The group named pgid, referenced (a named group has members, so its
+ * count is not zero); NULL if none. */
+static struct pgrp *pgrp_lookup(int pgid)
+{
+	if (pgid <= 0)
+		return NULL;
+	int b = pgid % PIDHASH;
+	struct pgrp *pg = NULL;
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry *e = pid_find_locked(b, pgid);
+	if (e && e->pgrp) {
+		pg = e->pgrp;
+		fetch_and_add(&pg->refcnt, 1);
+	}
+	simple_unlock(&pidtab[b].lock);
+	return pg;
+}
+
+/* As pgrp_lookup without a reference: proctree held keeps it named. */
+static struct pgrp *pgrp_find_locked(int pgid)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	int b = pgid % PIDHASH;
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry *e = pid_find_locked(b, pgid);
+	struct pgrp *pg = e ? e->pgrp : NULL;
+	simple_unlock(&pidtab[b].lock);
+	return pg;
+}
+
+/* ---- sessions and process groups ---- */
+
+static void session_unref(struct session *s)
+{
+	if (fetch_and_add(&s->refcnt, -1UL) == 1)
+		kfree(s);
+}
+
+static void pgrp_unref(struct pgrp *pg)
+{
+	if (pg && fetch_and_add(&pg->refcnt, -1UL) == 1) {
+		session_unref(pg->session);
+		kfree(pg);
+	}
+}
+
+static struct pgrp *pgrp_alloc(void)
+{
+	struct pgrp *pg = kzalloc(sizeof(*pg));
+	if (pg)
+		simple_lock_init(&pg->lock, LC_PGRP);
+	return pg;
+}
+
+static struct session *session_alloc(void)
+{
+	struct session *s = kzalloc(sizeof(*s));
+	if (s)
+		simple_lock_init(&s->lock, LC_SESSION);
+	return s;
+}
+
+/* Names a new group pgid in session s (proctree held).  The group starts
+ * with no reference: pgrp_join_locked gives it its first. */
+static void pgrp_create_locked(struct pgrp *pg, int pgid, struct session *s)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	pg->pgid = pgid;
+	pg->session = s;
+	fetch_and_add(&s->refcnt, 1);
+	s->ngroups++;
+	pid_set(pgid, PE_PGRP, pg);
+}
+
+/* p joins pg (proctree held; the caller gave p a reference to pg). */
+static void pgrp_join_locked(struct proc *p, struct pgrp *pg)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	simple_lock(&pg->lock);
+	p->pg_next = pg->members;
+	pg->members = p;
+	pg->nmembers++;
+	p->pgrp = pg;
+	p->pgid = pg->pgid;
+	p->sid = pg->session->sid;
+	simple_unlock(&pg->lock);
+}
+
+/* p leaves pg (proctree held).  A group left empty is unnamed, and so is
+ * its session when that was its last group.  The caller drops p's
+ * reference to pg (pgrp_unref) afterwards. */
+static void pgrp_leave_locked(struct proc *p, struct pgrp *pg)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	simple_lock(&pg->lock);
+	struct proc **pp;
+	for (pp = &pg->members; *pp && *pp != p; pp = &(*pp)->pg_next)
+		;
+	KASSERT(*pp == p);
+	*pp = p->pg_next;
+	p->pg_next = NULL;
+	int left = --pg->nmembers;
+	simple_unlock(&pg->lock);
+	if (left == 0) {
+		pid_set(pg->pgid, PE_PGRP, NULL);
+		struct session *s = pg->session;
+		if (--s->ngroups == 0)
+			pid_set(s->sid, PE_SESSION, NULL);
+	}
+}
+
+/* Moves p into pg (proctree held); returns the old group, for the caller
+ * to unreference after unlocking, or NULL. */
+static struct pgrp *pgrp_move_locked(struct proc *p, struct pgrp *pg)
+{
+	struct pgrp *old = p->pgrp;
+	if (old == pg)
+		return NULL;
+	fetch_and_add(&pg->refcnt, 1);
+	pgrp_leave_locked(p, old);   /* first: the member link is reused */
+	pgrp_join_locked(p, pg);
+	return old;
+}
+
+int proc_pgid(struct proc *p)
+{
+	simple_lock(&proctree_lock);
+	int r = p->pgid;
+	simple_unlock(&proctree_lock);
+	return r;
+}
+
+int proc_sid(struct proc *p)
+{
+	simple_lock(&proctree_lock);
+	int r = p->sid;
+	simple_unlock(&proctree_lock);
+	return r;
+}
+
+/* setpgid(2); pid and pgid as given by the caller. */
+int proc_setpgid(int pid, int pgid)
+{
+	struct proc *me = curproc();
+	if (pid == 0)
+		pid = me->pid;
+	if (pgid == 0)
+		pgid = pid;
+	if (pgid < 0)
+		return -EINVAL;
+	struct pgrp *newpg = pgid == pid ? pgrp_alloc() : NULL, *old = NULL;
+	if (pgid == pid && !newpg)
+		return -ENOMEM;
+	simple_lock(&proctree_lock);
+	struct proc *t = NULL;
+	if (pid == me->pid) {
+		t = me;
+	} else {
+		for (struct proc *c = me->children; c; c = c->sibling)
+			if (c->pid == pid)
+				t = c;
+	}
+	int r = 0;
+	if (!t)
+		r = -ESRCH;
+	else if (t != me && t->sid != me->sid)
+		r = -EPERM;                  /* a child in another session */
+	else if (t != me && t->did_exec)
+		r = -EACCES;
+	else if (t->sid == t->pid)
+		r = -EPERM;                  /* a session leader */
+	else {
+		struct pgrp *pg = pgrp_find_locked(pgid);
+		if (pgid != pid) {
+			if (!pg || pg->session->sid != me->sid)
+				r = -EPERM;  /* no such group in our session */
+		} else if (!pg) {
+			pgrp_create_locked(newpg, pgid, t->pgrp->session);
+			pg = newpg;
+			newpg = NULL;
+		}
+		if (r == 0)
+			old = pgrp_move_locked(t, pg);
+	}
+	simple_unlock(&proctree_lock);
+	pgrp_unref(old);
+	kfree(newpg);
+	return r;
+}
+
+/* setsid(2). */
+int proc_setsid(void)
+{
+	struct proc *me = curproc();
+	struct pgrp *pg = pgrp_alloc(), *old = NULL;
+	struct session *s = session_alloc();
+	int r = -ENOMEM;
+	if (!pg || !s)
+		goto out;
+	simple_lock(&proctree_lock);
+	/* A session leader, or a group with our id exists: EPERM. */
+	if (me->sid == me->pid || pgrp_find_locked(me->pid)) {
+		r = -EPERM;
+	} else {
+		s->sid = me->pid;
+		s->leader = me;
+		s->refcnt = 0;
+		pid_set(me->pid, PE_SESSION, s);
+		pgrp_create_locked(pg, me->pid, s);
+		old = pgrp_move_locked(me, pg);
+		pg = NULL;
+		s = NULL;
+		r = me->pid;
+	}
+	simple_unlock(&proctree_lock);
+	pgrp_unref(old);
+out:
+	kfree(pg);
+	kfree(s);
+	return r;
+}
+
+/* ---- per-uid process counts ---- */
+
+static struct uidinfo *uid_get(uint32_t uid)
+{
+	struct uidinfo *n = kzalloc(sizeof(*n)), *ui;
+	simple_lock(&uidhash_lock);
+	for (ui = uidhash[uid % UIDHASH]; ui && ui->uid != uid; ui = ui->next)
+		;
+	if (ui) {
+		ui->refcnt++;
+	} else if (n) {
+		ui = n;
+		n = NULL;
+		ui->uid = uid;
+		ui->refcnt = 1;
+		ui->next = uidhash[uid % UIDHASH];
+		uidhash[uid % UIDHASH] = ui;
+	}
+	simple_unlock(&uidhash_lock);
+	kfree(n);
+	return ui;
+}
+
+static void uid_ref(struct uidinfo *ui)
+{
+	simple_lock(&uidhash_lock);
+	ui->refcnt++;
+	simple_unlock(&uidhash_lock);
+}
+
+static void uid_put(struct uidinfo *ui)
+{
+	if (!ui)
+		return;
+	struct uidinfo *dead = NULL;
+	simple_lock(&uidhash_lock);
+	if (--ui->refcnt == 0) {
+		struct uidinfo **pp;
+		for (pp = &uidhash[ui->uid % UIDHASH]; *pp != ui; pp = &(*pp)->next)
+			;
+		*pp = ui->next;
+		dead = ui;
+	}
+	simple_unlock(&uidhash_lock);
+	kfree(dead);
+}
+
+/* The calling process's real uid becomes ruid: its process count moves. */
+int proc_set_ruid(struct proc *p, uint32_t ruid)
+{
+	KASSERT(p == curproc());
+	if (p->cred.ruid == ruid)
+		return 0;
+	struct uidinfo *ui = uid_get(ruid), *old = p->uidinfo;
+	if (!ui)
+		return -ENOMEM;
+	fetch_and_add(&ui->nproc, 1);
+	fetch_and_add(&old->nproc, -1UL);
+	simple_lock(&p->lock);
+	p->uidinfo = ui;
+	p->cred.ruid = ruid;
+	simple_unlock(&p->lock);
+	uid_put(old);
+	return 0;
+}
+
+/* ---- process structures ---- */
+
 static void proc_free(struct proc *p)
 {
+	pgrp_unref(p->pgrp);
+	uid_put(p->uidinfo);
 	kfree(p);
 }
 
@@ -128,22 +498,43 @@ void proc_unref(struct proc *p)
 		proc_free(p);
 }
 
-static struct proc *proc_alloc(void)
+static void proc_ref(struct proc *p)
+{
+	fetch_and_add(&p->refcnt, 1);
+}
+
+static const uint64_t rlim_default[RLIM_NLIMITS][2] = {
+	[3] = { 8UL << 20, RLIM_INF },          /* RLIMIT_STACK */
+	[4] = { 0, RLIM_INF },                  /* RLIMIT_CORE */
+	[6] = { 4096, 4096 },                   /* RLIMIT_NPROC */
+	[7] = { NOFILE, NOFILE },               /* RLIMIT_NOFILE: the fd table */
+	[8] = { 8UL << 20, 8UL << 20 },         /* RLIMIT_MEMLOCK */
+	[11] = { 4096, 4096 },                  /* RLIMIT_SIGPENDING */
+	[12] = { 819200, 819200 },              /* RLIMIT_MSGQUEUE */
+	[13] = { 0, 0 },                        /* RLIMIT_NICE */
+	[14] = { 0, 0 },                        /* RLIMIT_RTPRIO */
+};
+
+/* A new process with an id; -errno (ENOMEM, EAGAIN) in *err if none. */
+static struct proc *proc_alloc(int *err)
 {
 	struct proc *p = kzalloc(sizeof(*p));
-	if (!p)
+	if (!p) {
+		*err = -ENOMEM;
 		return NULL;
+	}
 	simple_lock_init(&p->lock, LC_PROC);
+	waitq_init(&p->wait_wq);
 	p->refcnt = 1;
 	p->state = PS_ALIVE;
+	p->exit_signal = SIGCHLD;
 	p->umask = 022;
 	p->start_ticks = ticks;
-	for (int i = 0; i < 16; i++)
-		p->rlim_cur[i] = p->rlim_max[i] = ~0UL;
 	signal_init_proc(p);
 	int pid = pid_alloc(p);
 	if (pid < 0) {
 		kfree(p);
+		*err = pid;
 		return NULL;
 	}
 	p->pid = pid;
@@ -172,6 +563,30 @@ void file_unref(struct file *f)
 {
 	if (f && fetch_and_add(&f->refcnt, -1UL) == 1)
 		kfree(f);
+}
+
+/* ---- the reaper of autoreaped children ---- */
+
+static void final_reap(struct proc *c);
+
+/* Children whose parent ignores SIGCHLD are reaped here: their last
+ * thread must be joined, which the exiting thread cannot do itself. */
+static void reaper_main(void *arg __unused)
+{
+	for (;;) {
+		simple_lock(&proctree_lock);
+		while (!reap_queue) {
+			uint64_t s = disable_lock(&reaper_wq.lock);
+			simple_unlock(&proctree_lock);
+			waitq_sleep_locked(&reaper_wq);
+			unlock_enable(&reaper_wq.lock, s);
+			simple_lock(&proctree_lock);
+		}
+		struct proc *c = reap_queue;
+		reap_queue = c->reap_next;
+		simple_unlock(&proctree_lock);
+		final_reap(c);
+	}
 }
 
 /* ---- the first process ---- */
@@ -210,10 +625,24 @@ static void init_thread(void *arg __unused)
 int proc_start_init(const char *path)
 {
 	strlcpy(init_path, path, sizeof(init_path));
-	struct proc *p = proc_alloc();
-	if (!p)
+	if (!kthread_run("reaper", reaper_main, NULL))
 		return -ENOMEM;
-	p->pgid = p->sid = p->pid;
+	int err;
+	struct proc *p = proc_alloc(&err);
+	if (!p)
+		return err;
+	struct pgrp *pg = pgrp_alloc();
+	struct session *s = session_alloc();
+	p->uidinfo = uid_get(0);
+	if (!pg || !s || !p->uidinfo)
+		return -ENOMEM;
+	fetch_and_add(&p->uidinfo->nproc, 1);
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		p->rlim_cur[i] = rlim_default[i][0];
+		p->rlim_max[i] = rlim_default[i][1];
+		if (!p->rlim_cur[i] && !p->rlim_max[i] && i != 13 && i != 14)
+			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
+	}
 	strlcpy(p->name, "init", sizeof(p->name));
 	strlcpy(p->cwd_path, "/", sizeof(p->cwd_path));
 	for (int fd = 0; fd < 3; fd++)
@@ -224,6 +653,17 @@ int proc_start_init(const char *path)
 	t->proc = p;
 	fpu_init_state(t->fpu);
 	p->thread = t;
+
+	simple_lock(&proctree_lock);
+	s->sid = p->pid;
+	s->leader = p;
+	pid_set(p->pid, PE_SESSION, s);
+	pgrp_create_locked(pg, p->pid, s);
+	fetch_and_add(&pg->refcnt, 1);
+	pgrp_join_locked(p, pg);
+	p->all_next = allproc;
+	allproc = p;
+	simple_unlock(&proctree_lock);
 	initproc = p;
 	thread_start(t);
 	return p->pid;
@@ -231,31 +671,93 @@ int proc_start_init(const char *path)
 
 /* ---- fork ---- */
 
-static void fork_child_start(void *arg __unused)
+static void fork_child_start(void *arg)
 {
+	/* CLONE_CHILD_SETTID: stored in the child's memory, errors ignored. */
+	if (arg)
+		store_u32(arg, (uint32_t)curproc()->pid);
 	enter_user(thread_utf(curthread()));
 }
 
-/* Creates a copy of the current process; returns the child's pid or -errno. */
-int proc_fork(struct trapframe *tf, uint64_t child_stack)
+static void wake_proc_locked(struct proc *p)
 {
+	uint64_t s = disable_lock(&p->wait_wq.lock);
+	waitq_wakeup_all_locked(&p->wait_wq);
+	unlock_enable(&p->wait_wq.lock, s);
+}
+
+/* Checks clone flags for a new process: 0, or -EINVAL (invalid, as Linux
+ * says) or -ENOSYS (valid but not implemented yet). */
+static int clone_flags_check(uint64_t flags)
+{
+	if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS))
+		return -EINVAL;
+	if ((flags & (CLONE_NEWUSER | CLONE_FS)) == (CLONE_NEWUSER | CLONE_FS))
+		return -EINVAL;
+	if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
+		return -EINVAL;
+	if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
+		return -EINVAL;
+	if ((flags & (CLONE_PIDFD | CLONE_PARENT_SETTID)) == (CLONE_PIDFD | CLONE_PARENT_SETTID))
+		return -EINVAL;
+	/* Namespaces: a kernel built without them says EINVAL. */
+	if (flags & CLONE_NEWALL)
+		return -EINVAL;
+	/* Threads come with P3: a valid CLONE_THREAD is ENOSYS until then. */
+	if (flags & CLONE_THREAD)
+		return -ENOSYS;
+	/* Shared file tables, fs info, handlers, pidfds: not yet (ENOSYS).
+	 * CLONE_VM only with CLONE_VFORK (the parent is suspended). */
+	if (flags & (CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_PIDFD))
+		return -ENOSYS;
+	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+		return -ENOSYS;
+	return 0;
+}
+
+/* Creates a copy of the current process; returns the child's pid or -errno. */
+int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
+	      uint64_t ctid, uint64_t tls)
+{
+	int r = clone_flags_check(flags);
+	if (r < 0)
+		return r;
 	struct proc *parent = curproc();
-	struct proc *p = proc_alloc();
-	if (!p)
+	/* RLIMIT_NPROC counts the processes of the real uid; root (real or
+	 * effective: Linux's CAP_SYS_RESOURCE/CAP_SYS_ADMIN) is exempt. */
+	struct uidinfo *ui = parent->uidinfo;
+	uint64_t n = fetch_and_add(&ui->nproc, 1);
+	if (n >= parent->rlim_cur[RLIMIT_NPROC] && parent->cred.ruid != 0 &&
+	    parent->cred.euid != 0) {
+		fetch_and_add(&ui->nproc, -1UL);
 		return -EAGAIN;
-	p->map = vm_map_fork(parent->map);
-	if (!p->map) {
-		pid_remove(p->pid);
-		proc_free(p);
-		return -ENOMEM;
 	}
-	struct thread *t = thread_create(parent->name, fork_child_start, NULL);
+	int err;
+	struct proc *p = proc_alloc(&err);
+	if (!p) {
+		fetch_and_add(&ui->nproc, -1UL);
+		return err;
+	}
+	if (flags & CLONE_VM) {
+		vm_map_ref(parent->map);
+		p->map = parent->map;
+	} else {
+		p->map = vm_map_fork(parent->map);
+	}
+	struct thread *t = NULL;
+	if (p->map)
+		t = thread_create(parent->name, fork_child_start,
+				  (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
-		vm_map_destroy(p->map);
-		pid_remove(p->pid);
-		proc_free(p);
+		if (p->map)
+			vm_map_destroy(p->map);
+		pid_set(p->pid, PE_PROC, NULL);
+		kfree(p);
+		fetch_and_add(&ui->nproc, -1UL);
 		return -ENOMEM;
 	}
+	uid_ref(ui);
+	p->uidinfo = ui;
 	simple_lock(&parent->lock);
 	for (int fd = 0; fd < NOFILE; fd++) {
 		if ((p->files[fd] = parent->files[fd]))
@@ -268,39 +770,163 @@ int proc_fork(struct trapframe *tf, uint64_t child_stack)
 	p->umask = parent->umask;
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
+	p->cred = parent->cred;
 	simple_unlock(&parent->lock);
 
 	struct thread *pt = curthread();
 	fxsave(t->fpu);                   /* the parent's registers, as they are now */
 	t->proc = p;
 	t->pmap = p->map->pmap;
-	t->fs_base = rdmsr(MSR_FS_BASE);
+	t->fs_base = (flags & CLONE_SETTLS) ? tls : rdmsr(MSR_FS_BASE);
+	t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
 	t->policy = pt->policy;
 	t->rt_priority = pt->rt_priority;
 	t->nice = pt->nice;
 	t->affinity = pt->affinity;
 	p->thread = t;
 	signal_fork(p, parent);           /* after p->thread: it copies the mask */
+	p->exit_signal = (int)(flags & CSIGNAL);
 	struct trapframe *ctf = thread_utf(t);
 	*ctf = *tf;
 	ctf->rax = 0;                     /* the child sees 0 */
 	if (child_stack)
 		ctf->rsp = child_stack;
 
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
-	p->parent = parent;
-	p->sibling = parent->children;
-	parent->children = p;
-	p->pgid = parent->pgid;
-	p->sid = parent->sid;
-	unlock_enable(&proc_wait_wq.lock, s);
+	simple_lock(&proctree_lock);
+	struct proc *pp = parent;
+	if ((flags & CLONE_PARENT) && parent->parent)
+		pp = parent->parent;
+	p->parent = pp;
+	p->sibling = pp->children;
+	pp->children = p;
+	fetch_and_add(&parent->pgrp->refcnt, 1);
+	pgrp_join_locked(p, parent->pgrp);
+	p->all_next = allproc;
+	if (allproc)
+		allproc->all_prev = p;
+	allproc = p;
+	if (flags & CLONE_VFORK) {
+		p->vfork_parent = parent;
+		parent->vfork_done = 0;
+	}
+	simple_unlock(&proctree_lock);
 
 	int pid = p->pid;
+	if (flags & CLONE_PARENT_SETTID)
+		store_u32((void *)ptid, (uint32_t)pid);   /* errors ignored, as Linux */
 	thread_start(t);
+	if (flags & CLONE_VFORK) {
+		/* Suspended (not interruptibly) until the child execs or exits. */
+		simple_lock(&proctree_lock);
+		while (!parent->vfork_done) {
+			uint64_t s = disable_lock(&parent->wait_wq.lock);
+			simple_unlock(&proctree_lock);
+			waitq_sleep_locked(&parent->wait_wq);
+			unlock_enable(&parent->wait_wq.lock, s);
+			simple_lock(&proctree_lock);
+		}
+		simple_unlock(&proctree_lock);
+	}
 	return pid;
 }
 
-/* ---- exit and wait ---- */
+/* A vfork child execs or exits: its parent runs again (proctree held). */
+static void vfork_release_locked(struct proc *p)
+{
+	struct proc *vp = p->vfork_parent;
+	if (vp) {
+		p->vfork_parent = NULL;
+		vp->vfork_done = 1;
+		wake_proc_locked(vp);
+	}
+}
+
+void proc_exec_done(struct proc *p)
+{
+	simple_lock(&proctree_lock);
+	p->did_exec = 1;
+	vfork_release_locked(p);
+	simple_unlock(&proctree_lock);
+}
+
+/* ---- exit ---- */
+
+/* The parent's SIGCHLD action is SIG_IGN: its children are reaped at exit
+ * and it gets no SIGCHLD for them (Linux).  Takes the parent's signal lock
+ * (rank above proctree). */
+static bool sigchld_ignored(struct proc *parent)
+{
+	uint64_t s = disable_lock(&parent->sig.lock);
+	bool r = parent->sig.act[SIGCHLD].handler == SIG_IGN;
+	unlock_enable(&parent->sig.lock, s);
+	return r;
+}
+
+/* c (unlinked from its parent already) is no longer a process: it leaves
+ * the list, its group and the pid table (proctree held). */
+static void detach_locked(struct proc *c)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	c->state = PS_REAPED;
+	if (c->all_prev)
+		c->all_prev->all_next = c->all_next;
+	else
+		allproc = c->all_next;
+	if (c->all_next)
+		c->all_next->all_prev = c->all_prev;
+	pgrp_leave_locked(c, c->pgrp);   /* the reference goes in proc_free */
+	pid_set(c->pid, PE_PROC, NULL);
+}
+
+/* The rest of reaping, no lock held: the thread's stack, the uid count,
+ * the creation reference. */
+static void final_reap(struct proc *c)
+{
+	thread_join(c->thread);
+	c->thread = NULL;
+	fetch_and_add(&c->uidinfo->nproc, -1UL);
+	proc_unref(c);
+}
+
+static void queue_autoreap_locked(struct proc *c)
+{
+	c->reap_next = reap_queue;
+	reap_queue = c;
+	uint64_t s = disable_lock(&reaper_wq.lock);
+	waitq_wakeup_one_locked(&reaper_wq);
+	unlock_enable(&reaper_wq.lock, s);
+}
+
+/* The nearest living subreaper ancestor of p, else init (proctree held). */
+static struct proc *find_reaper_locked(struct proc *p)
+{
+	for (struct proc *a = p->parent; a; a = a->parent)
+		if (a->subreaper && a->state == PS_ALIVE)
+			return a;
+	return initproc;
+}
+
+static void status_code(int status, int *code, int *sstatus)
+{
+	if ((status & 0x7f) == 0) {
+		*code = CLD_EXITED;
+		*sstatus = (status >> 8) & 0xff;
+	} else {
+		*code = (status & 0x80) ? CLD_DUMPED : CLD_KILLED;
+		*sstatus = status & 0x7f;
+	}
+}
+
+/* Unlinks c from p's children (proctree held). */
+static void unlink_child_locked(struct proc *p, struct proc *c)
+{
+	struct proc **pp;
+	for (pp = &p->children; *pp && *pp != c; pp = &(*pp)->sibling)
+		;
+	KASSERT(*pp == c);
+	*pp = c->sibling;
+	c->sibling = NULL;
+}
 
 __noreturn void proc_exit(int status)
 {
@@ -309,6 +935,10 @@ __noreturn void proc_exit(int status)
 	KASSERT(p != NULL);
 	signal_exit(p);                   /* no more signals to its threads */
 
+	/* CLONE_CHILD_CLEARTID: clear the word if the memory is shared.
+	 * TODO(futex): wake its waiters when futexes exist. */
+	if (t->clear_child_tid && p->map && p->map->refcnt > 1)
+		store_u32((void *)t->clear_child_tid, 0);
 	simple_lock(&p->lock);
 	struct file *files[NOFILE];
 	for (int fd = 0; fd < NOFILE; fd++) {
@@ -332,112 +962,427 @@ __noreturn void proc_exit(int status)
 		machine_poweroff((status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
 	}
 
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
-	/* Orphans go to init. */
-	while (p->children) {
-		struct proc *c = p->children;
-		p->children = c->sibling;
-		c->parent = initproc;
-		c->sibling = initproc->children;
-		initproc->children = c;
+	struct proc *pdeath = NULL;       /* living children to signal */
+	struct proc *zreaper = NULL;      /* got zombies: SIGCHLD for them */
+	int zpid = 0, zstatus = 0;
+	simple_lock(&proctree_lock);
+	vfork_release_locked(p);
+	/* Orphans go to the nearest subreaper ancestor, else init. */
+	if (p->children) {
+		struct proc *reaper = find_reaper_locked(p);
+		bool reaper_autoreaps = signal_child_autoreap(reaper);
+		while (p->children) {
+			struct proc *c = p->children;
+			p->children = c->sibling;
+			c->parent = reaper;
+			c->exit_signal = SIGCHLD;
+			if (c->state == PS_ZOMBIE && reaper_autoreaps) {
+				detach_locked(c);
+				queue_autoreap_locked(c);
+				continue;
+			}
+			c->sibling = reaper->children;
+			reaper->children = c;
+			if (c->state == PS_ZOMBIE) {
+				zreaper = reaper;
+				zpid = c->pid;
+				zstatus = c->xstatus;
+			} else if (c->pdeathsig) {
+				proc_ref(c);
+				c->pdeath_next = pdeath;
+				pdeath = c;
+			}
+		}
+		if (zreaper) {
+			proc_ref(zreaper);
+			wake_proc_locked(zreaper);
+		}
 	}
+	p->utime = t->uticks;
+	p->stime = t->runticks - t->uticks;
 	p->xstatus = status;
+	p->stopsig = 0;
+	p->contpending = 0;
 	p->state = PS_ZOMBIE;
-	waitq_wakeup_all_locked(&proc_wait_wq);
-	unlock_enable(&proc_wait_wq.lock, s);
+	if (p->sid == p->pid) {
+		struct session *s = p->pgrp->session;
+		simple_lock(&s->lock);
+		s->leader = NULL;
+		simple_unlock(&s->lock);
+	}
+	struct proc *parent = p->parent;
+	int sig = p->exit_signal;
+	bool autoreap = sig == SIGCHLD && signal_child_autoreap(parent);
+	if (autoreap) {
+		/* Linux: with SIG_IGN no signal; with SA_NOCLDWAIT it is sent. */
+		if (sigchld_ignored(parent))
+			sig = 0;
+		unlink_child_locked(parent, p);
+		detach_locked(p);
+		queue_autoreap_locked(p);
+	} else {
+		wake_proc_locked(parent);
+	}
+	proc_ref(parent);
+	simple_unlock(&proctree_lock);
+
+	/* Signals after unlocking: signal_send_proc takes the signal locks. */
+	if (sig) {
+		int code, sst;
+		status_code(status, &code, &sst);
+		signal_send_proc(parent, sig, code, p->pid, sst);
+	}
+	proc_unref(parent);
+	if (zreaper) {
+		int code, sst;
+		status_code(zstatus, &code, &sst);
+		signal_send_proc(zreaper, SIGCHLD, code, zpid, sst);
+		proc_unref(zreaper);
+	}
+	while (pdeath) {
+		struct proc *c = pdeath;
+		pdeath = c->pdeath_next;
+		int ds = READ_ONCE(c->pdeathsig);
+		if (ds)
+			signal_send_proc(c, ds, 0, p->pid, 0);
+		proc_unref(c);
+	}
 	thread_exit();
 }
 
-static bool wait_matches(struct proc *c, int pid, struct proc *parent)
+/* ---- wait ---- */
+
+struct wait_result {
+	int pid;
+	int status;        /* wait4 encoding */
+	int code;          /* CLD_* */
+	int sstatus;       /* si_status */
+	uint32_t uid;
+	uint64_t utime, stime;
+};
+
+static bool wait_matches(struct proc *c, int idtype, int id, int options)
 {
-	if (pid > 0)
-		return c->pid == pid;
-	if (pid == -1)
-		return true;
-	if (pid == 0)
-		return c->pgid == parent->pgid;
-	return c->pgid == -pid;
+	if (!(options & __WALL) && ((c->exit_signal != SIGCHLD) != !!(options & __WCLONE)))
+		return false;
+	if (idtype == P_PID)
+		return c->pid == id;
+	if (idtype == P_PGID)
+		return c->pgid == id;
+	return true;
 }
 
-#define WNOHANG 1
-
-/* Reaps a zombie child: unlinked from its parent already (proctree held). */
-static void reap(struct proc *c)
+static uint32_t cred_ruid(struct proc *c)
 {
-	thread_join(c->thread);
-	pid_remove(c->pid);
-	proc_unref(c);
+	simple_lock(&c->lock);
+	uint32_t u = c->cred.ruid;
+	simple_unlock(&c->lock);
+	return u;
+}
+
+/*
+ * The wait loop of wait4 and waitid.  idtype P_PGID with id 0 is the
+ * caller's group.  Returns the child's pid, 0 (WNOHANG, none ready),
+ * -ECHILD or -EINTR.  Seed 003 section 6.2: the child is taken off the
+ * list under proctree, so of several waiters exactly one gets it; the
+ * exiting child is a zombie before it wakes us.
+ */
+static int do_wait(int idtype, int id, int options, struct wait_result *r)
+{
+	struct proc *p = curproc();
+	simple_lock(&proctree_lock);
+	for (;;) {
+		int want = id;
+		if (idtype == P_PGID && id == 0)
+			want = p->pgid;
+		bool any = false;
+		for (struct proc **pp = &p->children; *pp; pp = &(*pp)->sibling) {
+			struct proc *c = *pp;
+			if (!wait_matches(c, idtype, want, options))
+				continue;
+			any = true;
+			if (c->state == PS_ZOMBIE) {
+				if (!(options & WEXITED))
+					continue;
+				r->pid = c->pid;
+				r->status = c->xstatus;
+				status_code(c->xstatus, &r->code, &r->sstatus);
+				r->uid = cred_ruid(c);
+				r->utime = c->utime + c->cutime;
+				r->stime = c->stime + c->cstime;
+				if (options & WNOWAIT) {
+					simple_unlock(&proctree_lock);
+					return r->pid;
+				}
+				*pp = c->sibling;
+				p->cutime += r->utime;
+				p->cstime += r->stime;
+				detach_locked(c);
+				simple_unlock(&proctree_lock);
+				final_reap(c);
+				return r->pid;
+			}
+			if (c->stopsig && (options & WUNTRACED)) {
+				r->pid = c->pid;
+				r->status = (c->stopsig << 8) | 0x7f;
+				r->code = CLD_STOPPED;
+				r->sstatus = c->stopsig;
+			} else if (c->contpending && (options & WCONTINUED)) {
+				r->pid = c->pid;
+				r->status = 0xffff;
+				r->code = CLD_CONTINUED;
+				r->sstatus = SIGCONT;
+			} else {
+				continue;
+			}
+			r->uid = cred_ruid(c);
+			struct thread *ct = c->thread;
+			r->utime = ct->uticks + c->cutime;
+			r->stime = ct->runticks - ct->uticks + c->cstime;
+			if (!(options & WNOWAIT)) {
+				c->stopsig = 0;
+				if (r->code == CLD_CONTINUED)
+					c->contpending = 0;
+			}
+			simple_unlock(&proctree_lock);
+			return r->pid;
+		}
+		if (!any) {
+			simple_unlock(&proctree_lock);
+			return -ECHILD;
+		}
+		if (options & WNOHANG) {
+			simple_unlock(&proctree_lock);
+			return 0;
+		}
+		uint64_t s = disable_lock(&p->wait_wq.lock);
+		simple_unlock(&proctree_lock);
+		int e = waitq_sleep_intr_locked(&p->wait_wq);
+		unlock_enable(&p->wait_wq.lock, s);
+		if (e)
+			return -EINTR;
+		simple_lock(&proctree_lock);
+	}
+}
+
+/* struct rusage (Linux x86_64, 144 bytes) from ticks. */
+static void fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st)
+{
+	memset(ru, 0, 18 * sizeof(uint64_t));
+	uint64_t us_per_tick = 1000000 / HZ;
+	ru[0] = ut * us_per_tick / 1000000;
+	ru[1] = ut * us_per_tick % 1000000;
+	ru[2] = st * us_per_tick / 1000000;
+	ru[3] = st * us_per_tick % 1000000;
 }
 
 int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 {
-	struct proc *p = curproc();
-	if (options & ~(WNOHANG | 2 | 8 | 0x40000000 | 0x80000000 | 0x20000000))
+	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WCLONE | __WALL))
 		return -EINVAL;
 	if (pid == (int)0x80000000)
 		return -ESRCH;
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
-	for (;;) {
-		bool any = false;
-		struct proc **pp;
-		for (pp = &p->children; *pp; pp = &(*pp)->sibling) {
-			struct proc *c = *pp;
-			if (!wait_matches(c, pid, p))
-				continue;
-			any = true;
-			if (c->state != PS_ZOMBIE)
-				continue;
-			*pp = c->sibling;
-			int cpid = c->pid, st = c->xstatus;
-			unlock_enable(&proc_wait_wq.lock, s);
-			reap(c);
-			/* Linux reaps first, then reports a bad pointer. */
-			if (ustatus && store_u32((void *)ustatus, (uint32_t)st) < 0)
-				return -EFAULT;
-			if (urusage) {
-				uint8_t zero[144] = { 0 };
-				if (copyout((void *)urusage, zero, sizeof(zero)) < 0)
-					return -EFAULT;
-			}
-			return cpid;
-		}
-		if (!any) {
-			unlock_enable(&proc_wait_wq.lock, s);
-			return -ECHILD;
-		}
-		if (options & WNOHANG) {
-			unlock_enable(&proc_wait_wq.lock, s);
-			return 0;
-		}
-		waitq_sleep_locked(&proc_wait_wq);
+	int idtype = P_ALL, id = 0;
+	if (pid > 0) {
+		idtype = P_PID;
+		id = pid;
+	} else if (pid == 0) {
+		idtype = P_PGID;
+	} else if (pid < -1) {
+		idtype = P_PGID;
+		id = -pid;
 	}
+	struct wait_result r;
+	int ret = do_wait(idtype, id, options | WEXITED, &r);
+	if (ret <= 0)
+		return ret;
+	/* Linux reaps first, then reports a bad pointer. */
+	if (ustatus && store_u32((void *)ustatus, (uint32_t)r.status) < 0)
+		return -EFAULT;
+	if (urusage) {
+		uint64_t ru[18];
+		fill_rusage(ru, r.utime, r.stime);
+		if (copyout((void *)urusage, ru, sizeof(ru)) < 0)
+			return -EFAULT;
+	}
+	return ret;
+}
+
+int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusage)
+{
+	if (options & ~(WNOHANG | WNOWAIT | WEXITED | WUNTRACED | WCONTINUED | __WNOTHREAD |
+			__WCLONE | __WALL))
+		return -EINVAL;
+	if (!(options & (WEXITED | WUNTRACED | WCONTINUED)))
+		return -EINVAL;
+	switch (idtype) {
+	case P_ALL:
+		break;
+	case P_PID:
+		if (id <= 0)
+			return -EINVAL;
+		break;
+	case P_PGID:
+		if (id < 0)
+			return -EINVAL;
+		break;
+	default:        /* P_PIDFD: no pidfds yet */
+		return -EINVAL;
+	}
+	struct wait_result r;
+	memset(&r, 0, sizeof(r));
+	int ret = do_wait(idtype, id, options, &r);
+	if (ret < 0)
+		return ret;
+	if (ret > 0 && urusage) {
+		uint64_t ru[18];
+		fill_rusage(ru, r.utime, r.stime);
+		if (copyout((void *)urusage, ru, sizeof(ru)) < 0)
+			return -EFAULT;
+	}
+	if (uinfo) {
+		/* si_signo, si_errno, si_code, pad, si_pid, si_uid, si_status */
+		int32_t si[7] = { ret ? SIGCHLD : 0, 0, ret ? r.code : 0, 0, r.pid,
+				  (int32_t)r.uid, r.sstatus };
+		if (copyout((void *)uinfo, si, sizeof(si)) < 0)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* ---- times ---- */
+
+void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst)
+{
+	struct thread *t = p->thread;
+	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+	*ut = u;
+	*st = all > u ? all - u : 0;
+	simple_lock(&proctree_lock);
+	*cut = p->cutime;
+	*cst = p->cstime;
+	simple_unlock(&proctree_lock);
 }
 
 /* ---- the process side of signals (signal.h) ---- */
 
-/* Calls fn on each process of group pgid; returns how many were visited.
- * TODO(proc): walk the group's member list instead of every pid. */
+/* Calls fn on each process of group pgid (zombies included) under the
+ * group's lock; returns how many were visited, or -ESRCH. */
 int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 {
-	(void)pgid; (void)fn; (void)arg;
-	return 0;
+	struct pgrp *pg = pgrp_lookup(pgid);
+	if (!pg)
+		return -ESRCH;
+	int n = 0;
+	simple_lock(&pg->lock);
+	for (struct proc *p = pg->members; p; p = p->pg_next) {
+		n++;
+		if (fn(p, arg))
+			break;
+	}
+	simple_unlock(&pg->lock);
+	pgrp_unref(pg);
+	return n;
 }
 
-/* Calls fn on every user process but init and the caller (kill(-1)). */
+/* Calls fn on every process but init and the caller (kill(-1)), under
+ * proctree; returns how many were visited. */
 int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
 {
-	(void)fn; (void)arg;
-	return 0;
+	struct proc *me = curproc();
+	int n = 0;
+	simple_lock(&proctree_lock);
+	for (struct proc *p = allproc; p; p = p->all_next) {
+		if (p == initproc || p == me)
+			continue;
+		n++;
+		if (fn(p, arg))
+			break;
+	}
+	simple_unlock(&proctree_lock);
+	return n;
 }
 
-/* p stopped (by sig) / continued: wake the parent's wait (WUNTRACED,
- * WCONTINUED) and send it SIGCHLD (unless SA_NOCLDSTOP). */
+/* Calls fn on every process (for PRIO_USER), under proctree. */
+int proc_foreach_every(int (*fn)(struct proc *, void *), void *arg)
+{
+	int n = 0;
+	simple_lock(&proctree_lock);
+	for (struct proc *p = allproc; p; p = p->all_next) {
+		if (p->state != PS_ALIVE)
+			continue;
+		n++;
+		if (fn(p, arg))
+			break;
+	}
+	simple_unlock(&proctree_lock);
+	return n;
+}
+
+/* Calls fn on each living member of group pgid (0: the caller's) under
+ * the group's lock; -ESRCH if there is no such group. */
+int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *arg)
+{
+	if (pgid == 0)
+		pgid = proc_pgid(curproc());
+	struct pgrp *pg = pgrp_lookup(pgid);
+	if (!pg)
+		return -ESRCH;
+	int n = 0;
+	simple_lock(&pg->lock);
+	for (struct proc *p = pg->members; p; p = p->pg_next) {
+		if (READ_ONCE(p->state) != PS_ALIVE)
+			continue;
+		n++;
+		if (fn(p, arg))
+			break;
+	}
+	simple_unlock(&pg->lock);
+	pgrp_unref(pg);
+	return n;
+}
+
+/* p stopped (by sig) / continued: recorded for the parent's wait
+ * (WUNTRACED/WSTOPPED, WCONTINUED: reported once), the parent woken and
+ * sent SIGCHLD unless its SIGCHLD action has SA_NOCLDSTOP. */
+static void stop_cont(struct proc *p, int sig)
+{
+	simple_lock(&proctree_lock);
+	if (p->state != PS_ALIVE || !p->parent) {
+		simple_unlock(&proctree_lock);
+		return;
+	}
+	if (sig) {
+		p->stopsig = sig;
+		p->contpending = 0;
+	} else {
+		p->stopsig = 0;
+		p->contpending = 1;
+	}
+	struct proc *parent = p->parent;
+	proc_ref(parent);
+	wake_proc_locked(parent);
+	simple_unlock(&proctree_lock);
+	/* signal_send_proc drops it when the parent has SA_NOCLDSTOP. */
+	signal_send_proc(parent, SIGCHLD, sig ? CLD_STOPPED : CLD_CONTINUED, p->pid,
+			 sig ? sig : SIGCONT);
+	proc_unref(parent);
+}
+
 void proc_stopped(struct proc *p, int sig)
 {
-	(void)p; (void)sig;
+	stop_cont(p, sig);
 }
 
 void proc_continued(struct proc *p)
 {
-	(void)p;
+	stop_cont(p, 0);
+}
+
+/* prctl PR_SET/GET_CHILD_SUBREAPER. */
+void proc_set_subreaper(struct proc *p, int on)
+{
+	simple_lock(&proctree_lock);
+	p->subreaper = on;
+	simple_unlock(&proctree_lock);
 }

@@ -615,7 +615,8 @@ int sched_setscheduler(struct thread *t, int policy, int rt)
 	uint64_t s = disable_lock(&t->lock);
 	t->policy = policy;
 	t->rt_priority = rt;
-	update_pri_locked(t);
+	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
+		update_pri_locked(t);
 	unlock_enable(&t->lock, s);
 	if (t == curthread())
 		sched_yield();   /* let a better thread run, and requeue by policy */
@@ -630,7 +631,8 @@ int sched_setnice(struct thread *t, int nice)
 		nice = 19;
 	uint64_t s = disable_lock(&t->lock);
 	t->nice = nice;
-	update_pri_locked(t);
+	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
+		update_pri_locked(t);
 	unlock_enable(&t->lock, s);
 	return 0;
 }
@@ -748,7 +750,7 @@ static void balance_compute(void)
 }
 
 /* Timer interrupt on every CPU (interrupts disabled). */
-void sched_tick(struct trapframe *tf __unused)
+void sched_tick(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
 	struct sched_cpu *s = &scpu[c->id];
@@ -773,6 +775,8 @@ void sched_tick(struct trapframe *tf __unused)
 	} else {
 		t->runticks++;
 	}
+	if (t && t->state != TS_IDLE && tf && (tf->cs & 3) == 3)
+		t->uticks++;                 /* user time (getrusage, times) */
 	callouts_run(s);
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +

@@ -27,40 +27,204 @@ SYSCALL(39, getpid) { return curproc()->pid; }
 SYSCALL(186, gettid) { return curproc()->pid; }   /* one thread per process for now */
 SYSCALL(110, getppid)
 {
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
+	simple_lock(&proctree_lock);
 	struct proc *pp = curproc()->parent;
 	int r = pp ? pp->pid : 0;
-	unlock_enable(&proc_wait_wq.lock, s);
+	simple_unlock(&proctree_lock);
 	return r;
 }
-SYSCALL(102, getuid) { return 0; }
-SYSCALL_ALIAS(104, getgid, getuid);
-SYSCALL_ALIAS(107, geteuid, getuid);
-SYSCALL_ALIAS(108, getegid, getuid);
 
 SYSCALL(60, exit) { proc_exit(((int)a0 & 0xff) << 8); }
 SYSCALL(231, exit_group) { proc_exit(((int)a0 & 0xff) << 8); }
 
-SYSCALL(57, fork) { return proc_fork(tf, 0); }
+#define SIGCHLD_ 17
+#define CLONE_VM_ 0x100
+#define CLONE_VFORK_ 0x4000
 
-#define CLONE_VM 0x100
-#define CLONE_VFORK 0x4000
-#define CLONE_THREAD 0x10000
-#define CSIGNAL 0xff
-
-SYSCALL(56, clone)
-{
-	/* Processes only (threads: P3).  vfork is a fork here: same results. */
-	if (a0 & (CLONE_THREAD | CLONE_VM)) {
-		if ((a0 & (CLONE_VM | CLONE_VFORK)) != (CLONE_VM | CLONE_VFORK))
-			return -ENOSYS;
-	}
-	return proc_fork(tf, (a0 & CLONE_VM) ? 0 : a1);
-}
-
-SYSCALL(58, vfork) { return proc_fork(tf, 0); }
+SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0); }
+SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0); }
+/* clone(flags, newsp, parent_tid, child_tid, tls): processes only (P3 adds
+ * threads; see clone_flags_check in proc.c for what is refused and why). */
+SYSCALL(56, clone) { return proc_fork(tf, a0, a1, a2, a3, a4); }
 
 SYSCALL(61, wait4) { return proc_wait4((int)a0, a1, (int)a2, a3); }
+SYSCALL(247, waitid) { return proc_waitid((int)a0, (int)a1, a2, (int)a3, a4); }
+
+/* ---- credentials ---- */
+
+#define NOCHANGE 0xffffffffU
+
+static bool capable(void)          /* CAP_SETUID, CAP_SETGID, CAP_SYS_*: euid 0 */
+{
+	return curproc()->cred.euid == 0;
+}
+
+SYSCALL(102, getuid) { return curproc()->cred.ruid; }
+SYSCALL(107, geteuid) { return curproc()->cred.euid; }
+SYSCALL(104, getgid) { return curproc()->cred.rgid; }
+SYSCALL(108, getegid) { return curproc()->cred.egid; }
+
+/* Applies new real/effective/saved ids (NOCHANGE keeps one); fs follows
+ * the effective id.  gid: the group ids. */
+static int set_ids(bool gid, uint32_t r, uint32_t e, uint32_t s)
+{
+	struct proc *p = curproc();
+	if (!gid && r != NOCHANGE) {
+		int err = proc_set_ruid(p, r);
+		if (err < 0)
+			return err;
+	}
+	simple_lock(&p->lock);
+	struct cred *c = &p->cred;
+	if (gid) {
+		if (r != NOCHANGE)
+			c->rgid = r;
+		if (e != NOCHANGE)
+			c->egid = e;
+		if (s != NOCHANGE)
+			c->sgid = s;
+		c->fsgid = c->egid;
+	} else {
+		if (e != NOCHANGE)
+			c->euid = e;
+		if (s != NOCHANGE)
+			c->suid = s;
+		c->fsuid = c->euid;
+	}
+	simple_unlock(&p->lock);
+	return 0;
+}
+
+static void ids(bool gid, uint32_t *r, uint32_t *e, uint32_t *s)
+{
+	struct cred *c = &curproc()->cred;
+	*r = gid ? c->rgid : c->ruid;
+	*e = gid ? c->egid : c->euid;
+	*s = gid ? c->sgid : c->suid;
+}
+
+static int do_setid(bool gid, uint32_t id)
+{
+	if (id == NOCHANGE)
+		return -EINVAL;
+	uint32_t r, e, s;
+	ids(gid, &r, &e, &s);
+	if (capable())
+		return set_ids(gid, id, id, id);
+	if (id != r && id != s)
+		return -EPERM;
+	return set_ids(gid, NOCHANGE, id, NOCHANGE);
+}
+
+static int do_setreid(bool gid, uint32_t nr, uint32_t ne)
+{
+	uint32_t r, e, s;
+	ids(gid, &r, &e, &s);
+	bool cap = capable();
+	if (nr != NOCHANGE && nr != r && nr != e && !cap)
+		return -EPERM;
+	if (ne != NOCHANGE && ne != r && ne != e && ne != s && !cap)
+		return -EPERM;
+	uint32_t ns = NOCHANGE;
+	if (nr != NOCHANGE || (ne != NOCHANGE && ne != r))
+		ns = ne != NOCHANGE ? ne : e;
+	return set_ids(gid, nr, ne, ns);
+}
+
+static int do_setresid(bool gid, uint32_t nr, uint32_t ne, uint32_t ns)
+{
+	uint32_t r, e, s;
+	ids(gid, &r, &e, &s);
+	if (!capable()) {
+		uint32_t v[3] = { nr, ne, ns };
+		for (int i = 0; i < 3; i++)
+			if (v[i] != NOCHANGE && v[i] != r && v[i] != e && v[i] != s)
+				return -EPERM;
+	}
+	return set_ids(gid, nr, ne, ns);
+}
+
+static int do_getresid(bool gid, uint64_t ur, uint64_t ue, uint64_t us)
+{
+	uint32_t r, e, s;
+	ids(gid, &r, &e, &s);
+	if (store_u32((void *)ur, r) < 0 || store_u32((void *)ue, e) < 0 ||
+	    store_u32((void *)us, s) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+/* setfsuid/setfsgid: return the old value; change it if allowed. */
+static int do_setfsid(bool gid, uint32_t id)
+{
+	struct proc *p = curproc();
+	struct cred *c = &p->cred;
+	uint32_t old = gid ? c->fsgid : c->fsuid;
+	uint32_t r, e, s;
+	ids(gid, &r, &e, &s);
+	if (id != NOCHANGE && (capable() || id == r || id == e || id == s || id == old)) {
+		simple_lock(&p->lock);
+		if (gid)
+			c->fsgid = id;
+		else
+			c->fsuid = id;
+		simple_unlock(&p->lock);
+	}
+	return (int)old;
+}
+
+SYSCALL(105, setuid) { return do_setid(false, (uint32_t)a0); }
+SYSCALL(106, setgid) { return do_setid(true, (uint32_t)a0); }
+SYSCALL(113, setreuid) { return do_setreid(false, (uint32_t)a0, (uint32_t)a1); }
+SYSCALL(114, setregid) { return do_setreid(true, (uint32_t)a0, (uint32_t)a1); }
+SYSCALL(117, setresuid) { return do_setresid(false, (uint32_t)a0, (uint32_t)a1, (uint32_t)a2); }
+SYSCALL(119, setresgid) { return do_setresid(true, (uint32_t)a0, (uint32_t)a1, (uint32_t)a2); }
+SYSCALL(118, getresuid) { return do_getresid(false, a0, a1, a2); }
+SYSCALL(120, getresgid) { return do_getresid(true, a0, a1, a2); }
+SYSCALL(122, setfsuid) { return do_setfsid(false, (uint32_t)a0); }
+SYSCALL(123, setfsgid) { return do_setfsid(true, (uint32_t)a0); }
+
+SYSCALL(115, getgroups)
+{
+	struct proc *p = curproc();
+	int size = (int)a0;
+	if (size < 0)
+		return -EINVAL;
+	simple_lock(&p->lock);
+	int n = p->cred.ngroups;
+	uint32_t g[NGROUPS_KERN];
+	memcpy(g, p->cred.groups, n * sizeof(uint32_t));
+	simple_unlock(&p->lock);
+	if (size == 0)
+		return n;
+	if (size < n)
+		return -EINVAL;
+	if (n && copyout((void *)a1, g, n * sizeof(uint32_t)) < 0)
+		return -EFAULT;
+	return n;
+}
+
+#define NGROUPS_MAX 65536
+
+SYSCALL(116, setgroups)
+{
+	struct proc *p = curproc();
+	int size = (int)a0;
+	if (!capable())
+		return -EPERM;
+	if (size < 0 || size > NGROUPS_MAX)
+		return -EINVAL;
+	if (size > NGROUPS_KERN)
+		return -ENOMEM;     /* more than this kernel keeps */
+	uint32_t g[NGROUPS_KERN];
+	if (size && copyin(g, (void *)a1, size * sizeof(uint32_t)) < 0)
+		return -EFAULT;
+	simple_lock(&p->lock);
+	p->cred.ngroups = size;
+	memcpy(p->cred.groups, g, size * sizeof(uint32_t));
+	simple_unlock(&p->lock);
+	return 0;
+}
 
 #define ARG_MAX_BYTES (2 * 1024 * 1024)
 #define ARG_MAX_COUNT 65536
@@ -136,62 +300,33 @@ out:
 	return r == 0 ? (int64_t)tf->rax : r;   /* success: rax of the new image (0) */
 }
 
-SYSCALL(109, setpgid)
-{
-	struct proc *p = curproc();
-	int pid = a0 ? (int)a0 : p->pid, pgid = a1 ? (int)a1 : pid;
-	if ((int)a1 < 0)
-		return -EINVAL;
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
-	struct proc *t = NULL;
-	if (pid == p->pid) {
-		t = p;
-	} else {
-		for (struct proc *c = p->children; c; c = c->sibling)
-			if (c->pid == pid)
-				t = c;
-	}
-	int r = 0;
-	if (!t)
-		r = -ESRCH;
-	else if (t->sid == t->pid)
-		r = -EPERM;
-	else
-		t->pgid = pgid;
-	unlock_enable(&proc_wait_wq.lock, s);
-	return r;
-}
+SYSCALL(109, setpgid) { return proc_setpgid((int)a0, (int)a1); }
 
 SYSCALL(121, getpgid)
 {
-	struct proc *t = a0 ? proc_lookup((int)a0) : NULL;
-	if (a0 && !t)
+	if ((int)a0 == 0)
+		return proc_pgid(curproc());
+	struct proc *t = proc_lookup((int)a0);
+	if (!t)
 		return -ESRCH;
-	int r = t ? t->pgid : curproc()->pgid;
-	if (t)
-		proc_unref(t);
+	int r = proc_pgid(t);
+	proc_unref(t);
 	return r;
 }
 
-SYSCALL(111, getpgrp) { return curproc()->pgid; }
+SYSCALL(111, getpgrp) { return proc_pgid(curproc()); }
 
-SYSCALL(112, setsid)
-{
-	struct proc *p = curproc();
-	uint64_t s = disable_lock(&proc_wait_wq.lock);
-	int r = p->pgid == p->pid ? -EPERM : (p->sid = p->pgid = p->pid);
-	unlock_enable(&proc_wait_wq.lock, s);
-	return r;
-}
+SYSCALL(112, setsid) { return proc_setsid(); }
 
 SYSCALL(124, getsid)
 {
-	struct proc *t = a0 ? proc_lookup((int)a0) : NULL;
-	if (a0 && !t)
+	if ((int)a0 == 0)
+		return proc_sid(curproc());
+	struct proc *t = proc_lookup((int)a0);
+	if (!t)
 		return -ESRCH;
-	int r = t ? t->sid : curproc()->sid;
-	if (t)
-		proc_unref(t);
+	int r = proc_sid(t);
+	proc_unref(t);
 	return r;
 }
 
@@ -205,4 +340,282 @@ SYSCALL(169, reboot)
 	if (a2 == 0x01234567)                        /* RESTART: power off too */
 		machine_poweroff(0);
 	return -EINVAL;
+}
+
+/* ---- priority ---- */
+
+#define PRIO_PROCESS 0
+#define PRIO_PGRP 1
+#define PRIO_USER 2
+#define RLIMIT_NICE 13
+
+struct prio_op {
+	bool set;
+	int nice;          /* set: the new value; get: the lowest found */
+	int found;
+	int err;
+	uint32_t uid;      /* PRIO_USER */
+	bool by_uid;
+	struct cred me;    /* the caller's */
+};
+
+/* On p (its lock not held; the caller holds proctree or a group lock). */
+static int prio_one(struct proc *p, void *arg)
+{
+	struct prio_op *op = arg;
+	simple_lock(&p->lock);
+	uint32_t ruid = p->cred.ruid, euid = p->cred.euid;
+	uint64_t nice_lim = p->rlim_cur[RLIMIT_NICE];
+	simple_unlock(&p->lock);
+	if (op->by_uid && ruid != op->uid)
+		return 0;
+	struct thread *t = p->thread;
+	int cur = READ_ONCE(t->nice);
+	op->found++;
+	if (!op->set) {
+		if (op->found == 1 || cur < op->nice)
+			op->nice = cur;
+		return 0;
+	}
+	if (ruid != op->me.euid && euid != op->me.euid && op->me.euid != 0) {
+		op->err = -EPERM;
+		return 0;
+	}
+	/* Lowering nice needs CAP_SYS_NICE or RLIMIT_NICE (20 - nice). */
+	if (op->nice < cur && op->me.euid != 0 && (uint64_t)(20 - op->nice) > nice_lim) {
+		op->err = -EACCES;
+		return 0;
+	}
+	if (READ_ONCE(p->state) == PS_ALIVE)
+		sched_setnice(t, op->nice);
+	return 0;
+}
+
+static int prio_do(int which, int who, struct prio_op *op)
+{
+	struct proc *me = curproc();
+	op->me = me->cred;
+	switch (which) {
+	case PRIO_PROCESS: {
+		struct proc *p = who ? proc_lookup(who) : me;
+		if (!p || READ_ONCE(p->state) == PS_REAPED) {
+			if (p)
+				proc_unref(p);
+			return -ESRCH;
+		}
+		prio_one(p, op);
+		if (who)
+			proc_unref(p);
+		break;
+	}
+	case PRIO_PGRP:
+		if (who < 0 || proc_foreach_pgrp_alive(who, prio_one, op) < 0)
+			return -ESRCH;
+		break;
+	case PRIO_USER:
+		op->by_uid = true;
+		op->uid = who ? (uint32_t)who : me->cred.ruid;
+		proc_foreach_every(prio_one, op);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return op->found ? 0 : -ESRCH;
+}
+
+/* The raw call returns 20 - nice (1..40), never negative. */
+SYSCALL(140, getpriority)
+{
+	struct prio_op op = { .set = false };
+	int r = prio_do((int)a0, (int)a1, &op);
+	return r < 0 ? r : 20 - op.nice;
+}
+
+SYSCALL(141, setpriority)
+{
+	int nice = (int)a2;
+	if (nice < -20)
+		nice = -20;
+	if (nice > 19)
+		nice = 19;
+	struct prio_op op = { .set = true, .nice = nice };
+	int r = prio_do((int)a0, (int)a1, &op);
+	return r < 0 ? r : op.err;
+}
+
+/* ---- resource limits ---- */
+
+struct rlimit64 {
+	uint64_t cur, max;
+};
+
+/* Reads and/or sets p's limit res (p->lock); the caller checked access. */
+static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
+		      struct rlimit64 *ol)
+{
+	if (res >= RLIM_NLIMITS)
+		return -EINVAL;
+	if (nl) {
+		if (nl->cur > nl->max)
+			return -EINVAL;
+		if (res == 7 && nl->max > NOFILE)   /* RLIMIT_NOFILE: the fd table */
+			return -EPERM;
+	}
+	bool cap = capable();
+	int r = 0;
+	simple_lock(&p->lock);
+	if (ol) {
+		ol->cur = p->rlim_cur[res];
+		ol->max = p->rlim_max[res];
+	}
+	if (nl) {
+		if (nl->max > p->rlim_max[res] && !cap) {
+			r = -EPERM;
+		} else {
+			p->rlim_cur[res] = nl->cur;
+			p->rlim_max[res] = nl->max;
+		}
+	}
+	simple_unlock(&p->lock);
+	return r;
+}
+
+SYSCALL(97, getrlimit)
+{
+	struct rlimit64 o;
+	int r = do_prlimit(curproc(), (unsigned)a0, NULL, &o);
+	if (r < 0)
+		return r;
+	return copyout((void *)a1, &o, sizeof(o)) < 0 ? -EFAULT : 0;
+}
+
+SYSCALL(160, setrlimit)
+{
+	struct rlimit64 n;
+	if (copyin(&n, (void *)a1, sizeof(n)) < 0)
+		return -EFAULT;
+	return do_prlimit(curproc(), (unsigned)a0, &n, NULL);
+}
+
+SYSCALL(302, prlimit64)
+{
+	struct rlimit64 n, o;
+	if (a2 && copyin(&n, (void *)a2, sizeof(n)) < 0)
+		return -EFAULT;
+	struct proc *me = curproc();
+	struct proc *p = (int)a0 ? proc_lookup((int)a0) : me;
+	if (!p)
+		return -ESRCH;
+	int r = 0;
+	if (p != me && !capable()) {
+		/* Linux: the caller's ids must match the target's real, effective
+		 * and saved uids and gids. */
+		struct cred *c = &me->cred;
+		simple_lock(&p->lock);
+		struct cred *t = &p->cred;
+		if (t->ruid != c->ruid || t->euid != c->ruid || t->suid != c->ruid ||
+		    t->rgid != c->rgid || t->egid != c->rgid || t->sgid != c->rgid)
+			r = -EPERM;
+		simple_unlock(&p->lock);
+	}
+	if (r == 0)
+		r = do_prlimit(p, (unsigned)a1, a2 ? &n : NULL, a3 ? &o : NULL);
+	if (p != me)
+		proc_unref(p);
+	if (r == 0 && a3 && copyout((void *)a3, &o, sizeof(o)) < 0)
+		r = -EFAULT;
+	return r;
+}
+
+/* ---- times and usage ---- */
+
+SYSCALL(100, times)
+{
+	uint64_t t[4];
+	proc_times(curproc(), &t[0], &t[1], &t[2], &t[3]);   /* HZ = USER_HZ = 100 */
+	if (a0 && copyout((void *)a0, t, sizeof(t)) < 0)
+		return -EFAULT;
+	return (int64_t)ticks;
+}
+
+#define RUSAGE_SELF 0
+#define RUSAGE_CHILDREN (-1)
+#define RUSAGE_THREAD 1
+
+SYSCALL(98, getrusage)
+{
+	int who = (int)a0;
+	if (who != RUSAGE_SELF && who != RUSAGE_CHILDREN && who != RUSAGE_THREAD)
+		return -EINVAL;
+	uint64_t ut, st, cut, cst;
+	proc_times(curproc(), &ut, &st, &cut, &cst);
+	if (who == RUSAGE_CHILDREN) {
+		ut = cut;
+		st = cst;
+	}
+	uint64_t ru[18] = { 0 };
+	uint64_t us = 1000000 / HZ;
+	ru[0] = ut * us / 1000000;
+	ru[1] = ut * us % 1000000;
+	ru[2] = st * us / 1000000;
+	ru[3] = st * us % 1000000;
+	return copyout((void *)a1, ru, sizeof(ru)) < 0 ? -EFAULT : 0;
+}
+
+/* ---- prctl ---- */
+
+#define PR_SET_PDEATHSIG 1
+#define PR_GET_PDEATHSIG 2
+#define PR_SET_NAME 15
+#define PR_GET_NAME 16
+#define PR_SET_CHILD_SUBREAPER 36
+#define PR_GET_CHILD_SUBREAPER 37
+
+SYSCALL(157, prctl)
+{
+	struct proc *p = curproc();
+	switch ((int)a0) {
+	case PR_SET_PDEATHSIG:
+		if (a1 > NSIG)
+			return -EINVAL;
+		simple_lock(&p->lock);
+		p->pdeathsig = (int)a1;
+		simple_unlock(&p->lock);
+		return 0;
+	case PR_GET_PDEATHSIG:
+		return store_u32((void *)a1, (uint32_t)READ_ONCE(p->pdeathsig)) < 0 ? -EFAULT : 0;
+	case PR_SET_NAME: {
+		/* Up to 15 bytes, NUL-terminated or not (Linux). */
+		char name[PROC_NAME] = { 0 };
+		for (int i = 0; i < PROC_NAME - 1; i++) {
+			if (copyin(&name[i], (const char *)a1 + i, 1) < 0)
+				return -EFAULT;
+			if (!name[i])
+				break;
+		}
+		simple_lock(&p->lock);
+		memcpy(p->name, name, sizeof(name));
+		simple_unlock(&p->lock);
+		return 0;
+	}
+	case PR_GET_NAME: {
+		char name[PROC_NAME];
+		simple_lock(&p->lock);
+		memcpy(name, p->name, sizeof(name));
+		simple_unlock(&p->lock);
+		name[PROC_NAME - 1] = 0;
+		return copyout((void *)a1, name, sizeof(name)) < 0 ? -EFAULT : 0;
+	}
+	case PR_SET_CHILD_SUBREAPER:
+		proc_set_subreaper(p, a1 != 0);
+		return 0;
+	case PR_GET_CHILD_SUBREAPER: {
+		simple_lock(&proctree_lock);
+		int v = p->subreaper;
+		simple_unlock(&proctree_lock);
+		return store_u32((void *)a1, (uint32_t)v) < 0 ? -EFAULT : 0;
+	}
+	default:
+		return -EINVAL;
+	}
 }
