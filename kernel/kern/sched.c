@@ -648,6 +648,20 @@ int sched_setaffinity(struct thread *t, uint64_t mask)
 		return -EINVAL;
 	uint64_t s = disable_lock(&t->lock);
 	t->affinity = mask;
+	int cpu = t->rq_cpu;
+	if (t != curthread() && t->state == TS_RUNNABLE && cpu >= 0 && !(mask & (1UL << cpu))) {
+		/* Queued on a CPU it may no longer use: queue it on an allowed one. */
+		struct runq *rq = &scpu[cpu].rq;
+		simple_lock(&rq->lock);
+		bool still = t->rq_cpu == cpu;
+		if (still)
+			runq_remove_locked(rq, t);
+		simple_unlock(&rq->lock);
+		if (still)
+			enqueue_locked(t, false, false);
+	} else if (t != curthread() && t->state == TS_RUNNING && !(mask & (1UL << t->cpu))) {
+		resched_cpu(t->cpu);      /* should_preempt moves it off */
+	}
 	unlock_enable(&t->lock, s);
 	if (t == curthread() && !(mask & (1UL << cpu_id())))
 		sched_yield();   /* requeued on an allowed CPU by choose_cpu */
@@ -807,6 +821,8 @@ bool sched_preemptive(void)
 /* Is there a reason to take the CPU from t now?  Interrupts disabled. */
 static bool should_preempt(struct cpu *c, struct thread *t)
 {
+	if (!(t->affinity & (1UL << c->id)))
+		return true;                      /* no longer allowed here */
 	int best = MIN(runq_best_pri(&scpu[c->id].rq), runq_best_pri(&global_rq));
 	if (best < t->pri)
 		return true;                      /* a better thread waits */

@@ -503,7 +503,9 @@ SYSCALL(302, prlimit64)
 	if (a2 && copyin(&n, (void *)a2, sizeof(n)) < 0)
 		return -EFAULT;
 	struct proc *me = curproc();
-	struct proc *p = (int)a0 ? proc_lookup((int)a0) : me;
+	/* A lookup (even of our own pid) takes a reference, dropped below. */
+	struct proc *found = (int)a0 ? proc_lookup((int)a0) : NULL;
+	struct proc *p = (int)a0 ? found : me;
 	if (!p)
 		return -ESRCH;
 	int r = 0;
@@ -520,8 +522,8 @@ SYSCALL(302, prlimit64)
 	}
 	if (r == 0)
 		r = do_prlimit(p, (unsigned)a1, a2 ? &n : NULL, a3 ? &o : NULL);
-	if (p != me)
-		proc_unref(p);
+	if (found)
+		proc_unref(found);
 	if (r == 0 && a3 && copyout((void *)a3, &o, sizeof(o)) < 0)
 		r = -EFAULT;
 	return r;
