@@ -523,7 +523,8 @@ def report(run, cases, out):
     failed = [c for c in cases if not c.ok]
     n = len(cases)
     ktests = n - 1
-    what = f"{ktests} ktest{'s' if ktests != 1 else ''}" if ktests else "no ktests"
+    noun = "program" if cfg.suite == "user" else "ktest"
+    what = f"{ktests} {noun}{'s' if ktests != 1 else ''}" if ktests else f"no {noun}s"
     if not failed:
         out(f"PASS {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
             f"{what}, {run.elapsed:.1f}s")

@@ -436,6 +436,12 @@ __noreturn void scheduler(void)
 		}
 		simple_lock(&t->lock);
 		KASSERT_OP(t->state, ==, TS_RUNNABLE);
+		if (!(t->affinity & (1UL << c->id))) {
+			/* Its mask changed after it was queued here. */
+			enqueue_locked(t, false, false);
+			simple_unlock(&t->lock);
+			continue;
+		}
 		t->state = TS_RUNNING;
 		if (t->cpu != c->id && t->cpu >= 0) {
 			t->nmigrate++;
@@ -637,6 +643,11 @@ int sched_setnice(struct thread *t, int nice)
 	return 0;
 }
 
+static void resched_here(void *arg __unused)
+{
+	mycpu()->need_resched = 1;
+}
+
 /* Restricts t to mask; the current thread moves at once if it must. */
 int sched_setaffinity(struct thread *t, uint64_t mask)
 {
@@ -659,10 +670,17 @@ int sched_setaffinity(struct thread *t, uint64_t mask)
 		simple_unlock(&rq->lock);
 		if (still)
 			enqueue_locked(t, false, false);
-	} else if (t != curthread() && t->state == TS_RUNNING && !(mask & (1UL << t->cpu))) {
-		resched_cpu(t->cpu);      /* should_preempt moves it off */
 	}
+	int running_on = t != curthread() && t->state == TS_RUNNING && !(mask & (1UL << t->cpu)) ?
+			 t->cpu : -1;
 	unlock_enable(&t->lock, s);
+	/*
+	 * Running on a CPU it may no longer use: that CPU takes a call
+	 * interrupt whose exit preempts it (should_preempt), so it runs no
+	 * more user code there once we return (Linux waits for the move too).
+	 */
+	if (running_on >= 0)
+		smp_call(running_on, resched_here, NULL);
 	if (t == curthread() && !(mask & (1UL << cpu_id())))
 		sched_yield();   /* requeued on an allowed CPU by choose_cpu */
 	return 0;
