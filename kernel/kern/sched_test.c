@@ -21,10 +21,17 @@ static int other_cpu(void)
 	return ncpu > 1 ? ncpu - 1 : 0;
 }
 
+/*
+ * Spins for n ticks of this CPU's own clock (the callers are bound to one
+ * CPU).  Not the global tick count: under emulation CPU 0 may run far ahead
+ * of a starved virtual CPU, and the tests compare with sleeps, which count
+ * local ticks.
+ */
+uint64_t sched_cpu_ticks(void);
 static void busy_ticks(uint64_t n)
 {
-	uint64_t end = ticks + n;
-	while (READ_ONCE(ticks) < end)
+	uint64_t end = sched_cpu_ticks() + n;
+	while (sched_cpu_ticks() < end)
 		cpu_relax();
 }
 

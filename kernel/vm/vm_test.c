@@ -791,9 +791,14 @@ VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 	tlb_stats_sum(&t0);
 	smp_run_all(conc_worker, &c);
 	tlb_stats_sum(&t1);
-	/* Each page's copy-on-write break shot down the other CPUs. */
+	/*
+	 * Copy-on-write breaks shot down the other CPUs.  Not necessarily one
+	 * per page: a worker preempted by the tick has its map unloaded by the
+	 * scheduler (no longer a target) until it runs again.  Correctness is
+	 * the data checks below.
+	 */
 	if (ncpu > 1)
-		KT_EXPECT(t1.remote - t0.remote >= CONC_PAGES);
+		KT_EXPECT(t1.remote - t0.remote >= 1);
 	KT_EXPECT_EQ(c.errors, 0);
 	pmap_activate(c.map->pmap);
 	KT_EXPECT_EQ(conc_check(&c, c.priv, c.tag), 0);
