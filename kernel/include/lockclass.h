@@ -22,10 +22,18 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
-	X(LC_FS_TREE,      "fs_tree",       28, IPL_NONE, COMPLEX, "the in-memory file tree (initramfs, later tmpfs): directory entries and node fields (read: lookup, read; write: load, changes)") \
+	X(LC_FILE_POS,     "file_pos",      25, IPL_NONE, COMPLEX, "an open file's offset (read, write, lseek, getdents on one file description)") \
+	X(LC_VFS_NS,       "vfs_ns",        26, IPL_NONE, COMPLEX, "the shape of the name space: renames (write), mounts (write), getcwd and rename-loop checks (read)") \
+	X(LC_VNODE,        "vnode",         27, IPL_NONE, COMPLEX, "an inode: a directory's entries (write: create, unlink; read: getdents), a file's data and size (write: write, truncate; read: read); rename takes a second one by try-lock") \
+	X(LC_PIPE,         "pipe",          28, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy") \
+	X(LC_TTY,          "tty",           29, IPL_NONE, SIMPLE, "the console's input line buffer") \
 	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process)") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
+	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
+	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
+	X(LC_FDTABLE,      "fdtable",       43, IPL_NONE, SIMPLE, "a process's descriptor table, cwd, root, umask") \
+	X(LC_TMPFS_PAGES,  "tmpfs_pages",   44, IPL_NONE, SIMPLE, "a tmpfs file's page index (taken by page faults on mapped files)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \

@@ -28,20 +28,11 @@
 
 struct vm_map;
 struct inode;
+struct fdtable;
 struct thread;
 struct trapframe;
 
 enum { PS_ALIVE = 1, PS_ZOMBIE = 2 };
-
-/* An open file.  Lock key: [a] refcnt; others [I] or (f) owner's p->lock. */
-enum { FT_CONSOLE = 1, FT_INODE = 2, FT_NULL = 3 };
-struct file {
-	volatile uint64_t refcnt;   /* [a] */
-	int type;                   /* [I] */
-	int flags;                  /* (f) O_* status flags */
-	struct inode *ip;           /* [I] FT_INODE */
-	uint64_t off;               /* (f) */
-};
 
 struct k_sigaction {
 	uint64_t handler, flags, restorer, mask;
@@ -59,22 +50,16 @@ struct proc {
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
 	struct thread *thread;          /* (p) its one thread */
-	struct inode *cwd;              /* (p) */
-	char cwd_path[256];             /* (p) normalised absolute path of cwd */
+	struct fdtable *fdt;            /* (p) files, cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
-	struct file *files[NOFILE];     /* (p) */
-	uint8_t cloexec[NOFILE];        /* (p) */
 	struct k_sigaction sigact[NSIG + 1];  /* (p) stored; delivery comes with G1 */
 	uint64_t sigmask;               /* (p) */
-	int umask;                      /* (p) */
 	uint64_t start_ticks;           /* [I] */
 	uint64_t rlim_cur[16], rlim_max[16];  /* (p) */
 };
 
 extern struct waitq proc_wait_wq;      /* its lock is the proctree lock */
 void proc_init(void);
-void file_ref(struct file *f);
-void file_unref(struct file *f);
 int proc_fork(struct trapframe *tf, uint64_t child_stack);
 int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage);
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],

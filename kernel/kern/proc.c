@@ -10,6 +10,7 @@
 #include "lock.h"
 #include "pmap.h"
 #include "proc.h"
+#include "file.h"
 #include "signal.h"
 #include "syscall.h"
 #include "sched.h"
@@ -136,7 +137,6 @@ static struct proc *proc_alloc(void)
 	simple_lock_init(&p->lock, LC_PROC);
 	p->refcnt = 1;
 	p->state = PS_ALIVE;
-	p->umask = 022;
 	p->start_ticks = ticks;
 	for (int i = 0; i < 16; i++)
 		p->rlim_cur[i] = p->rlim_max[i] = ~0UL;
@@ -147,30 +147,6 @@ static struct proc *proc_alloc(void)
 	}
 	p->pid = pid;
 	return p;
-}
-
-/* ---- files (the console until the VFS exists) ---- */
-
-static struct file *file_console(void)
-{
-	struct file *f = kzalloc(sizeof(*f));
-	if (f) {
-		f->refcnt = 1;
-		f->type = FT_CONSOLE;
-		f->flags = 2;   /* O_RDWR */
-	}
-	return f;
-}
-
-void file_ref(struct file *f)
-{
-	fetch_and_add(&f->refcnt, 1);
-}
-
-void file_unref(struct file *f)
-{
-	if (f && fetch_and_add(&f->refcnt, -1UL) == 1)
-		kfree(f);
 }
 
 /* ---- the first process ---- */
@@ -214,9 +190,8 @@ int proc_start_init(const char *path)
 		return -ENOMEM;
 	p->pgid = p->sid = p->pid;
 	strlcpy(p->name, "init", sizeof(p->name));
-	strlcpy(p->cwd_path, "/", sizeof(p->cwd_path));
-	for (int fd = 0; fd < 3; fd++)
-		p->files[fd] = file_console();
+	if (!(p->fdt = fdtable_new_console()))
+		return -ENOMEM;
 	struct thread *t = thread_create("init", init_thread, NULL);
 	if (!t)
 		return -ENOMEM;
@@ -248,23 +223,17 @@ int proc_fork(struct trapframe *tf, uint64_t child_stack)
 		proc_free(p);
 		return -ENOMEM;
 	}
-	struct thread *t = thread_create(parent->name, fork_child_start, NULL);
-	if (!t) {
+	struct thread *t = NULL;
+	if (!(p->fdt = fdtable_fork(parent->fdt)) ||
+	    !(t = thread_create(parent->name, fork_child_start, NULL))) {
+		fdtable_close_all(p->fdt);
 		vm_map_destroy(p->map);
 		pid_remove(p->pid);
 		proc_free(p);
 		return -ENOMEM;
 	}
 	simple_lock(&parent->lock);
-	for (int fd = 0; fd < NOFILE; fd++) {
-		if ((p->files[fd] = parent->files[fd]))
-			file_ref(p->files[fd]);
-		p->cloexec[fd] = parent->cloexec[fd];
-	}
-	p->cwd = parent->cwd;
-	memcpy(p->cwd_path, parent->cwd_path, sizeof(p->cwd_path));
 	memcpy(p->name, parent->name, sizeof(p->name));
-	p->umask = parent->umask;
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
 	simple_unlock(&parent->lock);
@@ -308,16 +277,12 @@ __noreturn void proc_exit(int status)
 	KASSERT(p != NULL);
 
 	simple_lock(&p->lock);
-	struct file *files[NOFILE];
-	for (int fd = 0; fd < NOFILE; fd++) {
-		files[fd] = p->files[fd];
-		p->files[fd] = NULL;
-	}
+	struct fdtable *fdt = p->fdt;
+	p->fdt = NULL;
 	struct vm_map *map = p->map;
 	p->map = NULL;
 	simple_unlock(&p->lock);
-	for (int fd = 0; fd < NOFILE; fd++)
-		file_unref(files[fd]);
+	fdtable_close_all(fdt);
 	pmap_deactivate();
 	t->pmap = NULL;
 	if (map)

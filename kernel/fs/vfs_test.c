@@ -1,0 +1,1 @@
+#include "ktest.h"
