@@ -95,13 +95,19 @@ VM_OBJS := \
 
 DEV_OBJS := \
 	dev/uart.o \
-	dev/rtc.o
+	dev/rtc.o \
+	dev/console.o
 
 FS_OBJS := \
+	fs/vfs.o \
+	fs/tmpfs.o \
+	fs/file.o \
+	fs/pipe.o \
 	fs/initramfs.o \
 	fs/sys_file.o \
 	fs/procgen.o \
-	fs/initramfs_test.o
+	fs/initramfs_test.o \
+	fs/vfs_test.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))
 

@@ -40,85 +40,21 @@
 #include "initramfs.h"
 #include "kmem.h"
 #include "lock.h"
+#include "vfs.h"
 
 #define NEWC_HDR_LEN  110
 #define NEWC_TRAILER  "TRAILER!!!"
 
-static struct complex_lock fs_lock;      /* the tree lock (class fs_tree) */
-static struct inode *global_root;        /* (t) set once by fs_once */
-static volatile uint32_t fs_state;       /* [a] 0 none, 1 starting, 2 ready */
-static volatile uint64_t next_ino = 1;   /* [a] */
 bool initramfs_verbose = true;
 
 /* Warnings about the archive (tests of broken archives turn them off). */
 #define warn(...) do { if (initramfs_verbose) kprintf(__VA_ARGS__); } while (0)
 
-/* ---- nodes and directories ---- */
-
-static struct inode *node_alloc(uint32_t mode)
-{
-	struct inode *ip = kzalloc(sizeof(*ip));
-	if (ip == NULL)
-		return NULL;
-	ip->ino = fetch_and_add(&next_ino, 1);
-	ip->mode = mode;
-	if (S_ISDIR(mode)) {
-		ip->nlink = 2;
-		ip->u.dir.parent = ip;
-	}
-	return ip;
-}
-
-static void node_free(struct inode *ip)
-{
-	if (S_ISLNK(ip->mode))
-		kfree(ip->u.lnk.target);
-	else if (S_ISREG(ip->mode) && ip->u.reg.data_owned)
-		kfree((void *)ip->u.reg.data);
-	kfree(ip);
-}
-
-/* The entry named name[0..len) in dir, or NULL.  Tree lock held. */
-static struct fs_dirent *dir_find(struct inode *dir, const char *name, size_t len)
-{
-	for (struct fs_dirent *de = dir->u.dir.entries; de; de = de->next)
-		if (de->namelen == len && memcmp(de->name, name, len) == 0)
-			return de;
-	return NULL;
-}
-
-/* Account for ip gaining the name in dir (nlink, "..").  Tree lock for write. */
-static void name_gained(struct inode *dir, struct inode *ip)
-{
-	if (S_ISDIR(ip->mode)) {
-		ip->u.dir.parent = dir;
-		dir->nlink++;
-	} else {
-		ip->nlink++;
-	}
-}
-
-/* Add name[0..len) -> ip to dir: 0 or -ENOMEM.  Tree lock held for write. */
-static int dir_add(struct inode *dir, const char *name, size_t len, struct inode *ip)
-{
-	struct fs_dirent *de = kmalloc(sizeof(*de) + len + 1, 0);
-	if (de == NULL)
-		return -ENOMEM;
-	memcpy(de->name, name, len);
-	de->name[len] = '\0';
-	de->namelen = (uint16_t)len;
-	de->ip = ip;
-	de->next = dir->u.dir.entries;
-	dir->u.dir.entries = de;
-	name_gained(dir, ip);
-	return 0;
-}
-
 /* ---- the archive's hard-link table (one archive at a time) ---- */
 
 struct link_ent {
 	uint32_t ino, major, minor, type;
-	struct inode *ip;
+	struct inode *ip;            /* referenced */
 };
 
 struct load_ctx {
@@ -155,20 +91,25 @@ static int link_add(struct load_ctx *c, uint32_t ino, uint32_t major, uint32_t m
 		c->links = n;
 		c->maxlinks = nmax;
 	}
+	vnode_ref(ip);
 	c->links[c->nlinks++] = (struct link_ent){ ino, major, minor, type, ip };
 	return 0;
 }
 
-/* ip loses a name; free it when it has none left.  Never a directory. */
-static void name_lost(struct load_ctx *c, struct inode *ip)
+static void links_free(struct load_ctx *c)
 {
-	KASSERT(!S_ISDIR(ip->mode));
-	if (--ip->nlink > 0)
-		return;
-	for (int i = 0; c && i < c->nlinks; i++)
-		if (c->links[i].ip == ip)
-			c->links[i].ip = NULL;
-	node_free(ip);
+	for (int i = 0; i < c->nlinks; i++)
+		vnode_put(c->links[i].ip);
+	kfree(c->links);
+	c->links = NULL;
+	c->nlinks = c->maxlinks = 0;
+}
+
+/* The inode named name[0..len) in dir (referenced), or NULL. */
+static struct inode *dir_get(struct inode *dir, const char *name, size_t len)
+{
+	struct inode *ip;
+	return vfs_lookup_child(dir, name, len, &ip) == 0 ? ip : NULL;
 }
 
 /* ---- newc headers ---- */
@@ -219,10 +160,13 @@ static int parse_header(const char *p, struct newc_hdr *h, size_t off)
 
 static void set_attrs(struct inode *ip, const struct newc_hdr *h)
 {
+	simple_lock(&ip->meta);
 	ip->mode = (ip->mode & S_IFMT) | (h->mode & 07777);
 	ip->uid = h->uid;
 	ip->gid = h->gid;
-	ip->mtime = h->mtime;
+	ip->mtime.sec = ip->atime.sec = ip->ctime.sec = h->mtime;
+	ip->mtime.nsec = ip->atime.nsec = ip->ctime.nsec = 0;
+	simple_unlock(&ip->meta);
 }
 
 static void skip_warn(struct load_ctx *c, const char *name, size_t len, const char *why)
@@ -233,9 +177,9 @@ static void skip_warn(struct load_ctx *c, const char *name, size_t len, const ch
 
 /*
  * Check name (len bytes, no NUL) and walk it from the root, creating missing
- * parent directories.  On success *dirp is the parent and [*last, *last +
- * *lastlen) the final component (lastlen 0: the name is the root itself).
- * Returns 0, -EINVAL (skip: *why says why) or -ENOMEM.
+ * parent directories.  On success *dirp is the parent (referenced) and
+ * [*last, *last + *lastlen) the final component (lastlen 0: the name is the
+ * root itself).  Returns 0, -EINVAL (skip: *why says why) or -ENOMEM.
  */
 static int walk_parents(struct load_ctx *c, const char *name, size_t len,
 			struct inode **dirp, const char **last, size_t *lastlen,
@@ -262,6 +206,7 @@ static int walk_parents(struct load_ctx *c, const char *name, size_t len,
 		while (q < end && *q == '/')
 			q++;
 	}
+	vnode_ref(dir);
 	/* Second pass: walk, keeping the last real component for the caller. */
 	while (p < end) {
 		const char *s = p;
@@ -291,61 +236,32 @@ static int walk_parents(struct load_ctx *c, const char *name, size_t len,
 			*lastlen = n;
 			break;
 		}
-		struct fs_dirent *de = dir_find(dir, s, n);
-		if (de == NULL) {
-			struct inode *nd = node_alloc(S_IFDIR | 0755);
-			if (nd == NULL)
+		struct inode *ip = dir_get(dir, s, n);
+		if (ip == NULL) {
+			int err = vfs_create(dir, s, n, S_IFDIR | 0755, 0, NULL, &ip);
+			if (err == -EEXIST)
+				ip = dir_get(dir, s, n);
+			else if (err) {
+				vnode_put(dir);
 				return -ENOMEM;
-			if (dir_add(dir, s, n, nd) != 0) {
-				kfree(nd);
+			} else {
+				c->st->dirs++;
+			}
+			if (!ip) {
+				vnode_put(dir);
 				return -ENOMEM;
 			}
-			c->st->dirs++;
-			dir = nd;
-		} else if (S_ISDIR(de->ip->mode)) {
-			dir = de->ip;
-		} else {
+		}
+		vnode_put(dir);
+		dir = ip;
+		if (!S_ISDIR(ip->mode)) {
+			vnode_put(dir);
 			*why = "a parent is not a directory";
 			return -EINVAL;
 		}
 	}
 	*dirp = dir;
 	return 0;
-}
-
-/* A new node for a non-directory entry (data from the archive).  NULL: why. */
-static struct inode *make_leaf(const struct newc_hdr *h, const char *data,
-			       const char **why)
-{
-	uint32_t type = h->mode & S_IFMT;
-	struct inode *ip = node_alloc(type);
-	if (ip == NULL) {
-		*why = "out of memory";
-		return NULL;
-	}
-	set_attrs(ip, h);
-	switch (type) {
-	case S_IFREG:
-		ip->u.reg.data = (const uint8_t *)data;
-		ip->size = h->filesize;
-		break;
-	case S_IFLNK:
-		ip->u.lnk.target = kmalloc(h->filesize + 1, 0);
-		if (ip->u.lnk.target == NULL) {
-			kfree(ip);
-			*why = "out of memory";
-			return NULL;
-		}
-		memcpy(ip->u.lnk.target, data, h->filesize);
-		ip->u.lnk.target[h->filesize] = '\0';
-		ip->size = h->filesize;
-		break;
-	default:        /* device, fifo, socket */
-		ip->rdev = (h->rdevminor & 0xff) | (h->rdevmajor << 8) |
-			   ((h->rdevminor & ~0xffu) << 12);
-		break;
-	}
-	return ip;
 }
 
 /* Type-specific checks of an entry's data; NULL if fine, else why not. */
@@ -376,40 +292,23 @@ static int add_dir(struct load_ctx *c, struct inode *dir, const char *last,
 		set_attrs(c->root, h);
 		return 0;
 	}
-	struct fs_dirent *de = dir_find(dir, last, lastlen);
-	if (de && S_ISDIR(de->ip->mode)) {
-		set_attrs(de->ip, h);
+	struct inode *old = dir_get(dir, last, lastlen);
+	if (old && S_ISDIR(old->mode)) {
+		set_attrs(old, h);
+		vnode_put(old);
 		return 0;
 	}
-	struct inode *nd = node_alloc(S_IFDIR);
-	if (nd == NULL)
-		return -ENOMEM;
+	if (old) {                      /* replaces a non-directory */
+		vfs_unlink(dir, last, lastlen, false);
+		vnode_put(old);
+	}
+	struct inode *nd;
+	int err = vfs_create(dir, last, lastlen, S_IFDIR | (h->mode & 07777), 0, NULL, &nd);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : 0;
 	set_attrs(nd, h);
-	if (de) {                       /* replaces a non-directory */
-		struct inode *old = de->ip;
-		de->ip = nd;
-		name_gained(dir, nd);
-		name_lost(c, old);
-	} else if (dir_add(dir, last, lastlen, nd) != 0) {
-		kfree(nd);
-		return -ENOMEM;
-	}
+	vnode_put(nd);
 	c->st->dirs++;
-	return 0;
-}
-
-/* Give ip the name last in dir, replacing a non-directory there. */
-static int bind_name(struct load_ctx *c, struct inode *dir, struct fs_dirent *de,
-		     const char *last, size_t lastlen, struct inode *ip)
-{
-	if (de == NULL)
-		return dir_add(dir, last, lastlen, ip);
-	struct inode *old = de->ip;
-	if (old == ip)
-		return 0;
-	de->ip = ip;
-	name_gained(dir, ip);
-	name_lost(c, old);
 	return 0;
 }
 
@@ -418,39 +317,68 @@ static int add_leaf(struct load_ctx *c, struct inode *dir, const char *name, siz
 		    const char *last, size_t lastlen, const struct newc_hdr *h,
 		    const char *data)
 {
-	const char *why = NULL;
 	uint32_t type = h->mode & S_IFMT;
 	if (lastlen == 0) {
 		skip_warn(c, name, len, "the root must be a directory");
 		return 0;
 	}
-	struct fs_dirent *de = dir_find(dir, last, lastlen);
-	if (de && S_ISDIR(de->ip->mode)) {
+	struct inode *old = dir_get(dir, last, lastlen);
+	if (old && S_ISDIR(old->mode)) {
+		vnode_put(old);
 		skip_warn(c, name, len, "a directory of that name exists");
 		return 0;
 	}
 	struct inode *ip = h->nlink >= 2 ?
 		link_find(c, h->ino, h->devmajor, h->devminor, type) : NULL;
 	if (ip) {                       /* another name of an earlier entry */
-		if (bind_name(c, dir, de, last, lastlen, ip) != 0)
-			return -ENOMEM;
+		if (old != ip) {
+			if (old)
+				vfs_unlink(dir, last, lastlen, false);
+			if (vfs_link(ip, dir, last, lastlen) == -ENOMEM) {
+				vnode_put(old);
+				return -ENOMEM;
+			}
+		}
+		vnode_put(old);
 		if (type == S_IFREG && h->filesize > 0) {
-			ip->u.reg.data = (const uint8_t *)data;
-			ip->size = h->filesize;
+			vfs_truncate(ip, 0);
+			if (vfs_write_kernel(ip, data, h->filesize, 0) != (ssize_t)h->filesize)
+				return -ENOMEM;
 		}
 		set_attrs(ip, h);
 		c->st->hardlinks++;
 		return 0;
 	}
-	ip = make_leaf(h, data, &why);
-	if (ip == NULL)
-		return -ENOMEM;
-	if (bind_name(c, dir, de, last, lastlen, ip) != 0) {
-		node_free(ip);
+	if (old) {
+		vfs_unlink(dir, last, lastlen, false);
+		vnode_put(old);
+	}
+	char *target = NULL;
+	if (type == S_IFLNK) {
+		target = kmalloc(h->filesize + 1, 0);
+		if (!target)
+			return -ENOMEM;
+		memcpy(target, data, h->filesize);
+		target[h->filesize] = '\0';
+	}
+	uint32_t rdev = (h->rdevminor & 0xff) | (h->rdevmajor << 8) |
+			((h->rdevminor & ~0xffu) << 12);
+	int err = vfs_create(dir, last, lastlen, type | (h->mode & 07777),
+			     type == S_IFCHR || type == S_IFBLK ? rdev : 0, target, &ip);
+	kfree(target);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	if (type == S_IFREG && h->filesize &&
+	    vfs_write_kernel(ip, data, h->filesize, 0) != (ssize_t)h->filesize) {
+		vnode_put(ip);
 		return -ENOMEM;
 	}
-	if (h->nlink >= 2 && link_add(c, h->ino, h->devmajor, h->devminor, type, ip) != 0)
+	set_attrs(ip, h);
+	if (h->nlink >= 2 && link_add(c, h->ino, h->devmajor, h->devminor, type, ip) != 0) {
+		vnode_put(ip);
 		return -ENOMEM;
+	}
+	vnode_put(ip);
 	if (type == S_IFREG)
 		c->st->files++;
 	else if (type == S_IFLNK)
@@ -497,14 +425,17 @@ static int add_entry(struct load_ctx *c, const struct newc_hdr *h, const char *n
 	if (err)
 		return err;
 	if (S_ISDIR(h->mode))
-		return add_dir(c, dir, last, lastlen, h);
-	return add_leaf(c, dir, name, len, last, lastlen, h, data);
+		err = add_dir(c, dir, last, lastlen, h);
+	else
+		err = add_leaf(c, dir, name, len, last, lastlen, h, data);
+	vnode_put(dir);
+	return err;
 }
 
 /*
  * Unpack one archive starting at *offp, up to and including its trailer.
  * Returns 0 at the trailer, 1 if the buffer ended cleanly without one,
- * -EINVAL on a broken header, -ENOMEM.  Tree lock held for write.
+ * -EINVAL on a broken header, -ENOMEM.
  */
 static int load_archive(struct load_ctx *c, const char *buf, size_t len, size_t *offp)
 {
@@ -564,243 +495,32 @@ int initramfs_load_tree(struct inode *root, const void *buf, size_t len,
 	const char *p = buf;
 	size_t off = 0;
 	int err = 0;
-	lock_write(&fs_lock);
 	for (;;) {
 		while (off < len && p[off] == '\0')    /* padding between archives */
 			off++;
 		if (off >= len)
 			break;
 		err = load_archive(&c, p, len, &off);
-		kfree(c.links);                         /* links are per archive */
-		c.links = NULL;
-		c.nlinks = c.maxlinks = 0;
+		links_free(&c);                         /* links are per archive */
 		if (err) {
 			if (err > 0)
 				err = 0;
 			break;
 		}
 	}
-	lock_done(&fs_lock);
 	return err;
 }
 
-/* ---- the global tree ---- */
-
-/* Once: the lock, the root, and the boot module unpacked into it. */
-static void fs_once(void)
+/* The boot module into the root file system (vfs_init). */
+void initramfs_populate(struct inode *root)
 {
-	if (__atomic_load_n(&fs_state, __ATOMIC_ACQUIRE) == 2)
-		return;
-	if (!compare_and_swap32(&fs_state, 0, 1)) {
-		while (__atomic_load_n(&fs_state, __ATOMIC_ACQUIRE) != 2)
-			cpu_relax();
-		return;
-	}
-	complex_lock_init(&fs_lock, LC_FS_TREE, 0);
-	global_root = node_alloc(S_IFDIR | 0755);
-	if (global_root == NULL)
-		panic("initramfs: no memory for the root directory");
 	if (bootinfo.initrd_start && bootinfo.initrd_end > bootinfo.initrd_start) {
 		struct initramfs_stats st;
 		size_t len = bootinfo.initrd_end - bootinfo.initrd_start;
-		int err = initramfs_load_tree(global_root, P2V(bootinfo.initrd_start), len, &st);
+		int err = initramfs_load_tree(root, P2V(bootinfo.initrd_start), len, &st);
 		kinfo("initramfs: %lu bytes: %d entries, %d dirs, %d files, %d symlinks, "
 		      "%d nodes, %d hard links, %d skipped%s\n", len, st.entries, st.dirs,
 		      st.files, st.symlinks, st.nodes, st.hardlinks, st.skipped,
 		      err ? " (stopped early)" : "");
 	}
-	__atomic_store_n(&fs_state, 2, __ATOMIC_RELEASE);
-}
-
-void initramfs_init(void)
-{
-	fs_once();
-}
-
-struct inode *fs_root(void)
-{
-	fs_once();
-	return global_root;
-}
-
-int initramfs_load(const void *buf, size_t len)
-{
-	return initramfs_load_tree(fs_root(), buf, len, NULL);
-}
-
-struct inode *fs_tree_create(void)
-{
-	fs_once();
-	return node_alloc(S_IFDIR | 0755);
-}
-
-/*
- * Free a private tree, iteratively (trees may be deep).  Nobody may use it.
- * A non-directory is freed with its last name.
- */
-void fs_tree_free(struct inode *root)
-{
-	KASSERT(root != global_root);
-	lock_write(&fs_lock);
-	struct inode *ip = root;
-	for (;;) {
-		struct fs_dirent *de = ip->u.dir.entries;
-		if (de) {
-			ip->u.dir.entries = de->next;
-			struct inode *child = de->ip;
-			kfree(de);
-			if (S_ISDIR(child->mode))
-				ip = child;          /* empty it first */
-			else
-				name_lost(NULL, child);
-			continue;
-		}
-		struct inode *parent = ip->u.dir.parent;
-		bool done = (ip == root);
-		kfree(ip);
-		if (done)
-			break;
-		ip = parent;
-	}
-	lock_done(&fs_lock);
-}
-
-/* ---- lookup ---- */
-
-/*
- * Resolve buf (a writable copy of the path, FS_PATH_MAX bytes) from cur.
- * Symlinks are expanded in place: the target replaces the component and the
- * rest of the path follows it.  Tree lock held for read.
- */
-static int walk(struct inode *root, struct inode *cur, char *buf, int flags,
-		struct inode **out)
-{
-	int nlinks = 0;
-	char *p = buf;
-	if (*p == '/')
-		cur = root;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		char *s = p;
-		while (*p && *p != '/')
-			p++;
-		size_t n = p - s;
-		if (n > FS_NAME_MAX)
-			return -ENAMETOOLONG;
-		char *rest = p;                /* slashes and what follows */
-		while (*p == '/')
-			p++;
-		bool last = (*p == '\0');
-		bool trailing_slash = last && rest != p;
-		if (!S_ISDIR(cur->mode))
-			return -ENOTDIR;
-		if (n == 1 && s[0] == '.')
-			continue;
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			if (cur != root)
-				cur = cur->u.dir.parent;
-			continue;
-		}
-		struct fs_dirent *de = dir_find(cur, s, n);
-		if (de == NULL)
-			return -ENOENT;
-		struct inode *ip = de->ip;
-		if (S_ISLNK(ip->mode) && (!last || trailing_slash || !(flags & FS_NOFOLLOW))) {
-			if (++nlinks > FS_MAXSYMLINKS)
-				return -ELOOP;
-			const char *t = ip->u.lnk.target;
-			size_t tlen = ip->size, rlen = strlen(rest);
-			if (tlen + rlen >= FS_PATH_MAX)
-				return -ENAMETOOLONG;
-			memmove(buf + tlen, rest, rlen + 1);
-			memcpy(buf, t, tlen);
-			p = buf;
-			if (*p == '/')
-				cur = root;
-			continue;
-		}
-		cur = ip;
-		if (trailing_slash && !S_ISDIR(cur->mode))
-			return -ENOTDIR;
-	}
-	*out = cur;
-	return 0;
-}
-
-int fs_lookup_at(struct inode *root, struct inode *cwd, const char *path, int flags,
-		 struct inode **out)
-{
-	size_t len = strnlen(path, FS_PATH_MAX);
-	if (len == 0)
-		return -ENOENT;
-	if (len >= FS_PATH_MAX)
-		return -ENAMETOOLONG;
-	char *buf = kmalloc(FS_PATH_MAX, 0);
-	if (buf == NULL)
-		return -ENOMEM;
-	memcpy(buf, path, len + 1);
-	if (cwd == NULL)
-		cwd = root;
-	lock_read(&fs_lock);
-	int err = walk(root, cwd, buf, flags, out);
-	lock_done(&fs_lock);
-	kfree(buf);
-	return err;
-}
-
-int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out)
-{
-	return fs_lookup_at(fs_root(), cwd, path, flags, out);
-}
-
-/* ---- reading ---- */
-
-ssize_t fs_read(struct inode *ip, void *buf, size_t n, uint64_t off)
-{
-	ssize_t r;
-	lock_read(&fs_lock);
-	if (S_ISDIR(ip->mode)) {
-		r = -EISDIR;
-	} else if (!S_ISREG(ip->mode)) {
-		r = -EINVAL;
-	} else if (off >= ip->size) {
-		r = 0;
-	} else {
-		size_t k = MIN(n, ip->size - off);
-		memcpy(buf, ip->u.reg.data + off, k);
-		r = (ssize_t)k;
-	}
-	lock_done(&fs_lock);
-	return r;
-}
-
-ssize_t fs_readlink(struct inode *ip, char *buf, size_t n)
-{
-	ssize_t r = -EINVAL;
-	lock_read(&fs_lock);
-	if (S_ISLNK(ip->mode)) {
-		size_t k = MIN(n, ip->size);
-		memcpy(buf, ip->u.lnk.target, k);
-		r = (ssize_t)k;
-	}
-	lock_done(&fs_lock);
-	return r;
-}
-
-void fs_stat(struct inode *ip, struct fs_stat *st)
-{
-	lock_read(&fs_lock);
-	st->ino = ip->ino;
-	st->mode = ip->mode;
-	st->nlink = ip->nlink;
-	st->uid = ip->uid;
-	st->gid = ip->gid;
-	st->rdev = ip->rdev;
-	st->size = ip->size;
-	st->blocks = ALIGN_UP(ip->size, 512) / 512;
-	st->mtime = ip->mtime;
-	lock_done(&fs_lock);
 }

@@ -1,370 +1,370 @@
 /*
- * File system calls until the VFS (issue 6): the console, /dev/null and the
- * read-only tree unpacked from the initramfs.
+ * File system calls (F1) with Linux semantics and errors, over the VFS
+ * (vfs.h), open files and descriptor tables (file.h), pipes and poll
+ * (pipe.c) and devices (kernel/dev).
  */
 #include "kernel.h"
 #include "atomic.h"
-#include "apic.h"
-#include "cpu.h"
 #include "errno.h"
-#include "boot.h"
+#include "file.h"
 #include "initramfs.h"
 #include "kmem.h"
+#include "page.h"
 #include "proc.h"
-#include "sched.h"
+#include "signal.h"
 #include "syscall.h"
-#include "thread.h"
-#include "trap.h"
-#include "uart.h"
+#include "timekeep.h"
 #include "usercopy.h"
-#include "vm_map.h"
-#include "waitq.h"
-#include "x86.h"
+#include "vfs.h"
 
-/* ---- files: the console and read-only files of the initramfs tree ---- */
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+#define AT_EACCESS          0x200
+#define AT_SYMLINK_FOLLOW   0x400
+#define AT_NO_AUTOMOUNT     0x800
+#define AT_EMPTY_PATH       0x1000
+#define AT_STATX_SYNC_TYPE  0x6000
 
-#define O_ACCMODE 3
-#define O_WRONLY 1
-#define O_RDWR 2
-#define O_CREAT 0100
-#define O_DIRECTORY 0200000
-#define O_CLOEXEC 02000000
-#define AT_FDCWD (-100)
+#define MAX_RW 0x7ffff000UL
 
-static struct file *fd_get(int fd)
+struct kpollfd {
+	int fd;
+	short events, revents;
+};
+int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns);
+int pipe_fionread(struct file *f, int *n);
+
+/* ---- paths ---- */
+
+/* A kernel copy of a user path (kmalloc'd into *out): 0 or -errno.
+ * empty_ok: "" is allowed (AT_EMPTY_PATH). */
+static int path_in(uint64_t upath, char **out, bool empty_ok)
 {
-	struct proc *p = curproc();
-	if (fd < 0 || fd >= NOFILE)
-		return NULL;
-	simple_lock(&p->lock);
-	struct file *f = p->files[fd];
-	if (f)
-		file_ref(f);
-	simple_unlock(&p->lock);
-	return f;
-}
-
-static int fd_install(struct file *f, int min, bool cloexec)
-{
-	struct proc *p = curproc();
-	simple_lock(&p->lock);
-	for (int fd = min; fd < NOFILE; fd++)
-		if (!p->files[fd]) {
-			p->files[fd] = f;
-			p->cloexec[fd] = cloexec;
-			simple_unlock(&p->lock);
-			return fd;
-		}
-	simple_unlock(&p->lock);
-	return -EMFILE;
-}
-
-static bool is_console_path(const char *p);
-static int lookup_at(int dirfd, const char *path, int flags, struct inode **ip);
-
-static ssize_t console_write(const char *ubuf, size_t n)
-{
-	char buf[256];
-	size_t done = 0;
-	while (done < n) {
-		size_t k = MIN(n - done, sizeof(buf));
-		if (copyin(buf, ubuf + done, k) < 0)
-			return done ? (ssize_t)done : -EFAULT;
-		console_write_raw(buf, k);
-		done += k;
+	char *p = kmalloc(FS_PATH_MAX, 0);
+	if (!p)
+		return -ENOMEM;
+	size_t len;
+	int r = copyinstr(p, (const void *)upath, FS_PATH_MAX, &len);
+	if (r == 0 && len <= 1 && !empty_ok)
+		r = -ENOENT;
+	if (r) {
+		kfree(p);
+		return r;
 	}
-	return done;
+	*out = p;
+	return 0;
 }
 
-/*
- * Console input until the terminal driver (T1): a minimal canonical mode —
- * echo, backspace, ^U, a line returned on Enter, ^D for end of file.  The
- * UART is polled once a tick while a reader waits.  One line buffer for the
- * console, under console_in_lock.
- */
-static struct simple_lock console_in_lock = SIMPLE_LOCK_INIT(LC_PROC);
-static char line[256];
-static size_t line_len, line_off;     /* (console_in_lock) a finished line */
-
-static void echo(const char *s, size_t n)
+/* The directory a relative path starts from (referenced). */
+static int start_dir(int dirfd, const char *path, struct inode **out)
 {
-	console_write_raw(s, n);
-}
-
-/* Reads keys until a line is complete; returns its length (0: ^D on empty),
- * or -ERESTARTSYS if a signal comes first (the keys read so far are
- * dropped; signal_deliver makes it EINTR or a restart, per SA_RESTART). */
-static ssize_t read_line(char *buf, size_t cap)
-{
-	size_t n = 0;
-	for (;;) {
-		int c = uart_getc();
-		if (c < 0) {
-			if (sleep_ticks_intr(1) < 0)
-				return -ERESTARTSYS;
-			continue;
-		}
-		if (c == '\r' || c == '\n') {
-			buf[n++] = '\n';
-			echo("\n", 1);
-			return n;
-		}
-		if (c == 4) {                 /* ^D */
-			if (n == 0)
-				return 0;
-			return n;
-		}
-		if (c == 127 || c == 8) {     /* backspace */
-			if (n) {
-				n--;
-				echo("\b \b", 3);
-			}
-			continue;
-		}
-		if (c == 21) {                /* ^U */
-			while (n) {
-				n--;
-				echo("\b \b", 3);
-			}
-			continue;
-		}
-		if (n < cap - 1) {
-			buf[n++] = (char)c;
-			char ch = (char)c;
-			echo(&ch, 1);
-		}
-	}
-}
-
-static ssize_t console_read(char *ubuf, size_t n)
-{
-	if (n == 0)
+	if (path[0] == '/' || dirfd == AT_FDCWD) {
+		*out = cwd_get();
 		return 0;
-	simple_lock(&console_in_lock);
-	if (line_off == line_len) {
-		simple_unlock(&console_in_lock);
-		char tmp[sizeof(line)];
-		ssize_t len = read_line(tmp, sizeof(tmp));
-		if (len < 0)
-			return len;
-		simple_lock(&console_in_lock);
-		if (line_off == line_len) {
-			memcpy(line, tmp, len);
-			line_len = len;
-			line_off = 0;
-		}
-		if (len == 0) {
-			simple_unlock(&console_in_lock);
-			return 0;                 /* end of file */
-		}
 	}
-	size_t k = MIN(n, line_len - line_off);
-	char out[sizeof(line)];
-	memcpy(out, line + line_off, k);
-	line_off += k;
-	simple_unlock(&console_in_lock);
-	if (copyout(ubuf, out, k) < 0)
-		return -EFAULT;
-	return k;
+	struct file *f = fd_get(dirfd);
+	if (!f)
+		return -EBADF;
+	int r = 0;
+	if (!f->ip)
+		r = -ENOTDIR;
+	else if (!S_ISDIR(f->ip->mode) && path[0])
+		r = -ENOTDIR;
+	else {
+		*out = f->ip;
+		vnode_ref(f->ip);
+	}
+	file_unref(f);
+	return r;
 }
 
-SYSCALL(0, read)
+/* Look up path relative to dirfd.  flags: LK_*. */
+static int lookup_at(int dirfd, const char *path, int flags, struct lookup *lk)
 {
-	struct file *f = fd_get((int)a0);
+	struct inode *start, *root;
+	int r = start_dir(dirfd, path, &start);
+	if (r)
+		return r;
+	root = root_get();
+	r = vfs_lookup(root, start, path, flags, lk);
+	vnode_put(start);
+	vnode_put(root);
+	return r;
+}
+
+/* Resolve (dirfd, upath) to an inode; AT_EMPTY_PATH and AT_SYMLINK_NOFOLLOW
+ * honoured per at_flags. */
+static int resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out)
+{
+	char *path;
+	int r = path_in(upath, &path, (at_flags & AT_EMPTY_PATH) != 0);
+	if (r)
+		return r;
+	if (path[0] == '\0') {
+		kfree(path);
+		if (dirfd == AT_FDCWD) {
+			*out = cwd_get();
+			return 0;
+		}
+		struct file *f = fd_get(dirfd);
+		if (!f)
+			return -EBADF;
+		r = -EBADF;
+		if (f->ip) {
+			*out = f->ip;
+			vnode_ref(f->ip);
+			r = 0;
+		}
+		file_unref(f);
+		return r;
+	}
+	struct lookup lk;
+	r = lookup_at(dirfd, path, (at_flags & AT_SYMLINK_NOFOLLOW) ? LK_NOFOLLOW : 0, &lk);
+	kfree(path);
+	if (r == 0)
+		*out = lk.ip;
+	return r;
+}
+
+/* The parent of (dirfd, upath) and the last component. */
+static int resolve_parent(int dirfd, uint64_t upath, struct lookup *lk)
+{
+	char *path;
+	int r = path_in(upath, &path, false);
+	if (r)
+		return r;
+	r = lookup_at(dirfd, path, LK_PARENT, lk);
+	kfree(path);
+	return r;
+}
+
+/* ---- open, close ---- */
+
+static uint32_t cur_umask(void)
+{
+	return READ_ONCE(cur_fdt()->umask);
+}
+
+static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
+{
+	if ((flags & O_TMPFILE) == O_TMPFILE)
+		return -EOPNOTSUPP;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	char *path;
+	int r = path_in(upath, &path, false);
+	if (r)
+		return r;
+	int acc = flags & O_ACCMODE;
+	struct inode *ip = NULL;
+	bool created = false;
+	if (flags & O_CREAT) {
+		struct lookup lk;
+		r = lookup_at(dirfd, path, LK_PARENT, &lk);
+		if (r)
+			goto out;
+		struct inode *dir = lk.ip;
+		if (lk.lastlen == 0 || (lk.lastlen <= 2 && lk.last[0] == '.' &&
+					(lk.lastlen == 1 || lk.last[1] == '.'))) {
+			vnode_put(dir);
+			r = -EISDIR;
+			goto out;
+		}
+		r = vfs_permission(dir, MAY_EXEC);
+		if (r == 0)
+			r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+		if (r == 0) {
+			if (flags & O_EXCL) {
+				r = -EEXIST;
+			} else if (S_ISLNK(ip->mode) && !(flags & O_NOFOLLOW)) {
+				struct lookup l2;
+				vnode_put(ip);
+				ip = NULL;
+				r = lookup_at(dirfd, path, 0, &l2);
+				if (r == 0)
+					ip = l2.ip;
+			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
+				r = -ENOTDIR;
+			}
+		} else if (r == -ENOENT) {
+			if (lk.trailing_slash) {
+				r = -EISDIR;
+			} else {
+				r = vfs_create(dir, lk.last, lk.lastlen,
+					       S_IFREG | (mode & 07777 & ~cur_umask()), 0, NULL, &ip);
+				if (r == -EEXIST && !(flags & O_EXCL))
+					r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+				else if (r == 0)
+					created = true;
+			}
+		}
+		vnode_put(dir);
+		if (r)
+			goto out_ip;
+	} else {
+		struct lookup lk;
+		r = lookup_at(dirfd, path, (flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0, &lk);
+		if (r)
+			goto out;
+		ip = lk.ip;
+	}
+	if (S_ISLNK(ip->mode) && !(flags & O_PATH)) {
+		r = -ELOOP;
+		goto out_ip;
+	}
+	if ((flags & O_DIRECTORY) && !S_ISDIR(ip->mode)) {
+		r = -ENOTDIR;
+		goto out_ip;
+	}
+	if (S_ISDIR(ip->mode) && !(flags & O_PATH) &&
+	    (acc != O_RDONLY || (flags & O_CREAT) || (flags & O_TRUNC && acc != O_RDONLY))) {
+		r = -EISDIR;
+		goto out_ip;
+	}
+	if (!created && !(flags & O_PATH)) {
+		int may = (acc == O_RDONLY ? MAY_READ : acc == O_WRONLY ? MAY_WRITE :
+			   MAY_READ | MAY_WRITE);
+		if (acc == 3)
+			may = MAY_READ | MAY_WRITE;
+		if ((flags & O_TRUNC) && acc == O_RDONLY)
+			may |= MAY_WRITE;
+		r = vfs_permission(ip, may);
+		if (r)
+			goto out_ip;
+	}
+	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
+	    (acc == O_WRONLY || acc == O_RDWR)) {
+		r = vfs_truncate(ip, 0);
+		if (r)
+			goto out_ip;
+	}
+	struct file *f;
+	r = file_open_inode(ip, flags, &f);
+	if (r)
+		goto out_ip;
+	r = fd_install(f, 0, flags & O_CLOEXEC);
+out_ip:
+	vnode_put(ip);
+out:
+	kfree(path);
+	return r;
+}
+
+SYSCALL(2, open) { return do_openat(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }
+SYSCALL(257, openat) { return do_openat((int)a0, a1, (int)a2, (uint32_t)a3); }
+SYSCALL(85, creat) { return do_openat(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
+
+SYSCALL(3, close) { return fd_close((int)a0); }
+
+/* ---- read and write ---- */
+
+/* off: NULL for the file's offset, else an explicit one (pread/pwrite). */
+static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
+{
+	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
 	ssize_t r;
-	if ((f->flags & O_ACCMODE) == O_WRONLY) {
-		r = -EBADF;
-	} else if (f->type == FT_NULL) {
-		r = 0;
-	} else if (f->type == FT_CONSOLE) {
-		r = console_read((char *)a1, a2);
-	} else {
-		char buf[512];
-		size_t done = 0;
-		r = 0;
-		while (done < a2) {
-			ssize_t k = fs_read(f->ip, buf, MIN(a2 - done, sizeof(buf)), f->off);
-			if (k < 0) {
-				r = done ? (ssize_t)done : k;
-				break;
-			}
-			if (k == 0)
-				break;
-			if (copyout((char *)a1 + done, buf, k) < 0) {
-				r = done ? (ssize_t)done : -EFAULT;
-				break;
-			}
-			f->off += k;
-			done += k;
-			r = done;
-		}
+	if (!(f->fmode & (write ? FMODE_WRITE : FMODE_READ)) || !f->fops ||
+	    !(write ? (void *)f->fops->write : (void *)f->fops->read)) {
+		r = (f->ip && S_ISDIR(f->ip->mode) && !write && f->fmode) ? -EISDIR : -EBADF;
+		goto out;
 	}
+	if (n > MAX_RW)
+		n = MAX_RW;
+	if (!user_range_ok(ubuf, n)) {
+		r = -EFAULT;
+		goto out;
+	}
+	if (off) {
+		if (!f->fops->seekable) {
+			r = -ESPIPE;
+			goto out;
+		}
+		if (*off < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		uint64_t o = (uint64_t)*off;
+		r = write ? f->fops->write(f, ubuf, n, &o) : f->fops->read(f, ubuf, n, &o);
+	} else if (f->fops->seekable) {
+		lock_write(&f->poslock);
+		uint64_t o = f->off;
+		r = write ? f->fops->write(f, ubuf, n, &o) : f->fops->read(f, ubuf, n, &o);
+		f->off = o;
+		lock_done(&f->poslock);
+	} else {
+		uint64_t o = 0;
+		r = write ? f->fops->write(f, ubuf, n, &o) : f->fops->read(f, ubuf, n, &o);
+	}
+out:
 	file_unref(f);
 	return r;
 }
 
-SYSCALL(1, write)
-{
-	struct file *f = fd_get((int)a0);
-	if (!f)
-		return -EBADF;
-	ssize_t r = (f->flags & O_ACCMODE) == 0 ? -EBADF :
-		    f->type == FT_NULL ? (ssize_t)a2 :
-		    f->type == FT_CONSOLE ? console_write((const char *)a1, a2) : -EBADF;
-	file_unref(f);
-	return r;
-}
+SYSCALL(0, read) { return do_rw((int)a0, (void *)a1, a2, NULL, false); }
+SYSCALL(1, write) { return do_rw((int)a0, (void *)a1, a2, NULL, true); }
+SYSCALL(17, pread64) { int64_t o = (int64_t)a3; return do_rw((int)a0, (void *)a1, a2, &o, false); }
+SYSCALL(18, pwrite64) { int64_t o = (int64_t)a3; return do_rw((int)a0, (void *)a1, a2, &o, true); }
 
 struct iovec_u {
 	uint64_t base, len;
 };
 
-SYSCALL(20, writev)
+static ssize_t do_rwv(int fd, uint64_t uiov, uint64_t cnt, int64_t *off, bool write)
 {
-	if ((int64_t)a2 < 0 || a2 > 1024)
+	if ((int64_t)cnt < 0 || cnt > 1024)
 		return -EINVAL;
-	ssize_t total = 0;
-	for (uint64_t i = 0; i < a2; i++) {
-		struct iovec_u iov;
-		if (copyin(&iov, (void *)(a1 + i * sizeof(iov)), sizeof(iov)) < 0)
-			return total ? total : -EFAULT;
-		int64_t r = sys_write(tf, a0, iov.base, iov.len, 0, 0, 0);
-		if (r < 0)
-			return total ? total : r;
-		total += r;
+	struct iovec_u *iov = kmalloc(MAX(cnt, 1) * sizeof(*iov), 0);
+	if (!iov)
+		return -ENOMEM;
+	if (cnt && copyin(iov, (void *)uiov, cnt * sizeof(*iov)) < 0) {
+		kfree(iov);
+		return -EFAULT;
 	}
-	return total;
-}
-
-SYSCALL(19, readv)
-{
-	if ((int64_t)a2 < 0 || a2 > 1024)
-		return -EINVAL;
+	uint64_t sum = 0;
+	for (uint64_t i = 0; i < cnt; i++) {
+		if ((int64_t)iov[i].len < 0 || (sum += iov[i].len) > 0x7fffffffffffffffUL) {
+			kfree(iov);
+			return -EINVAL;
+		}
+	}
 	ssize_t total = 0;
-	for (uint64_t i = 0; i < a2; i++) {
-		struct iovec_u iov;
-		if (copyin(&iov, (void *)(a1 + i * sizeof(iov)), sizeof(iov)) < 0)
-			return total ? total : -EFAULT;
-		int64_t r = sys_read(tf, a0, iov.base, iov.len, 0, 0, 0);
-		if (r < 0)
-			return total ? total : r;
+	if (cnt == 0) {
+		struct file *f = fd_get(fd);
+		if (!f)
+			total = -EBADF;
+		file_unref(f);
+	}
+	for (uint64_t i = 0; i < cnt; i++) {
+		if (iov[i].len == 0)
+			continue;
+		int64_t o = off ? *off + total : 0;
+		ssize_t r = do_rw(fd, (void *)iov[i].base, iov[i].len, off ? &o : NULL, write);
+		if (r < 0) {
+			if (!total)
+				total = r;
+			break;
+		}
 		total += r;
-		if ((uint64_t)r < iov.len)
+		if ((uint64_t)r < iov[i].len)
 			break;
 	}
+	kfree(iov);
 	return total;
 }
 
-static int64_t do_openat(int dirfd, uint64_t upath, int flags)
-{
-	char path[4096];
-	size_t len;
-	int r = copyinstr(path, (const void *)upath, sizeof(path), &len);
-	if (r < 0)
-		return r;
-	if (is_console_path(path) || !strcmp(path, "/dev/null")) {
-		struct file *f = kzalloc(sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		f->refcnt = 1;
-		f->type = !strcmp(path, "/dev/null") ? FT_NULL : FT_CONSOLE;
-		f->flags = flags;
-		int fd = fd_install(f, 0, flags & O_CLOEXEC);
-		if (fd < 0)
-			file_unref(f);
-		return fd;
-	}
-	if ((flags & O_ACCMODE) != 0 || (flags & O_CREAT))
-		return -EROFS;       /* a writable tree comes with tmpfs (issue 6) */
-	struct inode *ip;
-	r = lookup_at(dirfd, path, 0, &ip);
-	if (r < 0)
-		return r;
-	struct file *f = kzalloc(sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	f->refcnt = 1;
-	f->type = FT_INODE;
-	f->ip = ip;
-	f->flags = flags;
-	int fd = fd_install(f, 0, flags & O_CLOEXEC);
-	if (fd < 0)
-		file_unref(f);
-	return fd;
-}
+SYSCALL(19, readv) { return do_rwv((int)a0, a1, a2, NULL, false); }
+SYSCALL(20, writev) { return do_rwv((int)a0, a1, a2, NULL, true); }
+SYSCALL(295, preadv) { int64_t o = (int64_t)a3; return o < 0 ? -EINVAL : do_rwv((int)a0, a1, a2, &o, false); }
+SYSCALL(296, pwritev) { int64_t o = (int64_t)a3; return o < 0 ? -EINVAL : do_rwv((int)a0, a1, a2, &o, true); }
 
-SYSCALL(2, open) { return do_openat(AT_FDCWD, a0, (int)a1); }
-SYSCALL(257, openat) { return do_openat((int)a0, a1, (int)a2); }
-
-SYSCALL(3, close)
-{
-	struct proc *p = curproc();
-	int fd = (int)a0;
-	if (fd < 0 || fd >= NOFILE)
-		return -EBADF;
-	simple_lock(&p->lock);
-	struct file *f = p->files[fd];
-	p->files[fd] = NULL;
-	simple_unlock(&p->lock);
-	if (!f)
-		return -EBADF;
-	file_unref(f);
-	return 0;
-}
-
-SYSCALL(33, dup2)
-{
-	struct proc *p = curproc();
-	int oldfd = (int)a0, newfd = (int)a1;
-	if (newfd < 0 || newfd >= NOFILE)
-		return -EBADF;
-	struct file *f = fd_get(oldfd);
-	if (!f)
-		return -EBADF;
-	if (oldfd == newfd) {
-		file_unref(f);
-		return newfd;
-	}
-	simple_lock(&p->lock);
-	struct file *old = p->files[newfd];
-	p->files[newfd] = f;
-	p->cloexec[newfd] = 0;
-	simple_unlock(&p->lock);
-	file_unref(old);
-	return newfd;
-}
-
-SYSCALL(32, dup)
-{
-	struct file *f = fd_get((int)a0);
-	if (!f)
-		return -EBADF;
-	int fd = fd_install(f, 0, false);
-	if (fd < 0)
-		file_unref(f);
-	return fd;
-}
-
-#define TCGETS 0x5401
-#define TIOCGWINSZ 0x5413
-
-SYSCALL(16, ioctl)
-{
-	struct file *f = fd_get((int)a0);
-	if (!f)
-		return -EBADF;
-	int type = f->type;
-	file_unref(f);
-	if (type != FT_CONSOLE)
-		return -ENOTTY;
-	if (a1 == TIOCGWINSZ) {
-		uint16_t ws[4] = { 24, 80, 0, 0 };
-		return copyout((void *)a2, ws, sizeof(ws)) < 0 ? -EFAULT : 0;
-	}
-	return -ENOTTY;   /* termios comes with the terminal driver (T1) */
-}
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+#define SEEK_DATA 3
+#define SEEK_HOLE 4
 
 SYSCALL(8, lseek)
 {
@@ -372,59 +372,226 @@ SYSCALL(8, lseek)
 	if (!f)
 		return -EBADF;
 	int64_t r;
-	if (f->type != FT_INODE) {
+	if (!f->fops || !f->fops->seekable) {
 		r = -ESPIPE;
-	} else {
-		struct fs_stat st;
-		fs_stat(f->ip, &st);
-		int64_t base = a2 == 0 ? 0 : a2 == 1 ? (int64_t)f->off : a2 == 2 ? (int64_t)st.size : -1;
-		int64_t off = base + (int64_t)a1;
-		if (base < 0 || off < 0)
-			r = -EINVAL;
+		goto out;
+	}
+	lock_write(&f->poslock);
+	int64_t size = (int64_t)READ_ONCE(f->ip->size);
+	int64_t off = (int64_t)a1, base;
+	switch ((int)a2) {
+	case SEEK_SET: base = 0; break;
+	case SEEK_CUR: base = (int64_t)f->off; break;
+	case SEEK_END: base = size; break;
+	case SEEK_DATA:
+		base = 0;
+		if (off >= size)
+			off = -1, base = -1;
+		break;
+	case SEEK_HOLE:
+		base = 0;
+		if (off >= size)
+			off = -1, base = -1;
 		else
-			r = f->off = off;
+			off = size;
+		break;
+	default: base = -1; off = 0; break;
+	}
+	if (base == -1 && (a2 == SEEK_DATA || a2 == SEEK_HOLE))
+		r = -ENXIO;
+	else if (base < 0 || (off > 0 && base > INT64_MAX - off) || base + off < 0)
+		r = -EINVAL;
+	else
+		r = f->off = (uint64_t)(base + off);
+	lock_done(&f->poslock);
+out:
+	file_unref(f);
+	return r;
+}
+
+/* ---- descriptors ---- */
+
+static int do_dup3(int oldfd, int newfd, int flags)
+{
+	struct fdtable *t = cur_fdt();
+	if (newfd < 0 || newfd >= FD_MAX || (uint64_t)newfd >= curproc()->rlim_cur[7])
+		return -EBADF;
+	struct file *f = fd_get(oldfd);
+	if (!f)
+		return -EBADF;
+	simple_lock(&t->lock);
+	struct file *old = t->fd[newfd];
+	t->fd[newfd] = f;
+	if (flags & O_CLOEXEC)
+		t->cloexec[newfd / 64] |= 1ULL << (newfd % 64);
+	else
+		t->cloexec[newfd / 64] &= ~(1ULL << (newfd % 64));
+	simple_unlock(&t->lock);
+	file_unref(old);
+	return newfd;
+}
+
+SYSCALL(33, dup2)
+{
+	int oldfd = (int)a0, newfd = (int)a1;
+	if (oldfd == newfd) {
+		struct file *f = fd_get(oldfd);
+		if (!f)
+			return -EBADF;
+		file_unref(f);
+		return newfd;
+	}
+	return do_dup3(oldfd, newfd, 0);
+}
+
+SYSCALL(292, dup3)
+{
+	if ((int)a0 == (int)a1)
+		return -EINVAL;
+	if (a2 & ~(uint64_t)O_CLOEXEC)
+		return -EINVAL;
+	return do_dup3((int)a0, (int)a1, (int)a2);
+}
+
+SYSCALL(32, dup)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	return fd_install(f, 0, false);
+}
+
+#define F_DUPFD 0
+#define F_GETFD 1
+#define F_SETFD 2
+#define F_GETFL 3
+#define F_SETFL 4
+#define F_GETLK 5
+#define F_SETLK 6
+#define F_SETLKW 7
+#define F_DUPFD_CLOEXEC 1030
+#define F_GETPIPE_SZ 1032
+#define FD_CLOEXEC 1
+
+static bool fd_cloexec(int fd)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	bool c = (t->cloexec[fd / 64] >> (fd % 64)) & 1;
+	simple_unlock(&t->lock);
+	return c;
+}
+
+static void fd_set_cloexec(int fd, bool on)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	if (on)
+		t->cloexec[fd / 64] |= 1ULL << (fd % 64);
+	else
+		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+	simple_unlock(&t->lock);
+}
+
+SYSCALL(72, fcntl)
+{
+	int fd = (int)a0;
+	struct file *f = fd_get(fd);
+	if (!f)
+		return -EBADF;
+	int64_t r;
+	switch ((int)a1) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		if ((int64_t)(int)a2 < 0 || (int)a2 >= FD_MAX ||
+		    (uint64_t)(int)a2 >= curproc()->rlim_cur[7]) {
+			r = -EINVAL;
+			break;
+		}
+		file_ref(f);
+		r = fd_install(f, (int)a2, a1 == F_DUPFD_CLOEXEC);
+		break;
+	case F_GETFD:
+		r = fd_cloexec(fd) ? FD_CLOEXEC : 0;
+		break;
+	case F_SETFD:
+		fd_set_cloexec(fd, a2 & FD_CLOEXEC);
+		r = 0;
+		break;
+	case F_GETFL: {
+		int acc = f->fmode == (FMODE_READ | FMODE_WRITE) ? O_RDWR :
+			  f->fmode == FMODE_WRITE ? O_WRONLY : O_RDONLY;
+		r = (f->flags & ~O_ACCMODE) | acc | O_LARGEFILE;
+		break;
+	}
+	case F_SETFL: {
+		int keep = f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME);
+		f->flags = keep | ((int)a2 & (O_APPEND | O_NONBLOCK | O_NOATIME));
+		r = 0;
+		break;
+	}
+	case F_GETPIPE_SZ: {
+		int n;
+		r = pipe_fionread(f, &n) == 0 ? 65536 : -EBADF;
+		break;
+	}
+	default:
+		r = -EINVAL;
 	}
 	file_unref(f);
 	return r;
 }
 
-/* ---- paths, stat, directories, fcntl ---- */
+#define FIONBIO 0x5421
+#define FIOCLEX 0x5451
+#define FIONCLEX 0x5450
+#define FIONREAD 0x541B
+#define FIOASYNC 0x5452
 
-#define S_IFMT  0170000
-#define S_IFDIR 0040000
-#define S_IFCHR 0020000
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_EMPTY_PATH 0x1000
-
-static int copy_path(char *dst, uint64_t upath)
+SYSCALL(16, ioctl)
 {
-	size_t len;
-	int r = copyinstr(dst, (const void *)upath, FS_PATH_MAX, &len);
-	if (r == -ENAMETOOLONG)
-		return -ENAMETOOLONG;
-	if (r < 0)
-		return r;
-	return len <= 1 ? -ENOENT : 0;   /* len counts the NUL */
-}
-
-/* The console device for /dev/console, /dev/tty and /dev/null until /dev exists. */
-static bool is_console_path(const char *p)
-{
-	return !strcmp(p, "/dev/console") || !strcmp(p, "/dev/tty") || !strcmp(p, "/dev/ttyS0");
-}
-
-static int lookup_at(int dirfd, const char *path, int flags, struct inode **ip)
-{
-	if (dirfd != AT_FDCWD && path[0] != '/') {
-		struct file *f = fd_get(dirfd);
-		if (!f)
-			return -EBADF;
-		int r = f->type == FT_INODE ? fs_lookup(f->ip, path, flags, ip) : -ENOTDIR;
-		file_unref(f);
-		return r;
+	int fd = (int)a0;
+	struct file *f = fd_get(fd);
+	if (!f)
+		return -EBADF;
+	int64_t r;
+	switch (a1) {
+	case FIOCLEX:
+	case FIONCLEX:
+		fd_set_cloexec(fd, a1 == FIOCLEX);
+		r = 0;
+		break;
+	case FIONBIO: {
+		int on;
+		if (copyin(&on, (void *)a2, sizeof(on)) < 0) {
+			r = -EFAULT;
+			break;
+		}
+		if (on)
+			__atomic_fetch_or(&f->flags, O_NONBLOCK, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_and(&f->flags, ~O_NONBLOCK, __ATOMIC_RELAXED);
+		r = 0;
+		break;
 	}
-	return fs_lookup(curproc()->cwd, path, flags, ip);
+	case FIONREAD:
+		if (f->ip && S_ISREG(f->ip->mode)) {
+			lock_read(&f->poslock);
+			int64_t n = (int64_t)READ_ONCE(f->ip->size) - (int64_t)f->off;
+			lock_done(&f->poslock);
+			int v = n < 0 ? 0 : (int)MIN(n, INT32_MAX);
+			r = copyout((void *)a2, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+			break;
+		}
+		/* fallthrough */
+	default:
+		r = f->fops && f->fops->ioctl ? f->fops->ioctl(f, a1, a2) : -ENOTTY;
+	}
+	file_unref(f);
+	return r;
 }
+
+/* ---- stat ---- */
 
 struct kstat {
 	uint64_t dev, ino, nlink;
@@ -435,60 +602,82 @@ struct kstat {
 	int64_t reserved[3];
 };
 
-static int stat_out(struct inode *ip, uint64_t ubuf)
+/* The stat of an open file without an inode (pipes, the console). */
+static void stat_anon(struct file *f, struct fs_stat *st)
 {
-	struct fs_stat st;
-	fs_stat(ip, &st);
-	struct kstat k;
-	memset(&k, 0, sizeof(k));
-	k.dev = 1;
-	k.ino = st.ino;
-	k.nlink = st.nlink;
-	k.mode = st.mode;
-	k.uid = st.uid;
-	k.gid = st.gid;
-	k.rdev = st.rdev;
-	k.size = st.size;
-	k.blksize = 4096;
-	k.blocks = st.blocks;
-	k.atime = k.mtime = k.ctime = st.mtime;
-	return copyout((void *)ubuf, &k, sizeof(k)) < 0 ? -EFAULT : 0;
+	memset(st, 0, sizeof(*st));
+	st->nlink = 1;
+	if (f->fops == &console_fops) {
+		st->mode = S_IFCHR | 0620;
+		st->rdev = (5 << 8) | 1;
+		st->dev = 5;
+		st->ino = 1;
+	} else {
+		st->mode = S_IFIFO | 0600;
+		st->ino = (uint64_t)f->priv >> 6;
+		st->dev = 9;
+	}
+	uint64_t ns = time_realtime_ns();
+	st->mtime = st->atime = st->ctime = (int64_t)(ns / NSEC_PER_SEC);
 }
 
-static int stat_console(uint64_t ubuf)
+static int stat_of(int dirfd, uint64_t upath, int flags, struct fs_stat *st)
+{
+	struct inode *ip;
+	char probe;
+	/* AT_EMPTY_PATH with "" on a pipe or the console. */
+	if ((flags & AT_EMPTY_PATH) && dirfd != AT_FDCWD && copyin(&probe, (void *)upath, 1) == 0 &&
+	    probe == '\0') {
+		struct file *f = fd_get(dirfd);
+		if (!f)
+			return -EBADF;
+		if (f->ip)
+			vfs_stat(f->ip, st);
+		else
+			stat_anon(f, st);
+		file_unref(f);
+		return 0;
+	}
+	int r = resolve(dirfd, upath, flags, &ip);
+	if (r)
+		return r;
+	vfs_stat(ip, st);
+	vnode_put(ip);
+	return 0;
+}
+
+static int kstat_out(const struct fs_stat *st, uint64_t ubuf)
 {
 	struct kstat k;
 	memset(&k, 0, sizeof(k));
-	k.dev = 5;
-	k.ino = 1;
-	k.nlink = 1;
-	k.mode = S_IFCHR | 0620;
-	k.rdev = (5 << 8) | 1;
-	k.blksize = 1024;
+	k.dev = st->dev;
+	k.ino = st->ino;
+	k.nlink = st->nlink;
+	k.mode = st->mode;
+	k.uid = st->uid;
+	k.gid = st->gid;
+	k.rdev = st->rdev;
+	k.size = (int64_t)st->size;
+	k.blksize = 4096;
+	k.blocks = (int64_t)st->blocks;
+	k.atime = st->atime;
+	k.atime_ns = st->atime_ns;
+	k.mtime = st->mtime;
+	k.mtime_ns = st->mtime_ns;
+	k.ctime = st->ctime;
+	k.ctime_ns = st->ctime_ns;
 	return copyout((void *)ubuf, &k, sizeof(k)) < 0 ? -EFAULT : 0;
 }
 
 static int64_t do_fstatat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
 {
-	char path[FS_PATH_MAX];
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800))
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT))
 		return -EINVAL;
-	int r = copy_path(path, upath);
-	if (r == -ENOENT && (flags & AT_EMPTY_PATH)) {
-		struct file *f = fd_get(dirfd);
-		if (!f)
-			return -EBADF;
-		r = f->type == FT_INODE ? stat_out(f->ip, ubuf) : stat_console(ubuf);
-		file_unref(f);
-		return r;
-	}
-	if (r < 0)
-		return r;
-	if (is_console_path(path) || !strcmp(path, "/dev/null"))
-		return stat_console(ubuf);
-	struct inode *ip;
-	r = lookup_at(dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) ? FS_NOFOLLOW : 0, &ip);
-	return r < 0 ? r : stat_out(ip, ubuf);
+	if (!user_range_ok((void *)ubuf, sizeof(struct kstat)))
+		return -EFAULT;
+	struct fs_stat st;
+	int r = stat_of(dirfd, upath, flags, &st);
+	return r ? r : kstat_out(&st, ubuf);
 }
 
 SYSCALL(4, stat) { return do_fstatat(AT_FDCWD, a0, a1, 0); }
@@ -500,278 +689,883 @@ SYSCALL(5, fstat)
 	struct file *f = fd_get((int)a0);
 	if (!f)
 		return -EBADF;
-	int r = f->type == FT_INODE ? stat_out(f->ip, a1) : stat_console(a1);
+	struct fs_stat st;
+	if (f->ip)
+		vfs_stat(f->ip, &st);
+	else
+		stat_anon(f, &st);
+	file_unref(f);
+	return kstat_out(&st, a1);
+}
+
+struct statx_ts {
+	int64_t sec;
+	uint32_t nsec;
+	int32_t pad;
+};
+
+struct kstatx {
+	uint32_t mask, blksize;
+	uint64_t attributes;
+	uint32_t nlink, uid, gid;
+	uint16_t mode, pad1;
+	uint64_t ino, size, blocks, attributes_mask;
+	struct statx_ts atime, btime, ctime, mtime;
+	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+	uint64_t spare[14];
+};
+
+SYSCALL(332, statx)
+{
+	int flags = (int)a2;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
+		return -EINVAL;
+	if ((flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
+		return -EINVAL;
+	if (a3 & 0x80000000U)              /* STATX__RESERVED */
+		return -EINVAL;
+	if (!user_range_ok((void *)a4, sizeof(struct kstatx)))
+		return -EFAULT;
+	struct fs_stat st;
+	int r = stat_of((int)a0, a1, flags, &st);
+	if (r)
+		return r;
+	struct kstatx x;
+	memset(&x, 0, sizeof(x));
+	x.mask = 0x7ff;                    /* STATX_BASIC_STATS */
+	x.blksize = 4096;
+	x.nlink = st.nlink;
+	x.uid = st.uid;
+	x.gid = st.gid;
+	x.mode = (uint16_t)st.mode;
+	x.ino = st.ino;
+	x.size = st.size;
+	x.blocks = st.blocks;
+	x.atime = (struct statx_ts){ st.atime, st.atime_ns, 0 };
+	x.mtime = (struct statx_ts){ st.mtime, st.mtime_ns, 0 };
+	x.ctime = (struct statx_ts){ st.ctime, st.ctime_ns, 0 };
+	x.rdev_major = (st.rdev >> 8) & 0xfff;
+	x.rdev_minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xffu);
+	x.dev_major = 0;
+	x.dev_minor = (uint32_t)st.dev;
+	return copyout((void *)a4, &x, sizeof(x)) < 0 ? -EFAULT : 0;
+}
+
+struct kstatfs {
+	int64_t type, bsize, blocks, bfree, bavail, files, ffree;
+	int32_t fsid[2];
+	int64_t namelen, frsize, flags, spare[4];
+};
+
+static int statfs_out(struct inode *ip, uint64_t ubuf)
+{
+	struct kstatfs s;
+	memset(&s, 0, sizeof(s));
+	s.type = 0x01021994;               /* TMPFS_MAGIC */
+	s.bsize = s.frsize = 4096;
+	s.blocks = (int64_t)page_total_count();
+	s.bfree = s.bavail = (int64_t)page_free_count();
+	s.files = 1 << 20;
+	s.ffree = s.files - (int64_t)ip->sb->ninodes;
+	s.fsid[0] = (int32_t)ip->sb->dev;
+	s.namelen = FS_NAME_MAX;
+	return copyout((void *)ubuf, &s, sizeof(s)) < 0 ? -EFAULT : 0;
+}
+
+SYSCALL(137, statfs)
+{
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
+		return r;
+	r = statfs_out(ip, a1);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(138, fstatfs)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = f->ip ? statfs_out(f->ip, a1) : statfs_out(vfs_root(), a1);
 	file_unref(f);
 	return r;
 }
 
-static int64_t do_faccessat(int dirfd, uint64_t upath, int mode)
+/* ---- access, readlink ---- */
+
+static int64_t do_faccessat(int dirfd, uint64_t upath, int mode, int flags)
 {
-	char path[FS_PATH_MAX];
 	if (mode & ~7)
 		return -EINVAL;
-	int r = copy_path(path, upath);
-	if (r < 0)
-		return r;
-	if (is_console_path(path) || !strcmp(path, "/dev/null"))
-		return 0;
+	if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
 	struct inode *ip;
-	r = lookup_at(dirfd, path, 0, &ip);
-	if (r < 0)
+	int r = resolve(dirfd, upath, flags, &ip);
+	if (r)
 		return r;
-	struct fs_stat st;
-	fs_stat(ip, &st);
-	if ((mode & 1) && !(st.mode & 0111))
-		return -EACCES;        /* root needs some x bit to execute */
-	if (mode & 2)
-		return -EROFS;
-	return 0;
+	r = mode ? vfs_permission(ip, mode) : 0;
+	vnode_put(ip);
+	return r;
 }
 
-SYSCALL(21, access) { return do_faccessat(AT_FDCWD, a0, (int)a1); }
-SYSCALL(269, faccessat) { return do_faccessat((int)a0, a1, (int)a2); }
-SYSCALL_ALIAS(439, faccessat2, faccessat);
+SYSCALL(21, access) { return do_faccessat(AT_FDCWD, a0, (int)a1, 0); }
+SYSCALL(269, faccessat) { return do_faccessat((int)a0, a1, (int)a2, 0); }
+SYSCALL(439, faccessat2) { return do_faccessat((int)a0, a1, (int)a2, (int)a3); }
 
 static int64_t do_readlinkat(int dirfd, uint64_t upath, uint64_t ubuf, int64_t n)
 {
-	char path[FS_PATH_MAX], buf[FS_PATH_MAX];
 	if (n <= 0)
 		return -EINVAL;
-	int r = copy_path(path, upath);
-	if (r < 0)
-		return r;
-	if (!strcmp(path, "/proc/self/exe"))
-		return -ENOENT;          /* /proc comes with issue 6 */
 	struct inode *ip;
-	r = lookup_at(dirfd, path, FS_NOFOLLOW, &ip);
-	if (r < 0)
+	int r = resolve(dirfd, upath, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH, &ip);
+	if (r)
 		return r;
-	ssize_t len = fs_readlink(ip, buf, sizeof(buf));
-	if (len < 0)
-		return len;
-	len = MIN(len, n);
-	return copyout((void *)ubuf, buf, len) < 0 ? -EFAULT : len;
+	char *buf = kmalloc(FS_PATH_MAX, 0);
+	ssize_t len = buf ? fs_readlink(ip, buf, FS_PATH_MAX) : -ENOMEM;
+	vnode_put(ip);
+	if (len >= 0) {
+		len = MIN(len, n);
+		if (copyout((void *)ubuf, buf, len) < 0)
+			len = -EFAULT;
+	}
+	kfree(buf);
+	return len;
 }
 
 SYSCALL(89, readlink) { return do_readlinkat(AT_FDCWD, a0, a1, (int64_t)a2); }
 SYSCALL(267, readlinkat) { return do_readlinkat((int)a0, a1, a2, (int64_t)a3); }
 
-/* Appends path to the normalised absolute base (textually: . and ..). */
-static void path_join(char *out, size_t n, const char *base, const char *path)
+/* ---- creating and removing names ---- */
+
+static int64_t do_mknodat(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
 {
-	char tmp[512];
-	if (path[0] == '/')
-		strlcpy(tmp, path, sizeof(tmp));
-	else
-		ksnprintf(tmp, sizeof(tmp), "%s/%s", base, path);
-	size_t o = 0;
-	out[0] = '\0';
-	for (char *c = tmp; *c;) {
-		while (*c == '/')
-			c++;
-		char *e = c;
-		while (*e && *e != '/')
-			e++;
-		size_t len = e - c;
-		if (len == 0 || (len == 1 && c[0] == '.')) {
-		} else if (len == 2 && c[0] == '.' && c[1] == '.') {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-			out[o] = '\0';
-		} else if (o + len + 2 < n) {
-			out[o++] = '/';
-			memcpy(out + o, c, len);
-			o += len;
-			out[o] = '\0';
+	struct lookup lk;
+	uint32_t type = mode & S_IFMT;
+	if (type == 0)
+		type = S_IFREG;
+	if (type != S_IFREG && type != S_IFCHR && type != S_IFBLK && type != S_IFIFO &&
+	    type != S_IFSOCK && type != S_IFDIR)
+		return -EINVAL;
+	int r = resolve_parent(dirfd, upath, &lk);
+	if (r)
+		return r;
+	if (lk.trailing_slash && type != S_IFDIR) {
+		struct inode *ip;
+		r = vfs_lookup_child(lk.ip, lk.last, lk.lastlen, &ip);
+		if (r == 0) {
+			vnode_put(ip);
+			r = -EEXIST;
+		} else {
+			r = -ENOENT;
 		}
-		c = e;
+	} else {
+		uint32_t rdev = (dev & 0xff) | ((dev >> 8 & 0xfff) << 8) | ((dev >> 20) << 20);
+		r = vfs_create(lk.ip, lk.last, lk.lastlen, type | (mode & 07777 & ~cur_umask()),
+			       (type == S_IFCHR || type == S_IFBLK) ? rdev : 0, NULL, NULL);
 	}
-	if (o == 0)
-		strlcpy(out, "/", n);
+	vnode_put(lk.ip);
+	return r;
+}
+
+SYSCALL(83, mkdir) { return do_mknodat(AT_FDCWD, a0, S_IFDIR | ((uint32_t)a1 & 07777), 0); }
+SYSCALL(258, mkdirat) { return do_mknodat((int)a0, a1, S_IFDIR | ((uint32_t)a2 & 07777), 0); }
+SYSCALL(133, mknod)
+{
+	if (((uint32_t)a1 & S_IFMT) == S_IFDIR)
+		return -EINVAL;
+	return do_mknodat(AT_FDCWD, a0, (uint32_t)a1, (uint32_t)a2);
+}
+SYSCALL(259, mknodat)
+{
+	if (((uint32_t)a2 & S_IFMT) == S_IFDIR)
+		return -EINVAL;
+	return do_mknodat((int)a0, a1, (uint32_t)a2, (uint32_t)a3);
+}
+
+static int64_t do_unlinkat(int dirfd, uint64_t upath, int flags)
+{
+	if (flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	struct lookup lk;
+	int r = resolve_parent(dirfd, upath, &lk);
+	if (r)
+		return r;
+	bool rmdir = flags & AT_REMOVEDIR;
+	if (!rmdir && lk.trailing_slash) {
+		struct inode *ip;
+		r = vfs_lookup_child(lk.ip, lk.last, lk.lastlen, &ip);
+		if (r == 0) {
+			r = S_ISDIR(ip->mode) ? -EISDIR : -ENOTDIR;
+			vnode_put(ip);
+		}
+	} else {
+		r = vfs_unlink(lk.ip, lk.last, lk.lastlen, rmdir);
+	}
+	vnode_put(lk.ip);
+	return r;
+}
+
+SYSCALL(87, unlink) { return do_unlinkat(AT_FDCWD, a0, 0); }
+SYSCALL(84, rmdir) { return do_unlinkat(AT_FDCWD, a0, AT_REMOVEDIR); }
+SYSCALL(263, unlinkat) { return do_unlinkat((int)a0, a1, (int)a2); }
+
+static int64_t do_symlinkat(uint64_t utarget, int dirfd, uint64_t upath)
+{
+	char *target;
+	int r = path_in(utarget, &target, false);
+	if (r)
+		return r;
+	struct lookup lk;
+	r = resolve_parent(dirfd, upath, &lk);
+	if (r == 0) {
+		r = lk.trailing_slash ? -ENOENT :
+		    vfs_create(lk.ip, lk.last, lk.lastlen, S_IFLNK | 0777, 0, target, NULL);
+		if (r == -ENOENT && lk.trailing_slash) {
+			struct inode *ip;
+			if (vfs_lookup_child(lk.ip, lk.last, lk.lastlen, &ip) == 0) {
+				vnode_put(ip);
+				r = -EEXIST;
+			}
+		}
+		vnode_put(lk.ip);
+	}
+	kfree(target);
+	return r;
+}
+
+SYSCALL(88, symlink) { return do_symlinkat(a0, AT_FDCWD, a1); }
+SYSCALL(266, symlinkat) { return do_symlinkat(a0, (int)a1, a2); }
+
+static int64_t do_linkat(int olddirfd, uint64_t oldpath, int newdirfd, uint64_t newpath,
+			 int flags)
+{
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	struct inode *ip;
+	int r = resolve(olddirfd, oldpath,
+			(flags & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW) |
+			(flags & AT_EMPTY_PATH), &ip);
+	if (r)
+		return r;
+	struct lookup lk;
+	r = resolve_parent(newdirfd, newpath, &lk);
+	if (r == 0) {
+		if (lk.trailing_slash)
+			r = -ENOENT;
+		else
+			r = vfs_link(ip, lk.ip, lk.last, lk.lastlen);
+		vnode_put(lk.ip);
+	}
+	if (r == 0)
+		vnode_touch(ip, 4);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(86, link) { return do_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0); }
+SYSCALL(265, linkat) { return do_linkat((int)a0, a1, (int)a2, a3, (int)a4); }
+
+static int64_t do_renameat2(int odfd, uint64_t opath, int ndfd, uint64_t npath, int flags)
+{
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	struct lookup ol, nl;
+	int r = resolve_parent(odfd, opath, &ol);
+	if (r)
+		return r;
+	r = resolve_parent(ndfd, npath, &nl);
+	if (r) {
+		vnode_put(ol.ip);
+		return r;
+	}
+	if (ol.trailing_slash || nl.trailing_slash) {
+		struct inode *ip;
+		if (vfs_lookup_child(ol.ip, ol.last, ol.lastlen, &ip) == 0) {
+			if (!S_ISDIR(ip->mode))
+				r = -ENOTDIR;
+			vnode_put(ip);
+		}
+	}
+	if (r == 0)
+		r = vfs_rename(ol.ip, ol.last, ol.lastlen, nl.ip, nl.last, nl.lastlen, flags);
+	vnode_put(ol.ip);
+	vnode_put(nl.ip);
+	return r;
+}
+
+SYSCALL(82, rename) { return do_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0); }
+SYSCALL(264, renameat) { return do_renameat2((int)a0, a1, (int)a2, a3, 0); }
+SYSCALL(316, renameat2) { return do_renameat2((int)a0, a1, (int)a2, a3, (int)a4); }
+
+/* ---- attributes ---- */
+
+static int setmode(struct inode *ip, uint32_t mode)
+{
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	if (uid != 0 && uid != ip->uid)
+		return -EPERM;
+	simple_lock(&ip->meta);
+	ip->mode = (ip->mode & S_IFMT) | (mode & 07777);
+	simple_unlock(&ip->meta);
+	vnode_touch(ip, 4);
+	return 0;
+}
+
+static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
+{
+	uint32_t cu, cg;
+	vfs_cred(&cu, &cg);
+	if (cu != 0 && (uid != (uint32_t)-1 || gid != (uint32_t)-1))
+		return -EPERM;
+	simple_lock(&ip->meta);
+	if (uid != (uint32_t)-1)
+		ip->uid = uid;
+	if (gid != (uint32_t)-1)
+		ip->gid = gid;
+	if (!S_ISDIR(ip->mode) && (ip->mode & 0111))
+		ip->mode &= ~04000u;     /* chown clears set-user-id */
+	simple_unlock(&ip->meta);
+	vnode_touch(ip, 4);
+	return 0;
+}
+
+static int64_t do_fchmodat(int dirfd, uint64_t upath, uint32_t mode, int flags)
+{
+	struct inode *ip;
+	int r = resolve(dirfd, upath, flags, &ip);
+	if (r)
+		return r;
+	r = S_ISLNK(ip->mode) ? -EOPNOTSUPP : setmode(ip, mode);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(90, chmod) { return do_fchmodat(AT_FDCWD, a0, (uint32_t)a1, 0); }
+SYSCALL(268, fchmodat) { return do_fchmodat((int)a0, a1, (uint32_t)a2, 0); }
+SYSCALL(91, fchmod)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = f->ip && f->fmode ? setmode(f->ip, (uint32_t)a1) : -EBADF;
+	file_unref(f);
+	return r;
+}
+
+static int64_t do_fchownat(int dirfd, uint64_t upath, uint32_t uid, uint32_t gid, int flags)
+{
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	struct inode *ip;
+	int r = resolve(dirfd, upath, flags, &ip);
+	if (r)
+		return r;
+	r = setowner(ip, uid, gid);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(92, chown) { return do_fchownat(AT_FDCWD, a0, (uint32_t)a1, (uint32_t)a2, 0); }
+SYSCALL(94, lchown) { return do_fchownat(AT_FDCWD, a0, (uint32_t)a1, (uint32_t)a2, AT_SYMLINK_NOFOLLOW); }
+SYSCALL(260, fchownat) { return do_fchownat((int)a0, a1, (uint32_t)a2, (uint32_t)a3, (int)a4); }
+SYSCALL(93, fchown)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = f->ip && f->fmode ? setowner(f->ip, (uint32_t)a1, (uint32_t)a2) : -EBADF;
+	file_unref(f);
+	return r;
+}
+
+SYSCALL(76, truncate)
+{
+	if ((int64_t)a1 < 0)
+		return -EINVAL;
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
+		return r;
+	if (S_ISDIR(ip->mode))
+		r = -EISDIR;
+	else if ((r = vfs_permission(ip, MAY_WRITE)) == 0)
+		r = vfs_truncate(ip, a1);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(77, ftruncate)
+{
+	if ((int64_t)a1 < 0)
+		return -EINVAL;
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = !f->ip || !S_ISREG(f->ip->mode) ? -EINVAL :
+		!(f->fmode & FMODE_WRITE) ? -EINVAL : vfs_truncate(f->ip, a1);
+	if (!f->fmode)
+		r = -EBADF;
+	file_unref(f);
+	return r;
+}
+
+#define UTIME_NOW  ((1l << 30) - 1l)
+#define UTIME_OMIT ((1l << 30) - 2l)
+
+static int set_times(struct inode *ip, const struct timespec64 *ts)
+{
+	uint64_t ns = time_realtime_ns();
+	struct timespec64 now = { (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC) };
+	for (int i = 0; i < 2; i++)
+		if (ts && ts[i].nsec != UTIME_NOW && ts[i].nsec != UTIME_OMIT &&
+		    (ts[i].nsec < 0 || ts[i].nsec >= 1000000000))
+			return -EINVAL;
+	simple_lock(&ip->meta);
+	for (int i = 0; i < 2; i++) {
+		struct timespec64 *dst = i == 0 ? &ip->atime : &ip->mtime;
+		if (!ts || ts[i].nsec == UTIME_NOW)
+			*dst = now;
+		else if (ts[i].nsec != UTIME_OMIT)
+			*dst = ts[i];
+	}
+	ip->ctime = now;
+	simple_unlock(&ip->meta);
+	return 0;
+}
+
+SYSCALL(280, utimensat)
+{
+	int flags = (int)a3;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	struct timespec64 ts[2];
+	if (a2 && copyin(ts, (void *)a2, sizeof(ts)) < 0)
+		return -EFAULT;
+	struct inode *ip;
+	int r;
+	if (a1 == 0) {                      /* futimens */
+		struct file *f = fd_get((int)a0);
+		if (!f)
+			return -EBADF;
+		ip = f->ip;
+		if (ip)
+			vnode_ref(ip);
+		file_unref(f);
+		if (!ip)
+			return -EBADF;
+	} else if ((r = resolve((int)a0, a1, flags, &ip)) != 0) {
+		return r;
+	}
+	r = set_times(ip, a2 ? ts : NULL);
+	vnode_put(ip);
+	return r;
+}
+
+static int64_t do_utimes(int dirfd, uint64_t upath, uint64_t utv)
+{
+	struct timespec64 ts[2];
+	if (utv) {
+		int64_t tv[4];
+		if (copyin(tv, (void *)utv, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv[1] < 0 || tv[1] >= 1000000 || tv[3] < 0 || tv[3] >= 1000000)
+			return -EINVAL;
+		ts[0] = (struct timespec64){ tv[0], tv[1] * 1000 };
+		ts[1] = (struct timespec64){ tv[2], tv[3] * 1000 };
+	}
+	struct inode *ip;
+	int r = resolve(dirfd, upath, 0, &ip);
+	if (r)
+		return r;
+	r = set_times(ip, utv ? ts : NULL);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(235, utimes) { return do_utimes(AT_FDCWD, a0, a1); }
+SYSCALL(261, futimesat) { return do_utimes((int)a0, a1, a2); }
+
+/* ---- directories, cwd ---- */
+
+static int set_cwd(struct inode *ip)
+{
+	if (!S_ISDIR(ip->mode))
+		return -ENOTDIR;
+	int r = vfs_permission(ip, MAY_EXEC);
+	if (r)
+		return r;
+	struct fdtable *t = cur_fdt();
+	vnode_ref(ip);
+	fetch_and_add(&ip->sb->active, 1);
+	simple_lock(&t->lock);
+	struct inode *old = t->cwd;
+	t->cwd = ip;
+	simple_unlock(&t->lock);
+	fetch_and_add(&old->sb->active, -1UL);
+	vnode_put(old);
+	return 0;
 }
 
 SYSCALL(80, chdir)
 {
-	char path[FS_PATH_MAX];
-	int r = copy_path(path, a0);
-	if (r < 0)
-		return r;
 	struct inode *ip;
-	r = fs_lookup(curproc()->cwd, path, 0, &ip);
-	if (r < 0)
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
 		return r;
-	struct fs_stat st;
-	fs_stat(ip, &st);
-	if ((st.mode & S_IFMT) != S_IFDIR)
+	r = set_cwd(ip);
+	vnode_put(ip);
+	return r;
+}
+
+SYSCALL(81, fchdir)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = f->ip ? set_cwd(f->ip) : -ENOTDIR;
+	file_unref(f);
+	return r;
+}
+
+SYSCALL(161, chroot)
+{
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
+		return r;
+	if (!S_ISDIR(ip->mode)) {
+		vnode_put(ip);
 		return -ENOTDIR;
-	struct proc *p = curproc();
-	char np[256];
-	path_join(np, sizeof(np), p->cwd_path, path);
-	simple_lock(&p->lock);
-	p->cwd = ip;
-	strlcpy(p->cwd_path, np, sizeof(p->cwd_path));
-	simple_unlock(&p->lock);
+	}
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	struct inode *old = t->root;
+	t->root = ip;
+	simple_unlock(&t->lock);
+	vnode_put(old);
 	return 0;
 }
 
 SYSCALL(79, getcwd)
 {
-	struct proc *p = curproc();
-	char buf[256];
-	simple_lock(&p->lock);
-	strlcpy(buf, p->cwd_path, sizeof(buf));
-	simple_unlock(&p->lock);
-	size_t len = strlen(buf) + 1;
-	if (a1 < len)
-		return -ERANGE;
-	return copyout((void *)a0, buf, len) < 0 ? -EFAULT : (int64_t)len;
+	char *buf = kmalloc(FS_PATH_MAX, 0);
+	if (!buf)
+		return -ENOMEM;
+	struct inode *cwd = cwd_get(), *root = root_get();
+	int r = vfs_path_of(root, cwd, buf, FS_PATH_MAX);
+	vnode_put(cwd);
+	vnode_put(root);
+	if (r >= 0) {
+		size_t len = (size_t)r + 1;
+		if (a1 < len)
+			r = -ERANGE;
+		else
+			r = copyout((void *)a0, buf, len) < 0 ? -EFAULT : (int)len;
+	}
+	kfree(buf);
+	return r;
 }
 
-/*
- * getdents64 over the boot tree (read-only after boot; issue 6 brings
- * mutation and takes the tree lock here).  f->off counts entries, "." and
- * ".." first.
- */
+struct dents_ctx {
+	char *buf;
+	size_t cap, pos;
+	uint64_t next;
+	bool full;
+};
+
+static int dents_emit(void *arg, const char *name, size_t len, uint64_t ino, unsigned type,
+		      uint64_t next)
+{
+	struct dents_ctx *c = arg;
+	size_t reclen = ALIGN_UP(19 + len + 1, 8);
+	if (c->pos + reclen > c->cap) {
+		c->full = true;
+		return 1;
+	}
+	char *d = c->buf + c->pos;
+	memset(d, 0, reclen);
+	memcpy(d, &ino, 8);
+	memcpy(d + 8, &next, 8);
+	uint16_t rl = (uint16_t)reclen;
+	memcpy(d + 16, &rl, 2);
+	d[18] = (char)type;
+	memcpy(d + 19, name, len);
+	c->pos += reclen;
+	c->next = next;
+	return 0;
+}
+
 SYSCALL(217, getdents64)
 {
 	struct file *f = fd_get((int)a0);
 	if (!f)
 		return -EBADF;
-	int64_t r = 0;
-	struct fs_stat st;
-	if (f->type != FT_INODE) {
+	int64_t r;
+	if (!f->ip || !f->fmode) {
+		r = f->fmode ? -ENOTDIR : -EBADF;
+		goto out;
+	}
+	if (!S_ISDIR(f->ip->mode)) {
 		r = -ENOTDIR;
 		goto out;
 	}
-	fs_stat(f->ip, &st);
-	if ((st.mode & S_IFMT) != S_IFDIR) {
-		r = -ENOTDIR;
+	if (!user_range_ok((void *)a1, a2)) {
+		r = -EFAULT;
 		goto out;
 	}
-	uint64_t idx = 0;
-	size_t pos = 0;
-	char buf[4096];
-	size_t cap = MIN(a2, sizeof(buf));
-	struct fs_dirent *e = f->ip->u.dir.entries;
-	for (;; idx++) {
-		const char *name;
-		uint64_t ino;
-		uint8_t type;
-		if (idx == 0) {
-			name = ".";
-			ino = f->ip->ino;
-			type = 4;
-		} else if (idx == 1) {
-			name = "..";
-			ino = f->ip->u.dir.parent->ino;
-			type = 4;
-		} else {
-			if (!e)
-				break;
-			name = e->name;
-			ino = e->ip->ino;
-			uint32_t m = e->ip->mode & S_IFMT;
-			type = m == S_IFDIR ? 4 : m == 0120000 ? 10 : m == 0100000 ? 8 : m == S_IFCHR ? 2 : 0;
-			e = e->next;
-		}
-		if (idx < f->off)
-			continue;
-		size_t nl = strlen(name);
-		size_t reclen = ALIGN_UP(19 + nl + 1, 8);
-		if (pos + reclen > cap) {
-			if (pos == 0)
-				r = -EINVAL;
-			break;
-		}
-		memset(buf + pos, 0, reclen);
-		memcpy(buf + pos, &ino, 8);
-		uint64_t off = idx + 1;
-		memcpy(buf + pos + 8, &off, 8);
-		uint16_t rl = reclen;
-		memcpy(buf + pos + 16, &rl, 2);
-		buf[pos + 18] = type;
-		memcpy(buf + pos + 19, name, nl);
-		pos += reclen;
-		f->off = idx + 1;
+	struct dents_ctx c = { .cap = MIN(a2, 65536) };
+	c.buf = kmalloc(MAX(c.cap, 8), 0);
+	if (!c.buf) {
+		r = -ENOMEM;
+		goto out;
 	}
-	if (r == 0) {
-		r = pos;
-		if (pos && copyout((void *)a1, buf, pos) < 0)
+	lock_write(&f->poslock);
+	uint64_t next = vfs_readdir(f->ip, f->off, dents_emit, &c);
+	if (c.pos == 0 && c.full) {
+		r = -EINVAL;
+	} else {
+		r = (int64_t)c.pos;
+		if (c.pos && copyout((void *)a1, c.buf, c.pos) < 0)
 			r = -EFAULT;
+		else
+			f->off = c.pos ? c.next : next;
 	}
+	lock_done(&f->poslock);
+	kfree(c.buf);
+	vnode_touch(f->ip, 1);
 out:
 	file_unref(f);
 	return r;
 }
 
-#define F_DUPFD 0
-#define F_GETFD 1
-#define F_SETFD 2
-#define F_GETFL 3
-#define F_SETFL 4
-#define F_DUPFD_CLOEXEC 1030
-
-SYSCALL(72, fcntl)
-{
-	struct proc *p = curproc();
-	int fd = (int)a0;
-	struct file *f = fd_get(fd);
-	if (!f)
-		return -EBADF;
-	int64_t r;
-	switch ((int)a1) {
-	case F_DUPFD:
-	case F_DUPFD_CLOEXEC:
-		if ((int64_t)a2 < 0 || a2 >= NOFILE) {
-			r = -EINVAL;
-			break;
-		}
-		file_ref(f);
-		r = fd_install(f, (int)a2, a1 == F_DUPFD_CLOEXEC);
-		if (r < 0)
-			file_unref(f);
-		break;
-	case F_GETFD:
-		r = p->cloexec[fd];
-		break;
-	case F_SETFD:
-		p->cloexec[fd] = a2 & 1;
-		r = 0;
-		break;
-	case F_GETFL:
-		r = f->flags & ~O_CLOEXEC;
-		break;
-	case F_SETFL:
-		f->flags = (f->flags & O_ACCMODE) | (a2 & 02000 /* O_APPEND */) | (a2 & 04000);
-		r = 0;
-		break;
-	default:
-		r = -EINVAL;
-	}
-	file_unref(f);
-	return r;
-}
-
-SYSCALL(292, dup3)
-{
-	if ((int)a0 == (int)a1)
-		return -EINVAL;
-	if (a2 & ~O_CLOEXEC)
-		return -EINVAL;
-	int64_t r = sys_dup2(tf, a0, a1, 0, 0, 0, 0);
-	if (r >= 0)
-		curproc()->cloexec[r] = (a2 & O_CLOEXEC) != 0;
-	return r;
-}
-
 SYSCALL(95, umask)
 {
-	struct proc *p = curproc();
-	int old = p->umask;
-	p->umask = a0 & 0777;
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	int old = (int)t->umask;
+	t->umask = a0 & 0777;
+	simple_unlock(&t->lock);
 	return old;
+}
+
+/* ---- sync ---- */
+
+SYSCALL(162, sync) { return 0; }
+SYSCALL(74, fsync)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	file_unref(f);
+	return 0;
+}
+SYSCALL_ALIAS(75, fdatasync, fsync);
+SYSCALL_ALIAS(306, syncfs, fsync);
+
+/* ---- pipes ---- */
+
+static int64_t do_pipe2(uint64_t ufds, int flags)
+{
+	if (flags & ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+		return -EINVAL;
+	if (!user_range_ok((void *)ufds, 2 * sizeof(int)))
+		return -EFAULT;
+	struct file *r, *w;
+	int e = pipe_create(&r, &w, flags);
+	if (e)
+		return e;
+	int fds[2];
+	fds[0] = fd_install(r, 0, flags & O_CLOEXEC);
+	if (fds[0] < 0) {
+		file_unref(w);
+		return fds[0];
+	}
+	fds[1] = fd_install(w, 0, flags & O_CLOEXEC);
+	if (fds[1] < 0) {
+		fd_close(fds[0]);
+		return fds[1];
+	}
+	if (copyout((void *)ufds, fds, sizeof(fds)) < 0) {
+		fd_close(fds[0]);
+		fd_close(fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+SYSCALL(22, pipe) { return do_pipe2(a0, 0); }
+SYSCALL(293, pipe2) { return do_pipe2(a0, (int)a1); }
+
+/* ---- poll and select ---- */
+
+#define POLL_MAX 4096
+
+static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
+{
+	if (nfds > POLL_MAX || nfds > curproc()->rlim_cur[7])
+		return -EINVAL;
+	struct kpollfd *k = kmalloc(MAX(nfds, 1) * sizeof(*k), 0);
+	if (!k)
+		return -ENOMEM;
+	int64_t r = 0;
+	if (nfds && copyin(k, (void *)ufds, nfds * sizeof(*k)) < 0)
+		r = -EFAULT;
+	if (r == 0)
+		r = do_poll(k, nfds, timeout_ns);
+	if (r >= 0) {
+		for (uint64_t i = 0; i < nfds; i++)
+			if (copyout((char *)ufds + i * sizeof(*k) + 6, &k[i].revents, 2) < 0) {
+				r = -EFAULT;
+				break;
+			}
+	}
+	kfree(k);
+	return r;
+}
+
+SYSCALL(7, poll)
+{
+	int timeout = (int)a2;
+	return poll_common(a0, a1, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+}
+
+SYSCALL(271, ppoll)
+{
+	int64_t t = -1;
+	if (a2) {
+		int64_t ts[2];
+		if (copyin(ts, (void *)a2, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
+			return -EINVAL;
+		t = ts[0] * 1000000000 + ts[1];
+	}
+	return poll_common(a0, a1, t);
+}
+
+static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, int64_t timeout_ns)
+{
+	if (n < 0)
+		return -EINVAL;
+	if (n > FD_MAX)
+		n = FD_MAX;
+	size_t words = (n + 63) / 64, bytes = words * 8;
+	uint64_t in[FD_MAX / 64] = { 0 }, out[FD_MAX / 64] = { 0 }, ex[FD_MAX / 64] = { 0 };
+	if ((uin && copyin(in, (void *)uin, bytes) < 0) ||
+	    (uout && copyin(out, (void *)uout, bytes) < 0) ||
+	    (uex && copyin(ex, (void *)uex, bytes) < 0))
+		return -EFAULT;
+	struct kpollfd *k = kmalloc(MAX(n, 1) * sizeof(*k), 0);
+	if (!k)
+		return -ENOMEM;
+	int nk = 0;
+	for (int fd = 0; fd < n; fd++) {
+		uint64_t bit = 1ULL << (fd % 64);
+		short ev = 0;
+		if (in[fd / 64] & bit)
+			ev |= POLLIN | POLLHUP;
+		if (out[fd / 64] & bit)
+			ev |= POLLOUT;
+		if (ex[fd / 64] & bit)
+			ev |= POLLPRI;
+		if (ev)
+			k[nk++] = (struct kpollfd){ fd, ev, 0 };
+	}
+	int64_t r = do_poll(k, nk, timeout_ns);
+	if (r >= 0) {
+		for (int i = 0; i < nk; i++)
+			if (k[i].revents & POLLNVAL) {
+				r = -EBADF;
+				break;
+			}
+	}
+	if (r >= 0) {
+		memset(in, 0, sizeof(in));
+		memset(out, 0, sizeof(out));
+		memset(ex, 0, sizeof(ex));
+		r = 0;
+		for (int i = 0; i < nk; i++) {
+			int fd = k[i].fd;
+			uint64_t bit = 1ULL << (fd % 64);
+			short re = k[i].revents;
+			if ((k[i].events & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR)))
+				in[fd / 64] |= bit, r++;
+			if ((k[i].events & POLLOUT) && (re & (POLLOUT | POLLERR)))
+				out[fd / 64] |= bit, r++;
+			if ((k[i].events & POLLPRI) && (re & POLLPRI))
+				ex[fd / 64] |= bit, r++;
+		}
+		if ((uin && copyout((void *)uin, in, bytes) < 0) ||
+		    (uout && copyout((void *)uout, out, bytes) < 0) ||
+		    (uex && copyout((void *)uex, ex, bytes) < 0))
+			r = -EFAULT;
+	}
+	kfree(k);
+	return r;
+}
+
+SYSCALL(23, select)
+{
+	int64_t t = -1;
+	if (a4) {
+		int64_t tv[2];
+		if (copyin(tv, (void *)a4, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv[0] < 0 || tv[1] < 0 || tv[1] >= 1000000)
+			return -EINVAL;
+		t = tv[0] * 1000000000 + tv[1] * 1000;
+	}
+	return select_common((int)a0, a1, a2, a3, t);
+}
+
+SYSCALL(270, pselect6)
+{
+	int64_t t = -1;
+	if (a4) {
+		int64_t ts[2];
+		if (copyin(ts, (void *)a4, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
+			return -EINVAL;
+		t = ts[0] * 1000000000 + ts[1];
+	}
+	return select_common((int)a0, a1, a2, a3, t);
+}
+
+/* ---- mounts ---- */
+
+SYSCALL(165, mount)
+{
+	char type[32];
+	if (!a2)
+		return -EINVAL;
+	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
+	if (r)
+		return r == -ENAMETOOLONG ? -ENODEV : r;
+	struct inode *dir;
+	r = resolve(AT_FDCWD, a1, 0, &dir);
+	if (r)
+		return r;
+	r = vfs_mount_at(dir, type, NULL);
+	vnode_put(dir);
+	return r;
+}
+
+SYSCALL(166, umount2)
+{
+	if (a1 & ~0xfULL)
+		return -EINVAL;
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
+		return r;
+	r = vfs_umount(ip);        /* consumes the reference on success */
+	if (r)
+		vnode_put(ip);
+	return r;
 }
 
 SYSCALL(273, set_robust_list) { return a1 == 24 ? 0 : -EINVAL; }

@@ -1,26 +1,16 @@
 /*
- * The in-memory file tree, filled from the initramfs (SPEC F1, issue 5).
+ * The initramfs (cpio newc) unpacked into tmpfs at boot (F1), and the
+ * lookup/read interface exec and the ELF loader use (fs_lookup, fs_read,
+ * fs_stat: thin wrappers over the VFS, vfs.h).
  *
- * A tree of nodes (struct inode): directories (a list of named entries),
- * regular files, symbolic links and device/fifo/socket nodes, each with
- * mode, uid, gid, mtime, nlink and an inode number.  The boot module given
- * with -initrd (a cpio "newc" archive) is unpacked into it; it is read-only
- * for now and becomes the seed of tmpfs in issue 6 (the node has room for
- * that: reference count, owned data, a per-node lock slot).
+ * A file unpacked from an archive is copied into tmpfs pages.  Private
+ * trees (tests) are tmpfs instances that are not mounted.
  *
- * Regular file data.  A file unpacked from an archive points INTO the
- * archive (no copy): the boot module stays reserved for the life of the
- * kernel (its pages lie below bootinfo.reserved_end, which the page
- * allocator never hands out).  The caller of initramfs_load_tree with any
- * other buffer must keep it until the tree is freed.  data_owned marks data
- * the node owns (kmalloc'd; tmpfs writes will copy-on-write into it).
- *
- * Locking: one complex lock (class fs_tree, rank below vm_map, so it may be
- * held while allocating memory or copying to user space) protects every
- * tree's structure and node fields: read for lookup/read/stat, write for
- * loading (and, in issue 6, mkdir/create/unlink).  Nodes are never freed
- * while the kernel runs (except the private trees tests build and free), so
- * a node pointer from fs_lookup stays valid without a reference for now.
+ * References: fs_lookup and fs_lookup_at return an inode the caller does
+ * not release.  Called by a process (exec), the reference is lent to the
+ * process until its next fs_lookup, its exec or its exit (fdtable.borrowed);
+ * without a process (kernel tests) the inode is only safe while it keeps a
+ * name, which the callers guarantee.
  */
 #ifndef CONCERTO_INITRAMFS_H
 #define CONCERTO_INITRAMFS_H
@@ -39,6 +29,10 @@
 #define S_ISDIR(m)  (((m) & S_IFMT) == S_IFDIR)
 #define S_ISREG(m)  (((m) & S_IFMT) == S_IFREG)
 #define S_ISLNK(m)  (((m) & S_IFMT) == S_IFLNK)
+#define S_ISCHR(m)  (((m) & S_IFMT) == S_IFCHR)
+#define S_ISBLK(m)  (((m) & S_IFMT) == S_IFBLK)
+#define S_ISFIFO(m) (((m) & S_IFMT) == S_IFIFO)
+#define S_ISSOCK(m) (((m) & S_IFMT) == S_IFSOCK)
 
 #define FS_NAME_MAX   255     /* bytes in one path component (Linux NAME_MAX) */
 #define FS_PATH_MAX   4096    /* bytes in a path with its NUL (Linux PATH_MAX) */
@@ -47,45 +41,7 @@
 /* fs_lookup flags. */
 #define FS_NOFOLLOW   0x1     /* do not follow a final symbolic link */
 
-struct fs_dirent;
-
-/*
- * A node of the tree.
- * Lock key: (t) fs tree lock (read to look, write to change),
- *           [I] immutable after creation, [a] atomic.
- */
-struct inode {
-	uint64_t ino;                /* [I] inode number, unique, from 1 */
-	uint32_t mode;               /* (t) S_IF* type [I] | permission bits */
-	uint32_t uid, gid;           /* (t) */
-	uint32_t nlink;              /* (t) names (directories: 2 + subdirectories) */
-	uint32_t rdev;               /* (t) device nodes: Linux new_encode_dev(major, minor) */
-	int64_t mtime;               /* (t) seconds since the epoch */
-	uint64_t size;               /* (t) bytes: file data, link target; dirs: 0 */
-	volatile uint64_t refcnt;    /* [a] unused yet: references for tmpfs (issue 6) */
-	union {
-		struct {             /* directory */
-			struct fs_dirent *entries;   /* (t) unordered list of names */
-			struct inode *parent;        /* (t) ".." (the root: itself) */
-		} dir;
-		struct {             /* regular file */
-			const uint8_t *data;         /* (t) size bytes */
-			bool data_owned;             /* (t) data is kmalloc'd by the node */
-		} reg;
-		struct {             /* symbolic link */
-			char *target;                /* (t) kmalloc'd, NUL-terminated */
-		} lnk;
-	} u;
-	/* Issue 6 (tmpfs): a per-directory lock and timestamps go here. */
-};
-
-/* A name in a directory.  Lock key: (t). */
-struct fs_dirent {
-	struct fs_dirent *next;      /* (t) */
-	struct inode *ip;            /* (t) */
-	uint16_t namelen;            /* (t) */
-	char name[];                 /* (t) NUL-terminated */
-};
+struct inode;     /* vfs.h */
 
 /* What fs_stat reports (the fields of Linux struct stat the tree has). */
 struct fs_stat {
@@ -94,6 +50,9 @@ struct fs_stat {
 	uint64_t size;
 	uint64_t blocks;             /* 512-byte blocks */
 	int64_t mtime;
+	int64_t atime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t dev;
 };
 
 /* What one load did (for tests and the boot message). */
@@ -137,7 +96,7 @@ int initramfs_load_tree(struct inode *root, const void *buf, size_t len,
  * over FS_NAME_MAX or the path, or a link expansion, of FS_PATH_MAX or
  * more), -ELOOP (more than FS_MAXSYMLINKS links), -ENOMEM.
  */
-int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out);  /* cwd NULL: the root */
+int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out);  /* cwd NULL: the process cwd (or the root) */
 /* As fs_lookup with an explicit root for absolute paths and "..". */
 int fs_lookup_at(struct inode *root, struct inode *cwd, const char *path, int flags,
 		 struct inode **out);

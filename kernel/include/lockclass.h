@@ -17,6 +17,10 @@
 #define LOCK_CLASSES(X) \
 	X(LC_TEST_COMPLEX_A, "test_complex_a", 10, IPL_NONE, COMPLEX, "lock-package tests only") \
 	X(LC_TEST_COMPLEX_B, "test_complex_b", 11, IPL_NONE, COMPLEX, "lock-package tests only") \
+	X(LC_FILE_POS,     "file_pos",      12, IPL_NONE, COMPLEX, "an open file's offset (read, write, lseek, getdents on one file description)") \
+	X(LC_VFS_NS,       "vfs_ns",        13, IPL_NONE, COMPLEX, "the shape of the name space: renames (write), mounts (write), getcwd and rename-loop checks (read)") \
+	X(LC_VNODE,        "vnode",         14, IPL_NONE, COMPLEX, "an inode: a directory's entries (write: create, unlink; read: getdents), a file's data and size (write: write, truncate; read: read); rename takes a second one by try-lock") \
+	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy") \
 	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
@@ -25,12 +29,16 @@
 	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (seed 003 proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
 	X(LC_PGRP,         "pgrp",          26, IPL_NONE, SIMPLE, "a process group's member list (changed with proctree also held; kill(-pgid) walks it under this lock alone); never two at once") \
 	X(LC_UIDHASH,      "uidhash",       27, IPL_NONE, SIMPLE, "the per-uid table: uidinfo chains and reference counts (process counts for RLIMIT_NPROC are atomic)") \
-	X(LC_FS_TREE,      "fs_tree",       28, IPL_NONE, COMPLEX, "the in-memory file tree (initramfs, later tmpfs): directory entries and node fields (read: lookup, read; write: load, changes)") \
-	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its open files, cwd, name, signal actions, limits, credentials") \
+	X(LC_TTY,          "tty",           29, IPL_NONE, SIMPLE, "the console's input line buffer") \
+	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its name, limits, credentials, descriptor-table pointer") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (the controlling terminal later)") \
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
+	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
+	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
+	X(LC_FDTABLE,      "fdtable",       43, IPL_NONE, SIMPLE, "a process's descriptor table, cwd, root, umask") \
+	X(LC_TMPFS_PAGES,  "tmpfs_pages",   44, IPL_NONE, SIMPLE, "a tmpfs file's page index (taken by page faults on mapped files)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \

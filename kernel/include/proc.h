@@ -57,6 +57,7 @@
 
 struct vm_map;
 struct inode;
+struct fdtable;
 struct thread;
 struct trapframe;
 
@@ -64,16 +65,6 @@ enum { PS_ALIVE = 1, PS_ZOMBIE = 2, PS_REAPED = 3 };
 #define NGROUPS_KERN 64      /* supplementary groups kept (Linux: 65536) */
 #define RLIM_NLIMITS 16
 #define RLIM_INF (~0UL)
-
-/* An open file.  Lock key: [a] refcnt; others [I] or (f) owner's p->lock. */
-enum { FT_CONSOLE = 1, FT_INODE = 2, FT_NULL = 3 };
-struct file {
-	volatile uint64_t refcnt;   /* [a] */
-	int type;                   /* [I] */
-	int flags;                  /* (f) O_* status flags */
-	struct inode *ip;           /* [I] FT_INODE */
-	uint64_t off;               /* (f) */
-};
 
 struct session {
 	struct simple_lock lock;
@@ -135,13 +126,9 @@ struct proc {
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
 	struct thread *thread;          /* (p) its one thread */
-	struct inode *cwd;              /* (p) */
-	char cwd_path[256];             /* (p) normalised absolute path of cwd */
+	struct fdtable *fdt;            /* (p) files, cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
-	struct file *files[NOFILE];     /* (p) */
-	uint8_t cloexec[NOFILE];        /* (p) */
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
-	int umask;                      /* (p) */
 	uint64_t start_ticks;           /* [I] */
 	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
 	struct cred cred;               /* (c) */
@@ -151,8 +138,6 @@ struct proc {
 
 extern struct simple_lock proctree_lock;
 void proc_init(void);
-void file_ref(struct file *f);
-void file_unref(struct file *f);
 /* clone(2) for processes: flags, stack, parent_tid, child_tid, tls. */
 int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
 	      uint64_t ctid, uint64_t tls);

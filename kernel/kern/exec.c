@@ -12,6 +12,7 @@
 #include "kmem.h"
 #include "pmap.h"
 #include "proc.h"
+#include "file.h"
 #include "signal.h"
 #include "thread.h"
 #include "trap.h"
@@ -73,7 +74,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	int depth = 0;
 
 	for (;;) {
-		int r = fs_lookup(p->cwd, file, 0, &ip);
+		int r = fs_lookup(NULL, file, 0, &ip);
 		if (r < 0)
 			return r;
 		struct fs_stat st;
@@ -139,19 +140,9 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		if (*c == '/')
 			base = c + 1;
 	strlcpy(p->name, base, sizeof(p->name));
-	struct file *toclose[NOFILE];
-	int nclose = 0;
-	for (int fd = 0; fd < NOFILE; fd++) {
-		if (p->cloexec[fd] && p->files[fd]) {
-			toclose[nclose++] = p->files[fd];
-			p->files[fd] = NULL;
-		}
-		p->cloexec[fd] = 0;
-	}
 	simple_unlock(&p->lock);
 	signal_exec(p);
-	for (int i = 0; i < nclose; i++)
-		file_unref(toclose[i]);
+	fdtable_exec(p->fdt);
 	if (old)
 		vm_map_destroy(old);
 	proc_exec_done(p);   /* setpgid: EACCES from now on; a vfork parent resumes */

@@ -11,6 +11,7 @@
 #include "lock.h"
 #include "pmap.h"
 #include "proc.h"
+#include "file.h"
 #include "signal.h"
 #include "syscall.h"
 #include "sched.h"
@@ -528,7 +529,6 @@ static struct proc *proc_alloc(int *err)
 	p->refcnt = 1;
 	p->state = PS_ALIVE;
 	p->exit_signal = SIGCHLD;
-	p->umask = 022;
 	p->start_ticks = ticks;
 	signal_init_proc(p);
 	int pid = pid_alloc(p);
@@ -539,30 +539,6 @@ static struct proc *proc_alloc(int *err)
 	}
 	p->pid = pid;
 	return p;
-}
-
-/* ---- files (the console until the VFS exists) ---- */
-
-static struct file *file_console(void)
-{
-	struct file *f = kzalloc(sizeof(*f));
-	if (f) {
-		f->refcnt = 1;
-		f->type = FT_CONSOLE;
-		f->flags = 2;   /* O_RDWR */
-	}
-	return f;
-}
-
-void file_ref(struct file *f)
-{
-	fetch_and_add(&f->refcnt, 1);
-}
-
-void file_unref(struct file *f)
-{
-	if (f && fetch_and_add(&f->refcnt, -1UL) == 1)
-		kfree(f);
 }
 
 /* ---- the reaper of autoreaped children ---- */
@@ -644,9 +620,8 @@ int proc_start_init(const char *path)
 			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
 	}
 	strlcpy(p->name, "init", sizeof(p->name));
-	strlcpy(p->cwd_path, "/", sizeof(p->cwd_path));
-	for (int fd = 0; fd < 3; fd++)
-		p->files[fd] = file_console();
+	if (!(p->fdt = fdtable_new_console()))
+		return -ENOMEM;
 	struct thread *t = thread_create("init", init_thread, NULL);
 	if (!t)
 		return -ENOMEM;
@@ -745,10 +720,12 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		p->map = vm_map_fork(parent->map);
 	}
 	struct thread *t = NULL;
-	if (p->map)
+	if (p->map && (p->fdt = fdtable_fork(parent->fdt)))
 		t = thread_create(parent->name, fork_child_start,
 				  (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
+		if (p->fdt)
+			fdtable_close_all(p->fdt);
 		if (p->map)
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
@@ -759,15 +736,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	uid_ref(ui);
 	p->uidinfo = ui;
 	simple_lock(&parent->lock);
-	for (int fd = 0; fd < NOFILE; fd++) {
-		if ((p->files[fd] = parent->files[fd]))
-			file_ref(p->files[fd]);
-		p->cloexec[fd] = parent->cloexec[fd];
-	}
-	p->cwd = parent->cwd;
-	memcpy(p->cwd_path, parent->cwd_path, sizeof(p->cwd_path));
 	memcpy(p->name, parent->name, sizeof(p->name));
-	p->umask = parent->umask;
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
 	p->cred = parent->cred;
@@ -940,16 +909,12 @@ __noreturn void proc_exit(int status)
 	if (t->clear_child_tid && p->map && p->map->refcnt > 1)
 		store_u32((void *)t->clear_child_tid, 0);
 	simple_lock(&p->lock);
-	struct file *files[NOFILE];
-	for (int fd = 0; fd < NOFILE; fd++) {
-		files[fd] = p->files[fd];
-		p->files[fd] = NULL;
-	}
+	struct fdtable *fdt = p->fdt;
+	p->fdt = NULL;
 	struct vm_map *map = p->map;
 	p->map = NULL;
 	simple_unlock(&p->lock);
-	for (int fd = 0; fd < NOFILE; fd++)
-		file_unref(files[fd]);
+	fdtable_close_all(fdt);
 	pmap_deactivate();
 	t->pmap = NULL;
 	if (map)

@@ -6,6 +6,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "proc.h"
+#include "file.h"
 #include "syscall.h"
 #include "usercopy.h"
 #include "vm_map.h"
@@ -20,13 +21,12 @@ SYSCALL(12, brk) { return vm_brk(curmap(), a0); }
 /* True if fd is an open descriptor of the calling process. */
 static bool fd_open(int64_t fd)
 {
-	struct proc *p = curproc();
-	if (fd < 0 || fd >= NOFILE)
+	if (fd < 0 || fd > INT32_MAX)
 		return false;
-	simple_lock(&p->lock);
-	bool open = p->files[fd] != NULL;
-	simple_unlock(&p->lock);
-	return open;
+	struct file *f = fd_get((int)fd);
+	if (f)
+		file_unref(f);
+	return f != NULL;
 }
 
 /* mmap(addr, len, prot, flags, fd, off) */

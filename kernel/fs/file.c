@@ -1,0 +1,321 @@
+/*
+ * Open files and descriptor tables (file.h).
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "proc.h"
+#include "usercopy.h"
+#include "vfs.h"
+
+/* ---- open files ---- */
+
+struct file *file_alloc(const struct file_ops *fops, int flags)
+{
+	struct file *f = kzalloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	f->refcnt = 1;
+	complex_lock_init(&f->poslock, LC_FILE_POS, 0);
+	f->fops = fops;
+	f->flags = flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+	int acc = flags & O_ACCMODE;
+	f->fmode = (flags & O_PATH) ? 0 :
+		   acc == O_RDONLY ? FMODE_READ : acc == O_WRONLY ? FMODE_WRITE :
+		   acc == O_RDWR ? FMODE_READ | FMODE_WRITE : 0;
+	return f;
+}
+
+void file_ref(struct file *f)
+{
+	fetch_and_add(&f->refcnt, 1);
+}
+
+void file_unref(struct file *f)
+{
+	if (!f || fetch_and_add(&f->refcnt, -1UL) != 1)
+		return;
+	if (f->fops && f->fops->release)
+		f->fops->release(f);
+	if (f->ip) {
+		fetch_and_add(&f->ip->sb->active, -1UL);
+		vnode_put(f->ip);
+	}
+	kfree(f);
+}
+
+/* Regular tmpfs files. */
+static ssize_t reg_read(struct file *f, void *ubuf, size_t n, uint64_t *off)
+{
+	struct inode *ip = f->ip;
+	if (ip->ops) {
+		char *k = kmalloc(MIN(n, 65536), 0);
+		if (!k)
+			return -ENOMEM;
+		ssize_t r = ip->ops->read ? ip->ops->read(ip, k, MIN(n, 65536), *off) : -EINVAL;
+		if (r > 0 && copyout(ubuf, k, r) < 0)
+			r = -EFAULT;
+		kfree(k);
+		if (r > 0)
+			*off += r;
+		return r;
+	}
+	lock_read(&ip->lock);
+	ssize_t r = tmpfs_read_user(ip, ubuf, n, *off);
+	lock_done(&ip->lock);
+	if (r > 0)
+		*off += r;
+	return r;
+}
+
+static ssize_t reg_write(struct file *f, const void *ubuf, size_t n, uint64_t *off)
+{
+	struct inode *ip = f->ip;
+	if (ip->ops) {
+		char *k = kmalloc(MIN(n, 65536), 0);
+		if (!k)
+			return -ENOMEM;
+		ssize_t r = copyin(k, ubuf, MIN(n, 65536)) < 0 ? -EFAULT :
+			    ip->ops->write ? ip->ops->write(ip, k, MIN(n, 65536), *off) : -EINVAL;
+		kfree(k);
+		if (r > 0)
+			*off += r;
+		return r;
+	}
+	lock_write(&ip->lock);
+	if (f->flags & O_APPEND)
+		*off = ip->size;
+	ssize_t r = tmpfs_write_user(ip, ubuf, n, *off);
+	lock_done(&ip->lock);
+	if (r > 0) {
+		*off += r;
+		vnode_touch(ip, 6);
+	}
+	return r;
+}
+
+static int reg_poll(struct file *f __unused)
+{
+	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+}
+
+static const struct file_ops reg_fops = {
+	.read = reg_read, .write = reg_write, .poll = reg_poll, .seekable = true,
+};
+
+static ssize_t dir_read(struct file *f __unused, void *ubuf __unused, size_t n __unused,
+			uint64_t *off __unused)
+{
+	return -EISDIR;
+}
+
+static const struct file_ops dir_fops = {
+	.read = dir_read, .poll = reg_poll, .seekable = true,
+};
+
+static const struct file_ops path_fops = { .seekable = false };
+
+int file_open_inode(struct inode *ip, int flags, struct file **out)
+{
+	uint32_t mode = ip->mode;
+	const struct file_ops *fops = S_ISDIR(mode) ? &dir_fops : &reg_fops;
+	if (flags & O_PATH)
+		fops = &path_fops;
+	struct file *f = file_alloc(fops, flags);
+	if (!f)
+		return -ENOMEM;
+	vnode_ref(ip);
+	fetch_and_add(&ip->sb->active, 1);
+	f->ip = ip;
+	if (!(flags & O_PATH) && (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) ||
+				  S_ISSOCK(mode))) {
+		int r = S_ISCHR(mode) ? dev_open(ip, f) : -ENXIO;
+		if (r) {
+			f->fops = NULL;
+			file_unref(f);
+			return r;
+		}
+	}
+	*out = f;
+	return 0;
+}
+
+/* ---- descriptor tables ---- */
+
+static struct fdtable *fdt_alloc(void)
+{
+	struct fdtable *t = kzalloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	simple_lock_init(&t->lock, LC_FDTABLE);
+	t->refcnt = 1;
+	t->umask = 022;
+	return t;
+}
+
+static struct file *console_file(void)
+{
+	return file_alloc(&console_fops, O_RDWR);
+}
+
+struct fdtable *fdtable_new_console(void)
+{
+	struct fdtable *t = fdt_alloc();
+	if (!t)
+		return NULL;
+	struct file *f = console_file();
+	if (!f) {
+		kfree(t);
+		return NULL;
+	}
+	for (int fd = 0; fd < 3; fd++) {
+		file_ref(f);
+		t->fd[fd] = f;
+	}
+	file_unref(f);
+	t->root = vfs_root();
+	vnode_ref(t->root);
+	t->cwd = t->root;
+	vnode_ref(t->cwd);
+	fetch_and_add(&t->cwd->sb->active, 1);
+	return t;
+}
+
+struct fdtable *fdtable_fork(struct fdtable *parent)
+{
+	struct fdtable *t = fdt_alloc();
+	if (!t)
+		return NULL;
+	simple_lock(&parent->lock);
+	for (int fd = 0; fd < FD_MAX; fd++)
+		if ((t->fd[fd] = parent->fd[fd]))
+			file_ref(t->fd[fd]);
+	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
+	t->cwd = parent->cwd;
+	t->root = parent->root;
+	vnode_ref(t->cwd);
+	vnode_ref(t->root);
+	fetch_and_add(&t->cwd->sb->active, 1);
+	t->umask = parent->umask;
+	simple_unlock(&parent->lock);
+	return t;
+}
+
+void fdtable_close_all(struct fdtable *t)
+{
+	if (!t || fetch_and_add(&t->refcnt, -1UL) != 1)
+		return;
+	for (int fd = 0; fd < FD_MAX; fd++) {
+		struct file *f = t->fd[fd];
+		t->fd[fd] = NULL;
+		file_unref(f);
+	}
+	if (t->cwd)
+		fetch_and_add(&t->cwd->sb->active, -1UL);
+	vnode_put(t->cwd);
+	vnode_put(t->root);
+	vnode_put(t->borrowed);
+	kfree(t);
+}
+
+void fdtable_exec(struct fdtable *t)
+{
+	for (int fd = 0; fd < FD_MAX; fd++) {
+		if (!(t->cloexec[fd / 64] & (1ULL << (fd % 64))))
+			continue;
+		simple_lock(&t->lock);
+		struct file *f = t->fd[fd];
+		t->fd[fd] = NULL;
+		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+		simple_unlock(&t->lock);
+		file_unref(f);
+	}
+	simple_lock(&t->lock);
+	struct inode *b = t->borrowed;
+	t->borrowed = NULL;
+	simple_unlock(&t->lock);
+	vnode_put(b);
+}
+
+struct fdtable *cur_fdt(void)
+{
+	return curproc()->fdt;
+}
+
+struct file *fd_get(int fd)
+{
+	struct fdtable *t = cur_fdt();
+	if (fd < 0 || fd >= FD_MAX)
+		return NULL;
+	simple_lock(&t->lock);
+	struct file *f = t->fd[fd];
+	if (f)
+		file_ref(f);
+	simple_unlock(&t->lock);
+	return f;
+}
+
+/* The descriptor limit: RLIMIT_NOFILE, at most FD_MAX. */
+static int fd_limit(void)
+{
+	uint64_t l = curproc()->rlim_cur[7];
+	return l < FD_MAX ? (int)l : FD_MAX;
+}
+
+int fd_install(struct file *f, int min, bool cloexec)
+{
+	struct fdtable *t = cur_fdt();
+	int lim = fd_limit();
+	simple_lock(&t->lock);
+	for (int fd = min; fd < lim; fd++)
+		if (!t->fd[fd]) {
+			t->fd[fd] = f;
+			if (cloexec)
+				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
+			else
+				t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+			simple_unlock(&t->lock);
+			return fd;
+		}
+	simple_unlock(&t->lock);
+	file_unref(f);
+	return -EMFILE;
+}
+
+int fd_close(int fd)
+{
+	struct fdtable *t = cur_fdt();
+	if (fd < 0 || fd >= FD_MAX)
+		return -EBADF;
+	simple_lock(&t->lock);
+	struct file *f = t->fd[fd];
+	t->fd[fd] = NULL;
+	t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+	simple_unlock(&t->lock);
+	if (!f)
+		return -EBADF;
+	file_unref(f);
+	return 0;
+}
+
+struct inode *cwd_get(void)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	struct inode *ip = t->cwd;
+	vnode_ref(ip);
+	simple_unlock(&t->lock);
+	return ip;
+}
+
+struct inode *root_get(void)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	struct inode *ip = t->root;
+	vnode_ref(ip);
+	simple_unlock(&t->lock);
+	return ip;
+}

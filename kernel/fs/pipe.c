@@ -1,0 +1,323 @@
+/*
+ * Pipes (pipe(7)) and poll/select readiness.
+ *
+ * A pipe is a 64 KiB ring of pages under a complex lock (class pipe), held
+ * across the user copy.  Readers and writers sleep on their own wait queue;
+ * the sleep condition (count, readers, writers) is re-checked under the
+ * wait queue's lock, and every change of it is followed by a wakeup under
+ * that lock, so no wakeup is lost.  Writes of at most PIPE_BUF bytes are
+ * atomic (they wait for room for all of it); larger writes may be split.
+ * Reading with no writer left gives end of file; writing with no reader
+ * left gives SIGPIPE and EPIPE.
+ *
+ * poll/select: any change that can make a file ready calls poll_wakeup(),
+ * which bumps a sequence number and wakes every poller (one global wait
+ * queue: simple and correct; a poller rechecks its descriptors).
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "page.h"
+#include "proc.h"
+#include "signal.h"
+#include "timekeep.h"
+#include "param.h"
+#include "usercopy.h"
+#include "vfs.h"
+#include "waitq.h"
+
+#define PIPE_PAGES 16
+#define PIPE_CAP (PIPE_PAGES * PAGE_SIZE)
+#define PIPE_BUF 4096
+
+/* Lock key: (p) lock; counts also read under the waitq locks for sleeping;
+ * [a] atomic. */
+struct pipe {
+	struct complex_lock lock;
+	struct waitq rwait, wwait;
+	char *page[PIPE_PAGES];          /* (p) allocated on first use */
+	uint32_t head;                   /* (p) read position */
+	volatile uint32_t count;         /* (p) bytes in the ring */
+	volatile uint32_t readers;       /* [a] read ends open */
+	volatile uint32_t writers;       /* [a] write ends open */
+	volatile uint32_t ends;          /* [a] both */
+};
+
+/* ---- poll wakeups ---- */
+
+static struct waitq poll_wq = WAITQ_INIT(poll_wq);
+static volatile uint64_t poll_seq;   /* [a] */
+
+void poll_wakeup(void)
+{
+	fetch_and_add(&poll_seq, 1);
+	uint64_t s = disable_lock(&poll_wq.lock);
+	if (poll_wq.nwait)
+		waitq_wakeup_all_locked(&poll_wq);
+	unlock_enable(&poll_wq.lock, s);
+}
+
+static void wake(struct waitq *wq)
+{
+	uint64_t s = disable_lock(&wq->lock);
+	waitq_wakeup_all_locked(wq);
+	unlock_enable(&wq->lock, s);
+	poll_wakeup();
+}
+
+/* ---- pipe ends ---- */
+
+/* Copy k bytes between the ring at pos and user memory: 0 or -EFAULT. */
+static int ring_copy(struct pipe *p, uint32_t pos, void *ubuf, size_t k, bool in)
+{
+	size_t done = 0;
+	while (done < k) {
+		uint32_t at = (pos + done) % PIPE_CAP;
+		uint32_t pi = at / PAGE_SIZE, po = at % PAGE_SIZE;
+		size_t c = MIN(k - done, PAGE_SIZE - po);
+		if (!p->page[pi] && !(p->page[pi] = page_alloc(0)))
+			return -ENOMEM;
+		int r = in ? copyin(p->page[pi] + po, (char *)ubuf + done, c) :
+			     copyout((char *)ubuf + done, p->page[pi] + po, c);
+		if (r)
+			return r;
+		done += c;
+	}
+	return 0;
+}
+
+static ssize_t pipe_read(struct file *f, void *ubuf, size_t n, uint64_t *off __unused)
+{
+	struct pipe *p = f->priv;
+	if (n == 0)
+		return 0;
+	for (;;) {
+		lock_write(&p->lock);
+		if (p->count > 0) {
+			size_t k = MIN(n, p->count);
+			int r = ring_copy(p, p->head, ubuf, k, false);
+			if (r == 0) {
+				p->head = (p->head + k) % PIPE_CAP;
+				p->count -= k;
+			}
+			lock_done(&p->lock);
+			if (r)
+				return r;
+			wake(&p->wwait);
+			return (ssize_t)k;
+		}
+		bool eof = READ_ONCE(p->writers) == 0;
+		lock_done(&p->lock);
+		if (eof)
+			return 0;
+		if (f->flags & O_NONBLOCK)
+			return -EAGAIN;
+		uint64_t s = disable_lock(&p->rwait.lock);
+		while (READ_ONCE(p->count) == 0 && READ_ONCE(p->writers) > 0) {
+			if (waitq_sleep_intr_locked(&p->rwait)) {
+				unlock_enable(&p->rwait.lock, s);
+				return -EINTR;
+			}
+		}
+		unlock_enable(&p->rwait.lock, s);
+	}
+}
+
+static void raise_sigpipe(void)
+{
+	struct proc *cp = curproc();
+	signal_send_proc(cp, SIGPIPE, 0, cp->pid, 0);
+}
+
+static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *off __unused)
+{
+	struct pipe *p = f->priv;
+	size_t total = 0;
+	if (n == 0)
+		return 0;
+	while (total < n) {
+		size_t left = n - total;
+		size_t need = left <= PIPE_BUF ? left : 1;
+		lock_write(&p->lock);
+		if (READ_ONCE(p->readers) == 0) {
+			lock_done(&p->lock);
+			raise_sigpipe();
+			return total ? (ssize_t)total : -EPIPE;
+		}
+		uint32_t space = PIPE_CAP - p->count;
+		if (space >= need) {
+			size_t k = MIN(space, left);
+			int r = ring_copy(p, (p->head + p->count) % PIPE_CAP,
+					  (char *)ubuf + total, k, true);
+			if (r == 0)
+				p->count += k;
+			lock_done(&p->lock);
+			if (r)
+				return total ? (ssize_t)total : r;
+			total += k;
+			wake(&p->rwait);
+			continue;
+		}
+		lock_done(&p->lock);
+		if (f->flags & O_NONBLOCK)
+			return total ? (ssize_t)total : -EAGAIN;
+		uint64_t s = disable_lock(&p->wwait.lock);
+		while (PIPE_CAP - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
+			if (waitq_sleep_intr_locked(&p->wwait)) {
+				unlock_enable(&p->wwait.lock, s);
+				return total ? (ssize_t)total : -EINTR;
+			}
+		}
+		unlock_enable(&p->wwait.lock, s);
+	}
+	return (ssize_t)total;
+}
+
+static int pipe_poll(struct file *f)
+{
+	struct pipe *p = f->priv;
+	int ev = 0;
+	uint32_t count = READ_ONCE(p->count);
+	if (f->fmode & FMODE_READ) {
+		if (count > 0)
+			ev |= POLLIN | POLLRDNORM;
+		if (READ_ONCE(p->writers) == 0)
+			ev |= POLLHUP;
+	}
+	if (f->fmode & FMODE_WRITE) {
+		if (PIPE_CAP - count >= PIPE_BUF)
+			ev |= POLLOUT | POLLWRNORM;
+		if (READ_ONCE(p->readers) == 0)
+			ev |= POLLERR;
+	}
+	return ev;
+}
+
+#define FIONREAD 0x541B
+
+static int pipe_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
+{
+	struct pipe *p = f->priv;
+	if (cmd == FIONREAD) {
+		int n = (int)READ_ONCE(p->count);
+		return copyout((void *)arg, &n, sizeof(n)) < 0 ? -EFAULT : 0;
+	}
+	return -ENOTTY;
+}
+
+static void pipe_release(struct file *f)
+{
+	struct pipe *p = f->priv;
+	if (f->fmode & FMODE_READ)
+		fetch_and_add32(&p->readers, -1u);
+	else
+		fetch_and_add32(&p->writers, -1u);
+	wake(&p->rwait);
+	wake(&p->wwait);
+	if (fetch_and_add32(&p->ends, -1u) == 1) {
+		for (int i = 0; i < PIPE_PAGES; i++)
+			if (p->page[i])
+				page_free(p->page[i]);
+		kfree(p);
+	}
+}
+
+static const struct file_ops pipe_fops = {
+	.read = pipe_read, .write = pipe_write, .poll = pipe_poll, .ioctl = pipe_ioctl,
+	.release = pipe_release,
+};
+
+int pipe_fionread(struct file *f, int *n)
+{
+	if (f->fops != &pipe_fops)
+		return -ENOTTY;
+	*n = (int)READ_ONCE(((struct pipe *)f->priv)->count);
+	return 0;
+}
+
+int pipe_create(struct file **rd, struct file **wr, int flags)
+{
+	struct pipe *p = kzalloc(sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	complex_lock_init(&p->lock, LC_PIPE, 0);
+	waitq_init(&p->rwait);
+	waitq_init(&p->wwait);
+	p->readers = p->writers = 1;
+	p->ends = 2;
+	struct file *r = file_alloc(&pipe_fops, O_RDONLY | (flags & O_NONBLOCK));
+	struct file *w = file_alloc(&pipe_fops, O_WRONLY | (flags & O_NONBLOCK));
+	if (!r || !w) {
+		kfree(r);
+		kfree(w);
+		kfree(p);
+		return -ENOMEM;
+	}
+	r->priv = w->priv = p;
+	*rd = r;
+	*wr = w;
+	return 0;
+}
+
+/* ---- poll ---- */
+
+struct kpollfd {
+	int fd;
+	short events, revents;
+};
+
+/*
+ * Wait until one of fds is ready, the timeout (ns; < 0: none) passes or a
+ * signal arrives.  Returns the number of ready entries, 0 on timeout, -EINTR.
+ */
+int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
+{
+	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
+	for (;;) {
+		uint64_t seq = READ_ONCE(poll_seq);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		int ready = 0;
+		bool slow = false;
+		for (size_t i = 0; i < nfds; i++) {
+			fds[i].revents = 0;
+			if (fds[i].fd < 0)
+				continue;
+			struct file *f = fd_get(fds[i].fd);
+			int ev;
+			if (!f) {
+				ev = POLLNVAL;
+			} else {
+				ev = f->fops && f->fops->poll ? f->fops->poll(f) :
+				     POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+				slow |= f->fops && f->fops->pollslow;
+				file_unref(f);
+			}
+			fds[i].revents = (short)(ev & (fds[i].events | POLLERR | POLLHUP | POLLNVAL));
+			if (fds[i].revents)
+				ready++;
+		}
+		if (ready || timeout_ns == 0)
+			return ready;
+		if (signal_pending())
+			return -EINTR;
+		uint64_t ticks = 0;
+		if (timeout_ns > 0) {
+			uint64_t now = time_monotonic_ns();
+			if (now >= deadline)
+				return 0;
+			ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+		}
+		if (slow && (ticks == 0 || ticks > 1))
+			ticks = 1;
+		uint64_t s = disable_lock(&poll_wq.lock);
+		int r = 0;
+		if (READ_ONCE(poll_seq) == seq)
+			r = ticks ? waitq_sleep_timeout_intr_locked(&poll_wq, ticks) :
+				    waitq_sleep_intr_locked(&poll_wq);
+		unlock_enable(&poll_wq.lock, s);
+		if (r == -EINTR)
+			return -EINTR;
+	}
+}

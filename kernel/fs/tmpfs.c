@@ -1,0 +1,202 @@
+/*
+ * tmpfs file data: each regular file has an index of pages (page i holds
+ * bytes [i*4096, (i+1)*4096)); a missing page is a hole that reads as
+ * zeros.  Pages are counted references (page.h): the file holds one per
+ * page; tmpfs_getpage gives the caller another (mmap of tmpfs files).
+ *
+ * Locking: the inode's complex lock orders data against size changes
+ * (read: read; write: write, truncate); the page index has its own simple
+ * lock (class tmpfs_pages, ranked above vm_map) so the page-fault path can
+ * find pages without the inode lock.
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "kmem.h"
+#include "page.h"
+#include "usercopy.h"
+#include "vfs.h"
+
+#define TMPFS_MAX_SIZE (1ULL << 32)      /* 4 GiB per file */
+
+/* Make room for page index idx.  (g) held. */
+static int index_grow_locked(struct inode *ip, uint64_t idx)
+{
+	if (idx < ip->u.reg.cap)
+		return 0;
+	uint64_t ncap = ip->u.reg.cap ? ip->u.reg.cap : 8;
+	while (ncap <= idx)
+		ncap *= 2;
+	void **n = kmalloc(ncap * sizeof(void *), 0);
+	if (!n)
+		return -ENOMEM;
+	memset(n, 0, ncap * sizeof(void *));
+	if (ip->u.reg.page)
+		memcpy(n, ip->u.reg.page, ip->u.reg.cap * sizeof(void *));
+	kfree(ip->u.reg.page);
+	ip->u.reg.page = n;
+	ip->u.reg.cap = ncap;
+	return 0;
+}
+
+/* The page at index idx, allocated (zeroed) if alloc; NULL: hole / no memory. */
+static void *page_at(struct inode *ip, uint64_t idx, bool alloc, bool ref)
+{
+	simple_lock(&ip->pages);
+	void *va = idx < ip->u.reg.cap ? ip->u.reg.page[idx] : NULL;
+	if (!va && alloc && index_grow_locked(ip, idx) == 0) {
+		va = page_alloc(PA_ZERO);
+		if (va) {
+			page_ref_init(va_to_page(va));
+			ip->u.reg.page[idx] = va;
+		}
+	}
+	if (va && ref)
+		page_ref(va_to_page(va));
+	simple_unlock(&ip->pages);
+	return va;
+}
+
+/* Drop every page from index from on. */
+void tmpfs_free_pages(struct inode *ip, uint64_t from)
+{
+	simple_lock(&ip->pages);
+	for (uint64_t i = from; i < ip->u.reg.cap; i++) {
+		void *va = ip->u.reg.page[i];
+		if (va) {
+			ip->u.reg.page[i] = NULL;
+			page_unref(va_to_page(va));
+		}
+	}
+	simple_unlock(&ip->pages);
+}
+
+int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va)
+{
+	if (!S_ISREG(ip->mode) || ip->ops)
+		return -EINVAL;
+	if (off >= TMPFS_MAX_SIZE)
+		return -EFBIG;
+	if (!create && off >= READ_ONCE(ip->size))
+		return -ENXIO;
+	void *p = page_at(ip, off / PAGE_SIZE, true, true);
+	if (!p)
+		return -ENOMEM;
+	*va = p;
+	return 0;
+}
+
+/* Copy between the file and a buffer (user or kernel); lock held. */
+static ssize_t rw_locked(struct inode *ip, void *buf, size_t n, uint64_t off, bool write,
+			 bool user)
+{
+	uint64_t size = READ_ONCE(ip->size);
+	if (!write) {
+		if (off >= size)
+			return 0;
+		n = MIN(n, size - off);
+	} else {
+		if (off >= TMPFS_MAX_SIZE)
+			return n ? -EFBIG : 0;
+		n = MIN(n, TMPFS_MAX_SIZE - off);
+	}
+	size_t done = 0;
+	while (done < n) {
+		uint64_t pos = off + done;
+		size_t po = pos % PAGE_SIZE, k = MIN(n - done, PAGE_SIZE - po);
+		char *va = page_at(ip, pos / PAGE_SIZE, write, false);
+		char *b = (char *)buf + done;
+		int err = 0;
+		if (write) {
+			if (!va) {
+				err = -ENOMEM;
+			} else if (user) {
+				err = copyin(va + po, b, k);
+			} else {
+				memcpy(va + po, b, k);
+			}
+		} else if (va) {
+			if (user)
+				err = copyout(b, va + po, k);
+			else
+				memcpy(b, va + po, k);
+		} else {
+			static const char zeros[256];
+			for (size_t z = 0; z < k && !err; z += sizeof(zeros)) {
+				size_t zk = MIN(sizeof(zeros), k - z);
+				if (user)
+					err = copyout(b + z, zeros, zk);
+				else
+					memset(b + z, 0, zk);
+			}
+		}
+		if (err) {
+			if (done == 0)
+				return err;
+			break;
+		}
+		done += k;
+	}
+	if (write && done) {
+		simple_lock(&ip->meta);
+		if (off + done > ip->size)
+			ip->size = off + done;
+		simple_unlock(&ip->meta);
+	}
+	return (ssize_t)done;
+}
+
+ssize_t tmpfs_read_user(struct inode *ip, void *ubuf, size_t n, uint64_t off)
+{
+	return rw_locked(ip, ubuf, n, off, false, true);
+}
+
+ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t off)
+{
+	return rw_locked(ip, (void *)ubuf, n, off, true, true);
+}
+
+ssize_t vfs_read_kernel(struct inode *ip, void *buf, size_t n, uint64_t off)
+{
+	if (ip->ops)
+		return ip->ops->read ? ip->ops->read(ip, buf, n, off) : -EINVAL;
+	lock_read(&ip->lock);
+	ssize_t r = rw_locked(ip, buf, n, off, false, false);
+	lock_done(&ip->lock);
+	return r;
+}
+
+ssize_t vfs_write_kernel(struct inode *ip, const void *buf, size_t n, uint64_t off)
+{
+	if (ip->ops)
+		return ip->ops->write ? ip->ops->write(ip, buf, n, off) : -EINVAL;
+	lock_write(&ip->lock);
+	ssize_t r = rw_locked(ip, (void *)buf, n, off, true, false);
+	lock_done(&ip->lock);
+	return r;
+}
+
+int vfs_truncate(struct inode *ip, uint64_t size)
+{
+	if (S_ISDIR(ip->mode))
+		return -EISDIR;
+	if (!S_ISREG(ip->mode) || ip->ops)
+		return -EINVAL;
+	if (size > TMPFS_MAX_SIZE)
+		return -EFBIG;
+	lock_write(&ip->lock);
+	uint64_t old = ip->size;
+	if (size < old) {
+		tmpfs_free_pages(ip, ALIGN_UP(size, PAGE_SIZE) / PAGE_SIZE);
+		if (size % PAGE_SIZE) {
+			char *va = page_at(ip, size / PAGE_SIZE, false, false);
+			if (va)
+				memset(va + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
+		}
+	}
+	simple_lock(&ip->meta);
+	ip->size = size;
+	simple_unlock(&ip->meta);
+	lock_done(&ip->lock);
+	vnode_touch(ip, 6);
+	return 0;
+}

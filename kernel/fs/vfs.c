@@ -1,0 +1,1189 @@
+/*
+ * The VFS core: inodes, the name cache, path walk, directory operations,
+ * mounts (vfs.h has the model and the locking).  tmpfs is the file system
+ * whose directories live in the name cache; its file data is in tmpfs.c.
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "page.h"
+#include "proc.h"
+#include "sched.h"
+#include "timekeep.h"
+#include "vfs.h"
+
+/* ---- credentials and permissions ---- */
+
+/* The caller's uid and gid: root until processes have credentials. */
+void vfs_cred(uint32_t *uid, uint32_t *gid)
+{
+	*uid = 0;
+	*gid = 0;
+}
+
+int vfs_permission(struct inode *ip, int may)
+{
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	uint32_t mode = READ_ONCE(ip->mode);
+	if (uid == 0) {
+		/* Root: everything, but executing needs some x bit. */
+		if ((may & MAY_EXEC) && !S_ISDIR(mode) && !(mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	uint32_t bits = uid == ip->uid ? mode >> 6 : gid == ip->gid ? mode >> 3 : mode;
+	return (may & ~bits & 7) ? -EACCES : 0;
+}
+
+/* ---- inodes ---- */
+
+static struct timespec64 now(void)
+{
+	uint64_t ns = time_realtime_ns();
+	return (struct timespec64){ (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC) };
+}
+
+void vnode_touch(struct inode *ip, int what)
+{
+	struct timespec64 t = now();
+	simple_lock(&ip->meta);
+	if (what & 1)
+		ip->atime = t;
+	if (what & 2)
+		ip->mtime = t;
+	if (what & 4)
+		ip->ctime = t;
+	simple_unlock(&ip->meta);
+}
+
+struct inode *vnode_alloc(struct superblock *sb, uint32_t mode)
+{
+	struct inode *ip = kzalloc(sizeof(*ip));
+	if (!ip)
+		return NULL;
+	complex_lock_init(&ip->lock, LC_VNODE, 0);
+	simple_lock_init(&ip->meta, LC_VNODE_META);
+	simple_lock_init(&ip->pages, LC_TMPFS_PAGES);
+	ip->refcnt = 1;
+	ip->sb = sb;
+	ip->ino = fetch_and_add(&sb->next_ino, 1);
+	ip->mode = mode;
+	vfs_cred(&ip->uid, &ip->gid);
+	ip->atime = ip->mtime = ip->ctime = now();
+	if (S_ISDIR(mode)) {
+		ip->u.dir.next_cookie = 2;
+		ip->u.dir.parent = ip;
+	}
+	fetch_and_add(&sb->ninodes, 1);
+	return ip;
+}
+
+void tmpfs_free_pages(struct inode *ip, uint64_t from);   /* tmpfs.c */
+static void sb_free(struct superblock *sb);
+
+static void vnode_free(struct inode *ip)
+{
+	struct superblock *sb = ip->sb;
+	if (ip->ops && ip->ops->release)
+		ip->ops->release(ip);
+	if (S_ISREG(ip->mode) && !ip->ops) {
+		tmpfs_free_pages(ip, 0);
+		kfree(ip->u.reg.page);
+	} else if (S_ISLNK(ip->mode)) {
+		kfree(ip->u.lnk.target);
+	}
+	kfree(ip);
+	if (fetch_and_add(&sb->ninodes, -1UL) == 1 && sb->root == NULL)
+		sb_free(sb);
+}
+
+void vnode_ref(struct inode *ip)
+{
+	fetch_and_add(&ip->refcnt, 1);
+}
+
+void vnode_put(struct inode *ip)
+{
+	if (!ip)
+		return;
+	simple_lock(&ip->meta);
+	uint64_t r = fetch_and_add(&ip->refcnt, -1UL) - 1;
+	bool dofree = r == 0 && ip->nlink == 0;
+	simple_unlock(&ip->meta);
+	if (dofree)
+		vnode_free(ip);
+}
+
+/* ip lost one name (all: every name, a directory); free it if unused. */
+static void vnode_drop_link(struct inode *ip, bool all)
+{
+	simple_lock(&ip->meta);
+	if (all)
+		ip->nlink = 0;
+	else if (ip->nlink)
+		ip->nlink--;
+	ip->ctime = now();
+	bool dofree = ip->nlink == 0 && ip->refcnt == 0;
+	simple_unlock(&ip->meta);
+	if (dofree)
+		vnode_free(ip);
+}
+
+/* ---- the name cache ---- */
+
+#define NC_BITS 12
+#define NC_BUCKETS (1u << NC_BITS)
+
+struct nc_bucket {
+	struct simple_lock lock;
+	struct dentry *head;           /* (lock) */
+} __cacheline_aligned;
+
+static struct nc_bucket nc_table[NC_BUCKETS];
+static volatile uint64_t nc_entries, nc_hits, nc_misses;   /* [a] fuzzy */
+
+static uint32_t nc_hash(const struct inode *dir, const char *name, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL ^ ((uint64_t)dir >> 4);
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= 1099511628211ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static struct nc_bucket *nc_bucket(uint32_t hash)
+{
+	return &nc_table[hash & (NC_BUCKETS - 1)];
+}
+
+/* The dentry for (dir, name) in a locked bucket, or NULL. */
+static struct dentry *nc_find_locked(struct nc_bucket *b, uint32_t hash, struct inode *dir,
+				     const char *name, size_t len)
+{
+	for (struct dentry *d = b->head; d; d = d->hnext)
+		if (d->hash == hash && d->dir == dir && d->namelen == len &&
+		    memcmp(d->name, name, len) == 0)
+			return d;
+	return NULL;
+}
+
+/* The dentry of name in dir; dir's lock held (so it cannot go away). */
+static struct dentry *dir_find(struct inode *dir, const char *name, size_t len)
+{
+	uint32_t h = nc_hash(dir, name, len);
+	struct nc_bucket *b = nc_bucket(h);
+	simple_lock(&b->lock);
+	struct dentry *d = nc_find_locked(b, h, dir, name, len);
+	simple_unlock(&b->lock);
+	return d;
+}
+
+static struct dentry *dentry_alloc(const char *name, size_t len)
+{
+	struct dentry *d = kmalloc(sizeof(*d) + len + 1, 0);
+	if (!d)
+		return NULL;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	d->namelen = (uint16_t)len;
+	return d;
+}
+
+/* Link the prepared dentry d (name set) -> ip into dir.  dir->lock write. */
+static void dir_add_locked(struct inode *dir, struct dentry *d, struct inode *ip)
+{
+	KASSERT(lock_write_held(&dir->lock));
+	d->dir = dir;
+	d->ip = ip;
+	d->cookie = dir->u.dir.next_cookie++;
+	d->hash = nc_hash(dir, d->name, d->namelen);
+	d->dnext = NULL;
+	d->dprev = dir->u.dir.last;
+	if (dir->u.dir.last)
+		dir->u.dir.last->dnext = d;
+	else
+		dir->u.dir.first = d;
+	dir->u.dir.last = d;
+	struct nc_bucket *b = nc_bucket(d->hash);
+	simple_lock(&b->lock);
+	d->hnext = b->head;
+	b->head = d;
+	simple_unlock(&b->lock);
+	struct timespec64 t = now();
+	simple_lock(&dir->meta);
+	dir->u.dir.nent++;
+	if (S_ISDIR(ip->mode))
+		dir->nlink++;
+	dir->mtime = dir->ctime = t;
+	simple_unlock(&dir->meta);
+	if (S_ISDIR(ip->mode)) {
+		simple_lock(&ip->meta);
+		ip->u.dir.parent = dir;
+		simple_unlock(&ip->meta);
+		ip->u.dir.self = d;
+	}
+	fetch_and_add(&nc_entries, 1);
+}
+
+/* Unlink d from its directory (lock write) and free it; the inode keeps
+ * its nlink (the caller drops it). */
+static void dir_remove_locked(struct dentry *d)
+{
+	struct inode *dir = d->dir;
+	KASSERT(lock_write_held(&dir->lock));
+	struct nc_bucket *b = nc_bucket(d->hash);
+	simple_lock(&b->lock);
+	struct dentry **pp = &b->head;
+	while (*pp != d)
+		pp = &(*pp)->hnext;
+	*pp = d->hnext;
+	simple_unlock(&b->lock);
+	if (d->dprev)
+		d->dprev->dnext = d->dnext;
+	else
+		dir->u.dir.first = d->dnext;
+	if (d->dnext)
+		d->dnext->dprev = d->dprev;
+	else
+		dir->u.dir.last = d->dprev;
+	struct timespec64 t = now();
+	simple_lock(&dir->meta);
+	dir->u.dir.nent--;
+	if (S_ISDIR(d->ip->mode))
+		dir->nlink--;
+	dir->mtime = dir->ctime = t;
+	simple_unlock(&dir->meta);
+	fetch_and_add(&nc_entries, -1UL);
+	kfree(d);
+}
+
+void ncache_stats(struct ncache_stats *st)
+{
+	st->entries = nc_entries;
+	st->hits = nc_hits;
+	st->misses = nc_misses;
+}
+
+int vfs_lookup_child(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (dir->ops) {
+		if (!dir->ops->lookup)
+			return -ENOENT;
+		return dir->ops->lookup(dir, name, len, out);
+	}
+	uint32_t h = nc_hash(dir, name, len);
+	struct nc_bucket *b = nc_bucket(h);
+	simple_lock(&b->lock);
+	struct dentry *d = nc_find_locked(b, h, dir, name, len);
+	if (d)
+		vnode_ref(d->ip);
+	simple_unlock(&b->lock);
+	if (!d) {
+		nc_misses++;
+		return -ENOENT;
+	}
+	nc_hits++;
+	*out = d->ip;
+	return 0;
+}
+
+/* ---- mounts ---- */
+
+static struct complex_lock ns_lock;        /* class vfs_ns */
+static struct fs_type *fstypes;            /* (n) */
+static struct superblock *root_sb;         /* [I] after vfs_init */
+static struct superblock *mounts;          /* (n) */
+static volatile uint32_t next_dev = 1;     /* [a] */
+static volatile uint32_t vfs_state;        /* [a] 0, 1 starting, 2 ready */
+
+void vfs_register_fstype(struct fs_type *t)
+{
+	lock_write(&ns_lock);
+	t->next = fstypes;
+	fstypes = t;
+	lock_done(&ns_lock);
+}
+
+static struct superblock *sb_new(struct fs_type *type)
+{
+	struct superblock *sb = kzalloc(sizeof(*sb));
+	if (!sb)
+		return NULL;
+	sb->type = type;
+	sb->next_ino = 1;
+	sb->dev = fetch_and_add32(&next_dev, 1);
+	return sb;
+}
+
+static void sb_free(struct superblock *sb)
+{
+	kfree(sb);
+}
+
+static int tmpfs_fill(struct superblock *sb, const void *data __unused)
+{
+	struct inode *root = vnode_alloc(sb, S_IFDIR | 01777);
+	if (!root)
+		return -ENOMEM;
+	root->nlink = 2;
+	sb->root = root;                 /* the superblock's reference */
+	return 0;
+}
+
+static int devfs_fill(struct superblock *sb, const void *data)
+{
+	int r = tmpfs_fill(sb, data);
+	if (r == 0) {
+		sb->root->mode = S_IFDIR | 0755;
+		devfs_populate(sb->root);
+	}
+	return r;
+}
+
+static struct fs_type tmpfs_type = { .name = "tmpfs", .fill = tmpfs_fill };
+static struct fs_type devtmpfs_type = { .name = "devtmpfs", .fill = devfs_fill };
+static struct fs_type devfs_type = { .name = "devfs", .fill = devfs_fill };
+
+struct superblock *tmpfs_create(void)
+{
+	vfs_init();
+	struct superblock *sb = sb_new(&tmpfs_type);
+	if (!sb)
+		return NULL;
+	if (tmpfs_fill(sb, NULL) != 0) {
+		kfree(sb);
+		return NULL;
+	}
+	sb->root->mode = S_IFDIR | 0755;
+	return sb;
+}
+
+/*
+ * Free every name of a tmpfs instance (iteratively: trees may be deep) and
+ * the root's reference.  Inodes still referenced live on until their last
+ * reference; the superblock goes with its last inode.
+ */
+void tmpfs_destroy(struct superblock *sb)
+{
+	struct inode *root = sb->root;
+	struct inode *ip = root;
+	lock_write(&ip->lock);
+	for (;;) {
+		struct dentry *d = ip->u.dir.first;
+		if (d) {
+			struct inode *child = d->ip;
+			dir_remove_locked(d);
+			if (S_ISDIR(child->mode) && !child->ops) {
+				lock_done(&ip->lock);
+				ip = child;            /* empty it first */
+				lock_write(&ip->lock);
+			} else {
+				vnode_drop_link(child, false);
+			}
+			continue;
+		}
+		struct inode *parent = ip->u.dir.parent;
+		lock_done(&ip->lock);
+		if (ip == root)
+			break;
+		simple_lock(&ip->meta);
+		ip->dead = true;
+		simple_unlock(&ip->meta);
+		vnode_drop_link(ip, true);
+		ip = parent;
+		lock_write(&ip->lock);
+	}
+	simple_lock(&root->meta);
+	root->dead = true;
+	root->nlink = 0;
+	simple_unlock(&root->meta);
+	sb->root = NULL;               /* the last inode frees sb */
+	fetch_and_add(&sb->ninodes, 1);
+	vnode_put(root);
+	if (fetch_and_add(&sb->ninodes, -1UL) == 1)
+		sb_free(sb);
+}
+
+int vfs_mount_at(struct inode *dir, const char *type, const void *data)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	lock_write(&ns_lock);
+	struct fs_type *t = fstypes;
+	while (t && strcmp(t->name, type) != 0)
+		t = t->next;
+	int r = 0;
+	struct superblock *sb = NULL;
+	if (!t)
+		r = -ENODEV;
+	else if (dir->mounted)
+		r = -EBUSY;
+	else if (!(sb = sb_new(t)))
+		r = -ENOMEM;
+	else if ((r = t->fill(sb, data)) != 0)
+		kfree(sb);
+	if (r == 0) {
+		vnode_ref(dir);
+		sb->covered = dir;
+		sb->next = mounts;
+		mounts = sb;
+		__atomic_store_n(&dir->mounted, sb, __ATOMIC_RELEASE);
+	}
+	lock_done(&ns_lock);
+	return r;
+}
+
+int vfs_umount(struct inode *root)
+{
+	struct superblock *sb = root->sb;
+	lock_write(&ns_lock);
+	int r = 0;
+	if (sb->root != root || sb == root_sb || !sb->covered)
+		r = -EINVAL;
+	else if (root->mounted || sb->active > 0)
+		r = -EBUSY;
+	struct inode *covered = sb->covered;
+	if (r == 0) {
+		__atomic_store_n(&covered->mounted, NULL, __ATOMIC_RELEASE);
+		for (struct superblock **pp = &mounts; *pp; pp = &(*pp)->next)
+			if (*pp == sb) {
+				*pp = sb->next;
+				break;
+			}
+	}
+	lock_done(&ns_lock);
+	if (r == 0) {
+		vnode_put(root);          /* the caller's */
+		tmpfs_destroy(sb);
+		vnode_put(covered);
+	}
+	return r;
+}
+
+/* ---- the global tree ---- */
+
+void initramfs_populate(struct inode *root);   /* initramfs.c */
+
+void vfs_init(void)
+{
+	if (__atomic_load_n(&vfs_state, __ATOMIC_ACQUIRE) == 2)
+		return;
+	if (!compare_and_swap32(&vfs_state, 0, 1)) {
+		while (__atomic_load_n(&vfs_state, __ATOMIC_ACQUIRE) != 2)
+			cpu_relax();
+		return;
+	}
+	complex_lock_init(&ns_lock, LC_VFS_NS, 0);
+	for (unsigned i = 0; i < NC_BUCKETS; i++)
+		simple_lock_init(&nc_table[i].lock, LC_NCACHE);
+	fstypes = &tmpfs_type;
+	tmpfs_type.next = &devtmpfs_type;
+	devtmpfs_type.next = &devfs_type;
+	root_sb = sb_new(&tmpfs_type);
+	if (!root_sb || tmpfs_fill(root_sb, NULL) != 0)
+		panic("vfs: no memory for the root file system");
+	root_sb->root->mode = S_IFDIR | 0755;
+	__atomic_store_n(&vfs_state, 2, __ATOMIC_RELEASE);
+	initramfs_populate(root_sb->root);
+	/* /dev (devfs) and /tmp. */
+	struct inode *root = root_sb->root, *ip = NULL;
+	if (vfs_lookup_child(root, "dev", 3, &ip) != 0 &&
+	    vfs_create(root, "dev", 3, S_IFDIR | 0755, 0, NULL, &ip) != 0)
+		ip = NULL;
+	if (ip) {
+		if (vfs_mount_at(ip, "devtmpfs", NULL) != 0)
+			kprintf("vfs: cannot mount /dev\n");
+		vnode_put(ip);
+	}
+	ip = NULL;
+	if (vfs_lookup_child(root, "tmp", 3, &ip) != 0)
+		vfs_create(root, "tmp", 3, S_IFDIR | 01777, 0, NULL, NULL);
+	else
+		vnode_put(ip);
+}
+
+struct inode *vfs_root(void)
+{
+	vfs_init();
+	return root_sb->root;
+}
+
+uint64_t vfs_dev(struct inode *ip)
+{
+	return ip->sb->dev;
+}
+
+/* ---- path walk ---- */
+
+/* ".." of cur (referenced), crossing mount points upward; not above root. */
+static int dotdot(struct inode *root, struct inode *cur, struct inode **out)
+{
+	while (cur != root && cur == cur->sb->root && cur->sb->covered) {
+		struct inode *c = cur->sb->covered;
+		vnode_ref(c);
+		vnode_put(cur);
+		cur = c;
+	}
+	if (cur == root) {
+		*out = cur;
+		return 0;
+	}
+	simple_lock(&cur->meta);
+	struct inode *p = cur->u.dir.parent;
+	bool dead = cur->dead;
+	if (!dead)
+		vnode_ref(p);
+	simple_unlock(&cur->meta);
+	vnode_put(cur);
+	if (dead)
+		return -ENOENT;
+	*out = p;
+	return 0;
+}
+
+/* Follow mounts down from ip (referenced). */
+static struct inode *cross_mounts(struct inode *ip)
+{
+	struct superblock *sb;
+	while ((sb = __atomic_load_n(&ip->mounted, __ATOMIC_ACQUIRE)) != NULL) {
+		struct inode *r = sb->root;
+		vnode_ref(r);
+		vnode_put(ip);
+		ip = r;
+	}
+	return ip;
+}
+
+static ssize_t link_target(struct inode *ip, char *buf, size_t n)
+{
+	if (ip->ops)
+		return ip->ops->readlink ? ip->ops->readlink(ip, buf, n) : -EINVAL;
+	size_t k = MIN(n, ip->size);
+	memcpy(buf, ip->u.lnk.target, k);
+	return (ssize_t)k;
+}
+
+int vfs_lookup(struct inode *root, struct inode *start, const char *path, int flags,
+	       struct lookup *lk)
+{
+	size_t len = strnlen(path, FS_PATH_MAX);
+	if (len == 0)
+		return -ENOENT;
+	if (len >= FS_PATH_MAX)
+		return -ENAMETOOLONG;
+	char *buf = kmalloc(FS_PATH_MAX, 0);
+	char *tbuf = kmalloc(FS_PATH_MAX, 0);
+	if (!buf || !tbuf) {
+		kfree(buf);
+		kfree(tbuf);
+		return -ENOMEM;
+	}
+	memcpy(buf, path, len + 1);
+	int nlinks = 0, err = 0;
+	char *p = buf;
+	struct inode *cur = *p == '/' ? root : start;
+	vnode_ref(cur);
+	lk->trailing_slash = false;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		char *s = p;
+		while (*p && *p != '/')
+			p++;
+		size_t n = p - s;
+		if (n > FS_NAME_MAX) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+		char *rest = p;
+		while (*p == '/')
+			p++;
+		bool last = *p == '\0';
+		bool trailing = last && rest != p;
+		if (!S_ISDIR(cur->mode)) {
+			err = -ENOTDIR;
+			goto fail;
+		}
+		if (last && (flags & LK_PARENT)) {
+			memcpy(lk->last, s, n);
+			lk->last[n] = '\0';
+			lk->lastlen = n;
+			lk->trailing_slash = trailing;
+			lk->ip = cur;
+			kfree(buf);
+			kfree(tbuf);
+			return 0;
+		}
+		if ((err = vfs_permission(cur, MAY_EXEC)) != 0)
+			goto fail;
+		if (n == 1 && s[0] == '.')
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			if ((err = dotdot(root, cur, &cur)) != 0) {
+				cur = NULL;
+				goto fail;
+			}
+			continue;
+		}
+		struct inode *ip;
+		if ((err = vfs_lookup_child(cur, s, n, &ip)) != 0)
+			goto fail;
+		ip = cross_mounts(ip);
+		if (S_ISLNK(ip->mode) && (!last || trailing || !(flags & LK_NOFOLLOW))) {
+			if (++nlinks > FS_MAXSYMLINKS) {
+				vnode_put(ip);
+				err = -ELOOP;
+				goto fail;
+			}
+			ssize_t tlen = link_target(ip, tbuf, FS_PATH_MAX);
+			vnode_put(ip);
+			size_t rlen = strlen(rest);
+			if (tlen < 0) {
+				err = (int)tlen;
+				goto fail;
+			}
+			if (tlen == 0) {
+				err = -ENOENT;
+				goto fail;
+			}
+			if ((size_t)tlen + rlen >= FS_PATH_MAX) {
+				err = -ENAMETOOLONG;
+				goto fail;
+			}
+			memmove(buf + tlen, rest, rlen + 1);
+			memcpy(buf, tbuf, tlen);
+			p = buf;
+			if (*p == '/') {
+				vnode_put(cur);
+				cur = root;
+				vnode_ref(cur);
+			}
+			continue;
+		}
+		vnode_put(cur);
+		cur = ip;
+		if (trailing && !S_ISDIR(cur->mode)) {
+			err = -ENOTDIR;
+			goto fail;
+		}
+	}
+	kfree(buf);
+	kfree(tbuf);
+	if (flags & LK_PARENT) {
+		lk->last[0] = '\0';
+		lk->lastlen = 0;
+		lk->ip = cur;
+		return 0;
+	}
+	if ((flags & LK_DIRECTORY) && !S_ISDIR(cur->mode)) {
+		vnode_put(cur);
+		return -ENOTDIR;
+	}
+	lk->ip = cur;
+	return 0;
+fail:
+	vnode_put(cur);
+	kfree(buf);
+	kfree(tbuf);
+	return err;
+}
+
+/* ---- directory operations ---- */
+
+static bool is_dot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, uint32_t rdev,
+	       const char *target, struct inode **out)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (len == 0 || is_dot(name, len))
+		return -EEXIST;
+	if (len > FS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (dir->ops)
+		return -EACCES;
+	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	if (r)
+		return r;
+	struct inode *ip = vnode_alloc(dir->sb, mode);
+	struct dentry *d = dentry_alloc(name, len);
+	if (!ip || !d)
+		goto nomem;
+	ip->rdev = rdev;
+	if (S_ISLNK(mode)) {
+		size_t tl = strlen(target);
+		ip->u.lnk.target = kmalloc(tl + 1, 0);
+		if (!ip->u.lnk.target)
+			goto nomem;
+		memcpy(ip->u.lnk.target, target, tl + 1);
+		ip->size = tl;
+	}
+	ip->nlink = S_ISDIR(mode) ? 2 : 1;
+	lock_write(&dir->lock);
+	simple_lock(&dir->meta);
+	bool dead = dir->dead;
+	simple_unlock(&dir->meta);
+	if (dead)
+		r = -ENOENT;
+	else if (dir_find(dir, name, len))
+		r = -EEXIST;
+	else
+		dir_add_locked(dir, d, ip);
+	lock_done(&dir->lock);
+	if (r) {
+		kfree(d);
+		ip->nlink = 0;
+		vnode_put(ip);
+		return r;
+	}
+	if (out)
+		*out = ip;
+	else
+		vnode_put(ip);
+	return 0;
+nomem:
+	kfree(d);
+	if (ip)
+		vnode_put(ip);
+	return -ENOMEM;
+}
+
+int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (len == 0)
+		return rmdir ? -EBUSY : -EISDIR;
+	if (len == 1 && name[0] == '.')
+		return rmdir ? -EINVAL : -EISDIR;
+	if (len == 2 && name[0] == '.' && name[1] == '.')
+		return rmdir ? -ENOTEMPTY : -EISDIR;
+	if (dir->ops)
+		return -EACCES;
+	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	if (r)
+		return r;
+	lock_write(&dir->lock);
+	struct dentry *d = dir_find(dir, name, len);
+	struct inode *ip = d ? d->ip : NULL;
+	if (!d) {
+		r = -ENOENT;
+	} else if (rmdir) {
+		if (!S_ISDIR(ip->mode)) {
+			r = -ENOTDIR;
+		} else if (ip->mounted) {
+			r = -EBUSY;
+		} else {
+			simple_lock(&ip->meta);
+			if (ip->u.dir.nent)
+				r = -ENOTEMPTY;
+			else
+				ip->dead = true;
+			simple_unlock(&ip->meta);
+		}
+	} else if (S_ISDIR(ip->mode)) {
+		r = -EISDIR;
+	}
+	if (r == 0)
+		dir_remove_locked(d);
+	lock_done(&dir->lock);
+	if (r == 0)
+		vnode_drop_link(ip, rmdir);
+	return r;
+}
+
+int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (S_ISDIR(ip->mode))
+		return -EPERM;
+	if (ip->sb != dir->sb)
+		return -EXDEV;
+	if (len == 0 || is_dot(name, len))
+		return -EEXIST;
+	if (dir->ops)
+		return -EACCES;
+	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	if (r)
+		return r;
+	struct dentry *d = dentry_alloc(name, len);
+	if (!d)
+		return -ENOMEM;
+	lock_write(&dir->lock);
+	simple_lock(&dir->meta);
+	bool dead = dir->dead;
+	simple_unlock(&dir->meta);
+	if (dead) {
+		r = -ENOENT;
+	} else if (dir_find(dir, name, len)) {
+		r = -EEXIST;
+	} else {
+		simple_lock(&ip->meta);
+		if (ip->nlink == 0) {
+			r = -ENOENT;
+		} else {
+			ip->nlink++;
+			ip->ctime = now();
+		}
+		simple_unlock(&ip->meta);
+		if (r == 0)
+			dir_add_locked(dir, d, ip);
+	}
+	lock_done(&dir->lock);
+	if (r)
+		kfree(d);
+	return r;
+}
+
+/* The second directory lock of a rename: by try-lock (same class). */
+static void lock_second_dir(struct inode *dir)
+{
+	while (!lock_try_write(&dir->lock))
+		sched_yield();
+}
+
+int vfs_rename(struct inode *odir, const char *oname, size_t olen,
+	       struct inode *ndir, const char *nname, size_t nlen, int flags)
+{
+	if (!S_ISDIR(odir->mode) || !S_ISDIR(ndir->mode))
+		return -ENOTDIR;
+	if (olen == 0 || nlen == 0 || is_dot(oname, olen) || is_dot(nname, nlen))
+		return olen == 0 || nlen == 0 ? -EBUSY : -EINVAL;
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+		return -EINVAL;
+	if (odir->sb != ndir->sb)
+		return -EXDEV;
+	if (odir->ops)
+		return -EACCES;
+	int r = vfs_permission(odir, MAY_WRITE | MAY_EXEC);
+	if (r == 0)
+		r = vfs_permission(ndir, MAY_WRITE | MAY_EXEC);
+	if (r)
+		return r;
+	struct dentry *nd = dentry_alloc(nname, nlen);
+	struct dentry *od2 = dentry_alloc(oname, olen);     /* for an exchange */
+	if (!nd || !od2) {
+		kfree(nd);
+		kfree(od2);
+		return -ENOMEM;
+	}
+	lock_write(&ns_lock);
+	lock_write(&odir->lock);
+	if (ndir != odir)
+		lock_second_dir(ndir);
+	struct dentry *od = dir_find(odir, oname, olen);
+	struct dentry *tgt = dir_find(ndir, nname, nlen);
+	struct inode *src = od ? od->ip : NULL, *victim = NULL;
+	bool victim_dir = false;
+	if (!od) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (ndir->dead) {
+		r = -ENOENT;
+		goto out;
+	}
+	/* A directory may not move below itself. */
+	if (odir != ndir) {
+		struct inode *x = ndir;
+		for (;;) {
+			if (x == src || (tgt && S_ISDIR(tgt->ip->mode) && (flags & RENAME_EXCHANGE) &&
+					 x == tgt->ip)) {
+				r = -EINVAL;
+				goto out;
+			}
+			if (x == x->sb->root || x->u.dir.parent == x)
+				break;
+			x = x->u.dir.parent;
+		}
+		if (flags & RENAME_EXCHANGE && tgt && S_ISDIR(tgt->ip->mode)) {
+			for (x = odir;; x = x->u.dir.parent) {
+				if (x == tgt->ip) {
+					r = -EINVAL;
+					goto out;
+				}
+				if (x == x->sb->root || x->u.dir.parent == x)
+					break;
+			}
+		}
+	}
+	if (S_ISDIR(src->mode) && src->mounted) {
+		r = -EBUSY;
+		goto out;
+	}
+	if (flags & RENAME_EXCHANGE) {
+		if (!tgt) {
+			r = -ENOENT;
+			goto out;
+		}
+		struct inode *other = tgt->ip;
+		if (other == src)
+			goto out;
+		dir_remove_locked(od);
+		dir_remove_locked(tgt);
+		dir_add_locked(odir, od2, other);
+		od2 = NULL;
+		dir_add_locked(ndir, nd, src);
+		nd = NULL;
+		goto out;
+	}
+	if (tgt) {
+		victim = tgt->ip;
+		if (flags & RENAME_NOREPLACE) {
+			r = -EEXIST;
+			goto out;
+		}
+		if (victim == src) {
+			victim = NULL;
+			goto out;                   /* two names of one file: nothing */
+		}
+		if (S_ISDIR(src->mode)) {
+			if (!S_ISDIR(victim->mode)) {
+				r = -ENOTDIR;
+				goto out;
+			}
+			if (victim->mounted) {
+				r = -EBUSY;
+				goto out;
+			}
+			simple_lock(&victim->meta);
+			if (victim->u.dir.nent)
+				r = -ENOTEMPTY;
+			else
+				victim->dead = true;
+			simple_unlock(&victim->meta);
+			if (r)
+				goto out;
+			victim_dir = true;
+		} else if (S_ISDIR(victim->mode)) {
+			r = -EISDIR;
+			goto out;
+		}
+		dir_remove_locked(tgt);
+	}
+	dir_remove_locked(od);
+	dir_add_locked(ndir, nd, src);
+	nd = NULL;
+	vnode_touch(src, 4);
+out:
+	if (ndir != odir)
+		lock_done(&ndir->lock);
+	lock_done(&odir->lock);
+	lock_done(&ns_lock);
+	if (r == 0 && victim)
+		vnode_drop_link(victim, victim_dir);
+	kfree(nd);
+	kfree(od2);
+	return r;
+}
+
+/* ---- reading directories, stat, getcwd ---- */
+
+uint64_t vfs_readdir(struct inode *dir, uint64_t cookie,
+		     int (*emit)(void *arg, const char *name, size_t len, uint64_t ino,
+				 unsigned type, uint64_t next), void *arg)
+{
+	if (dir->ops)
+		return dir->ops->readdir ? dir->ops->readdir(dir, cookie, emit, arg) : cookie;
+	lock_read(&dir->lock);
+	if (cookie == 0) {
+		if (emit(arg, ".", 1, dir->ino, 4, 1))
+			goto out;
+		cookie = 1;
+	}
+	if (cookie == 1) {
+		simple_lock(&dir->meta);
+		struct inode *p = dir->u.dir.parent;
+		simple_unlock(&dir->meta);
+		if (emit(arg, "..", 2, p->ino, 4, 2))
+			goto out;
+		cookie = 2;
+	}
+	for (struct dentry *d = dir->u.dir.first; d; d = d->dnext) {
+		if (d->cookie < cookie)
+			continue;
+		uint32_t m = d->ip->mode & S_IFMT;
+		unsigned type = m >> 12;        /* DT_* == S_IFMT >> 12 */
+		if (emit(arg, d->name, d->namelen, d->ip->ino, type, d->cookie + 1))
+			break;
+		cookie = d->cookie + 1;
+	}
+	if (cookie < dir->u.dir.next_cookie && !dir->u.dir.last)
+		cookie = dir->u.dir.next_cookie;
+out:
+	lock_done(&dir->lock);
+	return cookie;
+}
+
+void vfs_stat(struct inode *ip, struct fs_stat *st)
+{
+	simple_lock(&ip->meta);
+	st->ino = ip->ino;
+	st->mode = ip->mode;
+	st->nlink = ip->nlink;
+	st->uid = ip->uid;
+	st->gid = ip->gid;
+	st->rdev = ip->rdev;
+	st->size = ip->size;
+	st->blocks = ALIGN_UP(ip->size, 4096) / 512;
+	st->mtime = ip->mtime.sec;
+	st->mtime_ns = (uint32_t)ip->mtime.nsec;
+	st->atime = ip->atime.sec;
+	st->atime_ns = (uint32_t)ip->atime.nsec;
+	st->ctime = ip->ctime.sec;
+	st->ctime_ns = (uint32_t)ip->ctime.nsec;
+	simple_unlock(&ip->meta);
+	st->dev = ip->sb->dev;
+	if (S_ISDIR(st->mode))
+		st->size = 4096, st->blocks = 8;
+}
+
+int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
+{
+	if (n < 2)
+		return -ERANGE;
+	size_t pos = n - 1;
+	buf[pos] = '\0';
+	int r = 0;
+	lock_read(&ns_lock);
+	struct inode *ip = dir;
+	if (ip->dead)
+		r = -ENOENT;
+	while (r == 0 && ip != root) {
+		if (ip == ip->sb->root) {
+			if (!ip->sb->covered)
+				break;              /* above the process root: stop at / */
+			ip = ip->sb->covered;
+			continue;
+		}
+		struct dentry *d = ip->u.dir.self;
+		if (!d) {
+			r = -ENOENT;
+			break;
+		}
+		if ((size_t)d->namelen + 1 > pos) {
+			r = -ERANGE;
+			break;
+		}
+		pos -= d->namelen;
+		memcpy(buf + pos, d->name, d->namelen);
+		buf[--pos] = '/';
+		ip = d->dir;
+	}
+	lock_done(&ns_lock);
+	if (r)
+		return r;
+	if (pos == n - 1)
+		buf[--pos] = '/';
+	size_t len = n - 1 - pos;
+	memmove(buf, buf + pos, len + 1);
+	return (int)len;
+}
+
+/* ---- the old interface (exec, the ELF loader, private trees) ---- */
+
+/* Lends ip's reference to the calling process (see initramfs.h). */
+static void lend(struct inode *ip)
+{
+	struct proc *p = curproc();
+	struct fdtable *fdt = p ? p->fdt : NULL;
+	if (!fdt) {
+		vnode_put(ip);
+		return;
+	}
+	simple_lock(&fdt->lock);
+	struct inode *old = fdt->borrowed;
+	fdt->borrowed = ip;
+	simple_unlock(&fdt->lock);
+	vnode_put(old);
+}
+
+int fs_lookup_at(struct inode *root, struct inode *cwd, const char *path, int flags,
+		 struct inode **out)
+{
+	struct lookup lk;
+	int r = vfs_lookup(root, cwd ? cwd : root, path,
+			   (flags & FS_NOFOLLOW) ? LK_NOFOLLOW : 0, &lk);
+	if (r)
+		return r;
+	*out = lk.ip;
+	lend(lk.ip);
+	return 0;
+}
+
+int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out)
+{
+	struct inode *root = vfs_root();
+	struct proc *p = curproc();
+	if (cwd == NULL && p && p->fdt) {
+		struct inode *c = cwd_get(), *rt = root_get();
+		int r = fs_lookup_at(rt, c, path, flags, out);
+		vnode_put(c);
+		vnode_put(rt);
+		return r;
+	}
+	return fs_lookup_at(root, cwd, path, flags, out);
+}
+
+ssize_t fs_read(struct inode *ip, void *buf, size_t n, uint64_t off)
+{
+	if (S_ISDIR(ip->mode))
+		return -EISDIR;
+	if (!S_ISREG(ip->mode))
+		return -EINVAL;
+	return vfs_read_kernel(ip, buf, n, off);
+}
+
+ssize_t fs_readlink(struct inode *ip, char *buf, size_t n)
+{
+	if (!S_ISLNK(ip->mode))
+		return -EINVAL;
+	return link_target(ip, buf, n);
+}
+
+void fs_stat(struct inode *ip, struct fs_stat *st)
+{
+	vfs_stat(ip, st);
+}
+
+struct inode *fs_root(void)
+{
+	return vfs_root();
+}
+
+void initramfs_init(void)
+{
+	vfs_init();
+}
+
+struct inode *fs_tree_create(void)
+{
+	struct superblock *sb = tmpfs_create();
+	return sb ? sb->root : NULL;
+}
+
+void fs_tree_free(struct inode *root)
+{
+	KASSERT(root->sb != root_sb);
+	tmpfs_destroy(root->sb);
+}
+
+int initramfs_load(const void *buf, size_t len)
+{
+	return initramfs_load_tree(vfs_root(), buf, len, NULL);
+}

@@ -1,0 +1,126 @@
+/*
+ * Open files and the per-process file state (F1).
+ *
+ * struct file: an open file description (shared by dup and fork): its
+ * operations, status flags, offset and the inode or pipe behind it.
+ * struct fdtable: a process's descriptors, close-on-exec bits, current and
+ * root directories and umask; one lock (class fdtable, simple, short
+ * sections: never held across a copy or a sleep).  Shared by reference
+ * (threads of one process; fork copies it).
+ */
+#ifndef CONCERTO_FILE_H
+#define CONCERTO_FILE_H
+
+#include "types.h"
+#include "lock.h"
+
+struct inode;
+struct file;
+struct proc;
+
+#define FD_MAX 1024                  /* descriptors per process (RLIMIT_NOFILE) */
+
+/* open(2) flags (Linux x86_64). */
+#define O_ACCMODE   03
+#define O_RDONLY    0
+#define O_WRONLY    01
+#define O_RDWR      02
+#define O_CREAT     0100
+#define O_EXCL      0200
+#define O_NOCTTY    0400
+#define O_TRUNC     01000
+#define O_APPEND    02000
+#define O_NONBLOCK  04000
+#define O_DSYNC     010000
+#define O_ASYNC     020000
+#define O_DIRECT    040000
+#define O_LARGEFILE 0100000
+#define O_DIRECTORY 0200000
+#define O_NOFOLLOW  0400000
+#define O_NOATIME   01000000
+#define O_CLOEXEC   02000000
+#define O_SYNC      04010000
+#define O_PATH      010000000
+#define O_TMPFILE   020200000
+
+#define FMODE_READ  1
+#define FMODE_WRITE 2
+
+/* poll(2) events. */
+#define POLLIN   0x001
+#define POLLPRI  0x002
+#define POLLOUT  0x004
+#define POLLERR  0x008
+#define POLLHUP  0x010
+#define POLLNVAL 0x020
+#define POLLRDNORM 0x040
+#define POLLWRNORM 0x100
+
+struct file_ops {
+	ssize_t (*read)(struct file *f, void *ubuf, size_t n, uint64_t *off);
+	ssize_t (*write)(struct file *f, const void *ubuf, size_t n, uint64_t *off);
+	/* Ready events now (POLLIN...); no sleeping. */
+	int (*poll)(struct file *f);
+	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
+	void (*release)(struct file *f);
+	bool seekable;                   /* offsets mean something (tmpfs files) */
+	bool pollslow;                   /* readiness must be polled (console) */
+};
+
+/* Lock key: [a] atomic, [I] immutable, (o) poslock. */
+struct file {
+	volatile uint64_t refcnt;        /* [a] */
+	struct complex_lock poslock;     /* the offset, for read/write/lseek/getdents */
+	const struct file_ops *fops;     /* [I] */
+	volatile int flags;              /* [a] O_* status flags (fcntl F_SETFL) */
+	int fmode;                       /* [I] FMODE_* */
+	struct inode *ip;                /* [I] referenced, or NULL (pipes) */
+	void *priv;                      /* [I] the pipe, ... */
+	uint64_t off;                    /* (o) */
+	uint64_t dircookie;              /* (o) directories: getdents position */
+};
+
+struct file *file_alloc(const struct file_ops *fops, int flags);
+void file_ref(struct file *f);
+void file_unref(struct file *f);
+/* An open file of inode ip (a reference is taken): regular, directory,
+ * device (dispatch by rdev).  0 or -errno. */
+int file_open_inode(struct inode *ip, int flags, struct file **out);
+
+/*
+ * Lock key: (d) fdt->lock; [a] refcnt.
+ */
+struct fdtable {
+	struct simple_lock lock;
+	volatile uint64_t refcnt;        /* [a] */
+	struct file *fd[FD_MAX];         /* (d) */
+	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
+	struct inode *cwd;               /* (d) referenced */
+	struct inode *root;              /* (d) referenced */
+	uint32_t umask;                  /* (d) */
+	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
+};
+
+/* For proc.c / exec.c. */
+struct fdtable *fdtable_new_console(void);       /* init: fds 0-2 the console */
+struct fdtable *fdtable_fork(struct fdtable *parent);   /* NULL if out of memory */
+void fdtable_close_all(struct fdtable *fdt);     /* exit: close and free */
+void fdtable_exec(struct fdtable *fdt);          /* close the close-on-exec ones */
+
+/* For system calls. */
+struct fdtable *cur_fdt(void);
+struct file *fd_get(int fd);                      /* referenced, or NULL */
+int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
+int fd_close(int fd);
+/* The inode of the cwd / root (referenced). */
+struct inode *cwd_get(void);
+struct inode *root_get(void);
+
+/* pipe.c, poll.c */
+int pipe_create(struct file **rd, struct file **wr, int flags);
+void poll_wakeup(void);                           /* something became ready */
+
+/* console (kernel/dev/console.c) */
+extern const struct file_ops console_fops;
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * The virtual file system (F1, F2): inodes (vnodes) with reference counts
+ * and a lock each, a hashed name cache with a lock per bucket, mounts, and
+ * tmpfs, the in-memory file system that holds / (filled from the initramfs)
+ * and /dev.
+ *
+ * Name cache.  Every name of a tmpfs directory is a struct dentry that is
+ * both on its directory's ordered list (for getdents, by a cookie that only
+ * grows, so a directory read is stable while entries come and go) and in a
+ * global hash table keyed by (directory, name).  A lookup takes only the
+ * lock of one hash bucket (no directory lock), so lookups run in parallel
+ * in the same directory and in different ones.  Changes of a directory take
+ * that directory's complex lock for write and then the bucket lock, so
+ * creations in different directories never contend (seed 004: the AIM
+ * directory test).  A file system with its own lookup (proc) sets ip->ops.
+ *
+ * Lifetime.  An inode is freed when it has no name (nlink 0) and no
+ * reference (refcnt 0); both are decided under its meta lock.  A lookup
+ * takes its reference under the bucket lock, while the name still exists.
+ *
+ * Lock order (lockclass.h): file offset (25) < vfs_ns (26: renames and
+ * mounts, the shape of the tree) < vnode (27: the inode's complex lock; a
+ * second directory lock, in rename only, is taken by try-lock) < ... <
+ * vm_map (40) < ncache bucket (41) < vnode meta (42) < fdtable (43) <
+ * tmpfs page index (44).  The page index is above vm_map so that a page
+ * fault on a mapped tmpfs file can take it (tmpfs_getpage).
+ */
+#ifndef CONCERTO_VFS_H
+#define CONCERTO_VFS_H
+
+#include "types.h"
+#include "lock.h"
+#include "initramfs.h"
+
+struct superblock;
+struct dentry;
+struct file;
+struct poll_table;
+
+struct timespec64 {
+	int64_t sec;
+	int64_t nsec;
+};
+
+/* Operations a file system other than tmpfs gives its inodes (proc, later). */
+struct inode_ops {
+	/* Directory: find name; 0 and a referenced inode, or -ENOENT. */
+	int (*lookup)(struct inode *dir, const char *name, size_t len, struct inode **out);
+	/* Directory: call emit for entries from cookie on; emit returns nonzero to stop.
+	 * Returns the cookie to resume from. */
+	uint64_t (*readdir)(struct inode *dir, uint64_t cookie,
+			    int (*emit)(void *arg, const char *name, size_t len, uint64_t ino,
+					unsigned type, uint64_t next), void *arg);
+	/* Files: contents into a kernel buffer, off-based. */
+	ssize_t (*read)(struct inode *ip, void *buf, size_t n, uint64_t off);
+	ssize_t (*write)(struct inode *ip, const void *buf, size_t n, uint64_t off);
+	ssize_t (*readlink)(struct inode *ip, char *buf, size_t n);
+	void (*release)(struct inode *ip);          /* the inode is being freed */
+};
+
+/*
+ * An inode.  Lock key:
+ *   (l) lock: directories: the entry list; files: data and size (write)
+ *   (m) meta: attributes, nlink, size (also (l) write to change), dir parent
+ *   (g) pages: the page index of a regular file
+ *   (n) vfs_ns lock for write (and the directories' (l)) to change
+ *   [a] atomic  [I] immutable
+ */
+struct inode {
+	struct complex_lock lock;
+	struct simple_lock meta;
+	struct simple_lock pages;
+	volatile uint64_t refcnt;           /* [a] */
+	uint64_t ino;                       /* [I] */
+	struct superblock *sb;              /* [I] */
+	const struct inode_ops *ops;        /* [I] NULL: tmpfs */
+	void *priv;                         /* [I] the file system's */
+	uint32_t mode;                      /* (m) type bits [I] */
+	uint32_t uid, gid;                  /* (m) */
+	uint32_t nlink;                     /* (m) */
+	uint32_t rdev;                      /* [I] Linux encoding */
+	uint64_t size;                      /* (m) */
+	struct timespec64 atime, mtime, ctime;  /* (m) */
+	struct superblock *mounted;         /* (n) a file system mounted here */
+	bool dead;                          /* (m) directory removed */
+	union {
+		struct {                    /* directory */
+			struct dentry *first, *last;  /* (l) in cookie order */
+			uint64_t next_cookie;         /* (l) */
+			uint32_t nent;                /* (l)+(m) names in it */
+			struct inode *parent;         /* (m) ".." (root: itself) */
+			struct dentry *self;          /* (n) its own name (getcwd) */
+		} dir;
+		struct {                    /* regular file */
+			void **page;                  /* (g) page i, or NULL (hole) */
+			uint64_t cap;                 /* (g) slots in page[] */
+		} reg;
+		struct {                    /* symbolic link */
+			char *target;                 /* [I] NUL-terminated */
+		} lnk;
+	} u;
+};
+
+/* A name in a tmpfs directory (and in the name cache).  Lock key: (l) of
+ * dir to change, (b) the hash bucket for hnext; [I] the rest. */
+struct dentry {
+	struct dentry *hnext;               /* (b) */
+	struct dentry *dnext, *dprev;       /* (l) */
+	struct inode *dir;                  /* [I] */
+	struct inode *ip;                   /* [I] */
+	uint64_t cookie;                    /* [I] getdents position */
+	uint32_t hash;                      /* [I] */
+	uint16_t namelen;                   /* [I] */
+	char name[];                        /* [I] NUL-terminated */
+};
+
+/* A file system type (mount(2) by name). */
+struct fs_type {
+	const char *name;
+	/* Fill sb (sb->root); 0 or -errno. */
+	int (*fill)(struct superblock *sb, const void *data);
+	struct fs_type *next;
+};
+
+/* A mounted file system.  Lock key: (n) vfs_ns, [a], [I]. */
+struct superblock {
+	struct fs_type *type;               /* [I] */
+	struct inode *root;                 /* [I] referenced */
+	struct inode *covered;              /* (n) the directory it hides (referenced) */
+	volatile uint64_t next_ino;         /* [a] */
+	volatile uint64_t active;           /* [a] open files and cwds in it */
+	volatile uint64_t ninodes;          /* [a] inodes alive */
+	uint32_t dev;                       /* [I] st_dev */
+	struct superblock *next;            /* (n) list of mounts */
+	void *priv;                         /* [I] */
+};
+
+void vfs_register_fstype(struct fs_type *t);
+int vfs_mount(const char *type, struct inode *dir, const void *data);
+void vfs_init(void);
+struct inode *vfs_root(void);
+
+/* References. */
+void vnode_ref(struct inode *ip);
+void vnode_put(struct inode *ip);
+
+/* A new inode of sb (not linked anywhere, refcnt 1); NULL if out of memory. */
+struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);
+
+/* ---- path walk ---- */
+
+#define LK_NOFOLLOW  0x1    /* do not follow a final symbolic link */
+#define LK_PARENT    0x2    /* stop at the parent of the last component */
+#define LK_DIRECTORY 0x4    /* the result must be a directory */
+
+struct lookup {
+	struct inode *ip;          /* result (referenced); LK_PARENT: the parent */
+	char last[FS_NAME_MAX + 1];/* LK_PARENT: last component ("" for "/") */
+	size_t lastlen;
+	bool trailing_slash;       /* LK_PARENT: the path ended with '/' */
+};
+
+/* Walk path from start (relative) or root (absolute).  0 or -errno. */
+int vfs_lookup(struct inode *root, struct inode *start, const char *path, int flags,
+	       struct lookup *lk);
+/* The child named name in dir (referenced), without permission checks. */
+int vfs_lookup_child(struct inode *dir, const char *name, size_t len, struct inode **out);
+
+/* ---- operations (dir referenced by the caller) ---- */
+
+/* Permission (MAY_* bits: 4 read, 2 write, 1 exec/search) for the current
+ * process's credentials: 0 or -EACCES.  The one place access is decided. */
+#define MAY_READ 4
+#define MAY_WRITE 2
+#define MAY_EXEC 1
+int vfs_permission(struct inode *ip, int may);
+void vfs_cred(uint32_t *uid, uint32_t *gid);
+
+/* Create name in dir: mode has the type; target for symlinks. */
+int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, uint32_t rdev,
+	       const char *target, struct inode **out);
+int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir);
+int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len);
+#define RENAME_NOREPLACE 1
+#define RENAME_EXCHANGE 2
+int vfs_rename(struct inode *odir, const char *oname, size_t olen,
+	       struct inode *ndir, const char *nname, size_t nlen, int flags);
+
+/* Data of regular tmpfs files (kernel buffers). */
+ssize_t vfs_read_kernel(struct inode *ip, void *buf, size_t n, uint64_t off);
+ssize_t vfs_write_kernel(struct inode *ip, const void *buf, size_t n, uint64_t off);
+/* User buffers; lock held by the caller as noted. */
+ssize_t tmpfs_read_user(struct inode *ip, void *ubuf, size_t n, uint64_t off);   /* (l) read */
+ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t off); /* (l) write */
+int vfs_truncate(struct inode *ip, uint64_t size);
+/* The page (kernel address) holding byte off of regular tmpfs file ip, with a
+ * page reference for the caller (page_unref(va_to_page(va)) when done).
+ * create: allocate a zeroed page in a hole (off below the size, or any off
+ * for a shared writable mapping).  0, -ENXIO past the end (not create),
+ * -EINVAL not a regular tmpfs file, -ENOMEM.  Takes only the page-index lock
+ * (class tmpfs_pages, above vm_map): safe from the page-fault path. */
+int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va);
+
+void vfs_stat(struct inode *ip, struct fs_stat *st);
+void vnode_touch(struct inode *ip, int what);     /* 1 atime 2 mtime 4 ctime */
+uint64_t vfs_dev(struct inode *ip);
+
+/* getdents: from cookie; emit returns nonzero to stop; returns the next cookie. */
+uint64_t vfs_readdir(struct inode *dir, uint64_t cookie,
+		     int (*emit)(void *arg, const char *name, size_t len, uint64_t ino,
+				 unsigned type, uint64_t next), void *arg);
+
+/* getcwd: the path of dir from root into buf (NUL-terminated): length or -errno. */
+int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n);
+
+/* mount(2)/umount2(2) helpers. */
+int vfs_mount_at(struct inode *dir, const char *type, const void *data);
+int vfs_umount(struct inode *root_of_fs);
+
+/* Name cache statistics and tests. */
+struct ncache_stats {
+	uint64_t entries;
+	uint64_t hits;
+	uint64_t misses;
+};
+void ncache_stats(struct ncache_stats *st);
+
+/* tmpfs instance without a mount (private trees: tests). */
+struct superblock *tmpfs_create(void);
+void tmpfs_destroy(struct superblock *sb);
+
+/* Devices (kernel/dev): open a char device node; 0 and f->fops set or -ENXIO. */
+int dev_open(struct inode *ip, struct file *f);
+void devfs_populate(struct inode *root);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * Helpers for the file system tests: a scratch directory per test program
+ * (under ut_tmpdir()) and recursive removal.
+ */
+#ifndef FSUTIL_H
+#define FSUTIL_H
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "utest.h"
+
+/* Remove path and everything below it; 0 or -1. */
+static inline int fs_rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (!d)
+			return -1;
+		struct dirent *e;
+		char sub[PATH_MAX];
+		while ((e = readdir(d)) != NULL) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			fs_rm_rf(sub);
+		}
+		closedir(d);
+		return rmdir(path);
+	}
+	return unlink(path);
+}
+
+/* A fresh empty directory <tmpdir>/<name> (removed first if present);
+ * returns its path in a static buffer, or NULL (the subtest is skipped). */
+static inline const char *fs_scratch(const char *name)
+{
+	static char buf[PATH_MAX];
+	const char *t = ut_tmpdir();
+	if (!t) {
+		ut_skip("no writable temporary directory");
+		return NULL;
+	}
+	snprintf(buf, sizeof buf, "%s/%s", t, name);
+	fs_rm_rf(buf);
+	if (mkdir(buf, 0755) != 0)
+		return NULL;
+	return buf;
+}
+
+/* path = dir/name into a caller buffer. */
+#define FS_PATH(buf, dir, name) (snprintf((buf), sizeof(buf), "%s/%s", (dir), (name)), (buf))
+
+static inline int fs_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Reads up to cap-1 bytes of path into buf (NUL-terminated); bytes or -1. */
+static inline ssize_t fs_read_str(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+#endif

@@ -1,0 +1,110 @@
+#define _GNU_SOURCE
+/* poll/ppoll/select/pselect6 over pipes, files and /dev nodes. */
+#include "fsutil.h"
+#include <poll.h>
+#include <sys/select.h>
+#include <time.h>
+
+UT_TEST(poll_pipe_readiness)
+{
+	int p[2];
+	T_OK(pipe(p));
+	struct pollfd f[2] = { { p[0], POLLIN, 0 }, { p[1], POLLOUT, 0 } };
+	T_EXPECT_EQ(poll(f, 2, 0), 1);
+	T_EXPECT_EQ(f[0].revents, 0);
+	T_EXPECT_EQ(f[1].revents, POLLOUT);
+	T_EXPECT_EQ(write(p[1], "x", 1), 1);
+	T_EXPECT_EQ(poll(f, 1, 0), 1);
+	T_EXPECT(f[0].revents & POLLIN);
+	char c;
+	T_EXPECT_EQ(read(p[0], &c, 1), 1);
+	uint64_t t0 = ut_now_ns();
+	T_EXPECT_EQ(poll(f, 1, 100), 0);                    /* times out */
+	T_EXPECT(ut_now_ns() - t0 >= 80000000ull);
+	close(p[1]);
+	T_EXPECT_EQ(poll(f, 1, 1000), 1);
+	T_EXPECT(f[0].revents & POLLHUP);
+	struct pollfd bad = { 12345, POLLIN, 0 };
+	T_EXPECT_EQ(poll(&bad, 1, 0), 1);
+	T_EXPECT_EQ(bad.revents, POLLNVAL);
+	struct pollfd neg = { -1, POLLIN, 0 };
+	T_EXPECT_EQ(poll(&neg, 1, 0), 0);
+	close(p[0]);
+}
+
+UT_TEST(poll_wakes_on_write_from_another_process)
+{
+	int p[2];
+	T_OK(pipe(p));
+	pid_t c = fork();
+	T_ASSERT(c >= 0);
+	if (c == 0) {
+		ut_sleep_ms(100);
+		write(p[1], "y", 1);
+		_exit(0);
+	}
+	struct pollfd f = { p[0], POLLIN, 0 };
+	uint64_t t0 = ut_now_ns();
+	T_EXPECT_EQ(poll(&f, 1, 5000), 1);
+	T_EXPECT(ut_now_ns() - t0 < 4000000000ull);
+	T_EXPECT(f.revents & POLLIN);
+	struct timespec ts = { 1, 0 };
+	T_EXPECT_EQ(ppoll(&f, 1, &ts, NULL), 1);
+	int st;
+	waitpid(c, &st, 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+UT_TEST(select_and_pselect)
+{
+	int p[2];
+	T_OK(pipe(p));
+	fd_set r, w;
+	FD_ZERO(&r);
+	FD_ZERO(&w);
+	FD_SET(p[0], &r);
+	FD_SET(p[1], &w);
+	struct timeval tv = { 0, 0 };
+	T_EXPECT_EQ(select(p[1] + 1, &r, &w, NULL, &tv), 1);
+	T_EXPECT(!FD_ISSET(p[0], &r));
+	T_EXPECT(FD_ISSET(p[1], &w));
+	T_EXPECT_EQ(write(p[1], "z", 1), 1);
+	FD_ZERO(&r);
+	FD_SET(p[0], &r);
+	struct timespec ts = { 0, 100000000 };
+	T_EXPECT_EQ(pselect(p[0] + 1, &r, NULL, NULL, &ts, NULL), 1);
+	T_EXPECT(FD_ISSET(p[0], &r));
+	FD_ZERO(&r);
+	FD_SET(p[0], &r);
+	char c;
+	read(p[0], &c, 1);
+	tv.tv_sec = 0;
+	tv.tv_usec = 50000;
+	T_EXPECT_EQ(select(p[0] + 1, &r, NULL, NULL, &tv), 0);
+	tv.tv_usec = -1;
+	T_EXPECT_ERRNO(select(p[0] + 1, &r, NULL, NULL, &tv), EINVAL);
+	T_EXPECT_ERRNO(select(-1, NULL, NULL, NULL, NULL), EINVAL);
+	close(p[0]);
+	close(p[1]);
+	FD_ZERO(&r);
+	FD_SET(p[0], &r);
+	tv.tv_usec = 0;
+	T_EXPECT_ERRNO(select(p[0] + 1, &r, NULL, NULL, &tv), EBADF);
+}
+
+UT_TEST(files_and_devices_always_ready)
+{
+	int fd = open("/dev/null", O_RDWR);
+	T_ASSERT(fd >= 0);
+	int fz = open("/dev/zero", O_RDONLY);
+	int ff = open("/", O_RDONLY);
+	struct pollfd f[3] = { { fd, POLLIN | POLLOUT, 0 }, { fz, POLLIN, 0 }, { ff, POLLIN, 0 } };
+	T_EXPECT_EQ(poll(f, 3, 1000), 3);
+	T_EXPECT((f[0].revents & (POLLIN | POLLOUT)) == (POLLIN | POLLOUT));
+	close(fd);
+	close(fz);
+	close(ff);
+}
+
+UT_MAIN
