@@ -52,7 +52,6 @@
 #include "signal.h"
 #include "waitq.h"
 
-#define NOFILE 64
 #define PROC_NAME 16
 
 struct vm_map;

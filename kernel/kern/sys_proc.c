@@ -11,6 +11,7 @@
 #include "initramfs.h"
 #include "kmem.h"
 #include "proc.h"
+#include "file.h"
 #include "sched.h"
 #include "syscall.h"
 #include "thread.h"
@@ -458,7 +459,7 @@ static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
 	if (nl) {
 		if (nl->cur > nl->max)
 			return -EINVAL;
-		if (res == 7 && nl->max > NOFILE)   /* RLIMIT_NOFILE: the fd table */
+		if (res == 7 && nl->max > FD_MAX)   /* RLIMIT_NOFILE: the fd table */
 			return -EPERM;
 	}
 	bool cap = capable();
