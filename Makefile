@@ -106,6 +106,7 @@ FS_OBJS := \
 	fs/initramfs.o \
 	fs/sys_file.o \
 	fs/procgen.o \
+	fs/procfs.o \
 	fs/initramfs_test.o \
 	fs/vfs_test.o
 

@@ -10,6 +10,7 @@
 #include "kmem.h"
 #include "page.h"
 #include "proc.h"
+#include "sbuf.h"
 #include "sched.h"
 #include "timekeep.h"
 #include "vfs.h"
@@ -349,6 +350,7 @@ static int devfs_fill(struct superblock *sb, const void *data)
 static struct fs_type tmpfs_type = { .name = "tmpfs", .fill = tmpfs_fill };
 static struct fs_type devtmpfs_type = { .name = "devtmpfs", .fill = devfs_fill };
 static struct fs_type devfs_type = { .name = "devfs", .fill = devfs_fill };
+extern struct fs_type procfs_type;
 
 struct superblock *tmpfs_create(void)
 {
@@ -485,6 +487,7 @@ void vfs_init(void)
 	fstypes = &tmpfs_type;
 	tmpfs_type.next = &devtmpfs_type;
 	devtmpfs_type.next = &devfs_type;
+	devfs_type.next = &procfs_type;        /* procfs.c */
 	root_sb = sb_new(&tmpfs_type);
 	if (!root_sb || tmpfs_fill(root_sb, NULL) != 0)
 		panic("vfs: no memory for the root file system");
@@ -1186,4 +1189,29 @@ void fs_tree_free(struct inode *root)
 int initramfs_load(const void *buf, size_t len)
 {
 	return initramfs_load_tree(vfs_root(), buf, len, NULL);
+}
+
+/* /proc/mounts: one line per mounted file system, root first (fstab format). */
+void vfs_mounts_format(struct sbuf *out)
+{
+	struct mnt { const char *type; struct inode *covered; } list[32];
+	int n = 0;
+	lock_read(&ns_lock);
+	for (struct superblock *sb = mounts; sb && n < 32; sb = sb->next) {
+		if (sb == root_sb || !sb->covered)
+			continue;
+		list[n].type = sb->type->name;      /* fs_type names are static */
+		list[n].covered = sb->covered;
+		vnode_ref(sb->covered);
+		n++;
+	}
+	lock_done(&ns_lock);
+	sbuf_printf(out, "rootfs / %s rw 0 0\n", root_sb ? root_sb->type->name : "tmpfs");
+	char *path = kmalloc(FS_PATH_MAX, 0);
+	for (int i = n - 1; i >= 0; i--) {          /* oldest first */
+		if (path && vfs_path_of(vfs_root(), list[i].covered, path, FS_PATH_MAX) >= 0)
+			sbuf_printf(out, "%s %s %s rw 0 0\n", list[i].type, path, list[i].type);
+		vnode_put(list[i].covered);
+	}
+	kfree(path);
 }

@@ -53,6 +53,7 @@
 #include "waitq.h"
 
 #define PROC_NAME 16
+#define PROC_CMDLINE_MAX 4096   /* bytes of argv kept for /proc/PID/cmdline */
 
 struct vm_map;
 struct inode;
@@ -129,6 +130,8 @@ struct proc {
 	char name[PROC_NAME];           /* (p) */
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
 	uint64_t start_ticks;           /* [I] */
+	char *cmdline;                  /* (p) argv of the last exec, NUL-separated (kmalloc) */
+	size_t cmdline_len;             /* (p) bytes in cmdline */
 	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */

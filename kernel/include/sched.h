@@ -50,6 +50,7 @@ extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not ru
 
 struct sched_cpu_stats {
 	uint64_t switches, migrations, steals, preemptions, idle_ticks, ticks;
+	uint64_t user_ticks;    /* ticks that interrupted user mode */
 	uint64_t wakeups, remote_wakeups, resched_ipis;
 	uint64_t load_fp;       /* 5 s time-share load average, fixed point <<11 */
 	uint64_t desired_fp;    /* desired load, fixed point */

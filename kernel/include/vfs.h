@@ -217,6 +217,9 @@ int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n);
 int vfs_mount_at(struct inode *dir, const char *type, const void *data);
 int vfs_umount(struct inode *root_of_fs);
 
+struct sbuf;
+void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
+
 /* Name cache statistics and tests. */
 struct ncache_stats {
 	uint64_t entries;

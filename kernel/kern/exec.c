@@ -133,14 +133,27 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	struct vm_map *old = p->map;
 	pmap_activate(map->pmap);
 	t->pmap = map->pmap;
+	size_t cmdlen = 0;                  /* argv for /proc/PID/cmdline */
+	for (int i = 0; av[i] && cmdlen < PROC_CMDLINE_MAX; i++)
+		cmdlen = MIN(cmdlen + strlen(av[i]) + 1, (size_t)PROC_CMDLINE_MAX);
+	char *cmd = cmdlen ? kmalloc(cmdlen, 0) : NULL;
+	for (size_t i = 0, at = 0; cmd && av[i] && at < cmdlen; i++) {
+		size_t l = MIN(strlen(av[i]) + 1, cmdlen - at);
+		memcpy(cmd + at, av[i], l);
+		at += l;
+	}
 	simple_lock(&p->lock);
 	p->map = map;
+	char *oldcmd = p->cmdline;
+	p->cmdline = cmd;
+	p->cmdline_len = cmd ? cmdlen : 0;
 	const char *base = path;
 	for (const char *c = path; *c; c++)
 		if (*c == '/')
 			base = c + 1;
 	strlcpy(p->name, base, sizeof(p->name));
 	simple_unlock(&p->lock);
+	kfree(oldcmd);
 	signal_exec(p);
 	fdtable_exec(p->fdt);
 	if (old)

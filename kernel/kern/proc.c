@@ -490,6 +490,7 @@ static void proc_free(struct proc *p)
 {
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
+	kfree(p->cmdline);
 	kfree(p);
 }
 
@@ -735,7 +736,14 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	}
 	uid_ref(ui);
 	p->uidinfo = ui;
+	/* The parent is the caller: only its own exec changes its cmdline. */
+	char *cmd = parent->cmdline_len ? kmalloc(parent->cmdline_len, 0) : NULL;
 	simple_lock(&parent->lock);
+	if (cmd) {
+		memcpy(cmd, parent->cmdline, parent->cmdline_len);
+		p->cmdline_len = parent->cmdline_len;
+	}
+	p->cmdline = cmd;
 	memcpy(p->name, parent->name, sizeof(p->name));
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));

@@ -807,8 +807,10 @@ void sched_tick(struct trapframe *tf)
 	} else {
 		t->runticks++;
 	}
-	if (t && t->state != TS_IDLE && tf && (tf->cs & 3) == 3)
+	if (t && t->state != TS_IDLE && tf && (tf->cs & 3) == 3) {
 		t->uticks++;                 /* user time (getrusage, times) */
+		s->st.user_ticks++;          /* and the CPU's (/proc/stat) */
+	}
 	callouts_run(s);
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +
