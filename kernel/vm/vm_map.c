@@ -133,14 +133,11 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff)
 	if (slot == NULL)
 		goto out;
 	if (*slot == 0) {
-		if (obj->ops && obj->ops->get_page) {
-			pg = obj->ops->get_page(obj, pgoff);
-		} else {
-			void *va = page_alloc(PA_ZERO);
-			pg = va ? va_to_page(va) : NULL;
-			if (pg)
-				page_ref_init(pg);
-		}
+		KASSERT(obj->ops == NULL || obj->ops->get_page == NULL);
+		void *va = page_alloc(PA_ZERO);
+		pg = va ? va_to_page(va) : NULL;
+		if (pg)
+			page_ref_init(pg);
 		if (pg == NULL)
 			goto out;
 		*slot = (uint64_t)pg->pfn << PAGE_SHIFT;
@@ -486,6 +483,8 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	r->flags = (shared ? VR_SHARED : 0) | ((flags & MAP_ANONYMOUS) ? VR_ANON : 0) |
 		   ((flags & MAP_NORESERVE) ? VR_NORESERVE : 0) |
 		   ((flags & MAP_GROWSDOWN) ? VR_GROWSDOWN : 0);
+	if (shared)
+		r->flags |= obj->vrflags;
 	r->obj = obj;
 	r->off = off;
 
@@ -564,6 +563,13 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
+	/* A shared mapping of a file not open for writing stays read-only. */
+	err = -EACCES;
+	for (struct vm_region *r = first_above(map, addr); r != &map->head && r->start < end;
+	     r = r->next)
+		if ((prot & PROT_WRITE) && (r->flags & VR_NOWRITE))
+			goto out;
+	err = -ENOMEM;
 	/* Private memory becoming writable may need pages: overcommit check
 	 * (Linux charges it in mprotect_fixup). */
 	if (prot & PROT_WRITE) {
