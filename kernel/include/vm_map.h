@@ -116,6 +116,9 @@ struct vm_obj_ops {
 	 * -ENOMEM.  Called with the map lock held for read and no other lock. */
 	int (*get_page)(struct vm_obj *obj, uint64_t pgoff, struct page **out);
 	void (*release)(struct vm_obj *obj);     /* last reference dropped */
+	/* fork: a new object like obj for the child's map (a reference for
+	 * the caller), or NULL if no memory.  NULL hook: share obj. */
+	struct vm_obj *(*clone)(struct vm_obj *obj, struct vm_map *map);
 };
 
 struct vm_obj {
@@ -126,6 +129,11 @@ struct vm_obj {
 	uint64_t size;                   /* [I] bytes (page multiple) */
 	const struct vm_obj_ops *ops;    /* [I] NULL: anonymous */
 	int vrflags;                     /* [I] VR_* that shared regions of it get */
+	/* File objects (vm_file.c): each is used by the regions of one map
+	 * only (fork clones it), and is on its file's list of mappings. */
+	struct vm_map *map;              /* [I] that map (no reference) */
+	struct vm_obj *fnext, *fprev;    /* the file's list (tmpfs_pages lock) */
+	uint64_t tmark;                  /* (tmpfs_pages lock) last truncation pass */
 	void *priv;                      /* [I] for ops */
 };
 
@@ -160,6 +168,13 @@ struct vm_map {
 
 struct vm_map *vm_map_create(void);
 void vm_map_ref(struct vm_map *map);
+/* A reference unless the map is already being destroyed (count 0). */
+bool vm_map_tryref(struct vm_map *map);
+/* The file ip shrank to size: unmap, from every map, the pages of ip
+ * mapped wholly beyond the end (their next access faults: SIGBUS).
+ * Called by vfs_truncate with no lock held. */
+struct inode;
+void vm_file_truncated(struct inode *ip, uint64_t size);
 /* Drops a reference; the last one unmaps everything and frees the map.
  * The map must not be loaded on any CPU (pmap_deactivate first). */
 void vm_map_destroy(struct vm_map *map);

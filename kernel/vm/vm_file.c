@@ -19,6 +19,7 @@
  * frees its pages under tmpfs_pages (44) — both ranked above vm_map.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "errno.h"
 #include "file.h"
 #include "page.h"
@@ -51,13 +52,106 @@ static int file_get_page(struct vm_obj *obj, uint64_t pgoff, struct page **out)
 
 static void file_release(struct vm_obj *obj)
 {
-	vnode_put(obj->priv);
+	struct inode *ip = obj->priv;
+	simple_lock(&ip->pages);
+	if (obj->fprev)
+		obj->fprev->fnext = obj->fnext;
+	else
+		ip->u.reg.mmaps = obj->fnext;
+	if (obj->fnext)
+		obj->fnext->fprev = obj->fprev;
+	simple_unlock(&ip->pages);
+	vnode_put(ip);
+}
+
+static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags);
+
+static struct vm_obj *file_clone(struct vm_obj *obj, struct vm_map *map)
+{
+	return file_obj_new(obj->priv, map, obj->vrflags);
 }
 
 static const struct vm_obj_ops file_obj_ops = {
 	.get_page = file_get_page,
 	.release = file_release,
+	.clone = file_clone,
 };
+
+/* A new object for mappings of ip in map, on ip's list; NULL if no memory. */
+static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags)
+{
+	struct vm_obj *obj = vm_obj_create(0, &file_obj_ops, ip);
+	if (obj == NULL)
+		return NULL;
+	vnode_ref(ip);
+	obj->vrflags = vrflags;
+	obj->map = map;
+	simple_lock(&ip->pages);
+	obj->fnext = ip->u.reg.mmaps;
+	if (obj->fnext)
+		obj->fnext->fprev = obj;
+	ip->u.reg.mmaps = obj;
+	simple_unlock(&ip->pages);
+	return obj;
+}
+
+/* Unmap the pages of ip beyond size from map (its regions that map ip). */
+static void truncate_map(struct vm_map *map, struct inode *ip, uint64_t size)
+{
+	uint64_t keep = ALIGN_UP(size, PAGE_SIZE);
+	lock_write(&map->lock);
+	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
+		if (r->obj == NULL || r->obj->ops != &file_obj_ops || r->obj->priv != ip)
+			continue;
+		uint64_t len = r->end - r->start;
+		if (r->off + len <= keep)
+			continue;
+		vaddr_t from = r->off >= keep ? r->start : r->start + (keep - r->off);
+		/* Shared pages and private copies alike (Linux: even COWs). */
+		pmap_remove_release(map->pmap, from, r->end, vm_release_pa, NULL);
+	}
+	lock_done(&map->lock);
+}
+
+#define TRUNC_BATCH 16
+
+static volatile uint64_t trunc_pass;     /* [a] numbers truncation passes */
+
+void vm_file_truncated(struct inode *ip, uint64_t size)
+{
+	/*
+	 * The new size is already visible, so a fault from now on finds the
+	 * page gone; a fault that got the page before holds its map lock for
+	 * read and has installed it before truncate_map gets the lock.  The
+	 * list cannot be walked with a map locked (complex under simple), so
+	 * take references on a batch of maps (marking their objects with this
+	 * pass's number), then work without the list lock; repeat until no
+	 * unmarked object is left.  A map done twice costs only time.
+	 */
+	uint64_t pass = fetch_and_add(&trunc_pass, 1) + 1;
+	for (;;) {
+		struct vm_map *batch[TRUNC_BATCH];
+		int n = 0;
+		simple_lock(&ip->pages);
+		for (struct vm_obj *o = ip->u.reg.mmaps; o && n < TRUNC_BATCH; o = o->fnext) {
+			if (o->tmark == pass)
+				continue;
+			o->tmark = pass;
+			bool seen = false;
+			for (int i = 0; i < n && !seen; i++)
+				seen = batch[i] == o->map;
+			if (!seen && vm_map_tryref(o->map))
+				batch[n++] = o->map;
+		}
+		simple_unlock(&ip->pages);
+		if (n == 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			truncate_map(batch[i], ip, size);
+			vm_map_destroy(batch[i]);        /* our reference */
+		}
+	}
+}
 
 int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		 struct file *f, uint64_t off, vaddr_t *out)
@@ -100,14 +194,11 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 			MAP_ANONYMOUS;
 		return vm_mmap(map, addr, len, prot, flags, out);
 	}
-	vnode_ref(ip);
-	struct vm_obj *obj = vm_obj_create(0, &file_obj_ops, ip);
-	if (obj == NULL) {
-		vnode_put(ip);
+	/* VR_NOWRITE: mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE). */
+	struct vm_obj *obj = file_obj_new(ip, map, type != MAP_PRIVATE &&
+					  !(f->fmode & FMODE_WRITE) ? VR_NOWRITE : 0);
+	if (obj == NULL)
 		return -ENOMEM;
-	}
-	if (type != MAP_PRIVATE && !(f->fmode & FMODE_WRITE))
-		obj->vrflags = VR_NOWRITE;      /* mprotect may not add PROT_WRITE */
 	int err = vm_mmap_obj(map, addr, len, prot, flags, obj, off, out);
 	vm_obj_unref(obj);                      /* the region holds its own */
 	return err;

@@ -360,6 +360,17 @@ void vm_map_ref(struct vm_map *map)
 	fetch_and_add(&map->refcnt, 1);
 }
 
+bool vm_map_tryref(struct vm_map *map)
+{
+	uint64_t old = atomic_load64(&map->refcnt);
+	while (old != 0) {
+		if (__atomic_compare_exchange_n(&map->refcnt, &old, old + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
 void vm_map_destroy(struct vm_map *map)
 {
 	uint64_t old = __atomic_fetch_sub(&map->refcnt, 1, __ATOMIC_ACQ_REL);
@@ -843,10 +854,16 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 			break;
 		}
 		*n = *r;
-		if (n->obj)
+		if (n->obj && n->obj->ops && n->obj->ops->clone)
+			n->obj = n->obj->ops->clone(n->obj, child);   /* a file's: one per map */
+		else if (n->obj)
 			vm_obj_ref(n->obj);
 		link_after(child->head.prev, n);       /* same order as the parent */
 		child->nregions++;
+		if (r->obj && n->obj == NULL) {
+			err = -ENOMEM;
+			break;
+		}
 		/* Shared regions: the child maps the object's pages on demand.
 		 * MADV_WIPEONFORK: the child starts with fresh zero pages. */
 		if (!(r->flags & (VR_SHARED | VR_WIPEONFORK)) &&
