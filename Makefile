@@ -91,6 +91,7 @@ VM_OBJS := \
 	vm/vm_fault.o \
 	vm/usercopy.o \
 	vm/sys_mm.o \
+	vm/vm_file.o \
 	vm/vm_test.o
 
 DEV_OBJS := \

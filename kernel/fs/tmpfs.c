@@ -15,6 +15,7 @@
 #include "page.h"
 #include "usercopy.h"
 #include "vfs.h"
+#include "vm_map.h"
 
 #define TMPFS_MAX_SIZE (1ULL << 32)      /* 4 GiB per file */
 
@@ -85,6 +86,20 @@ int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va)
 	return 0;
 }
 
+/*
+ * The file grows from size old: clear the bytes after old in its last page,
+ * which a shared mapping may have written (Linux: stores beyond the end of
+ * the file never become file data).  (l) write held.
+ */
+static void zero_tail(struct inode *ip, uint64_t old)
+{
+	if (old % PAGE_SIZE == 0)
+		return;
+	char *va = page_at(ip, old / PAGE_SIZE, false, false);
+	if (va)
+		memset(va + old % PAGE_SIZE, 0, PAGE_SIZE - old % PAGE_SIZE);
+}
+
 /* Copy between the file and a buffer (user or kernel); lock held. */
 static ssize_t rw_locked(struct inode *ip, void *buf, size_t n, uint64_t off, bool write,
 			 bool user)
@@ -98,6 +113,8 @@ static ssize_t rw_locked(struct inode *ip, void *buf, size_t n, uint64_t off, bo
 		if (off >= TMPFS_MAX_SIZE)
 			return n ? -EFBIG : 0;
 		n = MIN(n, TMPFS_MAX_SIZE - off);
+		if (n && off > size)
+			zero_tail(ip, size);    /* the gap reads as zeroes */
 	}
 	size_t done = 0;
 	while (done < n) {
@@ -193,10 +210,14 @@ int vfs_truncate(struct inode *ip, uint64_t size)
 				memset(va + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
 		}
 	}
+	else if (size > old)
+		zero_tail(ip, old);
 	simple_lock(&ip->meta);
 	ip->size = size;
 	simple_unlock(&ip->meta);
 	lock_done(&ip->lock);
+	if (size < old)
+		vm_file_truncated(ip, size);    /* unmap pages now beyond the end */
 	vnode_touch(ip, 6);
 	return 0;
 }

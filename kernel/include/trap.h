@@ -24,7 +24,7 @@ typedef void (*intr_handler_t)(struct trapframe *tf);
 void intr_register(int vector, intr_handler_t h);
 
 /* VM-layer hooks called by trap() for exceptions (see trap.c). */
-bool vm_page_fault(struct trapframe *tf, uint64_t addr);
+int vm_page_fault(struct trapframe *tf, uint64_t addr);   /* 0 resolved, -ENXIO SIGBUS, -errno */
 bool extable_fixup(struct trapframe *tf);
 
 #endif

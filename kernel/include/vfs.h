@@ -36,6 +36,7 @@ struct superblock;
 struct dentry;
 struct file;
 struct poll_table;
+struct vm_obj;
 
 struct timespec64 {
 	int64_t sec;
@@ -94,6 +95,7 @@ struct inode {
 		struct {                    /* regular file */
 			void **page;                  /* (g) page i, or NULL (hole) */
 			uint64_t cap;                 /* (g) slots in page[] */
+			struct vm_obj *mmaps;         /* (g) its mappings (vm_file.c) */
 		} reg;
 		struct {                    /* symbolic link */
 			char *target;                 /* [I] NUL-terminated */

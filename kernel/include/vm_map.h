@@ -65,6 +65,8 @@
 #define VR_DONTFORK   0x8   /* MADV_DONTFORK: not copied into a fork child */
 #define VR_WIPEONFORK 0x10  /* MADV_WIPEONFORK: a fork child gets it zero-filled */
 #define VR_GROWSDOWN  0x20  /* MAP_GROWSDOWN (accepted; no automatic growth) */
+#define VR_NOWRITE    0x40  /* shared file mapping, file not open for writing:
+			     * mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE) */
 
 /* madvise advice (Linux values). */
 #define MADV_NORMAL       0
@@ -99,16 +101,24 @@
 
 /*
  * A shared object: pages by offset, refcounted by the regions that map it.
- * Anonymous now (ops == NULL: missing pages are zero-filled); a file mapping
- * supplies ops->get_page (the hook for tmpfs files, later).
+ * Anonymous (ops == NULL): the object holds its pages in its index, missing
+ * pages are zero-filled.  File-backed (ops->get_page, vm_file.c): the pages
+ * stay with the file (tmpfs); the index is unused and every fault asks the
+ * file, so mappings see the file's size and contents as they are now.
  *
  * Lock key: (o) obj->lock, [a] atomic, [I] immutable after creation.
  */
 struct vm_obj;
+struct page;
 struct vm_obj_ops {
-	/* Supply the page at pgoff (a referenced page, count 1), or NULL. */
-	struct page *(*get_page)(struct vm_obj *obj, uint64_t pgoff);
+	/* The page at pgoff with a reference for the caller in *out: 0,
+	 * -ENXIO beyond the end of the file (the fault becomes SIGBUS),
+	 * -ENOMEM.  Called with the map lock held for read and no other lock. */
+	int (*get_page)(struct vm_obj *obj, uint64_t pgoff, struct page **out);
 	void (*release)(struct vm_obj *obj);     /* last reference dropped */
+	/* fork: a new object like obj for the child's map (a reference for
+	 * the caller), or NULL if no memory.  NULL hook: share obj. */
+	struct vm_obj *(*clone)(struct vm_obj *obj, struct vm_map *map);
 };
 
 struct vm_obj {
@@ -118,6 +128,12 @@ struct vm_obj {
 	uint64_t npages;                 /* (o) pages held */
 	uint64_t size;                   /* [I] bytes (page multiple) */
 	const struct vm_obj_ops *ops;    /* [I] NULL: anonymous */
+	int vrflags;                     /* [I] VR_* that shared regions of it get */
+	/* File objects (vm_file.c): each is used by the regions of one map
+	 * only (fork clones it), and is on its file's list of mappings. */
+	struct vm_map *map;              /* [I] that map (no reference) */
+	struct vm_obj *fnext, *fprev;    /* the file's list (tmpfs_pages lock) */
+	uint64_t tmark;                  /* (tmpfs_pages lock) last truncation pass */
 	void *priv;                      /* [I] for ops */
 };
 
@@ -152,6 +168,13 @@ struct vm_map {
 
 struct vm_map *vm_map_create(void);
 void vm_map_ref(struct vm_map *map);
+/* A reference unless the map is already being destroyed (count 0). */
+bool vm_map_tryref(struct vm_map *map);
+/* The file ip shrank to size: unmap, from every map, the pages of ip
+ * mapped wholly beyond the end (their next access faults: SIGBUS).
+ * Called by vfs_truncate with no lock held. */
+struct inode;
+void vm_file_truncated(struct inode *ip, uint64_t size);
 /* Drops a reference; the last one unmaps everything and frees the map.
  * The map must not be loaded on any CPU (pmap_deactivate first). */
 void vm_map_destroy(struct vm_map *map);
@@ -161,9 +184,17 @@ struct vm_map *vm_map_fork(struct vm_map *parent);
 /* Linux mmap: returns 0 and the address in *out, or -EINVAL/-ENOMEM/... */
 int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 	    vaddr_t *out);
-/* Hook for file mappings (later): map obj at byte offset off. */
+/* Map obj at byte offset off (file mappings: vm_mmap_file). */
 int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		struct vm_obj *obj, uint64_t off, vaddr_t *out);
+/*
+ * mmap of an open file f (sys_mmap, after the EBADF check): a regular tmpfs
+ * file (shared or private), /dev/zero (anonymous); -EACCES, -ENODEV,
+ * -EINVAL, -EOPNOTSUPP as Linux do_mmap; else as vm_mmap_obj.
+ */
+struct file;
+int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
+		 struct file *f, uint64_t off, vaddr_t *out);
 int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len);
 int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot);
 void vm_map_set_brk(struct vm_map *map, vaddr_t start);
@@ -194,14 +225,17 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
  */
 bool vm_enough_memory(uint64_t npages);
 
-/* Resolve a fault at va for access (PROT_READ/WRITE/EXEC): 0 or -EFAULT/-ENOMEM. */
+/* Resolve a fault at va for access (PROT_READ/WRITE/EXEC): 0 or -EFAULT
+ * (no region or no right: SIGSEGV), -ENOMEM, -ENXIO (a file page beyond the
+ * end of the file: SIGBUS). */
 int vm_fault(struct vm_map *map, vaddr_t va, int access);
 
 /* Shared objects. */
 struct vm_obj *vm_obj_create(uint64_t size, const struct vm_obj_ops *ops, void *priv);
 void vm_obj_ref(struct vm_obj *obj);
 void vm_obj_unref(struct vm_obj *obj);
-/* The page at pgoff with a new reference for the caller; NULL if no memory. */
+/* Anonymous objects: the page at pgoff with a new reference for the
+ * caller; NULL if no memory. */
 struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff);
 
 /* Region lookup (for tests and /proc): the region containing va, or NULL.

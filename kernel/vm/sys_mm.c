@@ -18,30 +18,24 @@ static struct vm_map *curmap(void)
 
 SYSCALL(12, brk) { return vm_brk(curmap(), a0); }
 
-/* True if fd is an open descriptor of the calling process. */
-static bool fd_open(int64_t fd)
-{
-	if (fd < 0 || fd > INT32_MAX)
-		return false;
-	struct file *f = fd_get((int)fd);
-	if (f)
-		file_unref(f);
-	return f != NULL;
-}
-
 /* mmap(addr, len, prot, flags, fd, off) */
 SYSCALL(9, mmap)
 {
 	int flags = (int)a3;
 	if (a5 & (PAGE_SIZE - 1))
 		return -EINVAL;                 /* x86 sys_mmap: unaligned offset */
-	if (!(flags & MAP_ANONYMOUS)) {
-		if (!fd_open((int)a4))
-			return -EBADF;
-		return -ENODEV;                 /* file mappings come with tmpfs */
-	}
 	vaddr_t out;
-	int r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);
+	int r;
+	if (!(flags & MAP_ANONYMOUS)) {
+		int64_t fd = (int)a4;
+		struct file *f = fd >= 0 ? fd_get((int)fd) : NULL;
+		if (f == NULL)
+			return -EBADF;
+		r = vm_mmap_file(curmap(), a0, a1, (int)a2, flags, f, a5, &out);
+		file_unref(f);
+	} else {
+		r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);
+	}
 	return r < 0 ? r : (int64_t)out;
 }
 

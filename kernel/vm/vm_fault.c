@@ -47,17 +47,23 @@ static bool pte_allows(uint64_t pte, int access)
 	return true;
 }
 
-/* A new page for va in region r, with one reference for the mapping. */
-static struct page *region_page(struct vm_region *r, vaddr_t va)
+/* A page for va in region r, with one reference for the mapping, in *out:
+ * 0, -ENOMEM, -ENXIO (a file page beyond the end of the file). */
+static int region_page(struct vm_region *r, vaddr_t va, struct page **out)
 {
-	if (r->obj)
-		return vm_obj_get_page(r->obj, (r->off + (va - r->start)) >> PAGE_SHIFT);
+	if (r->obj) {
+		uint64_t pgoff = (r->off + (va - r->start)) >> PAGE_SHIFT;
+		if (r->obj->ops && r->obj->ops->get_page)
+			return r->obj->ops->get_page(r->obj, pgoff, out);
+		*out = vm_obj_get_page(r->obj, pgoff);
+		return *out ? 0 : -ENOMEM;
+	}
 	void *p = page_alloc(PA_ZERO);
 	if (p == NULL)
-		return NULL;
-	struct page *pg = va_to_page(p);
-	page_ref_init(pg);
-	return pg;
+		return -ENOMEM;
+	*out = va_to_page(p);
+	page_ref_init(*out);
+	return 0;
 }
 
 static paddr_t page_pa(struct page *pg)
@@ -68,14 +74,15 @@ static paddr_t page_pa(struct page *pg)
 /* No frame at va yet: demand zero or the object's page.  -EAGAIN: retry. */
 static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va)
 {
-	struct page *pg = region_page(r, va);
-	if (pg == NULL)
-		return -ENOMEM;
+	struct page *pg;
+	int err = region_page(r, va, &pg);
+	if (err)
+		return err;
 	int prot = r->prot;
-	/* A private mapping of an object page is copy-on-write. */
+	/* A private mapping of an object page (a file's) is copy-on-write. */
 	if (!(r->flags & VR_SHARED) && page_refcount(pg) > 1)
 		prot &= ~PROT_WRITE;
-	int err = pmap_enter_if(map->pmap, va, page_pa(pg), prot, 0);
+	err = pmap_enter_if(map->pmap, va, page_pa(pg), prot, 0);
 	if (err)
 		page_unref(pg);
 	return err;
@@ -164,23 +171,25 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
  * The map lock is a complex lock: it can be taken only if the faulting code
  * ran with interrupts enabled, outside interrupt handlers and holding no
  * simple lock; otherwise the fault is not resolved (a copy returns EFAULT).
+ * Returns 0 if resolved, else the error: -ENXIO (a file page beyond the end
+ * of its file: trap.c sends SIGBUS), -EFAULT, -ENOMEM (SIGSEGV).
  */
-bool vm_page_fault(struct trapframe *tf, uint64_t addr)
+int vm_page_fault(struct trapframe *tf, uint64_t addr)
 {
 	if (addr >= USER_TOP || (tf->error & PF_RSVD))
-		return false;
+		return -EFAULT;
 	bool user = (tf->cs & 3) != 0;
 	if (!user && !extable_lookup(tf->rip, NULL))
-		return false;
+		return -EFAULT;
 	if (!(tf->rflags & RFLAGS_IF) || mycpu()->intr_depth > 0 || simple_locks_held() > 0)
-		return false;
+		return -EFAULT;
 	struct vm_map *map = vm_map_current();
 	if (map == NULL)
-		return false;
+		return -EFAULT;
 	int access = (tf->error & PF_WRITE) ? PROT_WRITE :
 		     (tf->error & PF_INSN) ? PROT_EXEC : PROT_READ;
 	sti();
 	int err = vm_fault(map, addr, access);
 	cli();
-	return err == 0;
+	return err;
 }

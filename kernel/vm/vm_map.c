@@ -133,14 +133,11 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff)
 	if (slot == NULL)
 		goto out;
 	if (*slot == 0) {
-		if (obj->ops && obj->ops->get_page) {
-			pg = obj->ops->get_page(obj, pgoff);
-		} else {
-			void *va = page_alloc(PA_ZERO);
-			pg = va ? va_to_page(va) : NULL;
-			if (pg)
-				page_ref_init(pg);
-		}
+		KASSERT(obj->ops == NULL || obj->ops->get_page == NULL);
+		void *va = page_alloc(PA_ZERO);
+		pg = va ? va_to_page(va) : NULL;
+		if (pg)
+			page_ref_init(pg);
 		if (pg == NULL)
 			goto out;
 		*slot = (uint64_t)pg->pfn << PAGE_SHIFT;
@@ -363,6 +360,17 @@ void vm_map_ref(struct vm_map *map)
 	fetch_and_add(&map->refcnt, 1);
 }
 
+bool vm_map_tryref(struct vm_map *map)
+{
+	uint64_t old = atomic_load64(&map->refcnt);
+	while (old != 0) {
+		if (__atomic_compare_exchange_n(&map->refcnt, &old, old + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
 void vm_map_destroy(struct vm_map *map)
 {
 	uint64_t old = __atomic_fetch_sub(&map->refcnt, 1, __ATOMIC_ACQ_REL);
@@ -486,6 +494,8 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	r->flags = (shared ? VR_SHARED : 0) | ((flags & MAP_ANONYMOUS) ? VR_ANON : 0) |
 		   ((flags & MAP_NORESERVE) ? VR_NORESERVE : 0) |
 		   ((flags & MAP_GROWSDOWN) ? VR_GROWSDOWN : 0);
+	if (shared)
+		r->flags |= obj->vrflags;
 	r->obj = obj;
 	r->off = off;
 
@@ -564,6 +574,13 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
+	/* A shared mapping of a file not open for writing stays read-only. */
+	err = -EACCES;
+	for (struct vm_region *r = first_above(map, addr); r != &map->head && r->start < end;
+	     r = r->next)
+		if ((prot & PROT_WRITE) && (r->flags & VR_NOWRITE))
+			goto out;
+	err = -ENOMEM;
 	/* Private memory becoming writable may need pages: overcommit check
 	 * (Linux charges it in mprotect_fixup). */
 	if (prot & PROT_WRITE) {
@@ -837,10 +854,16 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 			break;
 		}
 		*n = *r;
-		if (n->obj)
+		if (n->obj && n->obj->ops && n->obj->ops->clone)
+			n->obj = n->obj->ops->clone(n->obj, child);   /* a file's: one per map */
+		else if (n->obj)
 			vm_obj_ref(n->obj);
 		link_after(child->head.prev, n);       /* same order as the parent */
 		child->nregions++;
+		if (r->obj && n->obj == NULL) {
+			err = -ENOMEM;
+			break;
+		}
 		/* Shared regions: the child maps the object's pages on demand.
 		 * MADV_WIPEONFORK: the child starts with fresh zero pages. */
 		if (!(r->flags & (VR_SHARED | VR_WIPEONFORK)) &&

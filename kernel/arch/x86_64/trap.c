@@ -6,6 +6,7 @@
  */
 #include "kernel.h"
 #include "cpu.h"
+#include "errno.h"
 #include "trap.h"
 #include "smp.h"
 #include "apic.h"
@@ -82,13 +83,14 @@ static __noreturn void exception(struct trapframe *tf)
  * Hooks of the VM layer (kernel/vm, arch usercopy).  The weak defaults let
  * the kernel link without it.
  *   vm_page_fault: resolve a page fault at addr (demand zero, copy on write)
- *     in the current address space; true if resolved.
+ *     in the current address space; 0 if resolved, -ENXIO for an access to
+ *     a mapped file beyond its end (SIGBUS), another -errno otherwise.
  *   extable_fixup: a kernel-mode fault inside a user-copy routine resumes at
  *     its fixup (the routine then returns EFAULT); true if tf was redirected.
  */
-__attribute__((weak)) bool vm_page_fault(struct trapframe *tf __unused, uint64_t addr __unused)
+__attribute__((weak)) int vm_page_fault(struct trapframe *tf __unused, uint64_t addr __unused)
 {
-	return false;
+	return -EFAULT;
 }
 __attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
 {
@@ -101,7 +103,7 @@ __attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
  * out.  The kernel prints one line only if the signal kills the process.
  */
 #define PF_PRESENT 0x1
-static void user_fault(struct trapframe *tf)
+static void user_fault(struct trapframe *tf, int pferr)
 {
 	static const uint8_t sigs[32] = { [0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP,
 		[4] = SIGSEGV, [5] = SIGSEGV, [6] = SIGILL, [7] = SIGFPE, [13] = SIGSEGV,
@@ -119,7 +121,10 @@ static void user_fault(struct trapframe *tf)
 	if (!curproc())
 		panic("user-mode fault without a process");
 	sti();
-	if (v == 14) {
+	if (v == 14 && pferr == -ENXIO) {
+		sig = SIGBUS;                   /* a mapped file beyond its end */
+		code = BUS_ADRERR;
+	} else if (v == 14) {
 		/* Linux: ACCERR if a mapping holds the address, else MAPERR. */
 		struct vm_map *map = curproc()->map;
 		bool mapped = tf->error & PF_PRESENT;
@@ -144,12 +149,13 @@ void trap(struct trapframe *tf)
 		return;
 	}
 	if (v < 32) {
-		if (v == 14 && vm_page_fault(tf, read_cr2()))
+		int pferr = v == 14 ? vm_page_fault(tf, read_cr2()) : -EFAULT;
+		if (v == 14 && pferr == 0)
 			return;
 		if (!(tf->cs & 3) && extable_fixup(tf))
 			return;
 		if (tf->cs & 3) {
-			user_fault(tf);                 /* a signal to the thread */
+			user_fault(tf, pferr);          /* a signal to the thread */
 			goto user_exit;
 		}
 		if (c->catch_rip) {             /* a test expected this fault */
