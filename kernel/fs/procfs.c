@@ -128,15 +128,22 @@ static int proc_ppid(struct proc *p)
 	return r;
 }
 
-/* Virtual size and resident pages of p's address space (its map read-locked). */
-static void proc_vm_sizes(struct proc *p, uint64_t *vsize, uint64_t *rss)
+/* p's address space, referenced (vm_map_destroy drops it), or NULL. */
+static struct vm_map *proc_map_ref(struct proc *p)
 {
-	*vsize = *rss = 0;
 	simple_lock(&p->lock);
 	struct vm_map *map = p->map;
 	if (map)
 		vm_map_ref(map);
 	simple_unlock(&p->lock);
+	return map;
+}
+
+/* Virtual size and resident pages of p's address space (its map read-locked). */
+static void proc_vm_sizes(struct proc *p, uint64_t *vsize, uint64_t *rss)
+{
+	*vsize = *rss = 0;
+	struct vm_map *map = proc_map_ref(p);
 	if (!map)
 		return;
 	lock_read(&map->lock);
@@ -221,11 +228,7 @@ static void gen_pid_maps(struct sbuf *sb, int pid)
 	struct proc *p = proc_lookup(pid);
 	if (!p)
 		return;
-	simple_lock(&p->lock);
-	struct vm_map *map = p->map;
-	if (map)
-		vm_map_ref(map);
-	simple_unlock(&p->lock);
+	struct vm_map *map = proc_map_ref(p);
 	proc_unref(p);
 	if (!map)
 		return;

