@@ -35,24 +35,24 @@ from dataclasses import dataclass, field
 #
 #   name             suite    smp  mem     kernel command line       timeout (s)
 MATRIX = [
-    ("ktest-smp1",   "ktest",   1, "512M", "ktest=all lockmode=4",   120),
-    ("ktest-smp2",   "ktest",   2, "512M", "ktest=all lockmode=4",   150),
-    ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   180),
-    ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   180),
+    ("ktest-smp1",   "ktest",   1, "512M", "ktest=all lockmode=4",   300),
+    ("ktest-smp2",   "ktest",   2, "512M", "ktest=all lockmode=4",   300),
+    ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   300),
+    ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   300),
 
     # Lock modes other than 4: contention tests must hold in each (L4).
-    ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   120),
-    ("mode1-smp1",   "ktest",   1, "512M", "ktest=all lockmode=1",   120),
-    ("mode2-smp2",   "ktest",   2, "512M", "ktest=all lockmode=2",   150),
-    ("mode2-smp4",   "ktest",   4, "512M", "ktest=all lockmode=2",   180),
-    ("mode2-smp8",   "ktest",   8, "512M", "ktest=all lockmode=2",   180),
-    ("mode3-smp4",   "ktest",   4, "512M", "ktest=all lockmode=3",   180),
-    ("mode3-smp8",   "ktest",   8, "512M", "ktest=all lockmode=3",   180),
-    ("lockstat-smp4", "ktest",  4, "512M", "ktest=all lockmode=2 lockstat", 180),
+    ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   300),
+    ("mode1-smp1",   "ktest",   1, "512M", "ktest=all lockmode=1",   300),
+    ("mode2-smp2",   "ktest",   2, "512M", "ktest=all lockmode=2",   300),
+    ("mode2-smp4",   "ktest",   4, "512M", "ktest=all lockmode=2",   300),
+    ("mode2-smp8",   "ktest",   8, "512M", "ktest=all lockmode=2",   300),
+    ("mode3-smp4",   "ktest",   4, "512M", "ktest=all lockmode=3",   300),
+    ("mode3-smp8",   "ktest",   8, "512M", "ktest=all lockmode=3",   300),
+    ("lockstat-smp4", "ktest",  4, "512M", "ktest=all lockmode=2 lockstat", 300),
     # Under QEMU the spin-lock slow path defaults to test-and-set (a
     # hypervisor is present); these rows exercise the MCS queue.
-    ("queued-smp2",  "ktest",   2, "512M", "ktest=all lockmode=4 spinlock=queued", 150),
-    ("queued-smp4",  "ktest",   4, "512M", "ktest=all lockmode=2 spinlock=queued", 180),
+    ("queued-smp2",  "ktest",   2, "512M", "ktest=all lockmode=4 spinlock=queued", 300),
+    ("queued-smp4",  "ktest",   4, "512M", "ktest=all lockmode=2 spinlock=queued", 300),
 
     # Boots that must stop with a report (FAULT_EXPECT below says what it shows).
     ("fault-panic",     "fault", 4, "512M", "ktest=panic_on_purpose lockmode=4",   120),

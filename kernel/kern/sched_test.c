@@ -54,7 +54,7 @@ static struct thread *spawn(const char *name, void (*fn)(void *), void *arg, int
 
 /* ---- ping-pong ---- */
 
-#define PINGPONG 20000
+#define PINGPONG 5000     /* round trips: enough to lose a wakeup, few enough for a loaded emulator */
 
 static struct waitq pp_wq = WAITQ_INIT(pp_wq);
 static volatile int pp_turn;          /* (pp_wq.lock) 0: ping's turn, 1: pong's */
