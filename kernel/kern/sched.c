@@ -508,6 +508,15 @@ void sched_yield(void)
 	if (t->state == TS_IDLE)
 		return;
 	uint64_t s = disable_lock(&t->lock);
+	/*
+	 * A time-share thread that yields is charged the rest of its slice as
+	 * CPU use, so a thread spinning on sched_yield sinks below the threads
+	 * it waits for instead of keeping a better priority and winning every
+	 * pick (measured: 8 yield-spinning processes on 4 CPUs stalled the one
+	 * doing work for up to 20 s before this).
+	 */
+	if (!policy_fixed(t->policy))
+		t->estcpu = MIN(255u, t->estcpu + (uint32_t)MAX(t->quantum, 1));
 	t->quantum = 0;
 	sched_switch_locked(t);
 	unlock_enable(&t->lock, s);
