@@ -127,8 +127,8 @@ static volatile uint64_t rr_alternations;
 static void rr_runner(void *arg)
 {
 	int id = (int)(uint64_t)arg;
-	uint64_t end = ticks + 60;
-	while (READ_ONCE(ticks) < end) {
+	uint64_t end = sched_cpu_ticks() + 60;      /* its own CPU's ticks: see busy_ticks */
+	while (sched_cpu_ticks() < end) {
 		if (rr_last != id) {
 			rr_last = id;
 			__atomic_fetch_add(&rr_alternations, 1, __ATOMIC_SEQ_CST);
