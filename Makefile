@@ -144,11 +144,12 @@ $(BUILD)/concerto: $(OBJS) kernel/arch/x86_64/kernel.ld tools/gensyms.py
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
 	$(Q)$(PYTHON) tools/gensyms.py --check $(BUILD)/concerto.pass1 $@
 
-# The default initramfs: busybox, its applet links, /init starting a shell.
-$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile $(USER_TOOLS)
+# The default initramfs: busybox, its applet links, the tools (/bin), the
+# test programs (/tests), /init starting a shell.
+$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile $(USER_TOOLS) $(USER_BIN) $(USER_OUT)/tests/LIST
 	@mkdir -p $(BUILD)
 	@echo "  CPIO    $@"
-	$(Q)tools/mkrootfs.sh $(USER_TOOLS) > $(BUILD)/initramfs.spec
+	$(Q)TESTS_DIR=$(USER_OUT)/tests TINIT=$(USER_OUT)/tinit tools/mkrootfs.sh $(USER_TOOLS) > $(BUILD)/initramfs.spec
 	$(Q)$(PYTHON) tools/mkinitramfs.py -o $@ $(BUILD)/initramfs.spec
 
 INITRD ?= $(BUILD)/initramfs.cpio

@@ -17,3 +17,13 @@ done
 echo "file /init user/rootfs/init 755 0 0"
 echo "file /etc/profile user/rootfs/etc/profile 644 0 0"
 for f in "$@"; do echo "file /bin/$(basename "$f") $f 755 0 0"; done
+# The test programs, when built: run one with /tests/NAME, all with
+# /tests/tinit --no-poweroff --dir /tests.
+if [ -n "${TESTS_DIR:-}" ] && [ -f "$TESTS_DIR/LIST" ]; then
+	echo "dir /tests 755 0 0"
+	echo "file /tests/LIST $TESTS_DIR/LIST 644 0 0"
+	while read -r t; do
+		[ -n "$t" ] && echo "file /tests/$t $TESTS_DIR/$t 755 0 0"
+	done < "$TESTS_DIR/LIST"
+	[ -n "${TINIT:-}" ] && echo "file /tests/tinit $TINIT 755 0 0"
+fi

@@ -929,7 +929,6 @@ __noreturn void proc_exit(int status)
 		vm_map_destroy(map);
 
 	if (p == initproc) {
-		syscall_stats_print();
 		kprintf("concerto: init exited with status %d\n",
 			(status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
 		machine_poweroff((status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);

@@ -7,6 +7,7 @@
 #include "apic.h"
 #include "page.h"
 #include "pmap.h"
+#include "syscall.h"
 #include "x86.h"
 
 #define DEBUG_EXIT_PORT 0xf4
@@ -14,6 +15,7 @@
 __noreturn void machine_poweroff(int code)
 {
 	cli();
+	syscall_stats_print();  /* unknown system calls that were tried */
 	tlb_stats_print();      /* TLB shootdown counters per CPU (V3) */
 	kprintf("page: %lu of %lu pages free at power off\n", page_free_count(),
 		page_total_count());
