@@ -17,6 +17,29 @@
 #include <unistd.h>
 #include "utest.h"
 
+/* A fresh file name in ut_tmpdir() (its path written to path), opened
+ * O_RDWR and truncated to size bytes (zeroes); the descriptor, or -1. */
+static inline int fs_tmpfile(const char *name, off_t size, char *path, size_t n)
+{
+	const char *d = ut_tmpdir();
+	if (!d)
+		return -1;
+	snprintf(path, n, "%s/%s", d, name);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0 && ftruncate(fd, size) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Waits for child p; true if it exited with status 0. */
+static inline int fs_child_ok(pid_t p)
+{
+	int st;
+	return waitpid(p, &st, 0) == p && UT_CHILD_OK(st);
+}
+
 /* Remove path and everything below it; 0 or -1. */
 static inline int fs_rm_rf(const char *path)
 {

@@ -9,6 +9,7 @@
  * memory (private) or shared anonymous memory (shared). */
 #define _GNU_SOURCE
 #include "utest.h"
+#include "fsutil.h"
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -19,23 +20,10 @@ static char path[256];
 
 static int mkfile(const char *name, off_t size)
 {
-	const char *d = ut_tmpdir();
-	if (!d)
-		return -1;
-	snprintf(path, sizeof path, "%s/%s", d, name);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd >= 0 && ftruncate(fd, size) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return fs_tmpfile(name, size, path, sizeof path);
 }
 
-static int wait_ok(pid_t p)
-{
-	int st;
-	return waitpid(p, &st, 0) == p && UT_CHILD_OK(st);
-}
+#define wait_ok fs_child_ok
 
 UT_TEST(ebadf)
 {

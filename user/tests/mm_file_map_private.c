@@ -6,6 +6,7 @@
  * MADV_DONTNEED the private copies are gone and the file shows through. */
 #define _GNU_SOURCE
 #include "utest.h"
+#include "fsutil.h"
 #include <fcntl.h>
 #include <stdio.h>
 
@@ -16,11 +17,7 @@ static char path[256];
 /* A fresh file of npages pages, byte i of page p = 'a' + p, opened O_RDWR. */
 static int mkfile(const char *name, int npages)
 {
-	const char *d = ut_tmpdir();
-	if (!d)
-		return -1;
-	snprintf(path, sizeof path, "%s/%s", d, name);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int fd = fs_tmpfile(name, 0, path, sizeof path);
 	if (fd < 0)
 		return -1;
 	static char page[PG];
@@ -34,11 +31,7 @@ static int mkfile(const char *name, int npages)
 	return fd;
 }
 
-static int wait_ok(pid_t p)
-{
-	int st;
-	return waitpid(p, &st, 0) == p && UT_CHILD_OK(st);
-}
+#define wait_ok fs_child_ok
 
 UT_TEST(private_stores_do_not_reach_file_or_others)
 {
