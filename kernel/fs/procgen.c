@@ -123,21 +123,10 @@ void procgen_meminfo(struct sbuf *sb)
 
 /* ---- /proc/loadavg, /proc/uptime ---- */
 
-static uint64_t load_fp_total(void)
-{
-	uint64_t load = 0;
-	for (int i = 0; i < ncpu; i++) {
-		struct sched_cpu_stats st;
-		sched_cpu_stats(i, &st);
-		load += st.load_fp;
-	}
-	return load;
-}
-
 void procgen_loadavg(struct sbuf *sb, int nrunning, int nprocs, int lastpid)
 {
 	/* One 5 s average (S4) stands for all three. */
-	uint64_t l = load_fp_total();
+	uint64_t l = sched_load_fp_total();
 	uint64_t whole = l >> FSHIFT, frac = ((l & (FSCALE - 1)) * 100) >> FSHIFT;
 	sbuf_printf(sb, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %d\n", whole, frac, whole, frac,
 		    whole, frac, nrunning, nprocs, lastpid);

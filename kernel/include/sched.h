@@ -63,5 +63,6 @@ void sched_stats_print(void);
 struct sbuf;
 void sched_stats_format(struct sbuf *sb);   /* /proc/sched */
 int sched_runnable(int cpu);           /* local queue length + running */
+uint64_t sched_load_fp_total(void);    /* summed 5 s loads, << FSHIFT (loadavg, sysinfo) */
 
 #endif

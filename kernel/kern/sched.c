@@ -1028,6 +1028,15 @@ void sched_stats_print(void)
 	}
 }
 
+/* The system's time-share load: the CPUs' 5 s averages summed, << FSHIFT. */
+uint64_t sched_load_fp_total(void)
+{
+	uint64_t load = 0;
+	for (int i = 0; i < ncpu; i++)
+		load += READ_ONCE(scpu[i].load_fp);
+	return load;
+}
+
 /* /proc/sched: one line per CPU, the figures of sched_stats_print. */
 void sched_stats_format(struct sbuf *sb)
 {

@@ -94,14 +94,9 @@ SYSCALL(99, sysinfo)
 	kmem_drain_all();
 	page_drain_all();
 	si.uptime = (int64_t)(time_monotonic_ns() / NSEC_PER_SEC);
-	uint64_t load = 0;
-	for (int i = 0; i < ncpu; i++) {
-		struct sched_cpu_stats st;
-		sched_cpu_stats(i, &st);
-		load += st.load_fp;
-	}
 	/* Linux's fixed point for loads is 1 << 16; ours is 1 << 11. */
-	si.loads[0] = si.loads[1] = si.loads[2] = load << 5;
+	uint64_t load = sched_load_fp_total();
+	si.loads[0] = si.loads[1] = si.loads[2] = load << (16 - FSHIFT);
 	si.totalram = page_total_count() * PAGE_SIZE;
 	si.freeram = page_free_count() * PAGE_SIZE;
 	si.procs = 0;                  /* TODO: the process count, once proc.c keeps one */
