@@ -76,6 +76,7 @@ KERN_OBJS := \
 	kern/signal.o \
 	kern/time.o \
 	kern/sys_sched.o \
+	kern/futex.o \
 	kern/cmdline.o \
 	kern/ktest.o \
 	kern/kern_test.o \

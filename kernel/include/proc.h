@@ -163,6 +163,9 @@ int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *ar
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
 		struct trapframe *tf);
 struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done */
+/* The user thread with id tid (any process), referenced: thread_unref when
+ * done; NULL if there is none.  t->proc stays valid while referenced. */
+struct thread *thread_lookup(int tid);
 void proc_unref(struct proc *p);
 static inline struct proc *curproc(void);
 /* Starts pid 1 running path (argv[0] = path); returns its pid or -errno. */

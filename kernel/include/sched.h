@@ -22,6 +22,11 @@ void sched_yield(void);
 void sched_switch_locked(struct thread *t);
 /* Make a sleeping or new thread runnable.  t->lock held. */
 void sched_wakeup_locked(struct thread *t);
+/* If t runs on another CPU, interrupt it (a signal or exit is pending). */
+void sched_kick_locked(struct thread *t);
+/* Start the kernel thread that frees exited autofree threads. */
+int thread_reaper_start(void);
+extern void (*thread_release_hook)(struct thread *t);
 
 void sched_tick(struct trapframe *tf); /* timer interrupt, every CPU */
 void sched_intr_exit(struct trapframe *tf);  /* end of an interrupt: preempt? */

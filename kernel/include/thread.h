@@ -43,7 +43,8 @@ struct thread {
 	struct simple_lock lock;     /* protects the (t) fields */
 	uint64_t ctx;                /* (o) saved stack pointer while switched out */
 	enum thread_state state;     /* (t) */
-	int tid;                     /* [I] */
+	int tid;                     /* [I] (a user thread's id in the pid table; exec from
+				      * a non-leader thread gives it the process id) */
 	char name[THREAD_NAME];      /* [I] */
 	uint64_t kstack;             /* [I] base of the kernel stack (0: static) */
 	uint64_t kstack_top;         /* [I] */
@@ -78,8 +79,16 @@ struct thread {
 	struct proc *proc;           /* [I] */
 	struct pmap *pmap;           /* (o) address space to load when it runs */
 	uint64_t fs_base;            /* (o) user FS base (arch_prctl) */
-	uint64_t clear_child_tid;    /* (o) set_tid_address */
+	uint64_t clear_child_tid;    /* (o) set_tid_address, CLONE_CHILD_CLEARTID */
+	uint64_t robust_list;        /* (o) set_robust_list: user head address */
+	uint64_t robust_len;         /* (o) its length */
 	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
+	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
+	bool tg_live;                /* (s) on its process's thread list */
+	bool autofree;               /* [I] freed by the thread reaper after it exits
+				      * (user threads other than a process's leader) */
+	volatile uint64_t refcnt;    /* [a] references: 1 until joined or reaped, + lookups */
+	struct thread *dead_next;    /* (thread reaper list) exited, waiting to be freed */
 
 	/* Blocked on a complex lock (lock.c). */
 	void *cl_wait;               /* (sleepq lock) the lock waited for */
@@ -114,7 +123,11 @@ static inline struct thread *curthread(void)
 struct thread *thread_create(const char *name, void (*fn)(void *), void *arg);
 void thread_start(struct thread *t);           /* make it runnable */
 __noreturn void thread_exit(void);
-void thread_join(struct thread *t);            /* wait for exit, then free */
+void thread_join(struct thread *t);            /* wait for exit, then unref */
+void thread_ref(struct thread *t);
+void thread_unref(struct thread *t);           /* the last reference frees it */
+/* Wait until t (exited) is off every CPU; no unref. */
+void thread_wait_exited(struct thread *t);
 struct thread *kthread_run(const char *name, void (*fn)(void *), void *arg);
 
 /* The user trapframe of a thread: the top of its kernel stack. */

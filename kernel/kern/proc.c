@@ -196,6 +196,20 @@ struct proc *proc_lookup(int pid)
 	return p;
 }
 
+struct thread *thread_lookup(int tid)
+{
+	struct proc *p = proc_lookup(tid);
+	struct thread *t = NULL;
+	if (p) {
+		if (p->state == PS_ALIVE && p->thread) {
+			t = p->thread;
+			thread_ref(t);
+		}
+		proc_unref(p);
+	}
+	return t;
+}
+
 /* The group named pgid, referenced (a named group has members, so its
  * count is not zero); NULL if none. */
 static struct pgrp *pgrp_lookup(int pgid)

@@ -220,6 +220,20 @@ static void resched_cpu(int cpu)
 	ipi_send(cpu, T_IPI_RESCHED);
 }
 
+/*
+ * t (t->lock held) should pass through the kernel soon: a signal or an
+ * exit is pending for it.  If it runs on another CPU, that CPU takes an
+ * interrupt, whose return to user mode delivers signals.
+ */
+void sched_kick_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	if (t->state == TS_RUNNING && t->cpu != cpu_id() && t->cpu >= 0) {
+		scpu[cpu_id()].st.resched_ipis++;
+		ipi_send(t->cpu, T_IPI_RESCHED);
+	}
+}
+
 static bool cpu_idle(int cpu)
 {
 	return READ_ONCE(scpu[cpu].cur_pri) == NPRI && READ_ONCE(scpu[cpu].rq.nr) == 0;
@@ -547,6 +561,7 @@ struct thread *thread_create(const char *name, void (*fn)(void *), void *arg)
 	}
 	simple_lock_init(&t->lock, LC_THREAD);
 	t->state = TS_EMBRYO;
+	t->refcnt = 1;
 	t->tid = __atomic_fetch_add(&next_tid, 1, __ATOMIC_SEQ_CST);
 	strlcpy(t->name, name, sizeof(t->name));
 	t->kstack = (uint64_t)stack;
@@ -602,23 +617,90 @@ __noreturn void thread_exit(void)
 	panic("zombie thread %d ran again", t->tid);
 }
 
+/*
+ * Freeing exited threads.  A thread's memory goes when its last reference
+ * is dropped (thread_unref): the creator's reference is dropped by
+ * thread_join, or, for an autofree thread (a user thread other than a
+ * process's leader), by the thread reaper once the thread is off its CPU.
+ * Lookups by id (proc.c) hold their own references.
+ */
+static struct thread *dead_threads;   /* (reaper_wq.lock) exited autofree threads */
+static struct waitq treaper_wq;       /* the thread reaper sleeps here */
+void (*thread_release_hook)(struct thread *t);   /* [I] proc.c: a user thread's process side */
+
 /* Scheduler context, after the zombie switched away for good. */
 static void finish_zombie(struct thread *t)
 {
 	uint64_t s = disable_lock(&reaper_wq.lock);
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 	waitq_wakeup_all_locked(&reaper_wq);
+	if (t->autofree) {
+		t->dead_next = dead_threads;
+		dead_threads = t;
+	}
 	unlock_enable(&reaper_wq.lock, s);
+	if (t->autofree) {
+		s = disable_lock(&treaper_wq.lock);
+		waitq_wakeup_one_locked(&treaper_wq);
+		unlock_enable(&treaper_wq.lock, s);
+	}
 }
 
-void thread_join(struct thread *t)
+static void thread_reaper(void *arg __unused)
+{
+	for (;;) {
+		uint64_t s = disable_lock(&reaper_wq.lock);
+		struct thread *list = dead_threads;
+		dead_threads = NULL;
+		unlock_enable(&reaper_wq.lock, s);
+		while (list) {
+			struct thread *t = list;
+			list = t->dead_next;
+			thread_unref(t);
+		}
+		s = disable_lock(&treaper_wq.lock);
+		if (!READ_ONCE(dead_threads))
+			waitq_sleep_locked(&treaper_wq);
+		unlock_enable(&treaper_wq.lock, s);
+	}
+}
+
+/* Started once, by the first process's creation (proc.c). */
+int thread_reaper_start(void)
+{
+	return kthread_run("treaper", thread_reaper, NULL) ? 0 : -ENOMEM;
+}
+
+void thread_ref(struct thread *t)
+{
+	fetch_and_add(&t->refcnt, 1);
+}
+
+void thread_unref(struct thread *t)
+{
+	uint64_t old = fetch_and_add(&t->refcnt, -1UL);
+	KASSERT_OP(old, >, 0);
+	if (old != 1)
+		return;
+	KASSERT(__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || t->state == TS_EMBRYO);
+	if (t->proc && thread_release_hook)
+		thread_release_hook(t);
+	kfree((void *)t->kstack);
+	kfree(t);
+}
+
+void thread_wait_exited(struct thread *t)
 {
 	uint64_t s = disable_lock(&reaper_wq.lock);
 	while (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 		waitq_sleep_locked(&reaper_wq);
 	unlock_enable(&reaper_wq.lock, s);
-	kfree((void *)t->kstack);
-	kfree(t);
+}
+
+void thread_join(struct thread *t)
+{
+	thread_wait_exited(t);
+	thread_unref(t);
 }
 
 /* ---- policies, affinity, funneling, boosting ---- */
@@ -968,6 +1050,7 @@ void sched_init(void)
 	}
 	runq_init_global(&global_rq);
 	waitq_init(&reaper_wq);
+	waitq_init(&treaper_wq);
 	lock_sleepq_init();
 	intr_register(T_IPI_RESCHED, resched_intr);
 	intr_register(T_TIMER, timer_intr);
