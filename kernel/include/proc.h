@@ -125,7 +125,11 @@ struct proc {
 	uint64_t cutime, cstime;        /* (t) ticks of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
-	struct thread *thread;          /* (p) its one thread */
+	struct thread *thread;          /* (p+s) the leader: tid == pid (exec may make
+					 * another thread the leader); kept until reaped */
+	struct thread *threads;         /* (s) live threads, via t->tg_next */
+	int nthreads;                   /* (s) live threads */
+	uint64_t dead_uticks, dead_sticks; /* (s) user/system ticks of exited threads */
 	struct fdtable *fdt;            /* (p) files, cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
@@ -168,6 +172,17 @@ struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done 
 struct thread *thread_lookup(int tid);
 void proc_unref(struct proc *p);
 static inline struct proc *curproc(void);
+/* CPU ticks of every thread of p, live and exited (user, system). */
+void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st);
+/* exit(2) of the calling thread alone; the last one out ends the process
+ * with status (the group's exit code if an exit_group or fatal signal came
+ * first). */
+__noreturn void proc_thread_exit(int status);
+/* execve's point of no return: every other thread of the caller's process
+ * is killed and gone when this returns 0, and the caller is the leader
+ * (tid == pid).  -EINTR if the process is exiting. */
+int proc_exec_single(void);
+
 /* Starts pid 1 running path (argv[0] = path); returns its pid or -errno. */
 int proc_start_init(const char *path);
 __noreturn void proc_exit(int status);      /* wait status already encoded */

@@ -161,7 +161,12 @@ struct sigstate {
 	int stopped;                        /* (s)[a] stopped by this signal (0: running) */
 	bool notify_stop, notify_cont;      /* (s) parent not yet told (proc_stopped/continued) */
 	bool dead;                          /* (s) exiting: no more sends, no thread to wake */
+	bool group_exit;                    /* (s)[a] exit_group, a fatal signal or an exec
+					     * is killing the threads */
+	int group_exit_code;                /* (s) the process's wait status then */
+	struct thread *exec_thread;         /* (s) the thread whose exec waits for the rest */
 	struct waitq stop_wq;               /* threads parked while stopped */
+	struct waitq exec_wq;               /* exec_thread waits here for the others to go */
 };
 
 /*
@@ -231,6 +236,27 @@ void signal_exit(struct proc *p);
  * dropped when it is ignored; callers need not check.
  */
 bool signal_child_autoreap(struct proc *parent);
+
+/*
+ * Sets the group exit (code: a wait status) unless one is under way, and
+ * sends SIGKILL to every thread of p but the caller.  Returns the code the
+ * group exits with (an earlier one wins).  p->sig.lock NOT held.
+ */
+int signal_group_exit(struct proc *p, int code);
+/* Same with p->sig.lock held; except: a thread left alive (the caller, or
+ * NULL to kill every thread). */
+void signal_zap_threads_locked(struct proc *p, struct thread *except);
+/* A fatal signal or group exit is pending for the current thread. */
+bool signal_fatal_pending(void);
+
+/* The exiting thread t (the caller) leaves p's thread list; its ticks go
+ * to the process's, its own pending signals are dropped; *status becomes
+ * the group's exit code if a group exit is under way.  Returns true if t
+ * was the last thread: the process is dead to signals from then on. */
+bool signal_thread_leave(struct proc *p, struct thread *t, int *status);
+/* exec: kill every other thread and wait until they have left; 0, or
+ * -EINTR if the process is exiting (then the exec must fail). */
+int signal_exec_single(struct proc *p);
 
 /* Send to a thread of p (tkill, tgkill): t must belong to p. */
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid);

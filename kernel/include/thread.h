@@ -38,6 +38,7 @@ enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2 };
 
 struct waitq;
 struct complex_lock;
+struct uidinfo;
 
 struct thread {
 	struct simple_lock lock;     /* protects the (t) fields */
@@ -85,8 +86,11 @@ struct thread {
 	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */
-	bool autofree;               /* [I] freed by the thread reaper after it exits
+	bool autofree;               /* (s) freed by the thread reaper after it exits
 				      * (user threads other than a process's leader) */
+	bool counted;                /* [I] holds a reference to its process and a
+				      * count of its uid (clone(CLONE_THREAD)) */
+	struct uidinfo *uidinfo;     /* [I] the uid counted, if counted */
 	volatile uint64_t refcnt;    /* [a] references: 1 until joined or reaped, + lookups */
 	struct thread *dead_next;    /* (thread reaper list) exited, waiting to be freed */
 

@@ -128,6 +128,13 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		return r;
 	}
 
+	/* Every other thread goes first (their memory is about to go). */
+	r = proc_exec_single();
+	if (r < 0) {
+		vm_map_destroy(map);
+		return r;
+	}
+
 	/* Point of no return: switch to the new image. */
 	struct thread *t = curthread();
 	struct vm_map *old = p->map;
@@ -153,6 +160,9 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 			base = c + 1;
 	strlcpy(p->name, base, sizeof(p->name));
 	simple_unlock(&p->lock);
+	uint64_t fl = disable_lock(&t->lock);
+	strlcpy(t->name, base, sizeof(t->name));
+	unlock_enable(&t->lock, fl);
 	kfree(oldcmd);
 	signal_exec(p);
 	fdtable_exec(p->fdt);

@@ -12,6 +12,7 @@
 #include "pmap.h"
 #include "proc.h"
 #include "file.h"
+#include "futex.h"
 #include "signal.h"
 #include "syscall.h"
 #include "sched.h"
@@ -82,6 +83,8 @@ struct pid_entry {
 	struct proc *p;             /* (b) until reaped */
 	struct pgrp *pgrp;          /* (b) the non-empty group with this id */
 	struct session *session;    /* (b) the session with this id */
+	struct thread *t;           /* (b) the user thread with this id (a leader's
+				     * until its process is reaped) */
 	struct pid_entry *next;     /* (b) */
 };
 
@@ -90,7 +93,7 @@ static struct {
 	struct pid_entry *head;
 } pidtab[PIDHASH];
 
-enum { PE_PROC, PE_PGRP, PE_SESSION };
+enum { PE_PROC, PE_PGRP, PE_SESSION, PE_THREAD };
 
 static volatile uint32_t next_pid = 1;        /* [a] */
 struct simple_lock proctree_lock;             /* the process-relation lock */
@@ -127,9 +130,9 @@ static struct pid_entry *pid_find_locked(int b, int pid)
 	return NULL;
 }
 
-/* Allocates a free id for p (wrapping at PID_MAX); an id still naming a
- * group or a session is not reused.  -ENOMEM or -EAGAIN (none free). */
-static int pid_alloc(struct proc *p)
+/* Allocates a free id naming p or t (wrapping at PID_MAX); an id still
+ * naming a group or a session is not reused.  -ENOMEM or -EAGAIN (none free). */
+static int pid_alloc2(struct proc *p, struct thread *t)
 {
 	struct pid_entry *e = kzalloc(sizeof(*e));
 	if (!e)
@@ -143,6 +146,7 @@ static int pid_alloc(struct proc *p)
 		if (!pid_find_locked(b, pid)) {
 			e->pid = pid;
 			e->p = p;
+			e->t = t;
 			e->next = pidtab[b].head;
 			pidtab[b].head = e;
 			simple_unlock(&pidtab[b].lock);
@@ -152,6 +156,11 @@ static int pid_alloc(struct proc *p)
 	}
 	kfree(e);
 	return -EAGAIN;
+}
+
+static int pid_alloc(struct proc *p)
+{
+	return pid_alloc2(p, NULL);
 }
 
 /* Sets what the entry of id names (which: PE_*); frees the entry once it
@@ -170,9 +179,11 @@ static void pid_set(int pid, int which, void *ptr)
 		e->p = ptr;
 	else if (which == PE_PGRP)
 		e->pgrp = ptr;
+	else if (which == PE_THREAD)
+		e->t = ptr;
 	else
 		e->session = ptr;
-	if (!e->p && !e->pgrp && !e->session) {
+	if (!e->p && !e->pgrp && !e->session && !e->t) {
 		*pp = e->next;
 		dead = e;
 	}
@@ -198,15 +209,17 @@ struct proc *proc_lookup(int pid)
 
 struct thread *thread_lookup(int tid)
 {
-	struct proc *p = proc_lookup(tid);
+	if (tid <= 0)
+		return NULL;
+	int b = tid % PIDHASH;
 	struct thread *t = NULL;
-	if (p) {
-		if (p->state == PS_ALIVE && p->thread) {
-			t = p->thread;
-			thread_ref(t);
-		}
-		proc_unref(p);
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry *e = pid_find_locked(b, tid);
+	if (e && e->t) {
+		t = e->t;
+		thread_ref(t);
 	}
+	simple_unlock(&pidtab[b].lock);
 	return t;
 }
 
@@ -583,6 +596,7 @@ static void reaper_main(void *arg __unused)
 /* ---- the first process ---- */
 
 static char init_path[128];
+static void proc_thread_release(struct thread *t);
 
 static void init_thread(void *arg __unused)
 {
@@ -616,7 +630,8 @@ static void init_thread(void *arg __unused)
 int proc_start_init(const char *path)
 {
 	strlcpy(init_path, path, sizeof(init_path));
-	if (!kthread_run("reaper", reaper_main, NULL))
+	thread_release_hook = proc_thread_release;
+	if (!kthread_run("reaper", reaper_main, NULL) || thread_reaper_start() < 0)
 		return -ENOMEM;
 	int err;
 	struct proc *p = proc_alloc(&err);
@@ -642,7 +657,12 @@ int proc_start_init(const char *path)
 		return -ENOMEM;
 	t->proc = p;
 	fpu_init_state(t->fpu);
+	t->tid = p->pid;
 	p->thread = t;
+	p->threads = t;
+	p->nthreads = 1;
+	t->tg_live = true;
+	pid_set(p->pid, PE_THREAD, t);
 
 	simple_lock(&proctree_lock);
 	s->sid = p->pid;
@@ -659,13 +679,27 @@ int proc_start_init(const char *path)
 	return p->pid;
 }
 
-/* ---- fork ---- */
+/* ---- fork and clone ---- */
+
+/*
+ * A user thread's last reference is gone (sched.c thread_unref): a thread
+ * made by clone(CLONE_THREAD) held its process and its uid's thread count.
+ */
+static void proc_thread_release(struct thread *t)
+{
+	if (!t->counted)
+		return;
+	struct uidinfo *ui = t->uidinfo;
+	fetch_and_add(&ui->nproc, -1UL);
+	uid_put(ui);
+	proc_unref(t->proc);
+}
 
 static void fork_child_start(void *arg)
 {
 	/* CLONE_CHILD_SETTID: stored in the child's memory, errors ignored. */
 	if (arg)
-		store_u32(arg, (uint32_t)curproc()->pid);
+		store_u32(arg, (uint32_t)curthread()->tid);
 	enter_user(thread_utf(curthread()));
 }
 
@@ -676,8 +710,10 @@ static void wake_proc_locked(struct proc *p)
 	unlock_enable(&p->wait_wq.lock, s);
 }
 
-/* Checks clone flags for a new process: 0, or -EINVAL (invalid, as Linux
- * says) or -ENOSYS (valid but not implemented yet). */
+/*
+ * Checks clone flags: 0, or -EINVAL (invalid, as Linux says) or -ENOSYS
+ * (valid but not implemented).  exit_signal: clone3's, -1 for clone.
+ */
 static int clone_flags_check(uint64_t flags)
 {
 	if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS))
@@ -690,38 +726,127 @@ static int clone_flags_check(uint64_t flags)
 		return -EINVAL;
 	if ((flags & (CLONE_PIDFD | CLONE_PARENT_SETTID)) == (CLONE_PIDFD | CLONE_PARENT_SETTID))
 		return -EINVAL;
+	if ((flags & (CLONE_PIDFD | CLONE_THREAD)) == (CLONE_PIDFD | CLONE_THREAD))
+		return -EINVAL;
 	/* Namespaces: a kernel built without them says EINVAL. */
 	if (flags & CLONE_NEWALL)
 		return -EINVAL;
-	/* Threads come with P3: a valid CLONE_THREAD is ENOSYS until then. */
-	if (flags & CLONE_THREAD)
+	/* Handlers shared by separate processes, pidfds: not yet. */
+	if ((flags & CLONE_SIGHAND) && !(flags & CLONE_THREAD))
 		return -ENOSYS;
-	/* Shared file tables, fs info, handlers, pidfds: not yet (ENOSYS).
-	 * CLONE_VM only with CLONE_VFORK (the parent is suspended). */
-	if (flags & (CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_PIDFD))
-		return -ENOSYS;
-	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+	if (flags & CLONE_PIDFD)
 		return -ENOSYS;
 	return 0;
 }
 
-/* Creates a copy of the current process; returns the child's pid or -errno. */
+/* Counts a new task of the caller's real uid against RLIMIT_NPROC (Linux
+ * counts threads too); root is exempt.  0 or -EAGAIN. */
+static int nproc_charge(struct proc *parent)
+{
+	struct uidinfo *ui = parent->uidinfo;
+	uint64_t n = fetch_and_add(&ui->nproc, 1);
+	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && parent->cred.ruid != 0 &&
+	    parent->cred.euid != 0) {
+		fetch_and_add(&ui->nproc, -1UL);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* The user state a new thread t starts with: a copy of the caller's. */
+static void clone_user_state(struct thread *t, struct trapframe *tf, uint64_t flags,
+			     uint64_t child_stack, uint64_t ctid, uint64_t tls)
+{
+	struct thread *pt = curthread();
+	fxsave(t->fpu);                   /* the caller's registers, as they are now */
+	t->fs_base = (flags & CLONE_SETTLS) ? tls : rdmsr(MSR_FS_BASE);
+	t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+	t->policy = pt->policy;
+	t->rt_priority = pt->rt_priority;
+	t->nice = pt->nice;
+	t->affinity = pt->affinity;
+	struct trapframe *ctf = thread_utf(t);
+	*ctf = *tf;
+	ctf->rax = 0;                     /* the child sees 0 */
+	if (child_stack)
+		ctf->rsp = child_stack;
+}
+
+/*
+ * clone(CLONE_THREAD): a new thread of the caller's process.  It shares
+ * everything per process (map, files, actions, ids) and has its own id,
+ * mask, FS base and alternate stack (none: Linux clears it for CLONE_VM).
+ */
+static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_stack,
+			uint64_t ptid, uint64_t ctid, uint64_t tls)
+{
+	struct proc *p = curproc();
+	struct thread *pt = curthread();
+	int r = nproc_charge(p);
+	if (r < 0)
+		return r;
+	struct thread *t = thread_create(pt->name, fork_child_start,
+					 (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
+	if (!t) {
+		fetch_and_add(&p->uidinfo->nproc, -1UL);
+		return -ENOMEM;
+	}
+	int tid = pid_alloc2(NULL, t);
+	if (tid < 0) {
+		fetch_and_add(&p->uidinfo->nproc, -1UL);
+		thread_unref(t);
+		return tid;
+	}
+	t->tid = tid;
+	t->proc = p;
+	proc_ref(p);
+	uid_ref(p->uidinfo);
+	t->uidinfo = p->uidinfo;
+	t->counted = true;
+	t->autofree = true;
+	t->pmap = p->map->pmap;
+	clone_user_state(t, tf, flags, child_stack, ctid, tls);
+	t->sig.fault_vector = -1;
+	t->sig.ss_flags = SS_DISABLE;
+
+	/* Joins the thread list unless the process is on its way out. */
+	uint64_t s = disable_lock(&p->sig.lock);
+	bool dying = p->sig.group_exit || p->sig.dead;
+	if (!dying) {
+		WRITE_ONCE(t->sig.blocked, pt->sig.blocked);
+		t->tg_next = p->threads;
+		p->threads = t;
+		p->nthreads++;
+		t->tg_live = true;
+	}
+	unlock_enable(&p->sig.lock, s);
+	if (dying) {
+		pid_set(tid, PE_THREAD, NULL);
+		t->state = TS_EMBRYO;
+		thread_unref(t);      /* drops the count and the references above */
+		return -ERESTARTNOINTR;   /* the caller dies before it sees this */
+	}
+	if (flags & CLONE_PARENT_SETTID)
+		store_u32((void *)ptid, (uint32_t)tid);   /* errors ignored, as Linux */
+	thread_start(t);
+	return tid;
+}
+
+/* Creates a copy of the current process, or a thread of it (CLONE_THREAD);
+ * returns the child's pid (tid) or -errno. */
 int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
 	      uint64_t ctid, uint64_t tls)
 {
 	int r = clone_flags_check(flags);
 	if (r < 0)
 		return r;
+	if (flags & CLONE_THREAD)
+		return thread_clone(tf, flags, child_stack, ptid, ctid, tls);
 	struct proc *parent = curproc();
-	/* RLIMIT_NPROC counts the processes of the real uid; root (real or
-	 * effective: Linux's CAP_SYS_RESOURCE/CAP_SYS_ADMIN) is exempt. */
+	r = nproc_charge(parent);
+	if (r < 0)
+		return r;
 	struct uidinfo *ui = parent->uidinfo;
-	uint64_t n = fetch_and_add(&ui->nproc, 1);
-	if (n >= parent->rlim_cur[RLIMIT_NPROC] && parent->cred.ruid != 0 &&
-	    parent->cred.euid != 0) {
-		fetch_and_add(&ui->nproc, -1UL);
-		return -EAGAIN;
-	}
 	int err;
 	struct proc *p = proc_alloc(&err);
 	if (!p) {
@@ -734,9 +859,16 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	} else {
 		p->map = vm_map_fork(parent->map);
 	}
+	if (p->map && (flags & CLONE_FILES)) {
+		/* One descriptor table for both (with its cwd and umask). */
+		p->fdt = parent->fdt;
+		fetch_and_add(&p->fdt->refcnt, 1);
+	} else if (p->map) {
+		p->fdt = fdtable_fork(parent->fdt);
+	}
 	struct thread *t = NULL;
-	if (p->map && (p->fdt = fdtable_fork(parent->fdt)))
-		t = thread_create(parent->name, fork_child_start,
+	if (p->map && p->fdt)
+		t = thread_create(curthread()->name, fork_child_start,
 				  (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
 		if (p->fdt)
@@ -764,24 +896,21 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->cred = parent->cred;
 	simple_unlock(&parent->lock);
 
-	struct thread *pt = curthread();
-	fxsave(t->fpu);                   /* the parent's registers, as they are now */
 	t->proc = p;
+	t->tid = p->pid;
 	t->pmap = p->map->pmap;
-	t->fs_base = (flags & CLONE_SETTLS) ? tls : rdmsr(MSR_FS_BASE);
-	t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
-	t->policy = pt->policy;
-	t->rt_priority = pt->rt_priority;
-	t->nice = pt->nice;
-	t->affinity = pt->affinity;
+	clone_user_state(t, tf, flags, child_stack, ctid, tls);
 	p->thread = t;
+	p->threads = t;
+	p->nthreads = 1;
+	t->tg_live = true;
+	pid_set(p->pid, PE_THREAD, t);
 	signal_fork(p, parent);           /* after p->thread: it copies the mask */
+	if ((flags & (CLONE_VM | CLONE_VFORK)) == CLONE_VM) {
+		t->sig.ss_sp = t->sig.ss_size = 0;    /* Linux: no shared alternate stack */
+		t->sig.ss_flags = SS_DISABLE;
+	}
 	p->exit_signal = (int)(flags & CSIGNAL);
-	struct trapframe *ctf = thread_utf(t);
-	*ctf = *tf;
-	ctf->rax = 0;                     /* the child sees 0 */
-	if (child_stack)
-		ctf->rsp = child_stack;
 
 	simple_lock(&proctree_lock);
 	struct proc *pp = parent;
@@ -832,6 +961,33 @@ static void vfork_release_locked(struct proc *p)
 	}
 }
 
+/*
+ * exec in a multithreaded process (P3, seed 003): the other threads are
+ * killed and have left; if the caller is not the leader it becomes the
+ * leader, with the process id as its id (Linux de_thread).
+ */
+int proc_exec_single(void)
+{
+	struct proc *p = curproc();
+	struct thread *t = curthread();
+	int r = signal_exec_single(p);
+	if (r < 0 || t == p->thread)
+		return r;
+	struct thread *old = p->thread;
+	int oldtid = t->tid;
+	pid_set(p->pid, PE_THREAD, t);
+	pid_set(oldtid, PE_THREAD, NULL);
+	simple_lock(&p->lock);
+	uint64_t s = disable_lock(&p->sig.lock);
+	t->tid = p->pid;
+	t->autofree = false;              /* joined when the process is reaped */
+	p->thread = t;
+	unlock_enable(&p->sig.lock, s);
+	simple_unlock(&p->lock);
+	thread_join(old);                 /* the old leader's creation reference */
+	return 0;
+}
+
 void proc_exec_done(struct proc *p)
 {
 	simple_lock(&proctree_lock);
@@ -866,6 +1022,7 @@ static void detach_locked(struct proc *c)
 	if (c->all_next)
 		c->all_next->all_prev = c->all_prev;
 	pgrp_leave_locked(c, c->pgrp);   /* the reference goes in proc_free */
+	pid_set(c->pid, PE_THREAD, NULL);
 	pid_set(c->pid, PE_PROC, NULL);
 }
 
@@ -919,17 +1076,41 @@ static void unlink_child_locked(struct proc *p, struct proc *c)
 	c->sibling = NULL;
 }
 
+static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status);
+
+/* exit_group(2), or a fatal signal: every thread of the process ends, and
+ * the process with the first such status. */
 __noreturn void proc_exit(int status)
+{
+	struct proc *p = curproc();
+	KASSERT(p != NULL);
+	proc_thread_exit(signal_group_exit(p, status));
+}
+
+__noreturn void proc_thread_exit(int status)
 {
 	struct proc *p = curproc();
 	struct thread *t = curthread();
 	KASSERT(p != NULL);
-	signal_exit(p);                   /* no more signals to its threads */
+	/* Robust futexes and CLONE_CHILD_CLEARTID while the memory is there;
+	 * Linux clears the tid word only if someone else shares the memory. */
+	bool shared = READ_ONCE(p->nthreads) > 1 || (p->map && p->map->refcnt > 1);
+	futex_exit_thread(t, shared);
+	/* Off the address space before leaving the list: an exec or the last
+	 * thread may destroy it as soon as we are gone. */
+	pmap_deactivate();
+	t->pmap = NULL;
+	if (!signal_thread_leave(p, t, &status)) {
+		if (t->tid != p->pid)
+			pid_set(t->tid, PE_THREAD, NULL);   /* the leader's stays until reaped */
+		thread_exit();
+	}
+	proc_exit_last(p, t, status);
+}
 
-	/* CLONE_CHILD_CLEARTID: clear the word if the memory is shared.
-	 * TODO(futex): wake its waiters when futexes exist. */
-	if (t->clear_child_tid && p->map && p->map->refcnt > 1)
-		store_u32((void *)t->clear_child_tid, 0);
+/* The last thread of p leaves: the process becomes a zombie. */
+static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
+{
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;
@@ -937,8 +1118,6 @@ __noreturn void proc_exit(int status)
 	p->map = NULL;
 	simple_unlock(&p->lock);
 	fdtable_close_all(fdt);
-	pmap_deactivate();
-	t->pmap = NULL;
 	if (map)
 		vm_map_destroy(map);
 
@@ -984,8 +1163,8 @@ __noreturn void proc_exit(int status)
 			wake_proc_locked(zreaper);
 		}
 	}
-	p->utime = t->uticks;
-	p->stime = t->runticks - t->uticks;
+	p->utime = p->dead_uticks;       /* every thread has left: final */
+	p->stime = p->dead_sticks;
 	p->xstatus = status;
 	p->stopsig = 0;
 	p->contpending = 0;
@@ -1033,6 +1212,8 @@ __noreturn void proc_exit(int status)
 			signal_send_proc(c, ds, 0, p->pid, 0);
 		proc_unref(c);
 	}
+	if (t->tid != p->pid)
+		pid_set(t->tid, PE_THREAD, NULL);   /* a non-leader was last */
 	thread_exit();
 }
 
@@ -1122,9 +1303,10 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				continue;
 			}
 			r->uid = cred_ruid(c);
-			struct thread *ct = c->thread;
-			r->utime = ct->uticks + c->cutime;
-			r->stime = ct->runticks - ct->uticks + c->cstime;
+			uint64_t ut, st;
+			proc_ticks(c, &ut, &st);
+			r->utime = ut + c->cutime;
+			r->stime = st + c->cstime;
 			if (!(options & WNOWAIT)) {
 				c->stopsig = 0;
 				if (r->code == CLD_CONTINUED)
@@ -1238,12 +1420,23 @@ int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusag
 
 /* ---- times ---- */
 
+void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t u = p->dead_uticks, sy = p->dead_sticks;
+	for (struct thread *t = p->threads; t; t = t->tg_next) {
+		uint64_t tu = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+		u += tu;
+		sy += all > tu ? all - tu : 0;
+	}
+	unlock_enable(&p->sig.lock, s);
+	*ut = u;
+	*st = sy;
+}
+
 void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst)
 {
-	struct thread *t = p->thread;
-	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
-	*ut = u;
-	*st = all > u ? all - u : 0;
+	proc_ticks(p, ut, st);
 	simple_lock(&proctree_lock);
 	*cut = p->cutime;
 	*cst = p->cstime;

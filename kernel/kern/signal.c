@@ -161,8 +161,8 @@ static void sigq_free_list(struct sigq *q)
 	}
 }
 
-/* The process's threads.  One per process until P3 adds a list. */
-#define FOREACH_THREAD(p, t) for (struct thread *t = (p)->thread; t; t = NULL)
+/* The process's live threads (p->sig.lock held). */
+#define FOREACH_THREAD(p, t) for (struct thread *t = (p)->threads; t; t = t->tg_next)
 
 static void flush_all_locked(struct proc *p, uint64_t mask, struct sigq **freel)
 {
@@ -183,12 +183,79 @@ void signal_wakeup_locked(struct thread *t)
 	}
 }
 
+/* A signal is pending for t: wake it from an interruptible sleep, or
+ * interrupt it if it runs on another CPU (it delivers on the way out). */
 static void wake_thread_sig_locked(struct proc *p, struct thread *t)
 {
 	KASSERT(simple_lock_held(&p->sig.lock));
 	simple_lock(&t->lock);
 	signal_wakeup_locked(t);
+	sched_kick_locked(t);
 	simple_unlock(&t->lock);
+}
+
+/*
+ * The thread to take a process-directed signal of mask bit: the caller if
+ * it belongs to p and does not block it, else the leader, else any live
+ * thread that does not block it; NULL if every thread blocks it.
+ */
+static struct thread *pick_target_locked(struct proc *p, uint64_t bit)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	struct thread *me = curthread();
+	if (me->proc == p && me->tg_live && !(READ_ONCE(me->sig.blocked) & bit))
+		return me;
+	struct thread *l = p->thread;
+	if (l && l->tg_live && !(READ_ONCE(l->sig.blocked) & bit))
+		return l;
+	FOREACH_THREAD(p, x)
+		if (!(READ_ONCE(x->sig.blocked) & bit))
+			return x;
+	return NULL;
+}
+
+void signal_zap_threads_locked(struct proc *p, struct thread *except)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	FOREACH_THREAD(p, x) {
+		if (x == except)
+			continue;
+		WRITE_ONCE(x->sig.pending.set, x->sig.pending.set | SIGBIT(SIGKILL));
+		wake_thread_sig_locked(p, x);
+	}
+	p->sig.stopped = 0;
+	waitq_wakeup_all(&p->sig.stop_wq);
+}
+
+/* Group exit with code unless one is under way (an exec's, code -1, is
+ * overridden: the exec then fails and the process exits). */
+static int group_exit_locked(struct proc *p, int code, struct thread *except)
+{
+	struct sigstate *ss = &p->sig;
+	if (ss->group_exit && ss->group_exit_code != -1)
+		return ss->group_exit_code;
+	ss->group_exit = true;
+	ss->group_exit_code = code;
+	signal_zap_threads_locked(p, except);
+	return code;
+}
+
+int signal_group_exit(struct proc *p, int code)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	int r = group_exit_locked(p, code, curthread());
+	unlock_enable(&p->sig.lock, s);
+	return r;
+}
+
+bool signal_fatal_pending(void)
+{
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	if (!p)
+		return false;
+	return (READ_ONCE(t->sig.pending.set) & SIGBIT(SIGKILL)) ||
+	       (READ_ONCE(p->sig.group_exit) && READ_ONCE(p->sig.group_exit_code) != -1);
 }
 
 /* ---- sending ---- */
@@ -227,13 +294,18 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 			waitq_wakeup_all(&ss->stop_wq);
 		}
 	} else if (sig == SIGKILL) {
+		/* SIGKILL to any thread ends the whole process (Linux). */
 		ss->stopped = 0;
 		ss->notify_stop = false;
+		group_exit_locked(p, SIGKILL, NULL);
+		return 0;
 	}
 
 	/* The thread that will take it. */
-	struct thread *target = t ? t : p->thread;
-	uint64_t blocked = target ? READ_ONCE(target->sig.blocked) : 0;
+	struct thread *target = t ? t : pick_target_locked(p, bit);
+	if (t && !t->tg_live)
+		return 0;                        /* it has exited */
+	uint64_t blocked = target ? READ_ONCE(target->sig.blocked) : ~0UL;
 
 	/* Ignored and not blocked: dropped (a blocked one stays pending, the
 	 * action may change before it is unblocked). */
@@ -259,9 +331,7 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 	}                                        /* kill: pending, its info lost (Linux) */
 	WRITE_ONCE(sp->set, sp->set | bit);
 
-	if (sig == SIGKILL)
-		waitq_wakeup_all(&ss->stop_wq);
-	if (target && (!(blocked & bit) || sig == SIGKILL))
+	if (target && !(blocked & bit))
 		wake_thread_sig_locked(p, target);
 	return 0;
 }
@@ -303,12 +373,6 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 		info.u.kill.value = (uint64_t)status;
 	}
 	return send_info(p, NULL, &info);
-}
-
-/* The thread of p with id tid (tid == pid until P3 adds threads). */
-static struct thread *thread_of(struct proc *p, int tid)
-{
-	return tid == p->pid ? p->thread : NULL;
 }
 
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid)
@@ -378,16 +442,16 @@ static int do_tkill(int tgid, int tid, int sig)
 {
 	if (tid <= 0 || sig < 0 || sig > NSIG)
 		return -EINVAL;
-	struct proc *p = proc_lookup(tid);
-	if (!p)
+	struct thread *t = thread_lookup(tid);
+	if (!t)
 		return -ESRCH;
+	struct proc *p = t->proc;
 	int r = 0;
-	struct thread *t = thread_of(p, tid);
-	if (!t || (tgid > 0 && p->pid != tgid))
+	if (!READ_ONCE(t->tg_live) || (tgid > 0 && p->pid != tgid))
 		r = -ESRCH;
 	else if (sig)
 		r = signal_send_thread(p, t, sig, SI_TKILL, curproc()->pid);
-	proc_unref(p);
+	thread_unref(t);
 	return r;
 }
 
@@ -452,11 +516,28 @@ SYSCALL(13, rt_sigaction)
 	return 0;
 }
 
+/* Wakes a thread that can take the process-directed signals of `sigs`
+ * that no longer have a taker (their thread blocked them or exited). */
+static void retarget_locked(struct proc *p, uint64_t sigs)
+{
+	for (; sigs; sigs &= sigs - 1) {
+		uint64_t bit = sigs & -sigs;
+		struct thread *x = pick_target_locked(p, bit);
+		if (x && x != curthread())
+			wake_thread_sig_locked(p, x);
+	}
+}
+
 static void set_blocked(struct thread *t, uint64_t mask)
 {
 	struct proc *p = t->proc;
 	uint64_t s = disable_lock(&p->sig.lock);
-	WRITE_ONCE(t->sig.blocked, mask & ~SIG_UNBLOCKABLE);
+	uint64_t old = t->sig.blocked;
+	mask &= ~SIG_UNBLOCKABLE;
+	WRITE_ONCE(t->sig.blocked, mask);
+	uint64_t newly = mask & ~old & p->sig.pending.set;
+	if (newly)
+		retarget_locked(p, newly);
 	unlock_enable(&p->sig.lock, s);
 }
 
@@ -981,7 +1062,7 @@ static void do_stop(struct proc *p, int sig)
 	if (notify)
 		proc_stopped(p, sig);
 	s = disable_lock(&ss->lock);
-	while (ss->stopped && !(ss->pending.set & SIGBIT(SIGKILL)) && !ss->dead) {
+	while (ss->stopped && !signal_fatal_pending() && !ss->dead) {
 		simple_lock(&ss->stop_wq.lock);
 		simple_unlock(&ss->lock);
 		waitq_sleep_locked(&ss->stop_wq);
@@ -1100,10 +1181,23 @@ void signal_deliver(struct trapframe *tf)
 			/* TODO(P4): SIGTSTP/TTIN/TTOU are ignored in an orphaned pgrp. */
 			p->sig.stopped = sig;
 			p->sig.notify_stop = true;
+			/* Every other thread stops too, at its next return to user
+			 * mode (signal_pending is true while stopped). */
+			FOREACH_THREAD(p, x)
+				if (x != t)
+					wake_thread_sig_locked(p, x);
 			unlock_enable(&p->sig.lock, s);
 			sigq_free_list(freel);
 			do_stop(p, sig);
 			continue;
+		}
+		if (sig == SIGKILL && p->sig.group_exit) {
+			/* Killed by a group exit (exit_group, a fatal signal,
+			 * another thread's exec): leave with the group's code. */
+			int code = p->sig.group_exit_code;
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			proc_thread_exit(code);
 		}
 		unlock_enable(&p->sig.lock, s);
 		sigq_free_list(freel);
@@ -1151,6 +1245,7 @@ void signal_init_proc(struct proc *p)
 {
 	simple_lock_init(&p->sig.lock, LC_PROC_SIG);
 	waitq_init(&p->sig.stop_wq);
+	waitq_init(&p->sig.exec_wq);
 	p->sig.pending.set = 0;
 	p->sig.pending.head = NULL;
 	p->sig.pending.tailp = &p->sig.pending.head;
@@ -1204,4 +1299,71 @@ void signal_exit(struct proc *p)
 	flush_all_locked(p, ~0UL, &freel);
 	unlock_enable(&p->sig.lock, s);
 	sigq_free_list(freel);
+}
+
+bool signal_thread_leave(struct proc *p, struct thread *t, int *status)
+{
+	struct sigq *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	struct thread **pp;
+	for (pp = &p->threads; *pp && *pp != t; pp = &(*pp)->tg_next)
+		;
+	KASSERT(*pp == t);
+	*pp = t->tg_next;
+	t->tg_next = NULL;
+	t->tg_live = false;
+	bool last = --p->nthreads == 0;
+	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+	p->dead_uticks += u;
+	p->dead_sticks += all > u ? all - u : 0;
+	p->sig.nqueued -= sigpend_flush(&t->sig.pending, ~0UL, &freel);
+	if (p->sig.group_exit && p->sig.group_exit_code != -1)
+		*status = p->sig.group_exit_code;
+	if (last) {
+		p->sig.dead = true;
+		p->sig.stopped = 0;
+		flush_all_locked(p, ~0UL, &freel);
+	} else {
+		if (p->sig.exec_thread && p->nthreads == 1)
+			waitq_wakeup_all(&p->sig.exec_wq);
+		if (p->sig.pending.set)
+			retarget_locked(p, p->sig.pending.set);
+	}
+	unlock_enable(&p->sig.lock, s);
+	sigq_free_list(freel);
+	return last;
+}
+
+int signal_exec_single(struct proc *p)
+{
+	struct thread *t = curthread();
+	struct sigstate *ss = &p->sig;
+	uint64_t s = disable_lock(&ss->lock);
+	if (ss->group_exit) {
+		unlock_enable(&ss->lock, s);
+		return -EINTR;            /* exiting (or another thread's exec) */
+	}
+	if (p->nthreads == 1) {
+		unlock_enable(&ss->lock, s);
+		return 0;
+	}
+	ss->group_exit = true;
+	ss->group_exit_code = -1;         /* an exec's: the others just go */
+	ss->exec_thread = t;
+	signal_zap_threads_locked(p, t);
+	while (p->nthreads > 1) {
+		simple_lock(&ss->exec_wq.lock);
+		simple_unlock(&ss->lock);
+		waitq_sleep_locked(&ss->exec_wq);
+		simple_unlock(&ss->exec_wq.lock);
+		simple_lock(&ss->lock);
+	}
+	ss->exec_thread = NULL;
+	int r = 0;
+	if (ss->group_exit_code == -1)
+		ss->group_exit = false;
+	else
+		r = -EINTR;               /* killed meanwhile: the exec fails */
+	unlock_enable(&ss->lock, s);
+	return r;
 }

@@ -37,7 +37,7 @@ SYSCALL(158, arch_prctl)
 SYSCALL(218, set_tid_address)
 {
 	curthread()->clear_child_tid = a0;
-	return curproc()->pid;
+	return curthread()->tid;
 }
 
 struct utsname_k {

@@ -25,7 +25,7 @@
 /* ---- processes ---- */
 
 SYSCALL(39, getpid) { return curproc()->pid; }
-SYSCALL(186, gettid) { return curproc()->pid; }   /* one thread per process for now */
+SYSCALL(186, gettid) { return curthread()->tid; }
 SYSCALL(110, getppid)
 {
 	simple_lock(&proctree_lock);
@@ -35,7 +35,7 @@ SYSCALL(110, getppid)
 	return r;
 }
 
-SYSCALL(60, exit) { proc_exit(((int)a0 & 0xff) << 8); }
+SYSCALL(60, exit) { proc_thread_exit(((int)a0 & 0xff) << 8); }   /* this thread */
 SYSCALL(231, exit_group) { proc_exit(((int)a0 & 0xff) << 8); }
 
 #define SIGCHLD_ 17
@@ -44,8 +44,8 @@ SYSCALL(231, exit_group) { proc_exit(((int)a0 & 0xff) << 8); }
 
 SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0); }
 SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0); }
-/* clone(flags, newsp, parent_tid, child_tid, tls): processes only (P3 adds
- * threads; see clone_flags_check in proc.c for what is refused and why). */
+/* clone(flags, newsp, parent_tid, child_tid, tls): processes and threads
+ * (see clone_flags_check in proc.c for what is refused and why). */
 SYSCALL(56, clone) { return proc_fork(tf, a0, a1, a2, a3, a4); }
 
 SYSCALL(61, wait4) { return proc_wait4((int)a0, a1, (int)a2, a3); }
@@ -555,6 +555,11 @@ SYSCALL(98, getrusage)
 	if (who == RUSAGE_CHILDREN) {
 		ut = cut;
 		st = cst;
+	} else if (who == RUSAGE_THREAD) {
+		struct thread *t = curthread();
+		uint64_t all = READ_ONCE(t->runticks);
+		ut = READ_ONCE(t->uticks);
+		st = all > ut ? all - ut : 0;
 	}
 	uint64_t ru[18] = { 0 };
 	uint64_t us = 1000000 / HZ;
@@ -596,16 +601,23 @@ SYSCALL(157, prctl)
 			if (!name[i])
 				break;
 		}
+		/* The name is the thread's; the leader's is the process's. */
+		struct thread *t = curthread();
 		simple_lock(&p->lock);
-		memcpy(p->name, name, sizeof(name));
+		if (t == p->thread)
+			memcpy(p->name, name, sizeof(name));
+		uint64_t fl = disable_lock(&t->lock);
+		memcpy(t->name, name, sizeof(name));
+		unlock_enable(&t->lock, fl);
 		simple_unlock(&p->lock);
 		return 0;
 	}
 	case PR_GET_NAME: {
 		char name[PROC_NAME];
-		simple_lock(&p->lock);
-		memcpy(name, p->name, sizeof(name));
-		simple_unlock(&p->lock);
+		struct thread *t = curthread();
+		uint64_t fl = disable_lock(&t->lock);
+		memcpy(name, t->name, sizeof(name));
+		unlock_enable(&t->lock, fl);
 		name[PROC_NAME - 1] = 0;
 		return copyout((void *)a1, name, sizeof(name)) < 0 ? -EFAULT : 0;
 	}

@@ -2,8 +2,8 @@
  * Scheduling system calls (S2, S5): policies and priorities, CPU affinity
  * (hard binding), yield, getcpu.  Linux numbering and errors.
  *
- * A pid names a process; with one thread per process it names that thread
- * (P3 turns this into a thread-id lookup).
+ * A pid here names a thread (a thread id; a process id names its leader),
+ * as on Linux.
  */
 #include "kernel.h"
 #include "cpu.h"
@@ -16,34 +16,34 @@
 #include "usercopy.h"
 
 /*
- * The thread named by pid (0: the caller), referenced through its process:
- * *pp is set and must be released with proc_unref (NULL for the caller).
- * Returns NULL with *err set: -EINVAL for a negative pid, -ESRCH if none.
+ * The thread named by tid (0: the caller), referenced: *pp is set to it and
+ * must be released with release() (NULL for the caller).  Returns NULL
+ * with *err set: -EINVAL for a negative id, -ESRCH if none (or exited).
  */
-static struct thread *thread_by_pid(int pid, struct proc **pp, int *err)
+static struct thread *thread_by_pid(int tid, struct thread **pp, int *err)
 {
 	*pp = NULL;
-	if (pid < 0) {
+	if (tid < 0) {
 		*err = -EINVAL;
 		return NULL;
 	}
-	if (pid == 0 || pid == curproc()->pid)
+	if (tid == 0 || tid == curthread()->tid)
 		return curthread();
-	struct proc *p = proc_lookup(pid);
-	if (!p || p->state != PS_ALIVE || !p->thread) {
-		if (p)
-			proc_unref(p);
+	struct thread *t = thread_lookup(tid);
+	if (!t || !READ_ONCE(t->tg_live)) {
+		if (t)
+			thread_unref(t);
 		*err = -ESRCH;
 		return NULL;
 	}
-	*pp = p;
-	return p->thread;
+	*pp = t;
+	return t;
 }
 
-static void release(struct proc *p)
+static void release(struct thread *t)
 {
-	if (p)
-		proc_unref(p);
+	if (t)
+		thread_unref(t);
 }
 
 #define SCHED_RESET_ON_FORK 0x40000000
@@ -73,7 +73,7 @@ SYSCALL(144, sched_setscheduler)
 	if (policy < 0)
 		return -EINVAL;
 	policy &= ~SCHED_RESET_ON_FORK;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
@@ -90,7 +90,7 @@ SYSCALL(142, sched_setparam)
 	int r = get_param(a1, &prio);
 	if (r < 0)
 		return r;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
@@ -102,7 +102,7 @@ SYSCALL(142, sched_setparam)
 SYSCALL(145, sched_getscheduler)
 {
 	int r = 0;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid((int)a0, &p, &r);
 	if (!t)
 		return r;
@@ -116,7 +116,7 @@ SYSCALL(143, sched_getparam)
 	int pid = (int)a0, r = 0;
 	if (!a1 || pid < 0)
 		return -EINVAL;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
@@ -140,7 +140,7 @@ SYSCALL(147, sched_get_priority_min)
 SYSCALL(148, sched_rr_get_interval)
 {
 	int r = 0;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid((int)a0, &p, &r);
 	if (!t)
 		return r;
@@ -165,7 +165,7 @@ SYSCALL(204, sched_getaffinity)
 	if (len < KMASK_BYTES || (len & (sizeof(uint64_t) - 1)))
 		return -EINVAL;
 	int r = 0;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
@@ -188,7 +188,7 @@ SYSCALL(203, sched_setaffinity)
 	if (copyin(&mask, (const void *)a2, n) < 0)
 		return -EFAULT;
 	int r = 0;
-	struct proc *p;
+	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
