@@ -169,7 +169,7 @@ static void gen_pid_stat(struct sbuf *sb, int pid)
 	struct thread *t = p->thread;
 	int nice = t ? READ_ONCE(t->nice) : 0, cpu = t ? READ_ONCE(t->cpu) : 0;
 	int policy = t ? READ_ONCE(t->policy) : 0, rtp = t ? READ_ONCE(t->rt_priority) : 0;
-	int prio = policy == SCHED_OTHER ? 20 + nice : -1 - rtp;
+	int prio = SCHED_TIMESHARE(policy) ? 20 + nice : -1 - rtp;
 	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %lu %lu %lu %lu %d %d 1 0 %lu %lu %lu "
 		    "%lu 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0\n",
 		    p->pid, name, proc_state_char(p), proc_ppid(p), proc_pgid(p), proc_sid(p),

@@ -25,7 +25,10 @@ enum thread_state {
 	TS_IDLE,        /* a CPU's idle/scheduler context, never queued */
 };
 
-enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2 };
+enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2, SCHED_BATCH = 3,
+		    SCHED_IDLE = 5 };
+/* Time-share policies: OTHER, BATCH (the same here) and IDLE (the worst priority). */
+#define SCHED_TIMESHARE(p) ((p) == SCHED_OTHER || (p) == SCHED_BATCH || (p) == SCHED_IDLE)
 
 #define NPRI          64   /* internal priorities: 0 best .. 63 worst */
 #define PRI_RT_BEST   0    /* SCHED_FIFO/RR: 0..31 */
@@ -51,7 +54,7 @@ struct thread {
 	uint64_t kstack_top;         /* [I] */
 
 	/* Scheduling (sched.c). */
-	int policy;                  /* (t) SCHED_OTHER, SCHED_FIFO, SCHED_RR */
+	int policy;                  /* (t) SCHED_OTHER, FIFO, RR, BATCH, IDLE */
 	int rt_priority;             /* (t) 1..99 for FIFO/RR (Linux numbering) */
 	int nice;                    /* (t) -20..19 for time-share */
 	int base_pri;                /* (t) priority from policy, nice and CPU use */

@@ -70,6 +70,7 @@
 #define CLONE_NEWPID         0x20000000
 #define CLONE_NEWNET         0x40000000
 #define CLONE_IO             0x80000000UL
+#define CLONE_CLEAR_SIGHAND  0x100000000UL   /* clone3 only */
 #define CLONE_NEWALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
 		      CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
 
@@ -906,6 +907,8 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	t->tg_live = true;
 	pid_set(p->pid, PE_THREAD, t);
 	signal_fork(p, parent);           /* after p->thread: it copies the mask */
+	if (flags & CLONE_CLEAR_SIGHAND)
+		signal_exec(p);               /* clone3: handlers back to default */
 	if ((flags & (CLONE_VM | CLONE_VFORK)) == CLONE_VM) {
 		t->sig.ss_sp = t->sig.ss_size = 0;    /* Linux: no shared alternate stack */
 		t->sig.ss_flags = SS_DISABLE;

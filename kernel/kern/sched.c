@@ -111,6 +111,8 @@ static int rt_to_pri(int rt)
 /* Time-share priority from recent CPU use and nice (4.4BSD style). */
 static int ts_pri(struct thread *t)
 {
+	if (t->policy == SCHED_IDLE)
+		return PRI_TS_WORST;
 	int p = PRI_TS_BEST + t->estcpu / 8 + (t->nice + 20) / 4;
 	return p > PRI_TS_WORST ? PRI_TS_WORST : p;
 }
@@ -707,7 +709,7 @@ void thread_join(struct thread *t)
 
 int sched_setscheduler(struct thread *t, int policy, int rt)
 {
-	if (policy == SCHED_OTHER ? rt != 0 : (!policy_fixed(policy) || rt < 1 || rt > 99))
+	if (SCHED_TIMESHARE(policy) ? rt != 0 : (!policy_fixed(policy) || rt < 1 || rt > 99))
 		return -EINVAL;
 	uint64_t s = disable_lock(&t->lock);
 	t->policy = policy;

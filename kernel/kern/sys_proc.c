@@ -10,9 +10,11 @@
 #include "boot.h"
 #include "initramfs.h"
 #include "kmem.h"
+#include "page.h"
 #include "proc.h"
 #include "file.h"
 #include "sched.h"
+#include "signal.h"
 #include "syscall.h"
 #include "thread.h"
 #include "trap.h"
@@ -46,7 +48,59 @@ SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0); }
 SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0); }
 /* clone(flags, newsp, parent_tid, child_tid, tls): processes and threads
  * (see clone_flags_check in proc.c for what is refused and why). */
-SYSCALL(56, clone) { return proc_fork(tf, a0, a1, a2, a3, a4); }
+SYSCALL(56, clone) { return proc_fork(tf, a0 & 0xffffffffUL, a1, a2, a3, a4); }
+
+/*
+ * clone3(args, size): struct clone_args (Linux: 64 bytes in version 0, 80
+ * with set_tid, 88 with cgroup).  Bytes past what we know must be zero.
+ */
+struct clone_args_k {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+#define CLONE_ARGS_SIZE_VER0 64
+#define CLONE_CLEAR_SIGHAND 0x100000000UL
+#define CLONE_INTO_CGROUP   0x200000000UL
+#define CSIGNAL_ 0xffUL
+#define CLONE_SIGHAND_ 0x800UL
+#define CLONE_THREAD_ 0x10000UL
+#define CLONE_PARENT_ 0x8000UL
+#define CLONE_DETACHED_ 0x400000UL
+
+SYSCALL(435, clone3)
+{
+	struct clone_args_k ca;
+	uint64_t size = a1;
+	if (size < CLONE_ARGS_SIZE_VER0)
+		return -EINVAL;
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	memset(&ca, 0, sizeof(ca));
+	if (copyin(&ca, (const void *)a0, MIN(size, sizeof(ca))) < 0)
+		return -EFAULT;
+	for (uint64_t off = sizeof(ca); off < size; off++) {
+		uint8_t b;
+		if (copyin(&b, (const uint8_t *)a0 + off, 1) < 0)
+			return -EFAULT;
+		if (b)
+			return -E2BIG;
+	}
+	if ((ca.flags & (CSIGNAL_ | CLONE_DETACHED_ | CLONE_INTO_CGROUP)) ||
+	    (ca.flags >> 32 & ~(CLONE_CLEAR_SIGHAND >> 32)) || ca.exit_signal & ~CSIGNAL_ ||
+	    ca.exit_signal > NSIG)
+		return -EINVAL;
+	if ((ca.flags & (CLONE_THREAD_ | CLONE_PARENT_)) && ca.exit_signal)
+		return -EINVAL;
+	if ((ca.flags & (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND_)) ==
+	    (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND_))
+		return -EINVAL;
+	if (!ca.stack != !ca.stack_size)
+		return -EINVAL;
+	if (ca.set_tid_size || ca.set_tid)
+		return -EINVAL;           /* choosing ids needs pid namespaces */
+	uint64_t sp = ca.stack ? ca.stack + ca.stack_size : 0;
+	return proc_fork(tf, ca.flags | ca.exit_signal, sp, ca.parent_tid, ca.child_tid, ca.tls);
+}
 
 SYSCALL(61, wait4) { return proc_wait4((int)a0, a1, (int)a2, a3); }
 SYSCALL(247, waitid) { return proc_waitid((int)a0, (int)a1, a2, (int)a3, a4); }

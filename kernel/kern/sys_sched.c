@@ -120,19 +120,19 @@ SYSCALL(143, sched_getparam)
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
-	int prio = READ_ONCE(t->policy) == SCHED_OTHER ? 0 : READ_ONCE(t->rt_priority);
+	int prio = SCHED_TIMESHARE(READ_ONCE(t->policy)) ? 0 : READ_ONCE(t->rt_priority);
 	release(p);
 	return copyout((void *)a1, &prio, sizeof(prio)) < 0 ? -EFAULT : 0;
 }
 
 SYSCALL(146, sched_get_priority_max)
 {
-	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 99 : a0 == SCHED_OTHER ? 0 : -EINVAL;
+	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 99 : SCHED_TIMESHARE(a0) ? 0 : -EINVAL;
 }
 
 SYSCALL(147, sched_get_priority_min)
 {
-	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 1 : a0 == SCHED_OTHER ? 0 : -EINVAL;
+	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 1 : SCHED_TIMESHARE(a0) ? 0 : -EINVAL;
 }
 
 #define RR_QUANTUM_TICKS 10

@@ -90,13 +90,51 @@ static bool clock_is_real(int clk)
 	       clk == CLOCK_REALTIME_ALARM || clk == CLOCK_TAI;
 }
 
-/* The value of a valid clock, in ns. */
+/*
+ * CPU-time clocks: CLOCK_PROCESS_CPUTIME_ID (every thread of the caller's
+ * process), CLOCK_THREAD_CPUTIME_ID (the calling thread), and Linux's
+ * encoding of another process's or thread's clock (clock_getcpuclockid,
+ * pthread_getcpuclockid): clockid = (~id << 3) | type, type 0 PROF (user +
+ * system), 1 VIRT (user), 2 SCHED (all run time), bit 2 set for a thread.
+ * Returns 0 with *ns, -EINVAL for a bad encoding or an id that is gone.
+ */
+static int cpu_clock_read(int clk, uint64_t *ns)
+{
+	int type = 2, id = 0;
+	bool thread = clk == CLOCK_THREAD_CPUTIME_ID;
+	if (clk < 0) {
+		type = clk & 3;
+		thread = clk & 4;
+		id = ~(clk >> 3);
+		if (type == 3)
+			return -EINVAL;
+	}
+	uint64_t ut, all;
+	if (thread) {
+		struct thread *t = id ? thread_lookup(id) : curthread();
+		if (!t)
+			return -EINVAL;
+		ut = READ_ONCE(t->uticks);
+		all = READ_ONCE(t->runticks);
+		if (id)
+			thread_unref(t);
+	} else {
+		struct proc *p = id ? proc_lookup(id) : curproc();
+		if (!p)
+			return -EINVAL;
+		uint64_t st;
+		proc_ticks(p, &ut, &st);
+		all = ut + st;
+		if (id)
+			proc_unref(p);
+	}
+	*ns = (type == 1 ? ut : all) * TICK_NS;
+	return 0;
+}
+
+/* The value of a valid clock that is not a CPU-time clock, in ns. */
 static uint64_t clock_read(int clk)
 {
-	if (clock_is_cpu(clk)) {
-		/* One thread per process for now: both are the thread's CPU time. */
-		return curthread()->runticks * TICK_NS;
-	}
 	uint64_t ns = time_monotonic_ns();
 	if (clk == CLOCK_REALTIME_COARSE || clk == CLOCK_MONOTONIC_COARSE)
 		ns -= ns % TICK_NS;
@@ -135,6 +173,11 @@ static uint64_t timespec_ns(const struct ktimespec *ts)
 SYSCALL(228, clock_gettime)
 {
 	int clk = (int)a0;
+	if (clk < 0 || clock_is_cpu(clk)) {
+		uint64_t ns;
+		int r = cpu_clock_read(clk, &ns);
+		return r < 0 ? r : put_timespec(a1, ns);
+	}
 	if (!clock_valid(clk))
 		return -EINVAL;
 	return put_timespec(a1, clock_read(clk));
@@ -143,6 +186,13 @@ SYSCALL(228, clock_gettime)
 SYSCALL(229, clock_getres)
 {
 	int clk = (int)a0;
+	if (clk < 0 || clock_is_cpu(clk)) {
+		uint64_t ns;
+		int r = cpu_clock_read(clk, &ns);   /* checks the clock exists */
+		if (r < 0)
+			return r;
+		return a1 ? put_timespec(a1, TICK_NS) : 0;
+	}
 	if (!clock_valid(clk))
 		return -EINVAL;
 	if (!a1)
