@@ -130,6 +130,7 @@ struct proc {
 	struct thread *threads;         /* (s) live threads, via t->tg_next */
 	int nthreads;                   /* (s) live threads */
 	uint64_t dead_uticks, dead_sticks; /* (s) user/system ticks of exited threads */
+	uint64_t dead_run_ns;           /* (s) CPU time of exited threads (thread_cpu_ns) */
 	struct fdtable *fdt;            /* (p) files, cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
@@ -174,6 +175,8 @@ void proc_unref(struct proc *p);
 static inline struct proc *curproc(void);
 /* CPU ticks of every thread of p, live and exited (user, system). */
 void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st);
+/* CPU time of every thread of p, live and exited, in ns. */
+uint64_t proc_cpu_ns(struct proc *p);
 /* exit(2) of the calling thread alone; the last one out ends the process
  * with status (the group's exit code if an exit_group or fatal signal came
  * first). */

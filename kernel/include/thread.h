@@ -116,6 +116,8 @@ struct thread {
 	uint64_t nmigrate;           /* (o) times it changed CPU */
 	uint64_t runticks;           /* (o) ticks it ran */
 	uint64_t uticks;             /* (o) of those, ticks in user mode */
+	uint64_t run_ns;             /* (o) time on a CPU, from TSC intervals (CPU clocks) */
+	uint64_t slice_tsc;          /* (o) TSC when it was last switched in, 0 off CPU */
 	uint64_t boosts;             /* (t) times boosted (L8) */
 };
 
@@ -136,6 +138,9 @@ void thread_unref(struct thread *t);           /* the last reference frees it */
 /* Wait until t (exited) is off every CPU; no unref. */
 void thread_wait_exited(struct thread *t);
 struct thread *kthread_run(const char *name, void (*fn)(void *), void *arg);
+/* CPU time of t in ns (exact for the caller, up to its last switch for others). */
+uint64_t thread_cpu_ns(struct thread *t);
+uint64_t tsc_to_ns(uint64_t tsc_delta);
 
 /* The user trapframe of a thread: the top of its kernel stack. */
 struct trapframe;

@@ -1437,6 +1437,16 @@ void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st)
 	*st = sy;
 }
 
+uint64_t proc_cpu_ns(struct proc *p)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t ns = p->dead_run_ns;
+	for (struct thread *t = p->threads; t; t = t->tg_next)
+		ns += thread_cpu_ns(t);
+	unlock_enable(&p->sig.lock, s);
+	return ns;
+}
+
 void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst)
 {
 	proc_ticks(p, ut, st);

@@ -478,9 +478,12 @@ __noreturn void scheduler(void)
 		}
 		t->nswitch++;
 		s->st.switches++;
+		t->slice_tsc = rdtsc();
 		swtch(&c->sched_ctx, t->ctx);
 
 		/* t switched back to us with t->lock held. */
+		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
+		t->slice_tsc = 0;
 		t->pmap = c->pmap;                  /* what it had loaded */
 		if (t->proc) {
 			t->fs_base = rdmsr(MSR_FS_BASE);
@@ -539,6 +542,23 @@ void sched_yield(void)
 }
 
 /* ---- threads ---- */
+
+uint64_t tsc_to_ns(uint64_t d)
+{
+	if (!tsc_hz)
+		return 0;
+	return d / tsc_hz * NSEC_PER_SEC + d % tsc_hz * NSEC_PER_SEC / tsc_hz;
+}
+
+uint64_t thread_cpu_ns(struct thread *t)
+{
+	if (t != curthread())
+		return READ_ONCE(t->run_ns);
+	uint64_t fl = intr_disable();        /* no switch between the two reads */
+	uint64_t ns = t->run_ns + (t->slice_tsc ? tsc_to_ns(rdtsc() - t->slice_tsc) : 0);
+	intr_restore(fl);
+	return ns;
+}
 
 void thread_first_run(void *arg, void (*fn)(void *))
 {

@@ -109,13 +109,15 @@ static int cpu_clock_read(int clk, uint64_t *ns)
 		if (type == 3)
 			return -EINVAL;
 	}
-	uint64_t ut, all;
+	/* SCHED: the TSC-measured run time; PROF and VIRT: clock ticks. */
+	uint64_t ut, all, run;
 	if (thread) {
 		struct thread *t = id ? thread_lookup(id) : curthread();
 		if (!t)
 			return -EINVAL;
 		ut = READ_ONCE(t->uticks);
 		all = READ_ONCE(t->runticks);
+		run = thread_cpu_ns(t);
 		if (id)
 			thread_unref(t);
 	} else {
@@ -125,10 +127,11 @@ static int cpu_clock_read(int clk, uint64_t *ns)
 		uint64_t st;
 		proc_ticks(p, &ut, &st);
 		all = ut + st;
+		run = proc_cpu_ns(p);
 		if (id)
 			proc_unref(p);
 	}
-	*ns = (type == 1 ? ut : all) * TICK_NS;
+	*ns = type == 2 ? run : (type == 1 ? ut : all) * TICK_NS;
 	return 0;
 }
 
@@ -191,7 +194,7 @@ SYSCALL(229, clock_getres)
 		int r = cpu_clock_read(clk, &ns);   /* checks the clock exists */
 		if (r < 0)
 			return r;
-		return a1 ? put_timespec(a1, TICK_NS) : 0;
+		return a1 ? put_timespec(a1, clk < 0 && (clk & 3) != 2 ? TICK_NS : 1) : 0;
 	}
 	if (!clock_valid(clk))
 		return -EINVAL;
