@@ -657,6 +657,7 @@ int proc_start_init(const char *path)
 	if (!t)
 		return -ENOMEM;
 	t->proc = p;
+	proc_ref(p);
 	fpu_init_state(t->fpu);
 	t->tid = p->pid;
 	p->thread = t;
@@ -683,16 +684,18 @@ int proc_start_init(const char *path)
 /* ---- fork and clone ---- */
 
 /*
- * A user thread's last reference is gone (sched.c thread_unref): a thread
- * made by clone(CLONE_THREAD) held its process and its uid's thread count.
+ * A user thread's last reference is gone (sched.c thread_unref): every
+ * user thread holds a reference to its process (so t->proc stays valid for
+ * whoever found t by id), and one made by clone(CLONE_THREAD) a count of
+ * its uid's tasks.
  */
 static void proc_thread_release(struct thread *t)
 {
-	if (!t->counted)
-		return;
-	struct uidinfo *ui = t->uidinfo;
-	fetch_and_add(&ui->nproc, -1UL);
-	uid_put(ui);
+	if (t->counted) {
+		struct uidinfo *ui = t->uidinfo;
+		fetch_and_add(&ui->nproc, -1UL);
+		uid_put(ui);
+	}
 	proc_unref(t->proc);
 }
 
@@ -898,6 +901,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	simple_unlock(&parent->lock);
 
 	t->proc = p;
+	proc_ref(p);                      /* the thread's (proc_thread_release) */
 	t->tid = p->pid;
 	t->pmap = p->map->pmap;
 	clone_user_state(t, tf, flags, child_stack, ctid, tls);
