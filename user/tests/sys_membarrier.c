@@ -8,6 +8,7 @@
 #include "utest.h"
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define CMD_QUERY                       0
@@ -30,6 +31,27 @@ static long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Concerto: the sum of the last column of /proc/sched (membarrier barrier
+ * IPIs handled by each CPU); -1 elsewhere. */
+static long mb_ipis(void)
+{
+	FILE *f = fopen("/proc/sched", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	long sum = -1;
+	if (fgets(line, sizeof line, f) && strstr(line, " membarrier_ipis\n")) {
+		sum = 0;
+		while (fgets(line, sizeof line, f)) {
+			char *sp = strrchr(line, ' ');
+			if (sp)
+				sum += atol(sp + 1);
+		}
+	}
+	fclose(f);
+	return sum;
 }
 
 static long query(void)
@@ -96,11 +118,16 @@ UT_TEST(private_expedited_after_registering_with_threads_running)
 	spin_stop = 0;
 	for (int i = 0; i < 2; i++)
 		T_ASSERT(pthread_create(&th[i], NULL, spinner, NULL) == 0);
+	usleep(20000);                       /* let them spread over the CPUs */
+	long before = mb_ipis();
 	int bad = 0;
 	for (int i = 0; i < 200; i++)
 		if (membarrier(CMD_PRIVATE_EXPEDITED, 0) != 0)
 			bad++;
 	T_EXPECT_EQ(bad, 0);
+	long after = mb_ipis();
+	if (before >= 0 && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		T_EXPECT(after > before);    /* Concerto: other CPUs were interrupted */
 	spin_stop = 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
@@ -131,8 +158,10 @@ static void *dekker_fast(void *arg)
 	long end = now_ms() + 10000;
 	while (!dk_stop && now_ms() < end) {
 		int r = __atomic_load_n(&dk_round, __ATOMIC_ACQUIRE);
-		if (r == seen)
+		if (r == seen) {
+			sched_yield();       /* one CPU: let the slow side run */
 			continue;
+		}
 		seen = r;
 		dk_x = 1;
 		__asm__ __volatile__("" ::: "memory");
@@ -167,6 +196,25 @@ UT_TEST(private_expedited_orders_the_fast_side)
 	pthread_join(th, NULL);
 	T_EXPECT(rounds > 0);
 	T_EXPECT_EQ(both_zero, 0);
+}
+
+/* Concerto: with no other thread of ours running, the private barrier
+ * interrupts no other CPU (only those running the caller's address space). */
+UT_TEST(private_expedited_alone_sends_no_ipi)
+{
+	T_ASSERT(membarrier(CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0);
+	long before = mb_ipis();
+	if (before < 0) {
+		ut_skip("no membarrier count in /proc/sched (not Concerto)");
+		return;
+	}
+	for (int i = 0; i < 50; i++)
+		T_EXPECT_EQ(membarrier(CMD_PRIVATE_EXPEDITED, 0), 0);
+	T_EXPECT_EQ(mb_ipis(), before);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		T_EXPECT_EQ(membarrier(CMD_GLOBAL, 0), 0);
+		T_EXPECT(mb_ipis() >= before + sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	}
 }
 
 static int child_has_registration(void *arg)
