@@ -78,11 +78,15 @@ static void barrier_private(struct pmap *pm, bool sync_core)
 	mb();                               /* their barriers before our later accesses */
 }
 
+/* A barrier on every other online CPU, then return. */
 static void barrier_global(void)
 {
 	mb();
-	if (READ_ONCE(ncpu_online) > 1)
-		smp_call_all(membarrier_here, NULL);
+	if (READ_ONCE(ncpu_online) > 1) {
+		uint64_t s = intr_disable();    /* this CPU's id stays valid */
+		smp_call_mask(~(1UL << cpu_id()), membarrier_here, NULL);
+		intr_restore(s);
+	}
 	mb();
 }
 
