@@ -708,9 +708,16 @@ static int table_lookup(struct inode *dir, const struct pentry *tab, int ntab,
 	return -ENOENT;
 }
 
+/* The process of a PID directory lives, and so does its thread if the
+ * directory was found as /proc/TID. */
+static bool piddir_alive(const struct pnode *n)
+{
+	return pid_alive(n->pid) && (n->tid == n->pid || tid_alive(n->pid, n->tid));
+}
+
 static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
 {
-	if (!pid_alive(pn(dir)->pid))
+	if (!piddir_alive(pn(dir)))
 		return -ENOENT;
 	return table_lookup(dir, pid_files, NPID_FILES, PK_PIDFILE, name, len, out);
 }
@@ -801,7 +808,7 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
 	const struct pentry *e = pnode_entry(p);
-	if (p->kind == PK_PIDFILE && !pid_alive(p->pid))
+	if (p->kind == PK_PIDFILE && !piddir_alive(p))
 		return -ESRCH;
 	if (p->kind == PK_TIDFILE && !tid_alive(p->pid, p->tid))
 		return -ESRCH;

@@ -265,6 +265,9 @@ UT_TEST(entries_vanish_after_join)
 	snprintf(path, sizeof path, "/proc/self/task/%d/stat", tids[0]);
 	int fd = open(path, O_RDONLY);
 	T_EXPECT(fd >= 0);
+	snprintf(path, sizeof path, "/proc/%d/status", tids[1]);
+	int fd2 = open(path, O_RDONLY);
+	T_EXPECT(fd2 >= 0);
 	stop_workers();
 	int found;
 	T_EXPECT_EQ(count_ids("/proc/self/task", getpid(), &found), 1);
@@ -278,6 +281,10 @@ UT_TEST(entries_vanish_after_join)
 	if (fd >= 0) {                   /* opened before: the thread is gone */
 		T_EXPECT_ERRNO(read(fd, buf, sizeof buf), ESRCH);
 		close(fd);
+	}
+	if (fd2 >= 0) {
+		T_EXPECT_ERRNO(read(fd2, buf, sizeof buf), ESRCH);
+		close(fd2);
 	}
 }
 
