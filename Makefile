@@ -73,6 +73,7 @@ KERN_OBJS := \
 	kern/syscall.o \
 	kern/sys_proc.o \
 	kern/sys_misc.o \
+	kern/membarrier.o \
 	kern/signal.o \
 	kern/time.o \
 	kern/sys_sched.o \

@@ -9,11 +9,18 @@
  *                        write "on", "off" or "reset"
  *   /proc/sched          per-CPU scheduler statistics
  *   /proc/self           symbolic link to the caller's PID directory
- *   /proc/PID/{stat,status,cmdline,maps}
+ *   /proc/thread-self    symbolic link to the caller's PID/task/TID directory
+ *   /proc/PID/{stat,status,cmdline,maps,comm}
+ *   /proc/PID/task/TID/{stat,status,comm,cmdline,maps}   one per live thread
+ *   /proc/TID/           a thread that is not a process: found by lookup,
+ *                        not listed (as Linux); its files show that thread
  *
- * Locking: none of its own.  A node's identity (kind, pid) is immutable;
- * process data is read under the locks proc.c and vm_map.c define (p->lock,
- * proctree through proc_pgid/proc_sid, the map's read lock).
+ * Locking: none of its own.  A node's identity (kind, pid, tid) is
+ * immutable; process data is read under the locks proc.c and vm_map.c
+ * define (p->lock, proctree through proc_pgid/proc_sid, the map's read
+ * lock), thread data under p->sig.lock (the thread list, counts) and
+ * t->lock (name, state, scheduling), copied into locals first: nothing is
+ * formatted or allocated while p->sig.lock (a high-level lock) is held.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -29,23 +36,27 @@
 #include "vfs.h"
 #include "vm_map.h"
 
-enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE };
+enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE, PK_TASKDIR, PK_TIDDIR,
+	PK_TIDFILE };
 
 /* [I] after creation. */
 struct pnode {
 	enum pkind kind;
-	int idx;          /* PK_FILE, PK_PIDFILE: index in its table */
-	int pid;          /* PK_PIDDIR, PK_PIDFILE */
+	int idx;               /* PK_FILE, PK_PIDFILE, PK_TIDFILE: index in its table;
+				* PK_SELF: 0 self, 1 thread-self */
+	int pid;               /* the process (all but PK_ROOT, PK_FILE, PK_SELF) */
+	int tid;               /* the thread shown: pid for /proc/PID, else TID */
+	struct inode *parent;  /* a directory's parent below /proc, referenced */
 };
 
-static void gen_cpuinfo(struct sbuf *sb, int pid __unused) { procgen_cpuinfo(sb); }
-static void gen_meminfo(struct sbuf *sb, int pid __unused) { procgen_meminfo(sb); }
-static void gen_uptime(struct sbuf *sb, int pid __unused) { procgen_uptime(sb); }
-static void gen_lockstat(struct sbuf *sb, int pid __unused) { lockstat_format(sb); }
-static void gen_sched(struct sbuf *sb, int pid __unused) { sched_stats_format(sb); }
-static void gen_mounts(struct sbuf *sb, int pid __unused) { vfs_mounts_format(sb); }
+static void gen_cpuinfo(struct sbuf *sb, const struct pnode *n __unused) { procgen_cpuinfo(sb); }
+static void gen_meminfo(struct sbuf *sb, const struct pnode *n __unused) { procgen_meminfo(sb); }
+static void gen_uptime(struct sbuf *sb, const struct pnode *n __unused) { procgen_uptime(sb); }
+static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lockstat_format(sb); }
+static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
+static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
 
-static void gen_version(struct sbuf *sb, int pid __unused)
+static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
 	sbuf_printf(sb, "Linux version 6.1.0-concerto (Concerto SMP kernel) #1 SMP Concerto\n");
 }
@@ -54,19 +65,27 @@ struct count_arg {
 	int n, maxpid, running;
 };
 
+/* Count p's live threads (tasks, as Linux counts them) and the runnable
+ * ones.  Called with proctree held; takes p->sig.lock (rank 34 > 24). */
 static int count_one(struct proc *p, void *arg)
 {
 	struct count_arg *c = arg;
-	c->n++;
 	if (p->pid > c->maxpid)
 		c->maxpid = p->pid;
-	struct thread *t = p->thread;
-	if (t && (t->state == TS_RUNNING || t->state == TS_RUNNABLE))
-		c->running++;
+	uint64_t fl = disable_lock(&p->sig.lock);
+	for (struct thread *t = p->threads; t; t = t->tg_next) {
+		c->n++;
+		if (t->tid > c->maxpid)
+			c->maxpid = t->tid;
+		int s = READ_ONCE(t->state);
+		if (s == TS_RUNNING || s == TS_RUNNABLE)
+			c->running++;
+	}
+	unlock_enable(&p->sig.lock, fl);
 	return 0;
 }
 
-static void gen_loadavg(struct sbuf *sb, int pid __unused)
+static void gen_loadavg(struct sbuf *sb, const struct pnode *n __unused)
 {
 	struct count_arg c = { 0, 0, 0 };
 	proc_foreach_every(count_one, &c);
@@ -74,7 +93,7 @@ static void gen_loadavg(struct sbuf *sb, int pid __unused)
 }
 
 /* /proc/stat: clock ticks (USER_HZ = HZ = 100) per CPU and in all. */
-static void gen_stat(struct sbuf *sb, int pid __unused)
+static void gen_stat(struct sbuf *sb, const struct pnode *n __unused)
 {
 	struct sched_cpu_stats all;
 	memset(&all, 0, sizeof(all));
@@ -104,21 +123,7 @@ static void gen_stat(struct sbuf *sb, int pid __unused)
 		    "procs_blocked 0\n", intr, all.switches, now - up, c.maxpid, c.running);
 }
 
-/* ---- per-process files ---- */
-
-/* Linux's one-letter state. */
-static char proc_state_char(struct proc *p)
-{
-	if (READ_ONCE(p->state) != PS_ALIVE)
-		return 'Z';
-	if (READ_ONCE(p->sig.stopped))
-		return 'T';
-	struct thread *t = p->thread;
-	if (!t)
-		return 'Z';
-	int s = READ_ONCE(t->state);
-	return s == TS_RUNNING || s == TS_RUNNABLE ? 'R' : 'S';
-}
+/* ---- per-process and per-thread files ---- */
 
 static int proc_ppid(struct proc *p)
 {
@@ -154,60 +159,175 @@ static void proc_vm_sizes(struct proc *p, uint64_t *vsize, uint64_t *rss)
 	vm_map_destroy(map);                 /* drops our reference */
 }
 
-static void gen_pid_stat(struct sbuf *sb, int pid)
+/* What the task files show of one thread, copied under its locks. */
+struct tsnap {
+	int tid;
+	char name[THREAD_NAME];
+	char state;                  /* Linux's letter: R, S, T, Z */
+	int cpu, nice, policy, rtp;
+	uint64_t affinity, nswitch;
+	uint64_t ut, st;             /* the thread's own ticks */
+	int nthreads;                /* live threads of its process */
+};
+
+/* Linux's letter for a thread in state ts (live: on its process's list). */
+static char task_state_char(struct proc *p, bool live, bool stopped, int ts)
 {
-	struct proc *p = proc_lookup(pid);
+	if (!live || READ_ONCE(p->state) != PS_ALIVE)
+		return 'Z';
+	if (stopped)
+		return 'T';
+	return ts == TS_RUNNING || ts == TS_RUNNABLE ? 'R' : 'S';
+}
+
+/* Copy t's fields into s.  t is referenced and is a thread of p; no lock
+ * held (takes p->sig.lock, then t->lock: ranks 34 < 55; no sbuf inside). */
+static void task_snap_thread(struct proc *p, struct thread *t, struct tsnap *s)
+{
+	uint64_t fl = disable_lock(&p->sig.lock);
+	bool live = t->tg_live, stopped = p->sig.stopped;
+	s->nthreads = p->nthreads;
+	simple_lock(&t->lock);
+	memcpy(s->name, t->name, sizeof(s->name));
+	int ts = t->state;
+	s->cpu = t->cpu;
+	s->nice = t->nice;
+	s->policy = t->policy;
+	s->rtp = t->rt_priority;
+	s->affinity = t->affinity;
+	simple_unlock(&t->lock);
+	unlock_enable(&p->sig.lock, fl);
+	s->name[THREAD_NAME - 1] = '\0';
+	s->state = task_state_char(p, live, stopped, ts);
+	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+	s->ut = u;
+	s->st = all > u ? all - u : 0;
+	s->nswitch = READ_ONCE(t->nswitch);
+}
+
+/* Snapshot of thread tid of p: 0, or -ESRCH if tid names no thread of p
+ * (or one that exited, unless exited_ok). */
+static int task_snap(struct proc *p, int tid, bool exited_ok, struct tsnap *s)
+{
+	struct thread *t = thread_lookup(tid);
+	if (!t)
+		return -ESRCH;
+	int r = -ESRCH;
+	if (t->proc == p && (exited_ok || READ_ONCE(t->tg_live))) {
+		task_snap_thread(p, t, s);
+		s->tid = tid;
+		r = 0;
+	}
+	thread_unref(t);
+	return r;
+}
+
+/* As task_snap, for a whole-process file: a process without its thread
+ * (being torn down) still shows its name, as a zombie. */
+static void proc_snap(struct proc *p, int tid, struct tsnap *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (task_snap(p, tid, true, s) == 0)
+		return;
+	s->tid = tid;
+	simple_lock(&p->lock);
+	strlcpy(s->name, p->name, sizeof(s->name));
+	simple_unlock(&p->lock);
+	uint64_t fl = disable_lock(&p->sig.lock);
+	s->nthreads = p->nthreads;
+	unlock_enable(&p->sig.lock, fl);
+	s->state = 'Z';
+}
+
+/* Is tid a thread of process pid (live, or the leader of a live process)? */
+static bool tid_alive(int pid, int tid)
+{
+	struct thread *t = thread_lookup(tid);
+	if (!t)
+		return false;
+	struct proc *p = t->proc;
+	bool ok = p && p->pid == pid &&
+		(READ_ONCE(t->tg_live) || (tid == pid && READ_ONCE(p->state) != PS_REAPED));
+	thread_unref(t);
+	return ok;
+}
+
+/* Linux's stat line; whole: the process's (CPU time of every thread),
+ * else the thread's own. */
+static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
+{
+	struct proc *p = proc_lookup(n->pid);
 	if (!p)
 		return;
-	char name[PROC_NAME];
-	simple_lock(&p->lock);
-	memcpy(name, p->name, sizeof(name));
-	simple_unlock(&p->lock);
+	struct tsnap s;
+	proc_snap(p, n->tid, &s);
 	uint64_t ut, st, cut, cst, vsize, rss;
 	proc_times(p, &ut, &st, &cut, &cst);
+	if (!whole) {
+		ut = s.ut;
+		st = s.st;
+	}
 	proc_vm_sizes(p, &vsize, &rss);
-	struct thread *t = p->thread;
-	int nice = t ? READ_ONCE(t->nice) : 0, cpu = t ? READ_ONCE(t->cpu) : 0;
-	int policy = t ? READ_ONCE(t->policy) : 0, rtp = t ? READ_ONCE(t->rt_priority) : 0;
-	int prio = SCHED_TIMESHARE(policy) ? 20 + nice : -1 - rtp;
-	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %lu %lu %lu %lu %d %d 1 0 %lu %lu %lu "
-		    "%lu 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0\n",
-		    p->pid, name, proc_state_char(p), proc_ppid(p), proc_pgid(p), proc_sid(p),
-		    ut, st, cut, cst, prio, nice, p->start_ticks, vsize, rss,
-		    READ_ONCE(p->rlim_cur[9]) /* RLIMIT_AS */, p->exit_signal, cpu, rtp, policy);
+	int prio = SCHED_TIMESHARE(s.policy) ? 20 + s.nice : -1 - s.rtp;
+	int exit_signal = whole || n->tid == p->pid ? p->exit_signal : -1;
+	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %lu %lu %lu %lu %d %d %d 0 %lu %lu "
+		    "%lu %lu 0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
+		    s.tid, s.name, s.state, proc_ppid(p), proc_pgid(p), proc_sid(p),
+		    ut, st, cut, cst, prio, s.nice, s.nthreads, p->start_ticks, vsize, rss,
+		    READ_ONCE(p->rlim_cur[9]) /* RLIMIT_AS */, exit_signal, s.cpu, s.rtp, s.policy);
 	proc_unref(p);
 }
 
-static void gen_pid_status(struct sbuf *sb, int pid)
+static void gen_pid_stat(struct sbuf *sb, const struct pnode *n)
 {
-	struct proc *p = proc_lookup(pid);
+	gen_task_stat(sb, n, true);
+}
+
+static void gen_tid_stat(struct sbuf *sb, const struct pnode *n)
+{
+	gen_task_stat(sb, n, false);
+}
+
+/* Linux's status file of thread n->tid (the same for the process's). */
+static void gen_pid_status(struct sbuf *sb, const struct pnode *n)
+{
+	struct proc *p = proc_lookup(n->pid);
 	if (!p)
 		return;
-	char name[PROC_NAME];
+	struct tsnap s;
+	proc_snap(p, n->tid, &s);
 	simple_lock(&p->lock);
-	memcpy(name, p->name, sizeof(name));
 	struct cred c = p->cred;
 	simple_unlock(&p->lock);
 	uint64_t vsize, rss;
 	proc_vm_sizes(p, &vsize, &rss);
-	char st = proc_state_char(p);
 	static const char *const names[] = { ['R'] = "running", ['S'] = "sleeping",
 		['T'] = "stopped", ['Z'] = "zombie" };
-	struct thread *t = p->thread;
-	uint64_t allowed = t ? READ_ONCE(t->affinity) : 0;
 	sbuf_printf(sb, "Name:\t%s\nUmask:\t0022\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\n"
 		    "PPid:\t%d\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
 		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\n"
-		    "Threads:\t1\nCpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
-		    name, st, names[(int)st], p->pid, p->pid, proc_ppid(p), c.ruid, c.euid, c.suid,
-		    c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
-		    vsize >> 10, rss * 4, allowed, t ? READ_ONCE(t->nswitch) : 0);
+		    "Threads:\t%d\nCpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
+		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
+		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
+		    vsize >> 10, rss * 4, s.nthreads, s.affinity, s.nswitch);
 	proc_unref(p);
 }
 
-static void gen_pid_cmdline(struct sbuf *sb, int pid)
+/* The thread's name and a newline (/proc/PID/comm: the leader's). */
+static void gen_pid_comm(struct sbuf *sb, const struct pnode *n)
 {
-	struct proc *p = proc_lookup(pid);
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	struct tsnap s;
+	proc_snap(p, n->tid, &s);
+	proc_unref(p);
+	sbuf_printf(sb, "%s\n", s.name);
+}
+
+static void gen_pid_cmdline(struct sbuf *sb, const struct pnode *pn)
+{
+	struct proc *p = proc_lookup(pn->pid);
 	if (!p)
 		return;
 	simple_lock(&p->lock);
@@ -223,9 +343,9 @@ static void gen_pid_cmdline(struct sbuf *sb, int pid)
 }
 
 /* Linux's maps format: start-end perms offset dev inode name. */
-static void gen_pid_maps(struct sbuf *sb, int pid)
+static void gen_pid_maps(struct sbuf *sb, const struct pnode *n)
 {
-	struct proc *p = proc_lookup(pid);
+	struct proc *p = proc_lookup(n->pid);
 	if (!p)
 		return;
 	struct vm_map *map = proc_map_ref(p);
@@ -250,7 +370,7 @@ static void gen_pid_maps(struct sbuf *sb, int pid)
 
 struct pentry {
 	const char *name;
-	void (*gen)(struct sbuf *sb, int pid);
+	void (*gen)(struct sbuf *sb, const struct pnode *n);
 	bool writable;
 };
 
@@ -267,17 +387,44 @@ static const struct pentry root_files[] = {
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 
+/* /proc/PID/ (gen NULL: the task directory). */
 static const struct pentry pid_files[] = {
 	{ "stat", gen_pid_stat, false },
 	{ "status", gen_pid_status, false },
 	{ "cmdline", gen_pid_cmdline, false },
 	{ "maps", gen_pid_maps, false },
+	{ "comm", gen_pid_comm, false },
+	{ "task", NULL, false },
 };
 #define NPID_FILES ((int)(sizeof(pid_files) / sizeof(pid_files[0])))
+#define PID_TASK_IDX (NPID_FILES - 1)
+
+/* /proc/PID/task/TID/ */
+static const struct pentry tid_files[] = {
+	{ "stat", gen_tid_stat, false },
+	{ "status", gen_pid_status, false },
+	{ "comm", gen_pid_comm, false },
+	{ "cmdline", gen_pid_cmdline, false },
+	{ "maps", gen_pid_maps, false },
+};
+#define NTID_FILES ((int)(sizeof(tid_files) / sizeof(tid_files[0])))
+
+static const struct pentry *pnode_entry(const struct pnode *n)
+{
+	switch (n->kind) {
+	case PK_FILE:
+		return &root_files[n->idx];
+	case PK_PIDFILE:
+		return &pid_files[n->idx];
+	default:
+		return &tid_files[n->idx];
+	}
+}
 
 /* ---- inodes ---- */
 
-static const struct inode_ops root_ops, piddir_ops, file_ops, self_ops;
+static const struct inode_ops root_ops, piddir_ops, taskdir_ops, tiddir_ops, file_ops,
+	self_ops;
 
 static struct pnode *pn(struct inode *ip)
 {
@@ -286,12 +433,45 @@ static struct pnode *pn(struct inode *ip)
 
 static void pnode_release(struct inode *ip)
 {
-	kfree(ip->priv);
+	struct pnode *n = ip->priv;
 	ip->priv = NULL;
+	if (n && n->parent)
+		vnode_put(n->parent);
+	kfree(n);
 }
 
-/* A new node under dir: kind and identity; NULL if out of memory. */
-static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int pid)
+/* Mode and operations of a node of this kind. */
+static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode_ops **ops)
+{
+	switch (n->kind) {
+	case PK_PIDDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &piddir_ops;
+		return;
+	case PK_TASKDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &taskdir_ops;
+		return;
+	case PK_TIDDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &tiddir_ops;
+		return;
+	case PK_SELF:
+		*mode = S_IFLNK | 0777;
+		*ops = &self_ops;
+		return;
+	default:
+		*mode = S_IFREG | (pnode_entry(n)->writable ? 0644 : 0444);
+		*ops = &file_ops;
+	}
+}
+
+/*
+ * A new node under dir: kind and identity; NULL if out of memory.  A
+ * directory below a PID directory holds a reference to its parent (the
+ * VFS follows u.dir.parent for ".."); the root outlives its children.
+ */
+static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int pid, int tid)
 {
 	struct pnode *n = kzalloc(sizeof(*n));
 	if (!n)
@@ -299,23 +479,10 @@ static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int 
 	n->kind = kind;
 	n->idx = idx;
 	n->pid = pid;
+	n->tid = tid;
 	uint32_t mode;
 	const struct inode_ops *ops;
-	switch (kind) {
-	case PK_PIDDIR:
-		mode = S_IFDIR | 0555;
-		ops = &piddir_ops;
-		break;
-	case PK_SELF:
-		mode = S_IFLNK | 0777;
-		ops = &self_ops;
-		break;
-	default: {
-		const struct pentry *e = kind == PK_FILE ? &root_files[idx] : &pid_files[idx];
-		mode = S_IFREG | (e->writable ? 0644 : 0444);
-		ops = &file_ops;
-	}
-	}
+	pnode_type(n, &mode, &ops);
 	struct inode *ip = vnode_alloc(dir->sb, mode);
 	if (!ip) {
 		kfree(n);
@@ -324,8 +491,13 @@ static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int 
 	ip->priv = n;
 	ip->ops = ops;
 	ip->uid = ip->gid = 0;
-	if (S_ISDIR(mode))
-		ip->u.dir.parent = dir;      /* the proc root: lives while mounted */
+	if (S_ISDIR(mode)) {
+		if (dir != dir->sb->root) {
+			vnode_ref(dir);
+			n->parent = dir;
+		}
+		ip->u.dir.parent = dir;
+	}
 	return ip;
 }
 
@@ -358,24 +530,48 @@ static bool pid_alive(int pid)
 	return alive;
 }
 
+/* The process of live thread tid that is not a process id (Linux finds
+ * /proc/TID though readdir does not list it); 0 if none. */
+static int tid_owner(int tid)
+{
+	struct thread *t = thread_lookup(tid);
+	if (!t)
+		return 0;
+	int pid = t->proc && READ_ONCE(t->tg_live) ? t->proc->pid : 0;
+	thread_unref(t);
+	return pid;
+}
+
+/* /proc/N: the process N, or the process of thread N (the directory then
+ * shows thread N, as Linux does). */
+static struct inode *root_lookup_id(struct inode *dir, int id, int *err)
+{
+	int pid = id > 0 && pid_alive(id) ? id : (id > 0 ? tid_owner(id) : 0);
+	if (pid <= 0) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	*err = -ENOMEM;
+	return pnode_new(dir, PK_PIDDIR, 0, pid, id);
+}
+
 static int root_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
 {
 	struct inode *ip = NULL;
+	int err = -ENOMEM;
 	if (name_is(name, len, "self")) {
-		ip = pnode_new(dir, PK_SELF, 0, 0);
+		ip = pnode_new(dir, PK_SELF, 0, 0, 0);
+	} else if (name_is(name, len, "thread-self")) {
+		ip = pnode_new(dir, PK_SELF, 1, 0, 0);
 	} else {
 		for (int i = 0; i < NROOT_FILES && !ip; i++)
 			if (name_is(name, len, root_files[i].name))
-				ip = pnode_new(dir, PK_FILE, i, 0);
-		if (!ip) {
-			int pid = parse_pid(name, len);
-			if (pid <= 0 || !pid_alive(pid))
-				return -ENOENT;
-			ip = pnode_new(dir, PK_PIDDIR, 0, pid);
-		}
+				ip = pnode_new(dir, PK_FILE, i, 0, 0);
+		if (!ip)
+			ip = root_lookup_id(dir, parse_pid(name, len), &err);
 	}
 	if (!ip)
-		return -ENOMEM;
+		return err;
 	*out = ip;
 	return 0;
 }
@@ -394,10 +590,12 @@ static int collect_pid(struct proc *p, void *arg)
 }
 
 /*
- * Cookies: 0 ".", 1 "..", 2.. the fixed files and "self", then 1000 + pid
- * for the processes (in increasing pid order, so a resumed read is stable).
+ * Cookies: 0 ".", 1 "..", 2.. the fixed files, "self" and "thread-self",
+ * then 1000 + pid for the processes (in increasing pid order, so a resumed
+ * read is stable).
  */
 #define COOKIE_PIDS 1000
+#define NROOT_LINKS 2
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -414,23 +612,56 @@ static void sort_ints(int *v, int n)
 		}
 }
 
-static uint64_t root_readdir(struct inode *dir, uint64_t cookie,
-			     int (*emit)(void *arg, const char *name, size_t len, uint64_t ino,
-					 unsigned type, uint64_t next), void *arg)
+typedef int (*emit_fn)(void *arg, const char *name, size_t len, uint64_t ino, unsigned type,
+		       uint64_t next);
+
+/* "." and ".." (cookies 0 and 1); returns the cookie reached, or the one
+ * that did not fit (*full set). */
+static uint64_t emit_dots(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg,
+			  bool *full)
 {
+	*full = true;
 	if (cookie == 0) {
 		if (emit(arg, ".", 1, dir->ino, 4, 1))
 			return cookie;
 		cookie = 1;
 	}
 	if (cookie == 1) {
-		if (emit(arg, "..", 2, dir->ino, 4, 2))
+		if (emit(arg, "..", 2, dir->u.dir.parent->ino, 4, 2))
 			return cookie;
 		cookie = 2;
 	}
-	for (; cookie < 2 + (uint64_t)NROOT_FILES + 1; cookie++) {
+	*full = false;
+	return cookie;
+}
+
+/* Emit the sorted ids as decimal directory names, cookie base + id. */
+static uint64_t emit_ids(const int *ids, int n, uint64_t base, uint64_t ino_base,
+			 uint64_t cookie, emit_fn emit, void *arg)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t c = base + (uint64_t)ids[i];
+		if (c < cookie)
+			continue;
+		char name[16];
+		int len = ksnprintf(name, sizeof(name), "%d", ids[i]);
+		if (emit(arg, name, (size_t)len, ino_base + (uint64_t)ids[i], 4, c + 1))
+			break;
+		cookie = c + 1;
+	}
+	return cookie;
+}
+
+static uint64_t root_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	if (full)
+		return cookie;
+	for (; cookie < 2 + (uint64_t)NROOT_FILES + NROOT_LINKS; cookie++) {
 		int i = (int)cookie - 2;
-		const char *name = i < NROOT_FILES ? root_files[i].name : "self";
+		const char *name = i < NROOT_FILES ? root_files[i].name :
+			i == NROOT_FILES ? "self" : "thread-self";
 		unsigned type = i < NROOT_FILES ? 8 : 10;
 		if (emit(arg, name, strlen(name), 0x10000 + cookie, type, cookie + 1))
 			return cookie;
@@ -442,28 +673,33 @@ static uint64_t root_readdir(struct inode *dir, uint64_t cookie,
 		return cookie;
 	proc_foreach_every(collect_pid, &l);
 	sort_ints(l.pids, l.n);
-	for (int i = 0; i < l.n; i++) {
-		uint64_t c = COOKIE_PIDS + (uint64_t)l.pids[i];
-		if (c < cookie)
-			continue;
-		char name[16];
-		int len = ksnprintf(name, sizeof(name), "%d", l.pids[i]);
-		if (emit(arg, name, (size_t)len, 0x20000 + (uint64_t)l.pids[i], 4, c + 1))
-			break;
-		cookie = c + 1;
-	}
+	cookie = emit_ids(l.pids, l.n, COOKIE_PIDS, 0x20000, cookie, emit, arg);
 	kfree(l.pids);
 	return cookie;
 }
 
-static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+/* Emit the entries of a fixed table from cookie 2 on. */
+static uint64_t emit_table(struct inode *dir, const struct pentry *tab, int ntab,
+			   uint64_t cookie, emit_fn emit, void *arg)
 {
-	int pid = pn(dir)->pid;
-	if (!pid_alive(pid))
-		return -ENOENT;
-	for (int i = 0; i < NPID_FILES; i++)
-		if (name_is(name, len, pid_files[i].name)) {
-			struct inode *ip = pnode_new(dir, PK_PIDFILE, i, pid);
+	for (; cookie < 2 + (uint64_t)ntab; cookie++) {
+		const struct pentry *e = &tab[cookie - 2];
+		unsigned type = e->gen ? 8 : 4;
+		if (emit(arg, e->name, strlen(e->name), dir->ino * 16 + cookie, type, cookie + 1))
+			break;
+	}
+	return cookie;
+}
+
+/* A node for the entry of tab named name, or -ENOENT. */
+static int table_lookup(struct inode *dir, const struct pentry *tab, int ntab,
+			enum pkind kind, const char *name, size_t len, struct inode **out)
+{
+	const struct pnode *d = pn(dir);
+	for (int i = 0; i < ntab; i++)
+		if (name_is(name, len, tab[i].name)) {
+			enum pkind k = tab[i].gen ? kind : PK_TASKDIR;
+			struct inode *ip = pnode_new(dir, k, i, d->pid, d->tid);
 			if (!ip)
 				return -ENOMEM;
 			*out = ip;
@@ -472,37 +708,113 @@ static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct
 	return -ENOENT;
 }
 
-static uint64_t piddir_readdir(struct inode *dir, uint64_t cookie,
-			       int (*emit)(void *arg, const char *name, size_t len,
-					   uint64_t ino, unsigned type, uint64_t next), void *arg)
+/* The process of a PID directory lives, and so does its thread if the
+ * directory was found as /proc/TID. */
+static bool piddir_alive(const struct pnode *n)
 {
-	if (cookie == 0) {
-		if (emit(arg, ".", 1, dir->ino, 4, 1))
-			return cookie;
-		cookie = 1;
+	return pid_alive(n->pid) && (n->tid == n->pid || tid_alive(n->pid, n->tid));
+}
+
+static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	if (!piddir_alive(pn(dir)))
+		return -ENOENT;
+	return table_lookup(dir, pid_files, NPID_FILES, PK_PIDFILE, name, len, out);
+}
+
+static uint64_t piddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	return full ? cookie : emit_table(dir, pid_files, NPID_FILES, cookie, emit, arg);
+}
+
+/*
+ * The ids of p's live threads, sorted, in a kmalloc'd array (*n of them);
+ * NULL if out of memory.  The array is sized before p->sig.lock is taken
+ * (no allocation under it) and the copy retried if threads were added.
+ */
+static int *proc_tids(struct proc *p, int *n)
+{
+	for (;;) {
+		uint64_t fl = disable_lock(&p->sig.lock);
+		int cap = p->nthreads + 4;
+		unlock_enable(&p->sig.lock, fl);
+		int *v = kmalloc((size_t)cap * sizeof(int), 0);
+		if (!v)
+			return NULL;
+		int k = 0;
+		fl = disable_lock(&p->sig.lock);
+		bool fits = p->nthreads <= cap;
+		for (struct thread *t = p->threads; fits && t; t = t->tg_next)
+			v[k++] = t->tid;
+		unlock_enable(&p->sig.lock, fl);
+		if (fits) {
+			sort_ints(v, k);
+			*n = k;
+			return v;
+		}
+		kfree(v);
 	}
-	if (cookie == 1) {
-		if (emit(arg, "..", 2, dir->u.dir.parent->ino, 4, 2))
-			return cookie;
-		cookie = 2;
-	}
-	for (; cookie < 2 + (uint64_t)NPID_FILES; cookie++) {
-		const char *name = pid_files[cookie - 2].name;
-		if (emit(arg, name, strlen(name), dir->ino * 16 + cookie, 8, cookie + 1))
-			break;
-	}
+}
+
+static int taskdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	int pid = pn(dir)->pid, tid = parse_pid(name, len);
+	if (tid <= 0 || !tid_alive(pid, tid))
+		return -ENOENT;
+	struct inode *ip = pnode_new(dir, PK_TIDDIR, 0, pid, tid);
+	if (!ip)
+		return -ENOMEM;
+	*out = ip;
+	return 0;
+}
+
+/* Cookies: 0 ".", 1 "..", then 2 + tid in increasing tid order. */
+static uint64_t taskdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	if (full)
+		return cookie;
+	struct proc *p = proc_lookup(pn(dir)->pid);
+	if (!p)
+		return cookie;
+	int n = 0;
+	int *tids = proc_tids(p, &n);
+	proc_unref(p);
+	if (!tids)
+		return cookie;
+	cookie = emit_ids(tids, n, 2, 0x40000, cookie, emit, arg);
+	kfree(tids);
 	return cookie;
+}
+
+static int tiddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	if (!tid_alive(pn(dir)->pid, pn(dir)->tid))
+		return -ENOENT;
+	return table_lookup(dir, tid_files, NTID_FILES, PK_TIDFILE, name, len, out);
+}
+
+static uint64_t tiddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	return full ? cookie : emit_table(dir, tid_files, NTID_FILES, cookie, emit, arg);
 }
 
 static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
-	const struct pentry *e = p->kind == PK_FILE ? &root_files[p->idx] : &pid_files[p->idx];
-	if (p->kind == PK_PIDFILE && !pid_alive(p->pid))
+	const struct pentry *e = pnode_entry(p);
+	if (p->kind == PK_PIDFILE && !piddir_alive(p))
+		return -ESRCH;
+	if (p->kind == PK_TIDFILE && !tid_alive(p->pid, p->tid))
 		return -ESRCH;
 	struct sbuf sb;
 	sbuf_init(&sb);
-	e->gen(&sb, p->pid);
+	e->gen(&sb, p);
 	ssize_t r;
 	if (sb.overflow)
 		r = -ENOMEM;
@@ -531,10 +843,13 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 	return r < 0 ? r : (ssize_t)n;
 }
 
-static ssize_t self_readlink(struct inode *ip __unused, char *buf, size_t n)
+/* "PID" (self) or "PID/task/TID" (thread-self) of the caller. */
+static ssize_t self_readlink(struct inode *ip, char *buf, size_t n)
 {
-	char tmp[16];
-	int len = ksnprintf(tmp, sizeof(tmp), "%d", curproc() ? curproc()->pid : 0);
+	char tmp[40];
+	int pid = curproc() ? curproc()->pid : 0;
+	int len = pn(ip)->idx == 0 ? ksnprintf(tmp, sizeof(tmp), "%d", pid) :
+		ksnprintf(tmp, sizeof(tmp), "%d/task/%d", pid, curthread()->tid);
 	size_t k = MIN((size_t)len, n);
 	memcpy(buf, tmp, k);
 	return (ssize_t)k;
@@ -545,6 +860,12 @@ static const struct inode_ops root_ops = {
 };
 static const struct inode_ops piddir_ops = {
 	.lookup = piddir_lookup, .readdir = piddir_readdir, .release = pnode_release,
+};
+static const struct inode_ops taskdir_ops = {
+	.lookup = taskdir_lookup, .readdir = taskdir_readdir, .release = pnode_release,
+};
+static const struct inode_ops tiddir_ops = {
+	.lookup = tiddir_lookup, .readdir = tiddir_readdir, .release = pnode_release,
 };
 static const struct inode_ops file_ops = {
 	.read = file_read, .write = file_write, .release = pnode_release,

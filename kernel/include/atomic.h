@@ -10,6 +10,8 @@ static inline uint32_t fetch_and_add32(volatile uint32_t *p, uint32_t v)
 { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t fetch_and_or(volatile uint64_t *p, uint64_t v)
 { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+static inline uint32_t fetch_and_or32(volatile uint32_t *p, uint32_t v)
+{ return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 static inline uint64_t fetch_and_and(volatile uint64_t *p, uint64_t v)
 { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }
 /* Returns true and stores nv if *p == old. */
@@ -20,6 +22,8 @@ static inline bool compare_and_swap32(volatile uint32_t *p, uint32_t old, uint32
 static inline uint32_t atomic_xchg32(volatile uint32_t *p, uint32_t v)
 { return __atomic_exchange_n(p, v, __ATOMIC_ACQUIRE); }
 static inline uint64_t atomic_load64(volatile uint64_t *p)
+{ return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint32_t atomic_load32(volatile uint32_t *p)
 { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void atomic_store64(volatile uint64_t *p, uint64_t v)
 { __atomic_store_n(p, v, __ATOMIC_RELEASE); }

@@ -67,6 +67,8 @@ struct cpu {
 	volatile int need_resched;  /* [a] set by tick/wakeup, cleared by the switch */
 	volatile int idling;        /* [a] halted in the idle loop */
 
+	uint64_t membarrier_ipis;   /* [o] membarrier(2) barrier requests run here for others */
+
 
 } __cacheline_aligned;
 

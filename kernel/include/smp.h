@@ -27,6 +27,13 @@ void ipi_nmi_allbutself(void);
 void smp_call(int cpu, void (*fn)(void *), void *arg);
 /* Run fn(arg) on every online CPU (the caller's too), concurrently; wait. */
 void smp_call_all(void (*fn)(void *), void *arg);
+/*
+ * Run fn(arg) on every online CPU in mask (the caller's too if in it),
+ * concurrently, and wait.  Interrupts are disabled meanwhile, so the caller
+ * stays on its CPU; it serves its own call queue while it waits.  Must not
+ * be called with a lock held that a target's fn or interrupt path takes.
+ */
+void smp_call_mask(uint64_t mask, void (*fn)(void *), void *arg);
 void smp_call_handle(void);            /* IPI handler body */
 
 /*

@@ -49,7 +49,7 @@ struct thread {
 	enum thread_state state;     /* (t) */
 	int tid;                     /* [I] (a user thread's id in the pid table; exec from
 				      * a non-leader thread gives it the process id) */
-	char name[THREAD_NAME];      /* [I] */
+	char name[THREAD_NAME];      /* (t) (prctl PR_SET_NAME, exec) */
 	uint64_t kstack;             /* [I] base of the kernel stack (0: static) */
 	uint64_t kstack_top;         /* [I] */
 

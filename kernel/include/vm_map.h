@@ -164,6 +164,9 @@ struct vm_map {
 	uint64_t faults;                 /* [a] faults resolved */
 	uint64_t cow_copies;             /* [a] copy-on-write copies made */
 	uint64_t cow_reuse;              /* [a] COW faults that kept the page (count 1) */
+	volatile uint32_t membarrier;    /* [a] membarrier(2) registrations: the
+					  * MEMBARRIER_CMD_REGISTER_* bits (membarrier.c);
+					  * fork copies them, exec starts with none */
 };
 
 struct vm_map *vm_map_create(void);

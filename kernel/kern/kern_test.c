@@ -68,6 +68,35 @@ KTEST(smp_call_runs_on_the_target_cpu)
 		KT_EXPECT_EQ(cpus[i].scratch, 100);
 }
 
+/* smp_call_mask runs fn exactly on the CPUs of the mask, the caller's too
+ * when in it, and only them; CPUs calling masks at once make progress. */
+KTEST(smp_call_mask_runs_on_the_masked_cpus_only)
+{
+	for (int round = 0; round < 8; round++) {
+		uint64_t mask = round == 0 ? ~0UL : (round * 0x5a5aUL + 1) >> (round & 3);
+		for (int i = 0; i < ncpu; i++)
+			cpus[i].scratch = 0;
+		smp_call_mask(mask, bump_scratch, NULL);
+		for (int i = 0; i < ncpu; i++)
+			KT_EXPECT_EQ(cpus[i].scratch, (mask >> i) & 1);
+	}
+}
+
+static void mask_storm(void *arg __unused)
+{
+	for (int r = 0; r < 20; r++)
+		smp_call_mask(~(1UL << cpu_id()), bump_scratch, NULL);
+}
+
+KTEST(smp_call_mask_all_at_once_no_deadlock)
+{
+	for (int i = 0; i < ncpu; i++)
+		cpus[i].scratch = 0;
+	smp_call_all(mask_storm, NULL);
+	for (int i = 0; i < ncpu; i++)
+		KT_EXPECT_EQ(cpus[i].scratch, (uint64_t)20 * (ncpu - 1));
+}
+
 static volatile uint64_t test_ipi_count[NCPU_MAX];
 static void test_ipi_intr(struct trapframe *tf __unused)
 {

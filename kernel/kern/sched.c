@@ -1146,16 +1146,17 @@ uint64_t sched_load_fp_total(void)
 void sched_stats_format(struct sbuf *sb)
 {
 	sbuf_printf(sb, "cpu switches migrations steals preemptions idle_ticks ticks load desired "
-		    "wakeups remote_wakeups resched_ipis ipi_sent ipi_recv queued\n");
+		    "wakeups remote_wakeups resched_ipis ipi_sent ipi_recv queued membarrier_ipis\n");
 	for (int i = 0; i < ncpu; i++) {
 		struct sched_cpu_stats st;
 		sched_cpu_stats(i, &st);
 		char l[16], d[16];
 		fixed2(st.load_fp, l, sizeof(l));
 		fixed2(st.desired_fp, d, sizeof(d));
-		sbuf_printf(sb, "%d %lu %lu %lu %lu %lu %lu %s %s %lu %lu %lu %lu %lu %d\n", i,
+		sbuf_printf(sb, "%d %lu %lu %lu %lu %lu %lu %s %s %lu %lu %lu %lu %lu %d %lu\n", i,
 			    st.switches, st.migrations, st.steals, st.preemptions, st.idle_ticks,
 			    st.ticks, l, d, st.wakeups, st.remote_wakeups, st.resched_ipis,
-			    cpus[i].ipi_sent, cpus[i].ipi_recv, scpu[i].rq.nr);
+			    cpus[i].ipi_sent, cpus[i].ipi_recv, scpu[i].rq.nr,
+			    READ_ONCE(cpus[i].membarrier_ipis));
 	}
 }

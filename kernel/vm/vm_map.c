@@ -843,6 +843,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	struct vm_map *child = vm_map_create();
 	if (child == NULL)
 		return NULL;
+	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
 	lock_write(&parent->lock);
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {

@@ -141,6 +141,27 @@ void smp_call_all(void (*fn)(void *), void *arg)
 			wait_done(&reqs[i]);
 }
 
+void smp_call_mask(uint64_t mask, void (*fn)(void *), void *arg)
+{
+	struct smp_call reqs[NCPU_MAX];
+	uint64_t s = intr_disable();        /* stay on this CPU while we queue */
+	int me = cpu_id();
+	uint64_t sent = 0;
+	for (int i = 0; i < ncpu; i++) {
+		if (i == me || !(mask & (1UL << i)) || !cpus[i].online)
+			continue;
+		reqs[i] = (struct smp_call){ .fn = fn, .arg = arg };
+		enqueue(i, &reqs[i]);
+		ipi_send(i, T_IPI_CALL);
+		sent |= 1UL << i;
+	}
+	if (mask & (1UL << me))
+		fn(arg);
+	for (uint64_t b = sent; b; b &= b - 1)
+		wait_done(&reqs[__builtin_ctzll(b)]);   /* serves our queue meanwhile */
+	intr_restore(s);
+}
+
 /* First C code on an AP: interrupts disabled, on its own stack. */
 void ap_entry(struct cpu *c)
 {
