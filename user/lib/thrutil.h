@@ -15,6 +15,7 @@
  *                         killed with SIGKILL and reaped, and -1 returned.
  *   thr_task_count()      entries of /proc/self/task, or -1 without /proc.
  *   thr_deadline()        a CLOCK_REALTIME/MONOTONIC timespec ms from now.
+ *   FUTEX_*               futex(2) operation numbers.
  */
 #ifndef THRUTIL_H
 #define THRUTIL_H
@@ -25,6 +26,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* futex(2) operations (musl-gcc has no kernel headers). */
+#ifndef FUTEX_WAIT
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_LOCK_PI 6
+#define FUTEX_UNLOCK_PI 7
+#define FUTEX_TRYLOCK_PI 8
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#endif
 
 static inline pid_t thr_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
