@@ -6,7 +6,11 @@
  *                         subtests: if the whole program takes longer than
  *                         `seconds` it prints "# watchdog: ..." and ends the
  *                         process with exit status 124 (alarm() is not there
- *                         in Concerto yet).  The watchdog blocks every signal
+ *                         in Concerto yet).  The programs take well under a
+ *                         second on a Linux host; the limit (120 s) leaves
+ *                         room for a slow emulated guest and stays under
+ *                         tinit's own limit (300 s), so a hang is reported
+ *                         by the program itself.  The watchdog blocks every signal
  *                         so that it never takes a process-directed one.
  *   thr_watchdog(seconds) the same for a program with its own main().
  *   thr_gettid()          the caller's thread id.

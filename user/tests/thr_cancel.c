@@ -251,4 +251,4 @@ UT_TEST(uncancelled_thread_returns_normally)
 	T_EXPECT_EQ(pthread_setcanceltype(42, NULL), EINVAL);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

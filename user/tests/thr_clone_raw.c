@@ -325,4 +325,4 @@ UT_TEST(bad_child_stack_sigsegv)
 		ut_fail_at(__FILE__, __LINE__, "child: %s", ut_status_str(st));
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

@@ -339,4 +339,4 @@ UT_TEST(producer_consumer_exact)
 	T_EXPECT_EQ(pc.len, 0);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

@@ -341,4 +341,4 @@ UT_TEST(proc_task_entries_and_names)
 	T_EXPECT_EQ(wait_task_count(base), base);
 }
 
-THR_MAIN(20)
+THR_MAIN(120)

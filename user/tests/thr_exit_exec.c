@@ -383,6 +383,6 @@ int main(int argc, char **argv)
 		return exec_check(argv[2]);
 	if (argc == 4 && strcmp(argv[1], MAINEXIT_FLAG) == 0)
 		return mainexit_mode(argv[2], argv[3]);
-	thr_watchdog(30);
+	thr_watchdog(120);
 	return ut_main(argc, argv);
 }

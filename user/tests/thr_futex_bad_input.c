@@ -225,4 +225,4 @@ UT_TEST(wait_until_value_changes)
 	T_EXPECT_EQ(thr_join_ms(t, NULL, 5000), 0);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

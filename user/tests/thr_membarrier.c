@@ -172,4 +172,4 @@ UT_TEST(private_expedited_orders_store_buffering)
 	race_free(r);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

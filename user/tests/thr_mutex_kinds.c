@@ -301,4 +301,4 @@ UT_TEST(contention_counts_exact_every_kind)
 	}
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

@@ -251,7 +251,7 @@ static int fork_or_exit(struct race *r, int id, void *arg)
 		sched_yield();
 		syscall(SYS_exit_group, 3);
 	}
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 100; i++) {
 		pid_t p = fork();
 		if (p == 0)
 			_exit(0);
@@ -287,4 +287,4 @@ UT_TEST(fork_racing_exit_group)
 		T_EXPECT(ut_reap_all(5000) >= 0);
 }
 
-THR_MAIN(40)
+THR_MAIN(120)

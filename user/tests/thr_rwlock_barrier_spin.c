@@ -328,4 +328,4 @@ UT_TEST(tsd_per_thread_and_destructors)
 	T_EXPECT_EQ(pthread_key_delete(key2), 0);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

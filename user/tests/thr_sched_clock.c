@@ -295,4 +295,4 @@ UT_TEST(pr_set_name_per_thread)
 	T_EXPECT(strcmp(before, after) == 0);   /* the main thread's is its own */
 }
 
-THR_MAIN(30)
+THR_MAIN(120)

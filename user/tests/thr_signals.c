@@ -475,4 +475,4 @@ UT_TEST(tkill_tgkill_bad_arguments_einval)
 	T_EXPECT_EQ(syscall(SYS_tgkill, me, tid, 0), 0);
 }
 
-THR_MAIN(30)
+THR_MAIN(120)
