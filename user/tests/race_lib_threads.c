@@ -102,7 +102,7 @@ UT_TEST(threads_wait_at_start_barrier)
 	race_free(r);
 }
 
-#define ROUNDS 16
+#define ROUNDS 8
 
 static int rounds(struct race *r, int id, void *arg)
 {
