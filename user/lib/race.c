@@ -23,6 +23,7 @@ struct race {
 	int n;
 	int kind;
 	int live;                   /* contenders started and not yet waited for */
+	int nstarted;               /* how many race_fork managed to start */
 	int leaked;                 /* a thread never returned: never unmap */
 	race_fn fn;                 /* RACE_THREAD: what the threads run */
 	void *arg;
@@ -179,6 +180,7 @@ static int race_start_threads(struct race *r)
 			return -1;
 		}
 		t->started = 1;
+		r->nstarted++;
 	}
 	return 0;
 }
@@ -197,6 +199,7 @@ int race_fork(struct race *r, race_fn fn, void *arg)
 		r->th[i].started = 0;
 	}
 	r->live = 1;
+	r->nstarted = 0;
 	if (r->kind == RACE_THREAD) {
 		r->fn = fn;
 		r->arg = arg;
@@ -214,16 +217,19 @@ int race_fork(struct race *r, race_fn fn, void *arg)
 			_exit(ret == 0 ? 0 : ret == 125 && !r->res[i].start_ns ? 125 : 1);
 		}
 		r->res[i].pid = pid;
+		r->nstarted++;
 	}
 	return 0;
 }
 
 int race_release(struct race *r)
 {
-	int rc = RACE_SPIN_UNTIL(__atomic_load_n(&r->arrived, __ATOMIC_ACQUIRE) >= r->n,
+	/* If race_fork could not start them all, wait only for those it did
+	 * (they were released already) and report the failure. */
+	int rc = RACE_SPIN_UNTIL(__atomic_load_n(&r->arrived, __ATOMIC_ACQUIRE) >= r->nstarted,
 				 RACE_TIMEOUT_NS);
 	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
-	return rc;
+	return r->nstarted < r->n ? -1 : rc;
 }
 
 static int race_join_threads(struct race *r)

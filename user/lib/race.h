@@ -82,7 +82,9 @@ void race_free(struct race *r);
 /* Start the n contenders (fork or pthread_create); each waits at the start
  * barrier.  0 or -1 (those already started are released and run). */
 int race_fork(struct race *r, race_fn fn, void *arg);
-/* Wait until all have arrived, then release them at once.  0 or -1 (timeout). */
+/* Wait until all have arrived, then release them at once.  0, or -1 on a
+ * timeout or when race_fork could not start them all (those it started are
+ * released and run). */
 int race_release(struct race *r);
 /* Reap (or join) the contenders; returns how many failed (nonzero return,
  * killed, not started, or not reaped/joined).  Results are then in
