@@ -3,16 +3,31 @@
 #include "race.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+struct race_thread {
+	struct race *r;
+	int id;
+	int started;                /* pthread_create succeeded */
+	pthread_t th;
+};
+
 struct race {
 	int n;
 	int kind;
+	int live;                   /* contenders started and not yet waited for */
+	int nstarted;               /* how many race_fork managed to start */
+	int leaked;                 /* a thread never returned: never unmap */
+	race_fn fn;                 /* RACE_THREAD: what the threads run */
+	void *arg;
+	struct race_thread th[RACE_MAX];
 	/* start barrier */
 	volatile int arrived;
 	volatile int go;
@@ -73,7 +88,12 @@ int race_wait_word(volatile int *word, int value, uint64_t timeout_ns)
 
 struct race *race_new(int n)
 {
-	if (n < 1 || n > RACE_MAX) {
+	return race_new_kind(n, RACE_PROCESS);
+}
+
+struct race *race_new_kind(int n, enum race_kind kind)
+{
+	if (n < 1 || n > RACE_MAX || (kind != RACE_PROCESS && kind != RACE_THREAD)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -83,15 +103,31 @@ struct race *race_new(int n)
 		return NULL;
 	memset(r, 0, sizeof *r);
 	r->n = n;
-	r->kind = RACE_PROCESS;
+	r->kind = kind;
 	for (int i = 0; i < n; i++)
 		r->res[i].status = -1;
 	return r;
 }
 
+int race_set_kind(struct race *r, enum race_kind kind)
+{
+	if (kind != RACE_PROCESS && kind != RACE_THREAD) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (r->live) {
+		errno = EBUSY;
+		return -1;
+	}
+	r->kind = kind;
+	return 0;
+}
+
+enum race_kind race_kind(const struct race *r) { return (enum race_kind)r->kind; }
+
 void race_free(struct race *r)
 {
-	if (r)
+	if (r && !r->leaked)
 		munmap(r, sizeof *r);
 }
 
@@ -101,6 +137,52 @@ void *race_scratch(struct race *r) { return r->scratch; }
 const struct race_result *race_result(const struct race *r, int i)
 {
 	return (i >= 0 && i < r->n) ? &r->res[i] : NULL;
+}
+
+/* A contender: arrive, wait for the start, run.  Returns fn's value, or 125
+ * if the start never came. */
+static long race_contend(struct race *r, int i, race_fn fn, void *arg)
+{
+	__atomic_fetch_add(&r->arrived, 1, __ATOMIC_ACQ_REL);
+	if (RACE_SPIN_UNTIL(__atomic_load_n(&r->go, __ATOMIC_ACQUIRE),
+			    RACE_TIMEOUT_NS) < 0)
+		return 125;
+	r->res[i].start_ns = race_now_ns();
+	long ret = fn(r, i, arg);
+	r->res[i].end_ns = race_now_ns();
+	r->res[i].ret = ret;
+	return ret;
+}
+
+static void *race_thread_main(void *p)
+{
+	struct race_thread *t = p;
+	struct race *r = t->r;
+	r->res[t->id].pid = (pid_t)syscall(SYS_gettid);
+	return (void *)race_contend(r, t->id, r->fn, r->arg);
+}
+
+static int race_start_threads(struct race *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		struct race_thread *t = &r->th[i];
+		t->r = r;
+		t->id = i;
+		t->started = 0;
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 256 * 1024);
+		int e = pthread_create(&t->th, &a, race_thread_main, t);
+		pthread_attr_destroy(&a);
+		if (e != 0) {
+			__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
+			errno = e;
+			return -1;
+		}
+		t->started = 1;
+		r->nstarted++;
+	}
+	return 0;
 }
 
 int race_fork(struct race *r, race_fn fn, void *arg)
@@ -114,6 +196,14 @@ int race_fork(struct race *r, race_fn fn, void *arg)
 		r->res[i].status = -1;
 		r->res[i].ret = -1;
 		r->res[i].start_ns = r->res[i].end_ns = 0;
+		r->th[i].started = 0;
+	}
+	r->live = 1;
+	r->nstarted = 0;
+	if (r->kind == RACE_THREAD) {
+		r->fn = fn;
+		r->arg = arg;
+		return race_start_threads(r);
 	}
 	for (int i = 0; i < r->n; i++) {
 		pid_t pid = fork();
@@ -123,31 +213,65 @@ int race_fork(struct race *r, race_fn fn, void *arg)
 			return -1;
 		}
 		if (pid == 0) {
-			__atomic_fetch_add(&r->arrived, 1, __ATOMIC_ACQ_REL);
-			if (RACE_SPIN_UNTIL(__atomic_load_n(&r->go, __ATOMIC_ACQUIRE),
-					    RACE_TIMEOUT_NS) < 0)
-				_exit(125);
-			r->res[i].start_ns = race_now_ns();
-			long ret = fn(r, i, arg);
-			r->res[i].end_ns = race_now_ns();
-			r->res[i].ret = ret;
-			_exit(ret == 0 ? 0 : 1);
+			long ret = race_contend(r, i, fn, arg);
+			_exit(ret == 0 ? 0 : ret == 125 && !r->res[i].start_ns ? 125 : 1);
 		}
 		r->res[i].pid = pid;
+		r->nstarted++;
 	}
 	return 0;
 }
 
 int race_release(struct race *r)
 {
-	int rc = RACE_SPIN_UNTIL(__atomic_load_n(&r->arrived, __ATOMIC_ACQUIRE) >= r->n,
+	/* If race_fork could not start them all, wait only for those it did
+	 * (they were released already) and report the failure. */
+	int rc = RACE_SPIN_UNTIL(__atomic_load_n(&r->arrived, __ATOMIC_ACQUIRE) >= r->nstarted,
 				 RACE_TIMEOUT_NS);
 	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
-	return rc;
+	return r->nstarted < r->n ? -1 : rc;
+}
+
+static int race_join_threads(struct race *r)
+{
+	int bad = 0;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)(RACE_JOIN_TIMEOUT_NS / 1000000000ull);
+	for (int i = 0; i < r->n; i++) {
+		struct race_thread *t = &r->th[i];
+		if (!t->started) {
+			bad++;
+			continue;
+		}
+		void *ret;
+		int e = pthread_timedjoin_np(t->th, &ret, &dl);
+		if (e != 0) {
+			/* Still running: it may touch r later, so keep r. */
+			r->leaked = 1;
+			bad++;
+			continue;
+		}
+		t->started = 0;
+		long v = (long)ret;
+		if (ret == PTHREAD_CANCELED) {
+			r->res[i].status = SIGKILL; /* reads as "killed" */
+			bad++;
+			continue;
+		}
+		r->res[i].ret = v;
+		r->res[i].status = (v == 0 ? 0 : v == 125 && !r->res[i].start_ns ? 125 : 1) << 8;
+		if (v != 0)
+			bad++;
+	}
+	r->live = 0;
+	return bad;
 }
 
 int race_wait(struct race *r)
 {
+	if (r->kind == RACE_THREAD)
+		return race_join_threads(r);
 	int bad = 0;
 	for (int i = 0; i < r->n; i++) {
 		if (r->res[i].pid <= 0) {
@@ -166,6 +290,7 @@ int race_wait(struct race *r)
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			bad++;
 	}
+	r->live = 0;
 	return bad;
 }
 

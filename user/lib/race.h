@@ -2,15 +2,26 @@
  * race — the thread-race library (SPEC Q2; seed 004, "thread-race library").
  *
  * Start N contenders at the same instant against a system call, to build
- * multi-processor system-call exercisers.  Contenders are processes today
- * (fork); the structure keeps a `kind` so that a thread variant can be added
- * later without changing callers.
+ * multi-processor system-call exercisers.  A race has a kind:
  *
- * Everything the contenders share lives in one MAP_SHARED|MAP_ANONYMOUS
- * mapping made by race_new(): the start barrier, a reusable barrier for
- * multi-round races, one result slot per contender and a scratch area.
- * Waiting is a bounded spin on a shared word followed by sched_yield() (no
- * futex, no pthreads), so it works on one CPU and on many.
+ *   RACE_PROCESS (the default, race_new)  each contender is a process (fork);
+ *       race_wait reaps them with waitpid and keeps the raw wait status.
+ *   RACE_THREAD (race_new_kind or race_set_kind)  each contender is a POSIX
+ *       thread of the creating process (pthread_create); race_wait joins them
+ *       and takes each result from the thread's return value.  The status
+ *       slot then holds a wait-style status (exit 0 if the function returned
+ *       0, exit 1 otherwise) so UT_CHILD_OK and WEXITSTATUS read alike for
+ *       both kinds, and `pid` holds the thread's id (gettid).
+ *
+ * Both kinds wait at the same start barrier and use the same calls, so an
+ * exerciser switches kind with one line.  Everything the contenders share
+ * lives in one MAP_SHARED|MAP_ANONYMOUS mapping made by race_new(): the start
+ * barrier, a reusable barrier for multi-round races, one result slot per
+ * contender and a scratch area (shared with forked children too).  Waiting
+ * is a bounded spin on a shared word followed by sched_yield() (no futex), so
+ * it works on one CPU and on many.  A thread contender that has not returned
+ * RACE_JOIN_TIMEOUT_NS after race_wait began is counted as failed and left
+ * running; its race is then never unmapped (race_free leaks it on purpose).
  *
  *     static int contender(struct race *r, int id, void *arg)
  *     {
@@ -21,6 +32,10 @@
  *     struct race *r = race_new(4);
  *     int bad = race_run(r, contender, NULL);   // fork, release, wait
  *     race_free(r);
+ *
+ * The same race with threads:
+ *
+ *     struct race *r = race_new_kind(4, RACE_THREAD);
  *
  * or, to let the creating process race too:
  *
@@ -39,12 +54,13 @@
 #define RACE_SCRATCH 4096           /* bytes of shared scratch space */
 #define RACE_SPIN 2000              /* spins before each sched_yield() */
 #define RACE_TIMEOUT_NS (20ull * 1000000000ull) /* a barrier gives up after this */
+#define RACE_JOIN_TIMEOUT_NS (30ull * 1000000000ull) /* race_wait on a thread */
 
-enum race_kind { RACE_PROCESS = 0 /* , RACE_THREAD later */ };
+enum race_kind { RACE_PROCESS = 0, RACE_THREAD = 1 };
 
 struct race_result {
-	pid_t pid;                  /* contender's process id */
-	int status;                 /* raw wait status (-1 if never reaped) */
+	pid_t pid;                  /* process id, or thread id (RACE_THREAD) */
+	int status;                 /* wait status (-1 if never reaped/joined) */
 	long ret;                   /* value returned by the contender function */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC when it left the start barrier */
 	uint64_t end_ns;            /* ... when its function returned */
@@ -53,16 +69,26 @@ struct race_result {
 struct race;
 typedef int (*race_fn)(struct race *r, int id, void *arg);
 
-/* A race of n contenders (1..RACE_MAX); NULL with errno set on failure. */
+/* A race of n contenders (1..RACE_MAX); NULL with errno set on failure.
+ * race_new makes processes; race_new_kind chooses. */
 struct race *race_new(int n);
+struct race *race_new_kind(int n, enum race_kind kind);
+/* Change the kind of a race between runs (not while contenders live).
+ * 0, or -1 with errno EINVAL (unknown kind) or EBUSY (contenders running). */
+int race_set_kind(struct race *r, enum race_kind kind);
+enum race_kind race_kind(const struct race *r);
 void race_free(struct race *r);
 
-/* Start the n contenders; each waits at the start barrier.  0 or -1. */
+/* Start the n contenders (fork or pthread_create); each waits at the start
+ * barrier.  0 or -1 (those already started are released and run). */
 int race_fork(struct race *r, race_fn fn, void *arg);
-/* Wait until all have arrived, then release them at once.  0 or -1 (timeout). */
+/* Wait until all have arrived, then release them at once.  0, or -1 on a
+ * timeout or when race_fork could not start them all (those it started are
+ * released and run). */
 int race_release(struct race *r);
-/* Reap the contenders; returns how many failed (nonzero return, killed, or
- * not reaped).  Results are then in race_result(). */
+/* Reap (or join) the contenders; returns how many failed (nonzero return,
+ * killed, not started, or not reaped/joined).  Results are then in
+ * race_result(). */
 int race_wait(struct race *r);
 /* race_fork + race_release + race_wait. */
 int race_run(struct race *r, race_fn fn, void *arg);
