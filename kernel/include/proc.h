@@ -109,8 +109,8 @@ struct proc {
 	int contpending;                /* (t) continued, not yet reported */
 	int did_exec;                   /* (t) setpgid by the parent: EACCES */
 	int subreaper;                  /* (t) PR_SET_CHILD_SUBREAPER */
-	int vfork_done;                 /* (t) a vfork child released us */
-	struct proc *vfork_parent;      /* (t) suspended until we exec or exit */
+	struct proc *vfork_parent;      /* (t) a thread of it is suspended until we
+					 * exec or exit (NULL once released) */
 	struct proc *parent;            /* (t) */
 	struct proc *children;          /* (t) */
 	struct proc *sibling;           /* (t) */

@@ -934,7 +934,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	allproc = p;
 	if (flags & CLONE_VFORK) {
 		p->vfork_parent = parent;
-		parent->vfork_done = 0;
+		proc_ref(p);                  /* another thread may reap it */
 	}
 	simple_unlock(&proctree_lock);
 
@@ -945,7 +945,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if (flags & CLONE_VFORK) {
 		/* Suspended (not interruptibly) until the child execs or exits. */
 		simple_lock(&proctree_lock);
-		while (!parent->vfork_done) {
+		while (p->vfork_parent) {
 			uint64_t s = disable_lock(&parent->wait_wq.lock);
 			simple_unlock(&proctree_lock);
 			waitq_sleep_locked(&parent->wait_wq);
@@ -953,6 +953,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 			simple_lock(&proctree_lock);
 		}
 		simple_unlock(&proctree_lock);
+		proc_unref(p);
 	}
 	return pid;
 }
@@ -962,8 +963,7 @@ static void vfork_release_locked(struct proc *p)
 {
 	struct proc *vp = p->vfork_parent;
 	if (vp) {
-		p->vfork_parent = NULL;
-		vp->vfork_done = 1;
+		p->vfork_parent = NULL;       /* per child: threads may vfork at once */
 		wake_proc_locked(vp);
 	}
 }
