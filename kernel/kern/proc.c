@@ -730,7 +730,7 @@ static int clone_flags_check(uint64_t flags)
 		return -EINVAL;
 	if ((flags & (CLONE_PIDFD | CLONE_PARENT_SETTID)) == (CLONE_PIDFD | CLONE_PARENT_SETTID))
 		return -EINVAL;
-	if ((flags & (CLONE_PIDFD | CLONE_THREAD)) == (CLONE_PIDFD | CLONE_THREAD))
+	if ((flags & CLONE_PIDFD) && (flags & (CLONE_THREAD | CLONE_DETACHED)))
 		return -EINVAL;
 	/* Namespaces: a kernel built without them says EINVAL. */
 	if (flags & CLONE_NEWALL)
