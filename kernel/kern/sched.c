@@ -189,6 +189,41 @@ static void runq_remove_locked(struct runq *rq, struct thread *t)
 	t->rq_cpu = -2;
 }
 
+/*
+ * Once a second, for a CPU's own queue: time-share threads waiting in it
+ * age as if they ran no more (4.4BSD schedcpu): their recent CPU use
+ * decays and their priority is recomputed, so a thread kept waiting by
+ * running threads of slightly better priority overtakes them within
+ * seconds instead of starving (a thread woken by a spinning, yielding
+ * program was kept off its CPU for good by a thread that spun without
+ * yielding).  rq->lock held; a queued thread's priority changes only
+ * under its queue's lock.
+ */
+static void runq_age_locked(struct runq *rq, int cpu)
+{
+	KASSERT(simple_lock_held(&rq->lock));
+	struct thread *aged = NULL, **tailp = &aged;
+	for (int p = PRI_TS_BEST; p <= PRI_TS_WORST; p++) {
+		struct thread *x = rq->head[p];
+		while (x) {
+			struct thread *next = x->rq_next;
+			if (!policy_fixed(x->policy)) {
+				runq_remove_locked(rq, x);
+				*tailp = x;
+				tailp = &x->rq_next;   /* rq_next is free off the queue */
+			}
+			x = next;
+		}
+	}
+	*tailp = NULL;
+	while (aged) {
+		struct thread *x = aged;
+		aged = x->rq_next;
+		update_pri_locked(x);
+		runq_insert_locked(rq, x, false, cpu);
+	}
+}
+
 /* Best thread of rq that may run on cpu, or NULL.  rq->lock held. */
 static struct thread *runq_best_locked(struct runq *rq, int cpu)
 {
@@ -931,6 +966,11 @@ void sched_tick(struct trapframe *tf)
 		s->load_fp = (s->load_fp * EXP_5S + n * (FSCALE - EXP_5S)) >> FSHIFT;
 		s->avail_last = s->avail_now;
 		s->avail_now = 0;
+		if (s->rq.nr_ts) {
+			simple_lock(&s->rq.lock);
+			runq_age_locked(&s->rq, c->id);
+			simple_unlock(&s->rq.lock);
+		}
 		if (c->id == 0)
 			balance_compute();
 	}
