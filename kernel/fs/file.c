@@ -151,7 +151,6 @@ static struct fdtable *fdt_alloc(void)
 		return NULL;
 	simple_lock_init(&t->lock, LC_FDTABLE);
 	t->refcnt = 1;
-	t->umask = 022;
 	return t;
 }
 
@@ -175,11 +174,6 @@ struct fdtable *fdtable_new_console(void)
 		t->fd[fd] = f;
 	}
 	file_unref(f);
-	t->root = vfs_root();
-	vnode_ref(t->root);
-	t->cwd = t->root;
-	vnode_ref(t->cwd);
-	fetch_and_add(&t->cwd->sb->active, 1);
 	return t;
 }
 
@@ -193,12 +187,6 @@ struct fdtable *fdtable_fork(struct fdtable *parent)
 		if ((t->fd[fd] = parent->fd[fd]))
 			file_ref(t->fd[fd]);
 	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
-	t->cwd = parent->cwd;
-	t->root = parent->root;
-	vnode_ref(t->cwd);
-	vnode_ref(t->root);
-	fetch_and_add(&t->cwd->sb->active, 1);
-	t->umask = parent->umask;
 	simple_unlock(&parent->lock);
 	return t;
 }
@@ -212,12 +200,71 @@ void fdtable_close_all(struct fdtable *t)
 		t->fd[fd] = NULL;
 		file_unref(f);
 	}
-	if (t->cwd)
-		fetch_and_add(&t->cwd->sb->active, -1UL);
-	vnode_put(t->cwd);
-	vnode_put(t->root);
 	vnode_put(t->borrowed);
 	kfree(t);
+}
+
+/* ---- current and root directories, umask ---- */
+
+static struct fs_info *fs_alloc(void)
+{
+	struct fs_info *fs = kzalloc(sizeof(*fs));
+	if (!fs)
+		return NULL;
+	simple_lock_init(&fs->lock, LC_FS_INFO);
+	fs->refcnt = 1;
+	fs->umask = 022;
+	return fs;
+}
+
+struct fs_info *fs_info_new_root(void)
+{
+	struct fs_info *fs = fs_alloc();
+	if (!fs)
+		return NULL;
+	fs->root = vfs_root();
+	vnode_ref(fs->root);
+	fs->cwd = fs->root;
+	vnode_ref(fs->cwd);
+	fetch_and_add(&fs->cwd->sb->active, 1);
+	return fs;
+}
+
+struct fs_info *fs_info_copy(struct fs_info *from)
+{
+	struct fs_info *fs = fs_alloc();
+	if (!fs)
+		return NULL;
+	simple_lock(&from->lock);
+	fs->cwd = from->cwd;
+	fs->root = from->root;
+	vnode_ref(fs->cwd);
+	vnode_ref(fs->root);
+	fetch_and_add(&fs->cwd->sb->active, 1);
+	fs->umask = from->umask;
+	simple_unlock(&from->lock);
+	return fs;
+}
+
+void fs_info_ref(struct fs_info *fs)
+{
+	fetch_and_add(&fs->refcnt, 1);
+}
+
+void fs_info_unref(struct fs_info *fs)
+{
+	if (!fs || fetch_and_add(&fs->refcnt, -1UL) != 1)
+		return;
+	if (fs->cwd)
+		fetch_and_add(&fs->cwd->sb->active, -1UL);
+	vnode_put(fs->cwd);
+	vnode_put(fs->root);
+	kfree(fs);
+}
+
+struct fs_info *cur_fs(void)
+{
+	return curproc()->fs;
 }
 
 void fdtable_exec(struct fdtable *t)
@@ -302,7 +349,7 @@ int fd_close(int fd)
 
 struct inode *cwd_get(void)
 {
-	struct fdtable *t = cur_fdt();
+	struct fs_info *t = cur_fs();
 	simple_lock(&t->lock);
 	struct inode *ip = t->cwd;
 	vnode_ref(ip);
@@ -312,7 +359,7 @@ struct inode *cwd_get(void)
 
 struct inode *root_get(void)
 {
-	struct fdtable *t = cur_fdt();
+	struct fs_info *t = cur_fs();
 	simple_lock(&t->lock);
 	struct inode *ip = t->root;
 	vnode_ref(ip);

@@ -143,7 +143,7 @@ static int resolve_parent(int dirfd, uint64_t upath, struct lookup *lk)
 
 static uint32_t cur_umask(void)
 {
-	return READ_ONCE(cur_fdt()->umask);
+	return READ_ONCE(cur_fs()->umask);
 }
 
 static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
@@ -1197,7 +1197,7 @@ static int set_cwd(struct inode *ip)
 	int r = vfs_permission(ip, MAY_EXEC);
 	if (r)
 		return r;
-	struct fdtable *t = cur_fdt();
+	struct fs_info *t = cur_fs();
 	vnode_ref(ip);
 	fetch_and_add(&ip->sb->active, 1);
 	simple_lock(&t->lock);
@@ -1240,7 +1240,7 @@ SYSCALL(161, chroot)
 		vnode_put(ip);
 		return -ENOTDIR;
 	}
-	struct fdtable *t = cur_fdt();
+	struct fs_info *t = cur_fs();
 	simple_lock(&t->lock);
 	struct inode *old = t->root;
 	t->root = ip;
@@ -1343,10 +1343,10 @@ out:
 
 SYSCALL(95, umask)
 {
-	struct fdtable *t = cur_fdt();
+	struct fs_info *t = cur_fs();
 	simple_lock(&t->lock);
 	int old = (int)t->umask;
-	t->umask = a0 & 0777;
+	WRITE_ONCE(t->umask, a0 & 0777);
 	simple_unlock(&t->lock);
 	return old;
 }

@@ -1133,7 +1133,7 @@ int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out
 {
 	struct inode *root = vfs_root();
 	struct proc *p = curproc();
-	if (cwd == NULL && p && p->fdt) {
+	if (cwd == NULL && p && p->fs) {
 		struct inode *c = cwd_get(), *rt = root_get();
 		int r = fs_lookup_at(rt, c, path, flags, out);
 		vnode_put(c);

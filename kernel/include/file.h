@@ -3,10 +3,12 @@
  *
  * struct file: an open file description (shared by dup and fork): its
  * operations, status flags, offset and the inode or pipe behind it.
- * struct fdtable: a process's descriptors, close-on-exec bits, current and
- * root directories and umask; one lock (class fdtable, simple, short
- * sections: never held across a copy or a sleep).  Shared by reference
- * (threads of one process; fork copies it).
+ * struct fdtable: a process's descriptors and close-on-exec bits; one lock
+ * (class fdtable, simple, short sections: never held across a copy or a
+ * sleep).  Shared by reference (threads of one process, CLONE_FILES; fork
+ * copies it).
+ * struct fs_info: a process's current and root directories and umask
+ * (class fs_info); shared by the threads and by CLONE_FS, else copied.
  */
 #ifndef CONCERTO_FILE_H
 #define CONCERTO_FILE_H
@@ -95,10 +97,18 @@ struct fdtable {
 	volatile uint64_t refcnt;        /* [a] */
 	struct file *fd[FD_MAX];         /* (d) */
 	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
-	struct inode *cwd;               /* (d) referenced */
-	struct inode *root;              /* (d) referenced */
-	uint32_t umask;                  /* (d) */
 	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
+};
+
+/*
+ * Lock key: (f) fs->lock; [a] refcnt, read without the lock by its users.
+ */
+struct fs_info {
+	struct simple_lock lock;
+	volatile uint64_t refcnt;        /* [a] */
+	struct inode *cwd;               /* (f) referenced; its superblock kept active */
+	struct inode *root;              /* (f) referenced */
+	uint32_t umask;                  /* (f)[a] */
 };
 
 /* For proc.c / exec.c. */
@@ -106,9 +116,14 @@ struct fdtable *fdtable_new_console(void);       /* init: fds 0-2 the console */
 struct fdtable *fdtable_fork(struct fdtable *parent);   /* NULL if out of memory */
 void fdtable_close_all(struct fdtable *fdt);     /* exit: close and free */
 void fdtable_exec(struct fdtable *fdt);          /* close the close-on-exec ones */
+struct fs_info *fs_info_new_root(void);          /* init: cwd and root "/" */
+struct fs_info *fs_info_copy(struct fs_info *from);   /* NULL if out of memory */
+void fs_info_ref(struct fs_info *fs);            /* CLONE_FS */
+void fs_info_unref(struct fs_info *fs);          /* exit: the last one frees */
 
 /* For system calls. */
 struct fdtable *cur_fdt(void);
+struct fs_info *cur_fs(void);
 struct file *fd_get(int fd);                      /* referenced, or NULL */
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
 int fd_close(int fd);

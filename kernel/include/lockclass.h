@@ -37,7 +37,8 @@
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
 	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
-	X(LC_FDTABLE,      "fdtable",       43, IPL_NONE, SIMPLE, "a process's descriptor table, cwd, root, umask") \
+	X(LC_FDTABLE,      "fdtable",       43, IPL_NONE, SIMPLE, "a process's descriptor table") \
+	X(LC_FS_INFO,      "fs_info",       43, IPL_NONE, SIMPLE, "a process's cwd, root and umask (shared by its threads and CLONE_FS); never nested with fdtable") \
 	X(LC_TMPFS_PAGES,  "tmpfs_pages",   44, IPL_NONE, SIMPLE, "a tmpfs file's page index (taken by page faults on mapped files)") \
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \

@@ -58,6 +58,7 @@
 struct vm_map;
 struct inode;
 struct fdtable;
+struct fs_info;
 struct thread;
 struct trapframe;
 
@@ -131,7 +132,8 @@ struct proc {
 	int nthreads;                   /* (s) live threads */
 	uint64_t dead_uticks, dead_sticks; /* (s) user/system ticks of exited threads */
 	uint64_t dead_run_ns;           /* (s) CPU time of exited threads (thread_cpu_ns) */
-	struct fdtable *fdt;            /* (p) files, cwd, root, umask (file.h) */
+	struct fdtable *fdt;            /* (p) descriptors (file.h) */
+	struct fs_info *fs;             /* (p) cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
 	struct sigstate sig;            /* signal actions, pending, stop state (signal.h) */
 	uint64_t start_ticks;           /* [I] */

@@ -651,7 +651,7 @@ int proc_start_init(const char *path)
 			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
 	}
 	strlcpy(p->name, "init", sizeof(p->name));
-	if (!(p->fdt = fdtable_new_console()))
+	if (!(p->fdt = fdtable_new_console()) || !(p->fs = fs_info_new_root()))
 		return -ENOMEM;
 	struct thread *t = thread_create("init", init_thread, NULL);
 	if (!t)
@@ -864,19 +864,25 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		p->map = vm_map_fork(parent->map);
 	}
 	if (p->map && (flags & CLONE_FILES)) {
-		/* One descriptor table for both (with its cwd and umask). */
-		p->fdt = parent->fdt;
+		p->fdt = parent->fdt;         /* one descriptor table for both */
 		fetch_and_add(&p->fdt->refcnt, 1);
 	} else if (p->map) {
 		p->fdt = fdtable_fork(parent->fdt);
 	}
+	if (p->map && (flags & CLONE_FS)) {
+		p->fs = parent->fs;           /* one cwd, root and umask for both */
+		fs_info_ref(p->fs);
+	} else if (p->map) {
+		p->fs = fs_info_copy(parent->fs);
+	}
 	struct thread *t = NULL;
-	if (p->map && p->fdt)
+	if (p->map && p->fdt && p->fs)
 		t = thread_create(curthread()->name, fork_child_start,
 				  (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
 		if (p->fdt)
 			fdtable_close_all(p->fdt);
+		fs_info_unref(p->fs);
 		if (p->map)
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
@@ -1121,10 +1127,13 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;
+	struct fs_info *fs = p->fs;
+	p->fs = NULL;
 	struct vm_map *map = p->map;
 	p->map = NULL;
 	simple_unlock(&p->lock);
 	fdtable_close_all(fdt);
+	fs_info_unref(fs);
 	if (map)
 		vm_map_destroy(map);
 
