@@ -2,7 +2,8 @@
 # tools/deps.sh [run|all] — install what Concerto needs, and only what is missing.
 #
 #   run   build and boot the kernel: qemu-system-x86_64, gcc, make, binutils, python3
-#   all   also build user space: musl-gcc (musl-tools), /bin/busybox (busybox-static)
+#   all   also build user space: musl-gcc (musl-tools), /bin/busybox (busybox-static),
+#         go (golang-go: the Go test programs of user/go/)
 #
 # Idempotent and silent when everything is present.  Runs `apt-get update`
 # at most once, and only when something has to be installed.  Works as root,
@@ -28,6 +29,7 @@ need=(
 if [ "$mode" = all ]; then
 	need+=(
 		"musl-gcc musl-tools"
+		"go golang-go"
 	)
 fi
 

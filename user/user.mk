@@ -18,7 +18,14 @@ USER_LIB_OBJS  := $(patsubst user/lib/%.c,$(USER_OUT)/lib/%.o,$(USER_LIB_SRCS))
 USER_TEST_SRCS := $(sort $(wildcard user/tests/*.c))
 USER_TESTS     := $(patsubst user/tests/%.c,%,$(USER_TEST_SRCS))
 USER_TEST_BIN  := $(addprefix $(USER_OUT)/tests/,$(USER_TESTS))
-USER_BIN       := $(USER_OUT)/tinit $(USER_TEST_BIN)
+# Go programs (user/go/NAME/: main.go, go.mod; no dependencies): tests too,
+# built static with the Go toolchain (CGO_ENABLED=0), offline.
+USER_GO        ?= go
+USER_GO_TESTS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard user/go/*/go.mod)))))
+USER_GO_BIN    := $(addprefix $(USER_OUT)/tests/,$(USER_GO_TESTS))
+USER_GO_ENV    := CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod \
+		  GOCACHE=$(abspath $(USER_OUT)/go/cache) GOPATH=$(abspath $(USER_OUT)/go/path)
+USER_BIN       := $(USER_OUT)/tinit $(USER_TEST_BIN) $(USER_GO_BIN)
 USER_INITRAMFS := build/initramfs-test.cpio
 
 # Tools that run in the guest (user/bin/*.c -> /bin of the default initramfs).
@@ -58,11 +65,16 @@ $(USER_OUT)/tests/%: $(USER_OUT)/tests/%.o $(USER_LIB_OBJS)
 	@$(if $(USER_UQ),echo "  MUSLLD  $@")
 	$(USER_UQ)$(USER_CC) $(USER_LDFLAGS) -o $@ $^
 
+$(USER_GO_BIN): $(USER_OUT)/tests/%: user/go/%/go.mod $(wildcard user/go/*/*.go)
+	@mkdir -p $(dir $@)
+	@$(if $(USER_UQ),echo "  GO      $@")
+	$(USER_UQ)cd user/go/$* && $(USER_GO_ENV) $(USER_GO) build -trimpath -o $(abspath $@) .
+
 # The list of tests, in order: the file /tests/LIST in the initramfs and the
 # list compiled into tinit (used when /tests/LIST cannot be read).
-$(USER_OUT)/tests/LIST: $(USER_TEST_SRCS) user/user.mk
+$(USER_OUT)/tests/LIST: $(USER_TEST_SRCS) $(wildcard user/go/*/go.mod) user/user.mk
 	@mkdir -p $(dir $@)
-	$(USER_UQ)printf '%s\n' $(USER_TESTS) > $@.tmp && \
+	$(USER_UQ)printf '%s\n' $(USER_TESTS) $(USER_GO_TESTS) > $@.tmp && \
 		(cmp -s $@.tmp $@ || mv $@.tmp $@); rm -f $@.tmp
 
 $(USER_OUT)/tinit_list.h: $(USER_OUT)/tests/LIST

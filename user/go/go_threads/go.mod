@@ -1,0 +1,3 @@
+module concerto/go_threads
+
+go 1.19
