@@ -159,6 +159,17 @@ static struct futex_bucket buckets[FUTEX_NBUCKETS] = {
 };
 static volatile uint32_t pi_waiters;    /* [a] PI waiters listed, all buckets */
 
+/*
+ * The TID user space sees (gettid) and PI words hold.  A process's leader
+ * thread answers with the process id; other threads (CLONE_THREAD, when it
+ * lands) with their own id in the pid table, t->tid.
+ */
+static int user_tid(struct thread *t)
+{
+	struct proc *p = t->proc;
+	return p && p->thread == t ? p->pid : t->tid;
+}
+
 /* ---- keys and buckets ---- */
 
 static bool key_eq(const struct futex_key *a, const struct futex_key *b)
@@ -189,6 +200,8 @@ static int shared_key(struct vm_map *map, uint64_t uaddr, struct futex_key *k)
 	struct vm_region *r = vm_map_lookup_locked(map, uaddr);
 	if (r == NULL || r->prot == PROT_NONE) {
 		err = -EFAULT;
+	} else if ((r->flags & (VR_SHARED | VR_ANON)) == VR_ANON && !(r->prot & PROT_WRITE)) {
+		err = -EFAULT;          /* Linux: a read-only anonymous page never changes */
 	} else if ((r->flags & VR_SHARED) && r->obj) {
 		k->off = r->off + (uaddr - r->start);
 		if (r->obj->ops) {              /* a file mapping: the inode */
@@ -438,7 +451,7 @@ static int timeout_deadline(uint64_t uts, bool rel, bool realtime, uint64_t *dea
 		return -EFAULT;
 	if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NSEC_PER_SEC)
 		return -EINVAL;
-	uint64_t ns = ts.sec > 1000000000L ? (uint64_t)1 << 62 :
+	uint64_t ns = ts.sec > 4000000000L ? (uint64_t)1 << 62 :      /* "forever" */
 		      (uint64_t)ts.sec * NSEC_PER_SEC + (uint64_t)ts.nsec;
 	uint64_t mono = time_monotonic_ns();
 	if (rel) {
@@ -713,18 +726,18 @@ static void pi_boost_locked(struct futex_bucket *hb, const struct futex_key *k,
 		return;
 	for (struct futex_q *q = hb->head; q; q = q->next)
 		if (q->pi && key_eq(&q->key, k))
-			q->owner_tid = t->tid;
+			q->owner_tid = user_tid(t);
 	sched_boost(t, top->pri);
 }
 
 /*
  * One attempt at a PI lock, bucket locked.  Returns 1 when the caller took
- * it, 0 when it must wait (FUTEX_WAITERS is set, *otid = the owner),
- * -EDEADLK, -EAGAIN (trylock), -EFAULT (fault in and retry).  A word whose
+ * it, 0 when it must wait (FUTEX_WAITERS is set, *otid = the owner; also
+ * for a trylock, as Linux), -EDEADLK, -EFAULT (fault in and retry).  A word whose
  * TID is 0 or takeover (an owner that exited) is free.
  */
 static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uint64_t uaddr,
-			 int tid, int takeover, bool trylock, int *otid)
+			 int tid, int takeover, int *otid)
 {
 	uint32_t cur, nv, seen;
 	int r = fetch_u32_nofault((void *)uaddr, &cur);
@@ -735,8 +748,6 @@ static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uin
 		bool free = owner == 0 || owner == takeover;
 		if (owner == tid)
 			return -EDEADLK;
-		if (!free && trylock)
-			return -EAGAIN;
 		if (!free && (cur & FUTEX_WAITERS)) {
 			*otid = owner;
 			return 0;
@@ -775,7 +786,7 @@ static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool tr
 			return r;
 		int ltid = (int)(cur & FUTEX_TID_MASK);
 		struct thread *owner = NULL;
-		if (ltid && ltid != self->tid && ltid != takeover)
+		if (ltid && ltid != user_tid(self) && ltid != takeover)
 			owner = thread_lookup(ltid);
 		struct futex_q q;
 		q_init(&q, &k, FUTEX_BITSET_ANY);
@@ -784,11 +795,13 @@ static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool tr
 		nwait_inc(hb);
 		simple_lock(&hb->lock);
 		int otid = 0;
-		r = pi_try_locked(hb, &k, uaddr, self->tid, takeover, trylock, &otid);
+		r = pi_try_locked(hb, &k, uaddr, user_tid(self), takeover, &otid);
 		if (r == 0 && otid != ltid)
 			r = 2;          /* not the owner we looked up: again */
 		else if (r == 0 && owner == NULL)
 			r = -ESRCH;     /* the owner does not exist (exited) */
+		else if (r == 0 && trylock)
+			r = -EAGAIN;    /* owned by someone else */
 		if (r != 0) {
 			simple_unlock(&hb->lock);
 			nwait_dec(hb);
@@ -836,12 +849,12 @@ static int futex_unlock_pi(uint64_t uaddr, bool shared)
 		r = fetch_u32((void *)uaddr, &cur);
 		if (r)
 			return r;
-		if ((int)(cur & FUTEX_TID_MASK) != self->tid)
+		if ((int)(cur & FUTEX_TID_MASK) != user_tid(self))
 			return -EPERM;
 		simple_lock(&hb->lock);
 		bool more = false;
 		struct futex_q *top = pi_top_locked(hb, &k, &more);
-		uint32_t nv = top ? (uint32_t)top->t->tid | (more ? FUTEX_WAITERS : 0) : 0;
+		uint32_t nv = top ? (uint32_t)user_tid(top->t) | (more ? FUTEX_WAITERS : 0) : 0;
 		r = cmpxchg_u32_nofault((uint32_t *)uaddr, cur, nv, &seen);
 		if (r == 0 && seen == cur) {
 			if (top) {
@@ -945,6 +958,7 @@ static void robust_exit(struct thread *t)
 	uint64_t head = t->robust_list, entry, pending, next;
 	int64_t off;
 	bool pi, ppi, npi;
+	int tid = user_tid(t);
 	if (!head)
 		return;
 	if (robust_fetch(head, &entry, &pi) || fetch_u64((void *)(head + 8), (uint64_t *)&off) ||
@@ -953,14 +967,14 @@ static void robust_exit(struct thread *t)
 	for (int limit = ROBUST_LIST_LIMIT; entry != head && limit > 0; limit--) {
 		int rc = robust_fetch(entry, &next, &npi);
 		if (entry != pending)
-			robust_death(entry + (uint64_t)off, t->tid, pi, false);
+			robust_death(entry + (uint64_t)off, tid, pi, false);
 		if (rc)
 			return;
 		entry = next;
 		pi = npi;
 	}
 	if (pending)
-		robust_death(pending + (uint64_t)off, t->tid, ppi, true);
+		robust_death(pending + (uint64_t)off, tid, ppi, true);
 }
 
 void futex_exit_thread(struct thread *t, bool clear)
@@ -969,7 +983,7 @@ void futex_exit_thread(struct thread *t, bool clear)
 		robust_exit(t);
 		t->robust_list = 0;
 	}
-	pi_exit(t->tid);
+	pi_exit(user_tid(t));
 	if (clear && t->clear_child_tid) {
 		if (store_u32((void *)t->clear_child_tid, 0) == 0)
 			(void)futex_wake_addr(t->clear_child_tid, 1);
