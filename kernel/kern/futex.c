@@ -752,8 +752,9 @@ static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uin
 			*otid = owner;
 			return 0;
 		}
-		if (free)
+		if (free)       /* an owner that exited leaves FUTEX_OWNER_DIED (Linux) */
 			nv = (uint32_t)tid | (cur & FUTEX_OWNER_DIED) |
+			     (owner && owner == takeover ? FUTEX_OWNER_DIED : 0) |
 			     (pi_top_locked(hb, k, NULL) ? FUTEX_WAITERS : 0);
 		else
 			nv = cur | FUTEX_WAITERS;

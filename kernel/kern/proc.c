@@ -4,6 +4,7 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
+#include "futex.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
@@ -926,10 +927,9 @@ __noreturn void proc_exit(int status)
 	KASSERT(p != NULL);
 	signal_exit(p);                   /* no more signals to its threads */
 
-	/* CLONE_CHILD_CLEARTID: clear the word if the memory is shared.
-	 * TODO(futex): wake its waiters when futexes exist. */
-	if (t->clear_child_tid && p->map && p->map->refcnt > 1)
-		store_u32((void *)t->clear_child_tid, 0);
+	/* Robust list, PI locks held; CLONE_CHILD_CLEARTID: clear the word
+	 * and wake a waiter if the memory is shared. */
+	futex_exit_thread(t, p->map && p->map->refcnt > 1);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;

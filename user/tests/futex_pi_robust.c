@@ -1,0 +1,250 @@
+/* futex_pi_robust: PI futexes and robust lists between processes.  A
+ * LOCK_PI waiter in a child sets FUTEX_WAITERS and gets the lock handed
+ * over by the owner's UNLOCK_PI (its TID in the word); several waiters all
+ * get it in turn; TRYLOCK_PI of an owned lock fails with EAGAIN, UNLOCK_PI
+ * by a non-owner with EPERM; LOCK_PI and LOCK_PI2 time out.  A process
+ * that exits holding robust futexes (list entries and list_op_pending)
+ * leaves FUTEX_OWNER_DIED in their words and wakes a waiter; a PI waiter
+ * takes over a lock whose owner exited, with FUTEX_OWNER_DIED (robust
+ * list or not, as Linux). */
+#define _GNU_SOURCE
+#include "futexutil.h"
+#include <stddef.h>
+#include <string.h>
+
+#define PG 4096UL
+
+struct robust_entry {
+	struct robust_entry *next;
+};
+
+struct robust_head {
+	struct robust_entry *next;
+	long futex_offset;
+	struct robust_entry *pending;
+};
+
+/* A robust mutex in shared memory: the list entry, then the word. */
+struct rmutex {
+	struct robust_entry entry;
+	volatile uint32_t word;
+};
+
+struct shm {
+	volatile uint32_t pi, pi2;
+	volatile uint32_t ready, count, bad;
+	struct rmutex m[4];
+	struct robust_head head;        /* the child's list head (shared to inspect) */
+};
+
+static struct shm *shm_new(void)
+{
+	return ut_shared(PG);
+}
+
+static int reap(pid_t p)
+{
+	int st;
+	return waitpid(p, &st, 0) == p && UT_CHILD_OK(st);
+}
+
+/* Waits (bounded) until (*u & mask) == v; 0 or -1. */
+static int wait_bits(volatile uint32_t *u, uint32_t mask, uint32_t v)
+{
+	for (int i = 0; i < 10000; i++) {
+		if ((fx_load(u) & mask) == v)
+			return 0;
+		ut_sleep_ms(1);
+	}
+	return -1;
+}
+
+UT_TEST(pi_lock_handed_over_by_unlock)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	T_ASSERT(fx(&s->pi, FX_LOCK_PI, 0, NULL, NULL, 0) == 0);
+	T_EXPECT_EQ(s->pi, (uint32_t)getpid());
+	pid_t p = fork();
+	if (p == 0) {
+		int bad = fx(&s->pi, FX_LOCK_PI, 0, NULL, NULL, 0) != 0;
+		bad += (fx_load(&s->pi) & FX_TID_MASK) != (uint32_t)getpid();
+		s->count++;
+		bad += fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0) != 0;
+		_exit(bad);
+	}
+	T_ASSERT(p > 0);
+	T_ASSERT(wait_bits(&s->pi, FX_WAITERS, FX_WAITERS) == 0);
+	T_EXPECT_EQ(s->pi, FX_WAITERS | (uint32_t)getpid());
+	T_EXPECT_EQ(fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0), 0);
+	T_EXPECT(reap(p));
+	T_EXPECT_EQ(s->count, 1);
+	T_EXPECT_EQ(s->pi, 0);
+	munmap(s, PG);
+}
+
+UT_TEST(pi_several_waiters_all_get_it)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	T_ASSERT(fx(&s->pi, FX_LOCK_PI, 0, NULL, NULL, 0) == 0);
+	pid_t p[3];
+	for (int i = 0; i < 3; i++) {
+		p[i] = fork();
+		if (p[i] == 0) {
+			__atomic_fetch_add(&s->ready, 1, __ATOMIC_SEQ_CST);
+			int bad = fx(&s->pi, FX_LOCK_PI, 0, NULL, NULL, 0) != 0;
+			uint32_t c = s->count;          /* not atomic: the lock guards it */
+			ut_sleep_ms(5);
+			s->count = c + 1;
+			bad += fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0) != 0;
+			_exit(bad);
+		}
+	}
+	T_ASSERT(wait_bits(&s->ready, ~0u, 3) == 0);
+	ut_sleep_ms(200);
+	T_EXPECT_EQ(fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0), 0);
+	int ok = 0;
+	for (int i = 0; i < 3; i++)
+		ok += reap(p[i]);
+	T_EXPECT_EQ(ok, 3);
+	T_EXPECT_EQ(s->count, 3);
+	T_EXPECT_EQ(s->pi, 0);
+	munmap(s, PG);
+}
+
+static int contended_child(struct shm *s)
+{
+	int bad = 0;
+	errno = 0;
+	bad += fx(&s->pi, FX_TRYLOCK_PI, 0, NULL, NULL, 0) != -1 || errno != EAGAIN;
+	bad += (fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0) != -1 || errno != EPERM) << 1;
+	struct timespec ts = fx_abs(CLOCK_REALTIME, 100);
+	bad += (fx(&s->pi, FX_LOCK_PI, 0, &ts, NULL, 0) != -1 || errno != ETIMEDOUT) << 2;
+	ts = fx_abs(CLOCK_MONOTONIC, 100);
+	bad += (fx(&s->pi, FX_LOCK_PI2, 0, &ts, NULL, 0) != -1 || errno != ETIMEDOUT) << 3;
+	ts = fx_abs(CLOCK_REALTIME, 100);
+	bad += (fx(&s->pi, FX_LOCK_PI2 | FX_CLOCK_REALTIME, 0, &ts, NULL, 0) != -1 ||
+		errno != ETIMEDOUT) << 4;
+	return bad;
+}
+
+UT_TEST(pi_contended_trylock_unlock_timeout)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	T_ASSERT(fx(&s->pi, FX_LOCK_PI, 0, NULL, NULL, 0) == 0);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(contended_child(s));
+	int st;
+	T_ASSERT(waitpid(p, &st, 0) == p);
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+	T_EXPECT(UT_CHILD_OK(st));
+	T_EXPECT_EQ(s->pi & FX_TID_MASK, (uint32_t)getpid());
+	T_EXPECT_EQ(fx(&s->pi, FX_UNLOCK_PI, 0, NULL, NULL, 0), 0);
+	T_EXPECT_EQ(s->pi, 0);
+	munmap(s, PG);
+}
+
+/* In a child: list the held robust mutexes m[0..n) (and pending) on a
+ * robust list whose head is s->head. */
+static void robust_register(struct shm *s, int n, struct robust_entry *pending, int pi)
+{
+	struct robust_head *h = &s->head;
+	h->futex_offset = offsetof(struct rmutex, word);
+	h->pending = pending;
+	struct robust_entry *prev = (struct robust_entry *)h;
+	for (int i = 0; i < n; i++) {
+		prev->next = (struct robust_entry *)((uintptr_t)&s->m[i].entry | (uintptr_t)pi);
+		prev = &s->m[i].entry;
+	}
+	prev->next = (struct robust_entry *)h;
+	syscall(SYS_set_robust_list, h, sizeof *h);
+}
+
+UT_TEST(robust_owner_death_sets_owner_died)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	pid_t p = fork();
+	if (p == 0) {
+		uint32_t tid = (uint32_t)fx_gettid();
+		s->m[0].word = tid;
+		s->m[1].word = tid;
+		s->m[2].word = 12345;           /* not ours: left alone */
+		s->m[3].word = tid;             /* only in list_op_pending */
+		robust_register(s, 3, &s->m[3].entry, 0);
+		_exit(0);
+	}
+	T_ASSERT(p > 0);
+	T_EXPECT(reap(p));
+	T_EXPECT_EQ(s->m[0].word, FX_OWNER_DIED);
+	T_EXPECT_EQ(s->m[1].word, FX_OWNER_DIED);
+	T_EXPECT_EQ(s->m[2].word, 12345);
+	T_EXPECT_EQ(s->m[3].word, FX_OWNER_DIED);
+	munmap(s, PG);
+}
+
+UT_TEST(robust_owner_death_wakes_waiter)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	pid_t p = fork();
+	if (p == 0) {
+		uint32_t tid = (uint32_t)fx_gettid();
+		s->m[0].word = tid | FX_WAITERS;
+		robust_register(s, 1, NULL, 0);
+		s->ready = tid;
+		/* Exit once the parent is queued on the word. */
+		_exit(fx_wait_for_waiters(&s->m[0].word, 1) == 0 ? 0 : 1);
+	}
+	T_ASSERT(p > 0);
+	T_ASSERT(wait_bits(&s->ready, ~0u, (uint32_t)p) == 0);
+	struct timespec ts = fx_ms(20000);
+	T_EXPECT_EQ(fx(&s->m[0].word, FX_WAIT, (uint32_t)p | FX_WAITERS, &ts, NULL, 0), 0);
+	T_EXPECT_EQ(s->m[0].word, FX_OWNER_DIED | FX_WAITERS);
+	T_EXPECT(reap(p));
+	munmap(s, PG);
+}
+
+/* A child owning the PI lock s->m[0].word (robust or not) exits while the
+ * parent waits in LOCK_PI: the parent gets the lock. */
+static void pi_owner_exits(int robust)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	pid_t p = fork();
+	if (p == 0) {
+		if (fx(&s->m[0].word, FX_LOCK_PI, 0, NULL, NULL, 0) != 0)
+			_exit(1);
+		if (robust)
+			robust_register(s, 1, NULL, 1);
+		s->ready = 1;
+		/* Exit once the parent is blocked in LOCK_PI. */
+		_exit(wait_bits(&s->m[0].word, FX_WAITERS, FX_WAITERS) == 0 ? 0 : 2);
+	}
+	T_ASSERT(p > 0);
+	T_ASSERT(wait_bits(&s->ready, ~0u, 1) == 0);
+	struct timespec ts = fx_abs(CLOCK_REALTIME, 20000);
+	T_EXPECT_EQ(fx(&s->m[0].word, FX_LOCK_PI, 0, &ts, NULL, 0), 0);
+	uint32_t w = s->m[0].word & ~FX_WAITERS;
+	T_EXPECT_EQ(w, (uint32_t)getpid() | FX_OWNER_DIED);   /* robust or not (Linux) */
+	T_EXPECT(reap(p));
+	T_EXPECT_EQ(fx(&s->m[0].word, FX_UNLOCK_PI, 0, NULL, NULL, 0), 0);
+	T_EXPECT_EQ(s->m[0].word, 0);
+	munmap(s, PG);
+}
+
+UT_TEST(pi_robust_owner_exit_waiter_takes_over)
+{
+	pi_owner_exits(1);
+}
+
+UT_TEST(pi_owner_exit_waiter_takes_over)
+{
+	pi_owner_exits(0);
+}
+
+UT_MAIN
