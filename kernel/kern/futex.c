@@ -107,7 +107,6 @@
 #define ROBUST_LIST_LIMIT     2048
 #define ROBUST_HEAD_LEN       24       /* sizeof(struct robust_list_head) */
 
-#define FUTEX_NBUCKETS        256
 #define MAX_SLEEP_TICKS       (1UL << 40)
 
 enum futex_key_kind { FK_PRIVATE = 1, FK_SHARED_OBJ, FK_INODE };
@@ -261,6 +260,22 @@ static void bucket_unlock2(struct futex_bucket *a, struct futex_bucket *b)
 	if (a != b)
 		simple_unlock(&b->lock);
 	simple_unlock(&a->lock);
+}
+
+unsigned futex_bucket_of(uint64_t space, uint64_t addr)
+{
+	struct futex_key k = { .ptr = space, .off = addr, .kind = FK_PRIVATE };
+	return key_hash(&k);
+}
+
+void futex_bucket_lock_pair(unsigned i, unsigned j)
+{
+	bucket_lock2(&buckets[i], &buckets[j]);
+}
+
+void futex_bucket_unlock_pair(unsigned i, unsigned j)
+{
+	bucket_unlock2(&buckets[i], &buckets[j]);
 }
 
 static void nwait_inc(struct futex_bucket *hb)
@@ -622,35 +637,18 @@ static bool wake_op_apply(int op, uint32_t oparg, uint32_t old, uint32_t *nv)
 	return false;
 }
 
-/*
- * Applies encoded WAKE_OP op to the word at uaddr atomically, without
- * faulting (bucket locks held), and compares the old value: 1 or 0, or
- * -EFAULT (fault it in and retry), -ENOSYS (bad op or comparison; a bad
- * comparison comes after the word was changed, as on Linux).
- */
-static int wake_op_atomic_nofault(uint64_t uaddr, uint32_t enc)
+bool futex_op_new_value(uint32_t enc, uint32_t old, uint32_t *nv)
 {
-	int op = (enc >> 28) & 7, cmp = (enc >> 24) & 15;
 	int32_t oparg = sign_extend12((enc >> 12) & 0xfff);
-	int32_t cmparg = sign_extend12(enc & 0xfff);
 	if (enc & ((uint32_t)FUTEX_OP_OPARG_SHIFT << 28))
-		oparg = (int32_t)(1u << (oparg & 31));
-	uint32_t old, nv, seen;
-	int r = fetch_u32_nofault((void *)uaddr, &old);
-	if (r)
-		return r;
-	for (;;) {
-		if (!wake_op_apply(op, (uint32_t)oparg, old, &nv))
-			return -ENOSYS;
-		r = cmpxchg_u32_nofault((uint32_t *)uaddr, old, nv, &seen);
-		if (r)
-			return r;
-		if (seen == old)
-			break;
-		old = seen;
-	}
-	int32_t o = (int32_t)old;
-	switch (cmp) {
+		oparg = (int32_t)(1u << (oparg & 31));   /* Linux masks a bad shift */
+	return wake_op_apply((enc >> 28) & 7, (uint32_t)oparg, old, nv);
+}
+
+int futex_op_compare(uint32_t enc, uint32_t old)
+{
+	int32_t o = (int32_t)old, cmparg = sign_extend12(enc & 0xfff);
+	switch ((enc >> 24) & 15) {
 	case FUTEX_OP_CMP_EQ: return o == cmparg;
 	case FUTEX_OP_CMP_NE: return o != cmparg;
 	case FUTEX_OP_CMP_LT: return o < cmparg;
@@ -659,6 +657,31 @@ static int wake_op_atomic_nofault(uint64_t uaddr, uint32_t enc)
 	case FUTEX_OP_CMP_GE: return o >= cmparg;
 	}
 	return -ENOSYS;
+}
+
+/*
+ * Applies encoded WAKE_OP op to the word at uaddr atomically, without
+ * faulting (bucket locks held), and compares the old value: 1 or 0, or
+ * -EFAULT (fault it in and retry), -ENOSYS (bad op or comparison; a bad
+ * comparison comes after the word was changed, as on Linux).
+ */
+static int wake_op_atomic_nofault(uint64_t uaddr, uint32_t enc)
+{
+	uint32_t old, nv, seen;
+	int r = fetch_u32_nofault((void *)uaddr, &old);
+	if (r)
+		return r;
+	for (;;) {
+		if (!futex_op_new_value(enc, old, &nv))
+			return -ENOSYS;
+		r = cmpxchg_u32_nofault((uint32_t *)uaddr, old, nv, &seen);
+		if (r)
+			return r;
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	return futex_op_compare(enc, old);
 }
 
 static int futex_wake_op(uint64_t uaddr1, uint64_t uaddr2, bool shared, int n1, int n2,
