@@ -105,6 +105,7 @@
 #define FUTEX_OP_CMP_GE       5
 
 #define ROBUST_LIST_LIMIT     2048
+#define FUTEX_RETRY           (-4096)  /* internal: drop the locks and start again */
 #define ROBUST_HEAD_LEN       24       /* sizeof(struct robust_list_head) */
 
 #define MAX_SLEEP_TICKS       (1UL << 40)
@@ -137,7 +138,10 @@ struct futex_q {
 	struct futex_bucket *hb;        /* (b) bucket it is listed on (requeue moves it) */
 	struct futex_key key;           /* (b) */
 	uint32_t bitset;                /* [I] */
-	bool pi;                        /* [I] a LOCK_PI waiter */
+	bool pi;                        /* (b) a PI waiter (LOCK_PI, or requeued by
+					 * CMP_REQUEUE_PI) */
+	bool rq_pi;                     /* [I] WAIT_REQUEUE_PI: waits to be requeued */
+	struct futex_key rq_key2;       /* [I] ... onto this PI futex */
 	int pri;                        /* [I] PI: the waiter's priority */
 	int owner_tid;                  /* (b) PI: the owner it waits for (0 unknown) */
 	int state;                      /* (b) and (w) to change; FQ_* */
@@ -376,8 +380,8 @@ static int wake_key_locked(struct futex_bucket *hb, const struct futex_key *k, i
 		next = q->next;
 		if (!key_eq(&q->key, k))
 			continue;
-		if (q->pi)
-			return -EINVAL;
+		if (q->pi || q->rq_pi)
+			return -EINVAL;         /* a PI futex, or a requeue-PI waiter */
 		if (!(q->bitset & bitset))
 			continue;
 		q_wake_locked(hb, q, FQ_WOKEN);
@@ -567,7 +571,7 @@ static int requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 			break;
 		if (!key_eq(&q->key, k1))
 			continue;
-		if (q->pi)
+		if (q->pi || q->rq_pi)
 			return -EINVAL;
 		if (++count <= nwake)
 			q_wake_locked(hb1, q, FQ_WOKEN);
@@ -739,18 +743,24 @@ static struct futex_q *pi_top_locked(struct futex_bucket *hb, const struct futex
 	return best;
 }
 
-/* Lends the best remaining waiter's priority on k to the owner t, and
- * records t as their owner.  hb->lock held. */
+/*
+ * Lends the best priority of the PI waiters on k other than owner (a
+ * listed waiter about to get the lock) to owner's thread, and records it
+ * as their owner.  hb->lock held; owner not yet woken (its thread is
+ * alive).
+ */
 static void pi_boost_locked(struct futex_bucket *hb, const struct futex_key *k,
-			    struct thread *t)
+			    struct futex_q *owner)
 {
-	struct futex_q *top = pi_top_locked(hb, k, NULL);
-	if (!top)
-		return;
-	for (struct futex_q *q = hb->head; q; q = q->next)
-		if (q->pi && key_eq(&q->key, k))
-			q->owner_tid = user_tid(t);
-	sched_boost(t, top->pri);
+	int best = NPRI, tid = user_tid(owner->t);
+	for (struct futex_q *q = hb->head; q; q = q->next) {
+		if (q == owner || !q->pi || !key_eq(&q->key, k))
+			continue;
+		q->owner_tid = tid;
+		best = MIN(best, q->pri);
+	}
+	if (best < NPRI)
+		sched_boost(owner->t, best);
 }
 
 /*
@@ -794,7 +804,8 @@ static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uin
  * LOCK_PI, LOCK_PI2, TRYLOCK_PI.  deadline: monotonic ns, 0 none.  A
  * signal restarts the call (Linux: LOCK_PI never fails with EINTR).
  */
-static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool trylock)
+static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bool trylock,
+			      int takeover)
 {
 	struct futex_key k;
 	int r = futex_get_key(uaddr, shared, &k);
@@ -802,7 +813,6 @@ static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool tr
 		return r;
 	struct futex_bucket *hb = key_bucket(&k);
 	struct thread *self = curthread();
-	int takeover = -1;
 	for (;;) {
 		uint32_t cur;
 		r = fetch_u32((void *)uaddr, &cur);
@@ -860,6 +870,11 @@ static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool tr
 	}
 }
 
+static int futex_lock_pi(uint64_t uaddr, bool shared, uint64_t deadline, bool trylock)
+{
+	return futex_lock_pi_from(uaddr, shared, deadline, trylock, -1);
+}
+
 static int futex_unlock_pi(uint64_t uaddr, bool shared)
 {
 	struct futex_key k;
@@ -882,10 +897,9 @@ static int futex_unlock_pi(uint64_t uaddr, bool shared)
 		r = cmpxchg_u32_nofault((uint32_t *)uaddr, cur, nv, &seen);
 		if (r == 0 && seen == cur) {
 			if (top) {
-				struct thread *nt = top->t;
-				q_wake_locked(hb, top, FQ_GOT_LOCK);
 				if (more)
-					pi_boost_locked(hb, &k, nt);
+					pi_boost_locked(hb, &k, top);
+				q_wake_locked(hb, top, FQ_GOT_LOCK);
 			}
 			simple_unlock(&hb->lock);
 			sched_unboost(self);
@@ -928,6 +942,211 @@ static void pi_exit(int tid)
 			q = hb->head;           /* the list changed: rescan */
 		}
 		simple_unlock(&hb->lock);
+	}
+}
+
+/* ---- WAIT_REQUEUE_PI, CMP_REQUEUE_PI (condition variables with PI mutexes) ---- */
+
+/*
+ * Waits on the non-PI futex uaddr (while it holds val) to be requeued by
+ * CMP_REQUEUE_PI onto the PI futex uaddr2; returns 0 once the caller owns
+ * uaddr2, as Linux: -ETIMEDOUT; a signal before the requeue restarts the
+ * call, after it gives -EAGAIN.
+ */
+static int futex_wait_requeue_pi(uint64_t uaddr, uint64_t uaddr2, bool shared, uint32_t val,
+				 uint64_t deadline)
+{
+	if (uaddr == uaddr2)
+		return -EINVAL;
+	struct futex_key k, k2;
+	int r = futex_get_key(uaddr, shared, &k);
+	if (r == 0)
+		r = futex_get_key(uaddr2, shared, &k2);
+	if (r)
+		return r;
+	if (key_eq(&k, &k2))
+		return -EINVAL;
+	struct futex_bucket *hb = key_bucket(&k);
+	struct futex_q q;
+	q_init(&q, &k, FUTEX_BITSET_ANY);
+	q.rq_pi = true;
+	q.rq_key2 = k2;
+	q.pri = READ_ONCE(curthread()->pri);
+	uint32_t cur;
+	for (;;) {
+		nwait_inc(hb);
+		simple_lock(&hb->lock);
+		if (fetch_u32_nofault((void *)uaddr, &cur) == 0)
+			break;
+		simple_unlock(&hb->lock);
+		nwait_dec(hb);
+		r = fetch_u32((void *)uaddr, &cur);
+		if (r)
+			return r;
+	}
+	if (cur != val) {
+		simple_unlock(&hb->lock);
+		nwait_dec(hb);
+		return -EAGAIN;
+	}
+	q_link_locked(hb, &q);
+	r = q_wait(hb, &q, deadline);
+	if (r == FQ_GOT_LOCK)
+		return 0;
+	if (r == FQ_TAKEOVER)           /* requeued, then the owner exited */
+		return futex_lock_pi_from(uaddr2, shared, deadline, false, q.owner_tid);
+	if (r == -EINTR)
+		return q.pi ? -EAGAIN : -ERESTARTNOINTR;
+	return r < 0 ? r : -EINVAL;
+}
+
+/* Moves requeue-PI waiter q from hb1 onto PI futex k2 in hb2 as a PI
+ * waiter of owner otid.  Both locks held. */
+static void q_requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
+				struct futex_q *q, const struct futex_key *k2, int otid)
+{
+	if (hb1 != hb2) {
+		nwait_inc(hb2);
+		q_unlink_locked(hb1, q);
+		q->key = *k2;
+		q->pi = true;
+		q_link_locked(hb2, q);
+	} else {
+		q->key = *k2;
+		q->pi = true;
+		fetch_and_add32(&pi_waiters, 1);
+	}
+	q->owner_tid = otid;
+}
+
+/*
+ * CMP_REQUEUE_PI's atomic step on the PI word at uaddr2, both buckets
+ * locked: if it is free, gives it to top (TID | FUTEX_WAITERS, as Linux)
+ * and returns 1; else sets FUTEX_WAITERS, *otid = its owner, returns 0.
+ * -EDEADLK (top owns it), -EFAULT (fault in and retry).
+ */
+static int requeue_pi_try_locked(uint64_t uaddr2, struct futex_q *top, int *otid)
+{
+	uint32_t cur, nv, seen;
+	int r = fetch_u32_nofault((void *)uaddr2, &cur);
+	int tid = user_tid(top->t);
+	for (;;) {
+		if (r)
+			return r;
+		int owner = (int)(cur & FUTEX_TID_MASK);
+		*otid = owner;
+		if (owner == tid)
+			return -EDEADLK;
+		if (owner == 0)
+			nv = (uint32_t)tid | (cur & FUTEX_OWNER_DIED) | FUTEX_WAITERS;
+		else if (cur & FUTEX_WAITERS)
+			return 0;
+		else
+			nv = cur | FUTEX_WAITERS;
+		r = cmpxchg_u32_nofault((uint32_t *)uaddr2, cur, nv, &seen);
+		if (r == 0 && seen == cur)
+			return owner == 0 ? 1 : 0;
+		cur = seen;
+	}
+}
+
+/* True if q waits in WAIT_REQUEUE_PI to be requeued onto k2. */
+static bool q_requeue_pi_ok(const struct futex_q *q, const struct futex_key *k2)
+{
+	return q->rq_pi && !q->pi && key_eq(&q->rq_key2, k2);
+}
+
+/*
+ * The locked part of CMP_REQUEUE_PI: the first waiter on k1 gets the PI
+ * lock if it is free and is woken; up to nreq others (all of them if it
+ * was not free, the first included) become PI waiters on k2.  Returns
+ * the number woken + moved, or -errno.
+ */
+static int requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
+			     const struct futex_key *k1, const struct futex_key *k2,
+			     uint64_t uaddr2, int nreq, struct thread *owner, int ltid)
+{
+	struct futex_q *top = hb1->head;
+	while (top && !key_eq(&top->key, k1))
+		top = top->next;
+	if (top == NULL)
+		return 0;
+	if (!q_requeue_pi_ok(top, k2))
+		return -EINVAL;
+	int otid, r = requeue_pi_try_locked(uaddr2, top, &otid);
+	if (r < 0)
+		return r;
+	if (r == 0 && otid != ltid)
+		return FUTEX_RETRY;             /* not the owner looked up */
+	if (r == 0 && otid && owner == NULL)
+		return -ESRCH;
+	int count = r, newowner = r ? user_tid(top->t) : otid, best = NPRI;
+	struct futex_q *q = hb1->head, *next;
+	for (; q; q = next) {
+		next = q->next;
+		if (count - 1 >= nreq)
+			break;
+		if ((r == 1 && q == top) || !key_eq(&q->key, k1))
+			continue;
+		if (!q_requeue_pi_ok(q, k2))
+			return -EINVAL;
+		q_requeue_pi_locked(hb1, hb2, q, k2, newowner);
+		best = MIN(best, q->pri);
+		count++;
+	}
+	if (r == 1) {
+		if (best < NPRI)
+			sched_boost(top->t, best);
+		q_wake_locked(hb1, top, FQ_GOT_LOCK);
+	} else if (owner && best < NPRI) {
+		sched_boost(owner, best);
+	}
+	return count;
+}
+
+static int futex_cmp_requeue_pi(uint64_t uaddr1, uint64_t uaddr2, bool shared, int nwake,
+				int nreq, uint32_t cmpval)
+{
+	if (nwake < 0 || nreq < 0 || uaddr1 == uaddr2 || nwake != 1)
+		return -EINVAL;
+	struct futex_key k1, k2;
+	int r = futex_get_key(uaddr1, shared, &k1);
+	if (r == 0)
+		r = futex_get_key(uaddr2, shared, &k2);
+	if (r)
+		return r;
+	if (key_eq(&k1, &k2))
+		return -EINVAL;
+	struct futex_bucket *hb1 = key_bucket(&k1), *hb2 = key_bucket(&k2);
+	for (;;) {
+		uint32_t cur, w2;
+		r = fetch_u32((void *)uaddr2, &w2);
+		if (r)
+			return r;
+		int ltid = (int)(w2 & FUTEX_TID_MASK);
+		struct thread *owner = ltid ? thread_lookup(ltid) : NULL;
+		nwait_inc(hb2);
+		bucket_lock2(hb1, hb2);
+		r = fetch_u32_nofault((void *)uaddr1, &cur);
+		if (r == 0 && cur != cmpval)
+			r = -EAGAIN;
+		else if (r == 0)
+			r = requeue_pi_locked(hb1, hb2, &k1, &k2, uaddr2, nreq, owner, ltid);
+		bucket_unlock2(hb1, hb2);
+		nwait_dec(hb2);
+		if (owner)
+			thread_unref(owner);
+		if (r == FUTEX_RETRY)
+			continue;
+		if (r == -EFAULT) {
+			r = fetch_u32((void *)uaddr1, &cur);
+			if (r == 0)
+				r = fault_in_writable(uaddr2);
+			if (r)
+				return r;
+			continue;
+		}
+		return r;
 	}
 }
 
@@ -1062,8 +1281,12 @@ SYSCALL(202, futex)
 		return futex_lock_pi(uaddr, shared, 0, true);
 	case FUTEX_UNLOCK_PI:
 		return futex_unlock_pi(uaddr, shared);
+	case FUTEX_WAIT_REQUEUE_PI:
+		return futex_wait_requeue_pi(uaddr, uaddr2, shared, val, deadline);
+	case FUTEX_CMP_REQUEUE_PI:
+		return futex_cmp_requeue_pi(uaddr, uaddr2, shared, (int)val, (int)val2, val3);
 	}
-	return -ENOSYS;         /* FUTEX_FD, requeue-PI, unknown */
+	return -ENOSYS;         /* FUTEX_FD, unknown */
 }
 
 SYSCALL(273, set_robust_list)
