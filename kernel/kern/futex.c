@@ -529,6 +529,11 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	}
 	q_link_locked(hb, &q);
 	r = q_wait(hb, &q, deadline);
+	/* A timed wait cut by a signal is restarted when no handler runs
+	 * (Linux restarts it through its restart block); untimed ones follow
+	 * SA_RESTART (waitq_sleep_intr_locked marked them). */
+	if (r == -EINTR && deadline)
+		return -ERESTARTNOHAND;
 	return r < 0 ? r : 0;
 }
 

@@ -1,7 +1,7 @@
 /* futex_basic: futex(2) in one process: FUTEX_WAIT fails with EAGAIN when
  * the word differs; relative (WAIT) and absolute (WAIT_BITSET, monotonic
  * and realtime) timeouts end in ETIMEDOUT, never early; a handled signal
- * ends a wait with EINTR; bad addresses give EFAULT (NULL, unmapped,
+ * ends a wait with EINTR, a stop and continue does not end a timed one; bad addresses give EFAULT (NULL, unmapped,
  * kernel), unaligned ones, bad timespecs and an empty bitset EINVAL; FUTEX_FD,
  * unknown operations and CLOCK_REALTIME with plain WAIT give ENOSYS; a wake
  * with no waiter returns 0; negative requeue counts are EINVAL and a
@@ -103,6 +103,27 @@ UT_TEST(wait_interrupted_by_signal_eintr)
 	T_EXPECT(hits >= 3);
 	signal(SIGUSR1, SIG_DFL);
 	munmap((void *)stop, 4096);
+}
+
+UT_TEST(timed_wait_survives_stop_and_continue)
+{
+	word = 0;
+	pid_t parent = getpid();
+	pid_t p = fork();
+	if (p == 0) {
+		ut_sleep_ms(100);
+		kill(parent, SIGSTOP);
+		ut_sleep_ms(50);
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	T_ASSERT(p > 0);
+	struct timespec ts = fx_abs(CLOCK_MONOTONIC, 600);
+	T_EXPECT_ERRNO(fx(&word, FX_WAIT_BITSET, 0, &ts, NULL, ~0u), ETIMEDOUT);
+	ts = fx_ms(400);
+	T_EXPECT_ERRNO(fx(&word, FX_WAIT, 0, &ts, NULL, 0), ETIMEDOUT);
+	int st;
+	waitpid(p, &st, 0);
 }
 
 UT_TEST(bad_addresses_efault)

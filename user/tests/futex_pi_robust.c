@@ -6,7 +6,7 @@
  * that exits holding robust futexes (list entries and list_op_pending)
  * leaves FUTEX_OWNER_DIED in their words and wakes a waiter; a PI waiter
  * takes over a lock whose owner exited, with FUTEX_OWNER_DIED (robust
- * list or not, as Linux). */
+ * list or not, as Linux).  exec walks the robust list too. */
 #define _GNU_SOURCE
 #include "futexutil.h"
 #include <stddef.h>
@@ -247,4 +247,27 @@ UT_TEST(pi_owner_exit_waiter_takes_over)
 	pi_owner_exits(0);
 }
 
-UT_MAIN
+UT_TEST(robust_list_walked_at_exec)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	pid_t p = fork();
+	if (p == 0) {
+		s->m[0].word = (uint32_t)fx_gettid();
+		robust_register(s, 1, NULL, 0);
+		char *argv[] = { (char *)ut_argv0, "--exit-at-once", NULL };
+		execv(ut_argv0, argv);
+		_exit(3);
+	}
+	T_ASSERT(p > 0);
+	T_EXPECT(reap(p));
+	T_EXPECT_EQ(s->m[0].word, FX_OWNER_DIED);
+	munmap(s, PG);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--exit-at-once") == 0)
+		_exit(0);
+	return ut_main(argc, argv);
+}
