@@ -18,6 +18,10 @@ struct thread;
  */
 void futex_exit_thread(struct thread *t, bool clear);
 
+/* The same duties at exec, for the old image (Linux mm_release); the
+ * thread goes on, so it may own PI locks again afterwards. */
+void futex_exec_thread(struct thread *t, bool clear);
+
 /* Wake up to n waiters on the private or shared futex at uaddr of the
  * current address space; returns how many were woken or -errno. */
 int futex_wake_addr(uint64_t uaddr, int n);

@@ -134,7 +134,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	struct vm_map *old = p->map;
 	/* Linux mm_release: robust list, PI locks, clear_child_tid of the
 	 * old image, while it is still loaded. */
-	futex_exit_thread(t, old && old->refcnt > 1);
+	futex_exec_thread(t, old && old->refcnt > 1);
 	pmap_activate(map->pmap);
 	t->pmap = map->pmap;
 	size_t cmdlen = 0;                  /* argv for /proc/PID/cmdline */

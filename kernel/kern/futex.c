@@ -106,6 +106,7 @@
 
 #define ROBUST_LIST_LIMIT     2048
 #define FUTEX_RETRY           (-4096)  /* internal: drop the locks and start again */
+#define FUTEX_RETRY_LATER     (-4097)  /* ... after a tick */
 #define ROBUST_HEAD_LEN       24       /* sizeof(struct robust_list_head) */
 
 #define MAX_SLEEP_TICKS       (1UL << 40)
@@ -859,7 +860,16 @@ static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bo
 			return r;
 		}
 		q.owner_tid = otid;
-		q_link_locked(hb, &q);
+		q_link_locked(hb, &q);          /* a full barrier (pi_waiters) */
+		if (__atomic_load_n(&owner->futex_exiting, __ATOMIC_SEQ_CST)) {
+			/* The owner's pi_exit may have run before we were
+			 * listed: take over by ourselves. */
+			q_unlink_locked(hb, &q);
+			simple_unlock(&hb->lock);
+			thread_unref(owner);
+			takeover = otid;
+			continue;
+		}
 		sched_boost(owner, q.pri);
 		r = q_wait(hb, &q, deadline);
 		thread_unref(owner);
@@ -1085,6 +1095,8 @@ static int requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 		return FUTEX_RETRY;             /* not the owner looked up */
 	if (r == 0 && otid && owner == NULL)
 		return -ESRCH;
+	if (r == 0 && owner && __atomic_load_n(&owner->futex_exiting, __ATOMIC_SEQ_CST))
+		return FUTEX_RETRY_LATER;       /* the owner is exiting: wait for that */
 	int count = r, newowner = r ? user_tid(top->t) : otid, best = NPRI;
 	struct futex_q *q = hb1->head, *next;
 	for (; q; q = next) {
@@ -1143,6 +1155,10 @@ static int futex_cmp_requeue_pi(uint64_t uaddr1, uint64_t uaddr2, bool shared, i
 			thread_unref(owner);
 		if (r == FUTEX_RETRY)
 			continue;
+		if (r == FUTEX_RETRY_LATER) {
+			sleep_ticks(1);
+			continue;
+		}
 		if (r == -EFAULT) {
 			r = fetch_u32((void *)uaddr1, &cur);
 			if (r == 0)
@@ -1225,8 +1241,16 @@ static void robust_exit(struct thread *t)
 		robust_death(pending + (uint64_t)off, tid, ppi, true);
 }
 
+/*
+ * Exit duties.  Lost-wakeup-free against a LOCK_PI waiter that looked t up
+ * as the owner: t sets futex_exiting (a full barrier) before pi_exit reads
+ * the waiter counts; the waiter counts and lists itself (full barriers)
+ * before it reads futex_exiting.  One of them sees the other.
+ */
 void futex_exit_thread(struct thread *t, bool clear)
 {
+	__atomic_store_n(&t->futex_exiting, 1, __ATOMIC_SEQ_CST);
+	mb();
 	if (t->proc && vm_map_current()) {
 		robust_exit(t);
 		t->robust_list = 0;
@@ -1237,6 +1261,12 @@ void futex_exit_thread(struct thread *t, bool clear)
 			(void)futex_wake_addr(t->clear_child_tid, 1);
 	}
 	t->clear_child_tid = 0;
+}
+
+void futex_exec_thread(struct thread *t, bool clear)
+{
+	futex_exit_thread(t, clear);
+	__atomic_store_n(&t->futex_exiting, 0, __ATOMIC_SEQ_CST);
 }
 
 /* ---- system calls ---- */
