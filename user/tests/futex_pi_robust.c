@@ -247,6 +247,61 @@ UT_TEST(pi_owner_exit_waiter_takes_over)
 	pi_owner_exits(0);
 }
 
+/* Rounds of: a child takes the PI lock and exits at once while the
+ * parent calls LOCK_PI.  The parent must never be left waiting for the
+ * dead owner (a timeout): it gets the lock, or ESRCH if the owner was
+ * gone before it looked (non-robust only; a robust owner frees the word). */
+static void pi_owner_exit_race(int robust)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	int got = 0, esrch = 0, other = 0;
+	for (int round = 0; round < 40; round++) {
+		s->m[0].word = 0;
+		s->ready = 0;
+		pid_t p = fork();
+		if (p == 0) {
+			if (fx(&s->m[0].word, FX_LOCK_PI, 0, NULL, NULL, 0) != 0)
+				_exit(1);
+			if (robust)
+				robust_register(s, 1, NULL, 1);
+			s->ready = 1;
+			if (round & 1)
+				ut_sleep_ms(1);
+			_exit(0);
+		}
+		T_ASSERT(p > 0);
+		while (!fx_load(&s->ready))
+			;
+		struct timespec ts = fx_abs(CLOCK_REALTIME, 10000);
+		errno = 0;
+		long r = fx(&s->m[0].word, FX_LOCK_PI, 0, &ts, NULL, 0);
+		if (r == 0) {
+			got++;
+			fx(&s->m[0].word, FX_UNLOCK_PI, 0, NULL, NULL, 0);
+		} else if (errno == ESRCH && !robust) {
+			esrch++;
+		} else {
+			other++;
+			ut_diag("round %d: LOCK_PI: %s", round, ut_errname(errno));
+		}
+		T_EXPECT(reap(p));
+	}
+	T_EXPECT_EQ(other, 0);
+	T_EXPECT_EQ(got + esrch, 40);
+	munmap(s, PG);
+}
+
+UT_TEST(pi_owner_exit_race_strands_no_waiter)
+{
+	pi_owner_exit_race(0);
+}
+
+UT_TEST(pi_robust_owner_exit_race_always_acquires)
+{
+	pi_owner_exit_race(1);
+}
+
 UT_TEST(robust_list_walked_at_exec)
 {
 	struct shm *s = shm_new();
