@@ -357,6 +357,7 @@ static void q_wake_locked(struct futex_bucket *hb, struct futex_q *q, int st)
 static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 			     struct futex_q *q, const struct futex_key *k2)
 {
+	KASSERT(simple_lock_held(&hb1->lock) && simple_lock_held(&hb2->lock));
 	if (hb1 != hb2) {
 		nwait_inc(hb2);
 		q_unlink_locked(hb1, q);        /* uncounts it from hb1 */
@@ -375,6 +376,7 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 static int wake_key_locked(struct futex_bucket *hb, const struct futex_key *k, int n,
 			   uint32_t bitset)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	int woken = 0;
 	struct futex_q *q = hb->head, *next;
 	for (; q; q = next) {
@@ -413,6 +415,7 @@ static struct futex_bucket *q_lock_bucket(struct futex_q *q)
  */
 static int q_sleep_locked(struct futex_q *q, uint64_t deadline)
 {
+	KASSERT(simple_lock_held(&q->wq.lock));
 	int r = 0;
 	while (q->state == FQ_QUEUED && r == 0) {
 		if (!deadline) {
@@ -569,6 +572,7 @@ static int requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 			  const struct futex_key *k1, const struct futex_key *k2, int nwake,
 			  int nreq)
 {
+	KASSERT(simple_lock_held(&hb1->lock) && simple_lock_held(&hb2->lock));
 	int count = 0;
 	struct futex_q *q = hb1->head, *next;
 	for (; q; q = next) {
@@ -735,6 +739,7 @@ static int futex_wake_op(uint64_t uaddr1, uint64_t uaddr2, bool shared, int n1, 
 static struct futex_q *pi_top_locked(struct futex_bucket *hb, const struct futex_key *k,
 				     bool *more)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	struct futex_q *best = NULL;
 	int n = 0;
 	for (struct futex_q *q = hb->head; q; q = q->next) {
@@ -758,6 +763,7 @@ static struct futex_q *pi_top_locked(struct futex_bucket *hb, const struct futex
 static void pi_boost_locked(struct futex_bucket *hb, const struct futex_key *k,
 			    struct futex_q *owner)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	int best = NPRI, tid = user_tid(owner->t);
 	for (struct futex_q *q = hb->head; q; q = q->next) {
 		if (q == owner || !q->pi || !key_eq(&q->key, k))
@@ -778,6 +784,7 @@ static void pi_boost_locked(struct futex_bucket *hb, const struct futex_key *k,
 static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uint64_t uaddr,
 			 int tid, int takeover, int *otid)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	uint32_t cur, nv, seen;
 	int r = fetch_u32_nofault((void *)uaddr, &cur);
 	for (;;) {
@@ -806,9 +813,51 @@ static int pi_try_locked(struct futex_bucket *hb, const struct futex_key *k, uin
 	}
 }
 
+/* Outcomes of one LOCK_PI attempt, besides -errno. */
+enum { PI_QUEUED = 0, PI_ACQUIRED, PI_AGAIN };
+
 /*
- * LOCK_PI, LOCK_PI2, TRYLOCK_PI.  deadline: monotonic ns, 0 none.  A
- * signal restarts the call (Linux: LOCK_PI never fails with EINTR).
+ * One LOCK_PI attempt by q's thread, owner being the thread looked up by
+ * the TID ltid read from the word (referenced, or NULL).  Takes hb->lock.
+ * Returns PI_QUEUED with q listed and hb->lock still held; else releases
+ * it and returns PI_ACQUIRED, PI_AGAIN (the word changed owner, or the
+ * owner is exiting: *takeover set) or -errno (-EFAULT: fault in, again).
+ */
+static int lock_pi_attempt(struct futex_bucket *hb, struct futex_q *q, uint64_t uaddr,
+			   struct thread *owner, int ltid, bool trylock, int *takeover)
+{
+	int otid = 0;
+	nwait_inc(hb);
+	simple_lock(&hb->lock);
+	int r = pi_try_locked(hb, &q->key, uaddr, user_tid(q->t), *takeover, &otid);
+	if (r == 0 && otid != ltid)
+		r = PI_AGAIN;           /* not the owner we looked up */
+	else if (r == 0 && owner == NULL)
+		r = -ESRCH;             /* the owner does not exist (exited) */
+	else if (r == 0 && trylock)
+		r = -EAGAIN;            /* owned by someone else */
+	if (r == 0) {
+		q->owner_tid = otid;
+		q_link_locked(hb, q);   /* a full barrier (pi_waiters) */
+		if (!__atomic_load_n(&owner->futex_exiting, __ATOMIC_SEQ_CST))
+			return PI_QUEUED;
+		/* Its pi_exit may have run before we were listed: take the
+		 * lock over by ourselves. */
+		q_unlink_locked(hb, q);
+		*takeover = otid;
+		simple_unlock(&hb->lock);
+		return PI_AGAIN;
+	}
+	simple_unlock(&hb->lock);
+	nwait_dec(hb);
+	return r;
+}
+
+/*
+ * LOCK_PI, LOCK_PI2, TRYLOCK_PI.  deadline: monotonic ns, 0 none.
+ * takeover: the TID of an owner known to have exited (its word counts as
+ * free), -1 none.  A signal restarts the call (Linux: LOCK_PI never fails
+ * with EINTR).
  */
 static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bool trylock,
 			      int takeover)
@@ -832,43 +881,15 @@ static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bo
 		q_init(&q, &k, FUTEX_BITSET_ANY);
 		q.pi = true;
 		q.pri = READ_ONCE(self->pri);
-		nwait_inc(hb);
-		simple_lock(&hb->lock);
-		int otid = 0;
-		r = pi_try_locked(hb, &k, uaddr, user_tid(self), takeover, &otid);
-		if (r == 0 && otid != ltid)
-			r = 2;          /* not the owner we looked up: again */
-		else if (r == 0 && owner == NULL)
-			r = -ESRCH;     /* the owner does not exist (exited) */
-		else if (r == 0 && trylock)
-			r = -EAGAIN;    /* owned by someone else */
-		if (r != 0) {
-			simple_unlock(&hb->lock);
-			nwait_dec(hb);
+		r = lock_pi_attempt(hb, &q, uaddr, owner, ltid, trylock, &takeover);
+		if (r != PI_QUEUED) {
 			if (owner)
 				thread_unref(owner);
-			if (r == 1)
-				return 0;
-			if (r == 2)
+			if (r == -EFAULT)
+				r = fault_in_writable(uaddr) ? -EFAULT : PI_AGAIN;
+			if (r == PI_AGAIN)
 				continue;
-			if (r == -EFAULT) {
-				r = fault_in_writable(uaddr);
-				if (r)
-					return r;
-				continue;
-			}
-			return r;
-		}
-		q.owner_tid = otid;
-		q_link_locked(hb, &q);          /* a full barrier (pi_waiters) */
-		if (__atomic_load_n(&owner->futex_exiting, __ATOMIC_SEQ_CST)) {
-			/* The owner's pi_exit may have run before we were
-			 * listed: take over by ourselves. */
-			q_unlink_locked(hb, &q);
-			simple_unlock(&hb->lock);
-			thread_unref(owner);
-			takeover = otid;
-			continue;
+			return r == PI_ACQUIRED ? 0 : r;
 		}
 		sched_boost(owner, q.pri);
 		r = q_wait(hb, &q, deadline);
@@ -879,9 +900,7 @@ static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bo
 			takeover = q.owner_tid;
 			continue;
 		}
-		if (r == -EINTR)
-			return -ERESTARTNOINTR;
-		return r;
+		return r == -EINTR ? -ERESTARTNOINTR : r;
 	}
 }
 
@@ -1020,6 +1039,7 @@ static int futex_wait_requeue_pi(uint64_t uaddr, uint64_t uaddr2, bool shared, u
 static void q_requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 				struct futex_q *q, const struct futex_key *k2, int otid)
 {
+	KASSERT(simple_lock_held(&hb1->lock) && simple_lock_held(&hb2->lock));
 	if (hb1 != hb2) {
 		nwait_inc(hb2);
 		q_unlink_locked(hb1, q);
@@ -1081,6 +1101,7 @@ static int requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 			     const struct futex_key *k1, const struct futex_key *k2,
 			     uint64_t uaddr2, int nreq, struct thread *owner, int ltid)
 {
+	KASSERT(simple_lock_held(&hb1->lock) && simple_lock_held(&hb2->lock));
 	struct futex_q *top = hb1->head;
 	while (top && !key_eq(&top->key, k1))
 		top = top->next;
