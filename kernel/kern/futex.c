@@ -502,6 +502,36 @@ static int fault_in_writable(uint64_t uaddr)
 
 /* ---- WAIT, WAKE ---- */
 
+/*
+ * Lists q on hb if the word at uaddr holds val.  The word is read under
+ * hb->lock after q is counted, so a wake that follows a change of the word
+ * finds q.  0: listed, hb->lock held; -EAGAIN (another value), -EFAULT:
+ * not listed, no lock held.
+ */
+static int q_queue_if_value(struct futex_bucket *hb, struct futex_q *q, uint64_t uaddr,
+			    uint32_t val)
+{
+	uint32_t cur;
+	for (;;) {
+		nwait_inc(hb);
+		simple_lock(&hb->lock);
+		if (fetch_u32_nofault((void *)uaddr, &cur) == 0)
+			break;
+		simple_unlock(&hb->lock);
+		nwait_dec(hb);
+		int r = fetch_u32((void *)uaddr, &cur);  /* fault it in, or EFAULT */
+		if (r)
+			return r;
+	}
+	if (cur != val) {
+		simple_unlock(&hb->lock);
+		nwait_dec(hb);
+		return -EAGAIN;
+	}
+	q_link_locked(hb, q);
+	return 0;
+}
+
 static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadline,
 		      uint32_t bitset)
 {
@@ -514,24 +544,9 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	struct futex_bucket *hb = key_bucket(&k);
 	struct futex_q q;
 	q_init(&q, &k, bitset);
-	uint32_t cur;
-	for (;;) {
-		nwait_inc(hb);
-		simple_lock(&hb->lock);
-		if (fetch_u32_nofault((void *)uaddr, &cur) == 0)
-			break;
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		r = fetch_u32((void *)uaddr, &cur);     /* fault it in */
-		if (r)
-			return r;
-	}
-	if (cur != val) {
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		return -EAGAIN;
-	}
-	q_link_locked(hb, &q);
+	r = q_queue_if_value(hb, &q, uaddr, val);
+	if (r)
+		return r;
 	r = q_wait(hb, &q, deadline);
 	/* A timed wait cut by a signal is restarted when no handler runs
 	 * (Linux restarts it through its restart block); untimed ones follow
@@ -1006,24 +1021,9 @@ static int futex_wait_requeue_pi(uint64_t uaddr, uint64_t uaddr2, bool shared, u
 	q.rq_pi = true;
 	q.rq_key2 = k2;
 	q.pri = READ_ONCE(curthread()->pri);
-	uint32_t cur;
-	for (;;) {
-		nwait_inc(hb);
-		simple_lock(&hb->lock);
-		if (fetch_u32_nofault((void *)uaddr, &cur) == 0)
-			break;
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		r = fetch_u32((void *)uaddr, &cur);
-		if (r)
-			return r;
-	}
-	if (cur != val) {
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		return -EAGAIN;
-	}
-	q_link_locked(hb, &q);
+	r = q_queue_if_value(hb, &q, uaddr, val);
+	if (r)
+		return r;
 	r = q_wait(hb, &q, deadline);
 	if (r == FQ_GOT_LOCK)
 		return 0;
