@@ -5,12 +5,15 @@
  * kernel), unaligned ones, bad timespecs and an empty bitset EINVAL; FUTEX_FD,
  * unknown operations and CLOCK_REALTIME with plain WAIT give ENOSYS; a wake
  * with no waiter returns 0; negative requeue counts are EINVAL and a
- * CMP_REQUEUE mismatch EAGAIN; WAKE_OP applies each operation to the second
+ * CMP_REQUEUE mismatch EAGAIN (Concerto: a wake with no waiter takes no
+ * lock, seen in /proc/lockstat); WAKE_OP applies each operation to the second
  * word; the PI operations on an uncontended word (owner's TID, EDEADLK,
  * EPERM, ESRCH); set_robust_list/get_robust_list. */
 #define _GNU_SOURCE
 #include "futexutil.h"
 #include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 static uint32_t word;
@@ -196,6 +199,65 @@ UT_TEST(wake_without_waiters_returns_zero)
 	T_EXPECT_EQ(fx(&word, FX_CMP_REQUEUE, 1, FX_VAL2(1), &w2, 3), 0);
 	T_EXPECT_ERRNO(fx(&word, FX_CMP_REQUEUE, 1, FX_VAL2(1), &w2, 4), EAGAIN);
 	T_EXPECT_ERRNO(fx(&word, FX_CMP_REQUEUE | FX_PRIVATE, 0, FX_VAL2(0), &w2, 0), EAGAIN);
+}
+
+/* Concerto only: acquisitions of the futex bucket lock class, summed over
+ * the CPUs, from /proc/lockstat; -1 if there are no statistics. */
+static long long futex_lock_acquisitions(void)
+{
+	int fd = open("/proc/lockstat", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	static char buf[65536];
+	ssize_t n, len = 0;
+	while (len < (ssize_t)sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	long long total = 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		int cpu;
+		unsigned long long acq;
+		char name[64];
+		if (sscanf(line, "class %63s %d %llu", name, &cpu, &acq) == 3 &&
+		    strcmp(name, "futex") == 0)
+			total += (long long)acq;
+	}
+	return total;
+}
+
+static int lockstat_write(const char *cmd)
+{
+	int fd = open("/proc/lockstat", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, cmd, strlen(cmd));
+	close(fd);
+	return n == (ssize_t)strlen(cmd) ? 0 : -1;
+}
+
+UT_TEST(wake_without_waiters_takes_no_lock)
+{
+	if (access("/proc/lockstat", F_OK) != 0 || lockstat_write("on") != 0) {
+		ut_skip("no lock statistics (not Concerto)");
+		return;
+	}
+	word = 0;
+	long long before = futex_lock_acquisitions();
+	for (int i = 0; i < 2000; i++) {
+		fx(&word, FX_WAKE | FX_PRIVATE, 1, NULL, NULL, 0);
+		fx(&word, FX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+	long long mid = futex_lock_acquisitions();
+	/* Control: a wait that finds another value takes the lock. */
+	for (int i = 0; i < 200; i++)
+		fx(&word, FX_WAIT | FX_PRIVATE, 1, NULL, NULL, 0);
+	long long after = futex_lock_acquisitions();
+	lockstat_write("off");
+	ut_diag("futex lock acquisitions: %lld for 4000 wakes, %lld for 200 waits",
+		mid - before, after - mid);
+	T_EXPECT(mid - before < 100);
+	T_EXPECT(after - mid >= 200);
 }
 
 /* WAKE_OP: op on *w2 (old value old), returns the new value; *cmp the
