@@ -320,6 +320,67 @@ UT_TEST(robust_list_walked_at_exec)
 	munmap(s, PG);
 }
 
+#define CLONE_VM_ 0x100
+#define CLONE_VFORK_ 0x4000
+#define CLONE_CHILD_CLEARTID_ 0x200000
+
+/*
+ * A child sharing our memory and stack (vfork-like: we wait until it
+ * exits) that exits at once with clear_child_tid = ctid (CLONE_CHILD_CLEARTID,
+ * or set_tid_address); returns its pid.  The child runs only the
+ * instructions below: it must not touch the stack it shares with us.
+ */
+static long vm_child_exit(volatile uint32_t *ctid, int use_set_tid_address)
+{
+	long flags = CLONE_VM_ | CLONE_VFORK_ | SIGCHLD |
+		     (use_set_tid_address ? 0 : CLONE_CHILD_CLEARTID_);
+	register long r10 __asm__("r10") = (long)ctid;
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = use_set_tid_address;
+	long ret;
+	__asm__ volatile(
+		"syscall\n\t"
+		"test %%rax, %%rax\n\t"
+		"jnz 1f\n\t"
+		"test %%r9, %%r9\n\t"
+		"jz 2f\n\t"
+		"mov %%r10, %%rdi\n\t"
+		"mov $218, %%eax\n\t"          /* set_tid_address(ctid) */
+		"syscall\n\t"
+		"2:\n\t"
+		"mov $60, %%eax\n\t"           /* exit(0) */
+		"xor %%edi, %%edi\n\t"
+		"syscall\n\t"
+		"1:\n\t"
+		: "=a"(ret)
+		: "a"((long)SYS_clone), "D"(flags), "S"(0L), "d"(0L), "r"(r10), "r"(r8), "r"(r9)
+		: "rcx", "r11", "memory");
+	return ret;
+}
+
+UT_TEST(clear_child_tid_zeroed_and_woken_at_exit)
+{
+	struct shm *s = shm_new();
+	T_ASSERT(s);
+	for (int how = 0; how < 2; how++) {
+		s->m[0].word = 12345;
+		/* A process waiting on the word (shared memory: shared key). */
+		pid_t w = fork();
+		if (w == 0) {
+			struct timespec ts = fx_ms(20000);
+			_exit(fx(&s->m[0].word, FX_WAIT, 12345, &ts, NULL, 0) == 0 ? 0 : 1);
+		}
+		T_ASSERT(w > 0);
+		T_ASSERT(fx_wait_for_waiters(&s->m[0].word, 1) == 0);
+		long c = vm_child_exit(&s->m[0].word, how);
+		T_ASSERT(c > 0);
+		T_EXPECT_EQ(s->m[0].word, 0);
+		T_EXPECT(reap((pid_t)c));
+		T_EXPECT(reap(w));
+	}
+	munmap(s, PG);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--exit-at-once") == 0)
