@@ -1568,4 +1568,3 @@ SYSCALL(166, umount2)
 	return r;
 }
 
-SYSCALL(273, set_robust_list) { return a1 == 24 ? 0 : -EINVAL; }

@@ -86,6 +86,8 @@ struct thread {
 	uint64_t clear_child_tid;    /* (o) set_tid_address, CLONE_CHILD_CLEARTID */
 	uint64_t robust_list;        /* (o) set_robust_list: user head address */
 	uint64_t robust_len;         /* (o) its length */
+	volatile int futex_exiting;  /* [a] futex exit duties begun: its PI locks are free
+				      * to take over (futex.c) */
 	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */

@@ -30,6 +30,21 @@ int fetch_u32(const void *uaddr, uint32_t *val);
 int fetch_u64(const void *uaddr, uint64_t *val);
 int store_u32(void *uaddr, uint32_t val);
 int store_u64(void *uaddr, uint64_t val);
+/*
+ * Atomic compare-and-exchange of a user word (futexes): *cur gets the value
+ * found; it was replaced by nv iff *cur == old.  0 or -EFAULT.  The access
+ * is a write (a copy-on-write page is copied first).
+ */
+int cmpxchg_u32(uint32_t *uaddr, uint32_t old, uint32_t nv, uint32_t *cur);
+/*
+ * Non-faulting forms, for callers holding simple locks (futex buckets): run
+ * with interrupts disabled, so a page that is not mapped with the right
+ * rights gives -EFAULT at once instead of entering the VM (which takes the
+ * map lock).  The caller then drops its locks, faults the page in with the
+ * ordinary form and retries.
+ */
+int fetch_u32_nofault(const void *uaddr, uint32_t *val);
+int cmpxchg_u32_nofault(uint32_t *uaddr, uint32_t old, uint32_t nv, uint32_t *cur);
 
 /* True if [uaddr, uaddr + len) lies in user space (no wrap-around). */
 static inline bool user_range_ok(const void *uaddr, size_t len)

@@ -6,6 +6,7 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
+#include "futex.h"
 #include "elf.h"
 #include "errno.h"
 #include "initramfs.h"
@@ -138,6 +139,9 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	/* Point of no return: switch to the new image. */
 	struct thread *t = curthread();
 	struct vm_map *old = p->map;
+	/* Linux mm_release: robust list, PI locks, clear_child_tid of the
+	 * old image, while it is still loaded. */
+	futex_exec_thread(t, old && old->refcnt > 1);
 	pmap_activate(map->pmap);
 	t->pmap = map->pmap;
 	size_t cmdlen = 0;                  /* argv for /proc/PID/cmdline */

@@ -4,6 +4,7 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
+#include "futex.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"

@@ -17,6 +17,7 @@ int __fetch_u32(const void *uaddr, uint32_t *val);
 int __fetch_u64(const void *uaddr, uint64_t *val);
 int __store_u32(void *uaddr, uint32_t val);
 int __store_u64(void *uaddr, uint64_t val);
+int __cmpxchg_u32(uint32_t *uaddr, uint32_t old, uint32_t nv, uint32_t *cur);
 
 /*
  * A user range is usable if it lies below USER_TOP and a user address space
@@ -107,4 +108,27 @@ int store_u32(void *uaddr, uint32_t val)
 int store_u64(void *uaddr, uint64_t val)
 {
 	return uok(uaddr, 8) ? __store_u64(uaddr, val) : -EFAULT;
+}
+
+int cmpxchg_u32(uint32_t *uaddr, uint32_t old, uint32_t nv, uint32_t *cur)
+{
+	return uok(uaddr, 4) ? __cmpxchg_u32(uaddr, old, nv, cur) : -EFAULT;
+}
+
+/* With interrupts off vm_page_fault resolves nothing: a fault goes straight
+ * to the fixup, so no lock is taken and the caller may hold simple locks. */
+int fetch_u32_nofault(const void *uaddr, uint32_t *val)
+{
+	uint64_t s = intr_disable();
+	int r = fetch_u32(uaddr, val);
+	intr_restore(s);
+	return r;
+}
+
+int cmpxchg_u32_nofault(uint32_t *uaddr, uint32_t old, uint32_t nv, uint32_t *cur)
+{
+	uint64_t s = intr_disable();
+	int r = cmpxchg_u32(uaddr, old, nv, cur);
+	intr_restore(s);
+	return r;
 }

@@ -131,6 +131,24 @@ __store_u64:
 	EXTABLE 6b, .Lone_fault
 	.size __store_u64, . - __store_u64
 
+/*
+ * int __cmpxchg_u32(uint32_t *uaddr, uint32_t old, uint32_t new, uint32_t *cur):
+ * lock cmpxchg on user memory (always a write access for paging); *cur gets
+ * the value found (== old when it was replaced).  0 or -EFAULT.
+ */
+	.globl __cmpxchg_u32
+	.type __cmpxchg_u32, @function
+__cmpxchg_u32:
+	UACCESS_ON
+	movl %esi, %eax
+7:	lock cmpxchgl %edx, (%rdi)
+	UACCESS_OFF
+	movl %eax, (%rcx)
+	xorl %eax, %eax
+	ret
+	EXTABLE 7b, .Lone_fault
+	.size __cmpxchg_u32, . - __cmpxchg_u32
+
 /* Shared fixup of the one-access routines. */
 .Lone_fault:
 	UACCESS_OFF
