@@ -4,7 +4,6 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
-#include "futex.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
