@@ -34,6 +34,7 @@
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (the controlling terminal later)") \
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
+	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
 	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \

@@ -145,6 +145,19 @@ struct sigpend {
 };
 
 /*
+ * Signal actions: one table per process, or one shared by the processes
+ * made with clone(CLONE_SIGHAND) without CLONE_THREAD (the threads of a
+ * process share everything of it anyway).  Lock key: (h) h->lock (class
+ * sighand), taken inside a process's signal lock (each sharing process has
+ * its own); [a] refcnt.
+ */
+struct sighand {
+	struct simple_lock lock;
+	volatile uint64_t refcnt;           /* [a] processes using it */
+	struct k_sigaction act[NSIG + 1];   /* (h) */
+};
+
+/*
  * Per-process signal state, embedded in struct proc (p->sig).
  *
  * Lock key: (s) p->sig.lock (class proc_sig, taken with interrupts disabled:
@@ -155,7 +168,7 @@ struct sigpend {
 #define SIGQUEUE_MAX 1024   /* queued real-time signals per process (RLIMIT_SIGPENDING) */
 struct sigstate {
 	struct simple_lock lock;
-	struct k_sigaction act[NSIG + 1];   /* (s) */
+	struct sighand *hand;               /* (s) the actions; exec replaces a shared one */
 	struct sigpend pending;             /* (s)[a set] shared by the threads */
 	int nqueued;                        /* (s) real-time entries queued */
 	int stopped;                        /* (s)[a] stopped by this signal (0: running) */
@@ -214,15 +227,17 @@ void signal_deliver(struct trapframe *tf);
  * to the current thread; delivered by signal_deliver on the way out. */
 void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr);
 
-/* fork: the child inherits actions and mask, no pending signals. */
-void signal_fork(struct proc *child, struct proc *parent);
+/* fork: the child inherits actions (a copy, or the same table when
+ * share: CLONE_SIGHAND) and mask, no pending signals. */
+void signal_fork(struct proc *child, struct proc *parent, bool share);
 /* exec: handled signals go back to default; ignored stay ignored; the mask
  * stays; the alternate stack is disabled. */
 void signal_exec(struct proc *p);
 
 /* Set-up of a new process's signal state (lock, empty queues): called by
  * proc_alloc, or by signal_fork / the first process before any use. */
-void signal_init_proc(struct proc *p);
+int signal_init_proc(struct proc *p);       /* 0 or -ENOMEM */
+void signal_free_proc(struct proc *p);      /* the process is freed */
 /* Called by proc_exit (current process) before its thread exits: senders
  * stop touching its threads; queued signals are freed.  No lock held. */
 void signal_exit(struct proc *p);

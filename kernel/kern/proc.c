@@ -516,6 +516,7 @@ int proc_set_ruid(struct proc *p, uint32_t ruid)
 
 static void proc_free(struct proc *p)
 {
+	signal_free_proc(p);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -559,9 +560,9 @@ static struct proc *proc_alloc(int *err)
 	p->state = PS_ALIVE;
 	p->exit_signal = SIGCHLD;
 	p->start_ticks = ticks;
-	signal_init_proc(p);
-	int pid = pid_alloc(p);
+	int pid = signal_init_proc(p) < 0 ? -ENOMEM : pid_alloc(p);
 	if (pid < 0) {
+		signal_free_proc(p);
 		kfree(p);
 		*err = pid;
 		return NULL;
@@ -735,9 +736,7 @@ static int clone_flags_check(uint64_t flags)
 	/* Namespaces: a kernel built without them says EINVAL. */
 	if (flags & CLONE_NEWALL)
 		return -EINVAL;
-	/* Handlers shared by separate processes, pidfds: not yet. */
-	if ((flags & CLONE_SIGHAND) && !(flags & CLONE_THREAD))
-		return -ENOSYS;
+	/* pidfds: not yet. */
 	if (flags & CLONE_PIDFD)
 		return -ENOSYS;
 	return 0;
@@ -886,6 +885,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		if (p->map)
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
+		signal_free_proc(p);
 		kfree(p);
 		fetch_and_add(&ui->nproc, -1UL);
 		return -ENOMEM;
@@ -916,7 +916,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->nthreads = 1;
 	t->tg_live = true;
 	pid_set(p->pid, PE_THREAD, t);
-	signal_fork(p, parent);           /* after p->thread: it copies the mask */
+	signal_fork(p, parent, flags & CLONE_SIGHAND);   /* after p->thread: it copies the mask */
 	if (flags & CLONE_CLEAR_SIGHAND)
 		signal_exec(p);               /* clone3: handlers back to default */
 	if ((flags & (CLONE_VM | CLONE_VFORK)) == CLONE_VM) {
@@ -1017,7 +1017,9 @@ void proc_exec_done(struct proc *p)
 static bool sigchld_ignored(struct proc *parent)
 {
 	uint64_t s = disable_lock(&parent->sig.lock);
-	bool r = parent->sig.act[SIGCHLD].handler == SIG_IGN;
+	simple_lock(&parent->sig.hand->lock);
+	bool r = parent->sig.hand->act[SIGCHLD].handler == SIG_IGN;
+	simple_unlock(&parent->sig.hand->lock);
 	unlock_enable(&parent->sig.lock, s);
 	return r;
 }

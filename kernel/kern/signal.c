@@ -28,6 +28,7 @@
  * by the stopped process itself with no lock held.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "cpu.h"
 #include "errno.h"
 #include "kmem.h"
@@ -171,6 +172,46 @@ static void flush_all_locked(struct proc *p, uint64_t mask, struct sigq **freel)
 		p->sig.nqueued -= sigpend_flush(&t->sig.pending, mask, freel);
 }
 
+/* ---- actions ---- */
+
+/* The action for sig.  p->sig.lock held (the table may be shared with
+ * other processes, so its own lock is taken too). */
+static struct k_sigaction act_get_locked(struct proc *p, int sig)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	struct sighand *h = p->sig.hand;
+	simple_lock(&h->lock);
+	struct k_sigaction ka = h->act[sig];
+	simple_unlock(&h->lock);
+	return ka;
+}
+
+/* Sets sig's handler (SIG_DFL: reset, force).  p->sig.lock held. */
+static void act_set_handler_locked(struct proc *p, int sig, uint64_t handler)
+{
+	KASSERT(simple_lock_held(&p->sig.lock));
+	struct sighand *h = p->sig.hand;
+	simple_lock(&h->lock);
+	h->act[sig].handler = handler;
+	simple_unlock(&h->lock);
+}
+
+static struct sighand *sighand_alloc(void)
+{
+	struct sighand *h = kzalloc(sizeof(*h));
+	if (h) {
+		simple_lock_init(&h->lock, LC_SIGHAND);
+		h->refcnt = 1;
+	}
+	return h;
+}
+
+static void sighand_unref(struct sighand *h)
+{
+	if (h && fetch_and_add(&h->refcnt, -1UL) == 1)
+		kfree(h);
+}
+
 /* ---- waking ---- */
 
 /* t->lock held: end t's interruptible sleep (waitq.c unlists it). */
@@ -309,8 +350,11 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 
 	/* Ignored and not blocked: dropped (a blocked one stays pending, the
 	 * action may change before it is unblocked). */
-	if (!(blocked & bit) && act_ignores(&ss->act[sig], sig))
-		return 0;
+	if (!(blocked & bit)) {
+		struct k_sigaction ka = act_get_locked(p, sig);
+		if (act_ignores(&ka, sig))
+			return 0;
+	}
 
 	struct sigpend *sp = t ? &t->sig.pending : &ss->pending;
 	if (sig < SIGRTMIN) {
@@ -362,8 +406,8 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 		info.u.chld.pid = pid;
 		info.u.chld.status = status;
 		uint64_t s = disable_lock(&p->sig.lock);
-		struct k_sigaction *ka = &p->sig.act[SIGCHLD];
-		bool drop = (ka->flags & SA_NOCLDSTOP) &&
+		struct k_sigaction ka = act_get_locked(p, SIGCHLD);
+		bool drop = (ka.flags & SA_NOCLDSTOP) &&
 			    (code == CLD_STOPPED || code == CLD_CONTINUED || code == CLD_TRAPPED);
 		unlock_enable(&p->sig.lock, s);
 		if (drop)
@@ -390,10 +434,9 @@ int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int 
 bool signal_child_autoreap(struct proc *parent)
 {
 	uint64_t s = disable_lock(&parent->sig.lock);
-	struct k_sigaction *ka = &parent->sig.act[SIGCHLD];
-	bool r = ka->handler == SIG_IGN || (ka->flags & SA_NOCLDWAIT);
+	struct k_sigaction ka = act_get_locked(parent, SIGCHLD);
 	unlock_enable(&parent->sig.lock, s);
-	return r;
+	return ka.handler == SIG_IGN || (ka.flags & SA_NOCLDWAIT);
 }
 
 /* ---- kill, tkill, tgkill ---- */
@@ -502,9 +545,13 @@ SYSCALL(13, rt_sigaction)
 	nact.mask &= ~SIG_UNBLOCKABLE;
 	struct sigq *freel = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
-	oact = p->sig.act[sig];
+	struct sighand *h = p->sig.hand;
+	simple_lock(&h->lock);
+	oact = h->act[sig];
+	if (a1)
+		h->act[sig] = nact;
+	simple_unlock(&h->lock);
 	if (a1) {
-		p->sig.act[sig] = nact;
 		/* POSIX: setting a pending signal to be ignored discards it. */
 		if (act_ignores(&nact, sig))
 			flush_all_locked(p, SIGBIT(sig), &freel);
@@ -845,10 +892,10 @@ static void force_sig_locked(struct proc *p, struct thread *t, const struct ksig
 			     struct sigq **q, struct sigq **freel)
 {
 	int sig = info->signo;
-	struct k_sigaction *ka = &p->sig.act[sig];
+	struct k_sigaction ka = act_get_locked(p, sig);
 	bool blocked = t->sig.blocked & SIGBIT(sig);
-	if (blocked || ka->handler == SIG_IGN) {
-		ka->handler = SIG_DFL;
+	if (blocked || ka.handler == SIG_IGN) {
+		act_set_handler_locked(p, sig, SIG_DFL);
 		if (blocked)
 			WRITE_ONCE(t->sig.blocked, t->sig.blocked & ~SIGBIT(sig));
 	}
@@ -1119,7 +1166,7 @@ void signal_deliver(struct trapframe *tf)
 			unlock_enable(&p->sig.lock, s);
 			break;
 		}
-		struct k_sigaction *cur = &p->sig.act[sig], ka = *cur;
+		struct k_sigaction ka = act_get_locked(p, sig);
 		if (ka.handler == SIG_IGN) {
 			unlock_enable(&p->sig.lock, s);
 			sigq_free_list(freel);
@@ -1128,7 +1175,7 @@ void signal_deliver(struct trapframe *tf)
 		if (ka.handler != SIG_DFL) {
 			/* A handler. */
 			if (ka.flags & SA_RESETHAND)
-				cur->handler = SIG_DFL;
+				act_set_handler_locked(p, sig, SIG_DFL);
 			uint64_t oldmask = t->sig.restore_mask ? t->sig.saved_mask : t->sig.blocked;
 			t->sig.restore_mask = false;
 			unlock_enable(&p->sig.lock, s);
@@ -1158,7 +1205,7 @@ void signal_deliver(struct trapframe *tf)
 				set_blocked(t, oldmask);
 				if (sig == SIGSEGV) {
 					s = disable_lock(&p->sig.lock);
-					p->sig.act[SIGSEGV].handler = SIG_DFL;
+					act_set_handler_locked(p, SIGSEGV, SIG_DFL);
 					unlock_enable(&p->sig.lock, s);
 				}
 				force_sig(t, SIGSEGV, SI_KERNEL, 0);
@@ -1241,22 +1288,41 @@ void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr)
 
 /* ---- process life cycle ---- */
 
-void signal_init_proc(struct proc *p)
+int signal_init_proc(struct proc *p)
 {
 	simple_lock_init(&p->sig.lock, LC_PROC_SIG);
+	if (!(p->sig.hand = sighand_alloc()))
+		return -ENOMEM;
 	waitq_init(&p->sig.stop_wq);
 	waitq_init(&p->sig.exec_wq);
 	p->sig.pending.set = 0;
 	p->sig.pending.head = NULL;
 	p->sig.pending.tailp = &p->sig.pending.head;
+	return 0;
 }
 
-void signal_fork(struct proc *child, struct proc *parent)
+void signal_free_proc(struct proc *p)
+{
+	sighand_unref(p->sig.hand);
+	p->sig.hand = NULL;
+}
+
+void signal_fork(struct proc *child, struct proc *parent, bool share)
 {
 	struct thread *pt = curthread();
 	uint64_t s = disable_lock(&parent->sig.lock);
-	memcpy(child->sig.act, parent->sig.act, sizeof(child->sig.act));
+	struct sighand *ph = parent->sig.hand, *drop = NULL;
+	if (share) {
+		fetch_and_add(&ph->refcnt, 1);
+		drop = child->sig.hand;       /* not yet seen by anyone */
+		child->sig.hand = ph;
+	} else {
+		simple_lock(&ph->lock);
+		memcpy(child->sig.hand->act, ph->act, sizeof(ph->act));
+		simple_unlock(&ph->lock);
+	}
 	unlock_enable(&parent->sig.lock, s);
+	sighand_unref(drop);
 	struct thread *ct = child->thread;
 	if (ct) {
 		s = disable_lock(&child->sig.lock);
@@ -1271,16 +1337,31 @@ void signal_fork(struct proc *child, struct proc *parent)
 
 void signal_exec(struct proc *p)
 {
+	/* A table shared with another process (CLONE_SIGHAND) is copied
+	 * first: the reset below is ours alone (Linux de_thread). */
+	struct sighand *copy = READ_ONCE(p->sig.hand->refcnt) > 1 ? sighand_alloc() : NULL;
+	struct sighand *old = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
+	if (copy) {
+		old = p->sig.hand;
+		simple_lock(&old->lock);
+		memcpy(copy->act, old->act, sizeof(old->act));
+		simple_unlock(&old->lock);
+		p->sig.hand = copy;
+	}
+	struct sighand *h = p->sig.hand;
+	simple_lock(&h->lock);
 	for (int i = 1; i <= NSIG; i++) {
-		struct k_sigaction *ka = &p->sig.act[i];
+		struct k_sigaction *ka = &h->act[i];
 		if (ka->handler != SIG_IGN)
 			ka->handler = SIG_DFL;      /* caught signals revert to default */
 		ka->flags = 0;
 		ka->restorer = 0;
 		ka->mask = 0;
 	}
+	simple_unlock(&h->lock);
 	unlock_enable(&p->sig.lock, s);
+	sighand_unref(old);
 	struct thread *t = curthread();
 	if (t->proc == p) {
 		t->sig.ss_sp = t->sig.ss_size = 0;

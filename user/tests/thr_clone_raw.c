@@ -305,6 +305,86 @@ UT_TEST(clone_files_shares_descriptor_table)
 	}
 }
 
+/* ---- CLONE_FS between processes ---- */
+
+UT_TEST(clone_fs_shares_cwd_and_umask)
+{
+	char here[512];
+	T_ASSERT(getcwd(here, sizeof here) != NULL);
+	mode_t mine = umask(022);
+	for (int share = 1; share >= 0; share--) {
+		T_ASSERT(chdir("/") == 0);
+		umask(022);
+		long pid = rsys(SYS_clone, (share ? CLONE_FS : 0) | SIGCHLD, 0, 0, 0, 0, 0);
+		if (pid == 0) {
+			umask(077);
+			_exit(chdir("/dev") == 0 ? 0 : 1);
+		}
+		T_ASSERT(pid > 0);
+		int st = 0;
+		T_EXPECT_EQ(thr_waitpid_ms((pid_t)pid, &st, 0, 5000), pid);
+		T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		char cwd[512];
+		T_ASSERT(getcwd(cwd, sizeof cwd) != NULL);
+		mode_t m = umask(022);
+		if (share) {
+			T_EXPECT(strcmp(cwd, "/dev") == 0);   /* the child's chdir is ours */
+			T_EXPECT_EQ(m, 077);
+		} else {
+			T_EXPECT(strcmp(cwd, "/") == 0);
+			T_EXPECT_EQ(m, 022);
+		}
+	}
+	T_EXPECT_EQ(chdir(here), 0);
+	umask(mine);
+}
+
+/* ---- CLONE_SIGHAND between processes (with CLONE_VM, as Linux requires) ---- */
+
+static void usr1_handler(int sig)
+{
+	(void)sig;
+}
+
+static long sighand_child(void *p)
+{
+	(void)p;
+	/* Raw: musl's sigaction keeps bookkeeping of its own.  The handler
+	 * never runs, so its restorer is never used. */
+	struct { void *h; unsigned long flags; void *restorer; unsigned long mask; } k = {
+		(void *)usr1_handler, 0x04000000 /* SA_RESTORER */, (void *)usr1_handler, 0 };
+	return rsys(SYS_rt_sigaction, SIGUSR2, (long)&k, 0, 8, 0, 0) == 0 ? 7 : 1;
+}
+
+UT_TEST(clone_sighand_shares_actions)
+{
+	signal(SIGUSR2, SIG_DFL);
+	size_t stk_len = 64 * 1024;
+	char *stk = mmap(NULL, stk_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(stk != MAP_FAILED);
+	for (int share = 1; share >= 0; share--) {
+		signal(SIGUSR2, SIG_DFL);
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		unsigned long flags = CLONE_VM | (share ? CLONE_SIGHAND : 0) | SIGCHLD;
+		long pid = raw_clone(flags, stk + stk_len, NULL, NULL, 0, sighand_child, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		T_ASSERT(pid > 0);
+		int st = 0;
+		T_EXPECT_EQ(thr_waitpid_ms((pid_t)pid, &st, 0, 5000), pid);
+		T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+		struct sigaction cur;
+		T_ASSERT(sigaction(SIGUSR2, NULL, &cur) == 0);
+		if (share)
+			T_EXPECT(cur.sa_handler == usr1_handler);   /* the child's change is ours */
+		else
+			T_EXPECT(cur.sa_handler == SIG_DFL);
+	}
+	signal(SIGUSR2, SIG_DFL);
+	munmap(stk, stk_len);
+}
+
 /* ---- a bad stack for the child ---- */
 
 UT_TEST(bad_child_stack_sigsegv)
