@@ -28,6 +28,7 @@ struct bootopts {
 	bool strace;                   /* print every system call (debugging) */
 	bool lockstat;                 /* statistics on from boot */
 	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
+	int idlepoll_us;               /* idlepoll=N: idle CPUs poll N us before halting; -1 default */
 };
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);

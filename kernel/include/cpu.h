@@ -38,6 +38,8 @@ struct cpu {
 	struct thread *curthread;   /* [o] running thread (the idle thread when idle) */
 	uint64_t syscall_ksp;       /* [o] kernel stack top of curthread (syscall entry) */
 	uint64_t syscall_usp;       /* [o] user rsp saved by syscall entry */
+	uint64_t kick_pending;      /* [o] CPUs owed a reschedule IPI once interrupts are
+				     * back on (x86.h intr_restore, sched_flush_kicks) */
 	volatile uint64_t ticks;    /* [o] timer interrupts taken */
 	uint64_t intr_count;        /* [o] interrupts taken */
 	uint64_t ipi_recv;          /* [o] IPIs received */
@@ -66,6 +68,7 @@ struct cpu {
 	uint64_t sched_ctx;         /* [o] saved stack pointer of the scheduler */
 	volatile int need_resched;  /* [a] set by tick/wakeup, cleared by the switch */
 	volatile int idling;        /* [a] halted in the idle loop */
+	volatile int polling;       /* [a] idle and watching need_resched: no IPI needed */
 
 	uint64_t membarrier_ipis;   /* [o] membarrier(2) barrier requests run here for others */
 
@@ -81,6 +84,7 @@ _Static_assert(offsetof(struct cpu, preempt_count) == CPU_PREEMPT_OFF, "cpu layo
 _Static_assert(offsetof(struct cpu, curthread) == CPU_CURTHREAD_OFF, "cpu layout");
 _Static_assert(offsetof(struct cpu, syscall_ksp) == CPU_SYSCALL_KSP_OFF, "cpu layout");
 _Static_assert(offsetof(struct cpu, syscall_usp) == CPU_SYSCALL_USP_OFF, "cpu layout");
+_Static_assert(offsetof(struct cpu, kick_pending) == CPU_KICK_PENDING_OFF, "cpu layout");
 
 extern struct cpu cpus[NCPU_MAX];
 extern int ncpu;                /* [I] CPUs found in the MADT (after boot) */

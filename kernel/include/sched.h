@@ -48,6 +48,7 @@ void sched_unboost(struct thread *t);
 /* Tunables and statistics. */
 extern int sched_steal_ticks;          /* a thread is stealable after this idle time */
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
+extern int sched_idle_poll_us;         /* idle CPUs poll this long before halting */
 extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
 
 #define FSHIFT          11     /* load averages are fixed point << FSHIFT */

@@ -53,10 +53,23 @@ static inline uint64_t intr_disable(void)
 	cli();
 	return f;
 }
+/*
+ * Reschedule IPIs made while interrupts were off wait in the CPU's
+ * kick_pending mask and go out when interrupts come back on (sched.c,
+ * sched_flush_kicks): a woken thread's CPU then never spins on a lock its
+ * waker still holds (seed 002: post after unlock).
+ */
+#define CPU_KICK_PENDING_OFF 48      /* offsetof(struct cpu, kick_pending) (cpu.h) */
+void sched_flush_kicks(void);
 static inline void intr_restore(uint64_t f)
 {
-	if (f & RFLAGS_IF)
+	if (f & RFLAGS_IF) {
+		uint64_t k;
+		__asm__ __volatile__("movq %%gs:%c1, %0" : "=r"(k) : "i"(CPU_KICK_PENDING_OFF));
+		if (__builtin_expect(k != 0, 0))
+			sched_flush_kicks();
 		sti();
+	}
 }
 static inline bool intr_enabled(void) { return (read_rflags() & RFLAGS_IF) != 0; }
 

@@ -5,7 +5,7 @@
 #include "kernel.h"
 #include "boot.h"
 
-struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1 };
+struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1 };
 bool boot_quiet;
 
 static bool parse_int(const char *s, int *out)
@@ -54,6 +54,15 @@ static void option(const char *key, const char *val)
 			bootopts.spinlock_queued = 0;
 		else
 			kprintf("concerto: warning: spinlock= takes queued or tas, using the default\n");
+	} else if (!strcmp(key, "idlepoll")) {
+		int us = 0;
+		const char *v = val ? val : "";
+		for (; *v >= '0' && *v <= '9' && us < 1000000; v++)
+			us = us * 10 + (*v - '0');
+		if (!val || *v || us > 100000)
+			kprintf("concerto: warning: idlepoll= takes 0..100000 (us), using the default\n");
+		else
+			bootopts.idlepoll_us = us;
 	} else if (!strcmp(key, "strace") && !val) {
 		bootopts.strace = true;
 	} else if (!strcmp(key, "lockstat") && !val) {

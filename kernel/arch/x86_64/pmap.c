@@ -410,11 +410,15 @@ static void free_table(struct pmap *pm, uint64_t *t, int level)
 
 /*
  * Frees the page tables of the lower half and the pmap.  The map layer must
- * have removed (and released) every mapping, and no CPU may have it loaded.
+ * have removed (and released) every mapping, and none of its threads may
+ * run.  A CPU's scheduler may still have it loaded for an instant after
+ * switching out one of its threads (it keeps the address space while it
+ * picks the next thread, sched.c): that is waited out.
  */
 void pmap_destroy(struct pmap *pm)
 {
-	KASSERT_OP(atomic_load64(&pm->active), ==, 0);
+	while (atomic_load64(&pm->active))
+		__asm__ __volatile__("pause" ::: "memory");
 	for (int i = 0; i < 256; i++)
 		if (pm->pml4[i] & PTE_P)
 			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3);
