@@ -1,16 +1,16 @@
 /* futex_pi_boost: priority inheritance.  On one CPU, a SCHED_OTHER owner
  * holds a PI futex, a SCHED_FIFO 60 waiter blocks on it in LOCK_PI, and a
- * SCHED_FIFO 40 process spins for 2 s, starting while the owner sleeps:
+ * SCHED_FIFO 40 process spins for 1 s, starting while the owner sleeps:
  * the owner, lent the waiter's priority, still runs when it wakes,
  * releases the lock, and the waiter gets it long before the spinner ends
- * (without inheritance it would wait the 2 s).
+ * (without inheritance it would wait the whole second).
  * Needs root for SCHED_FIFO (skipped otherwise). */
 #define _GNU_SOURCE
 #include "futexutil.h"
 #include <sched.h>
 
 #define PG 4096UL
-#define HOG_NS 2000000000ull
+#define HOG_NS 1000000000ull
 
 struct shm {
 	volatile uint32_t lock;
