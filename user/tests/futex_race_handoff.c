@@ -4,7 +4,8 @@
  * passed round a ring with FUTEX_WAIT/FUTEX_WAKE makes every pass; a
  * condition-variable broadcast by CMP_REQUEUE onto the mutex word wakes
  * every waiter of every round.  A lost wakeup shows as a wait that times
- * out (counted) or a hang. */
+ * out (counted) or a hang.  Timed waits racing with requeues back and
+ * forth and wakes all end, and leave no waiter behind. */
 #define _GNU_SOURCE
 #include "futexutil.h"
 #include "race.h"
@@ -183,6 +184,56 @@ UT_TEST(condvar_broadcast_by_requeue)
 	T_EXPECT_EQ(s->timeouts, 0);
 	T_EXPECT_EQ(s->errors, 0);
 	T_EXPECT_EQ(s->lock, 0);
+	race_free(r);
+}
+
+#define CHURN_WAITS 300
+
+/*
+ * Contenders 1..NPROC-1 wait on a or b with timeouts of 1-3 ms; contender
+ * 0 moves the waiters back and forth between a and b (REQUEUE) and wakes
+ * some, until the others are done.  Timeouts, wakes and requeues race on
+ * the same waiters: every wait must end (0, ETIMEDOUT) and none be lost
+ * or left behind.
+ */
+static int churn_contender(struct race *r, int id, void *arg)
+{
+	(void)arg;
+	struct shared *s = race_scratch(r);
+	if (id == 0) {
+		while (__atomic_load_n(&s->arrived, __ATOMIC_SEQ_CST) != NPROC - 1) {
+			long n1 = fx(&s->cond, FX_REQUEUE, 0, FX_VAL2(INT_MAX), &s->turn, 0);
+			long n2 = fx(&s->turn, FX_REQUEUE, 1, FX_VAL2(INT_MAX), &s->cond, 0);
+			long n3 = fx(&s->cond, FX_WAKE, 1, NULL, NULL, 0);
+			if (n1 < 0 || n2 < 0 || n3 < 0)
+				__atomic_fetch_add(&s->errors, 1, __ATOMIC_SEQ_CST);
+		}
+		return 0;
+	}
+	for (int i = 0; i < CHURN_WAITS; i++) {
+		struct timespec ts = fx_ms(1 + (i + id) % 3);
+		volatile uint32_t *w = (i & 1) ? &s->turn : &s->cond;
+		long rr = fx(w, FX_WAIT, 0, &ts, NULL, 0);
+		if (rr != 0 && errno != ETIMEDOUT)
+			__atomic_fetch_add(&s->errors, 1, __ATOMIC_SEQ_CST);
+		if (rr == 0)
+			__atomic_fetch_add(&s->counter, 1, __ATOMIC_SEQ_CST);
+	}
+	__atomic_fetch_add(&s->arrived, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+UT_TEST(requeue_wake_timeout_churn)
+{
+	struct race *r = race_new(NPROC);
+	T_ASSERT(r);
+	struct shared *s = race_scratch(r);
+	T_EXPECT_EQ(race_run(r, churn_contender, NULL), 0);
+	T_EXPECT_EQ(s->errors, 0);
+	T_EXPECT_EQ(fx_waiters(&s->cond), 0);
+	T_EXPECT_EQ(fx_waiters(&s->turn), 0);
+	ut_diag("%llu of %d waits woken, the rest timed out",
+		(unsigned long long)s->counter, (NPROC - 1) * CHURN_WAITS);
 	race_free(r);
 }
 
