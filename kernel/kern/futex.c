@@ -170,8 +170,7 @@ static volatile uint32_t pi_waiters;    /* [a] PI waiters listed, all buckets */
  */
 static int user_tid(struct thread *t)
 {
-	struct proc *p = t->proc;
-	return p && p->thread == t ? p->pid : t->tid;
+	return READ_ONCE(t->tid);     /* a leader's is the process id */
 }
 
 /* ---- keys and buckets ---- */
