@@ -63,7 +63,7 @@ int sched_affinity_ticks = 10;
  * TCG with several CPUs), so its wakeups are memory writes.  Boot option
  * idlepoll=N (us); 0 halts at once.
  */
-int sched_idle_poll_us = 200;
+int sched_idle_poll_us = 500;
 
 volatile uint64_t ticks;
 
