@@ -103,7 +103,7 @@ __attribute__((weak)) bool extable_fixup(struct trapframe *tf __unused)
  * out.  The kernel prints one line only if the signal kills the process.
  */
 #define PF_PRESENT 0x1
-static void user_fault(struct trapframe *tf, int pferr)
+static void user_fault(struct trapframe *tf, int pferr, uint64_t cr2)
 {
 	static const uint8_t sigs[32] = { [0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP,
 		[4] = SIGSEGV, [5] = SIGSEGV, [6] = SIGILL, [7] = SIGFPE, [13] = SIGSEGV,
@@ -115,7 +115,8 @@ static void user_fault(struct trapframe *tf, int pferr)
 	int code = codes[v] ? codes[v] : SI_KERNEL;
 	uint64_t addr = tf->rip;
 	if (v == 14)
-		addr = read_cr2();
+		addr = cr2;                     /* read at entry: a sleep in the fault
+						 * path lets other threads fault here */
 	else if (v == 13 || v == 12 || v == 11 || v == 10)
 		addr = 0;                       /* Linux: si_addr 0, SI_KERNEL */
 	if (!curproc())
@@ -149,13 +150,14 @@ void trap(struct trapframe *tf)
 		return;
 	}
 	if (v < 32) {
-		int pferr = v == 14 ? vm_page_fault(tf, read_cr2()) : -EFAULT;
+		uint64_t cr2 = v == 14 ? read_cr2() : 0;
+		int pferr = v == 14 ? vm_page_fault(tf, cr2) : -EFAULT;
 		if (v == 14 && pferr == 0)
 			return;
 		if (!(tf->cs & 3) && extable_fixup(tf))
 			return;
 		if (tf->cs & 3) {
-			user_fault(tf, pferr);          /* a signal to the thread */
+			user_fault(tf, pferr, cr2);     /* a signal to the thread */
 			goto user_exit;
 		}
 		if (c->catch_rip) {             /* a test expected this fault */
