@@ -333,7 +333,7 @@ static void epoll_release(struct file *f)
 	kfree(ep);
 }
 
-static ssize_t epoll_rw(struct file *f __unused, void *ubuf __unused, size_t n __unused,
+static ssize_t epoll_read(struct file *f __unused, void *ubuf __unused, size_t n __unused,
 			uint64_t *off __unused)
 {
 	return -EINVAL;
@@ -346,7 +346,8 @@ static ssize_t epoll_write(struct file *f __unused, const void *ubuf __unused,
 }
 
 static const struct file_ops epoll_fops = {
-	.read = epoll_rw, .write = epoll_write, .poll = epoll_poll, .release = epoll_release,
+	.read = epoll_read, .write = epoll_write, .poll = epoll_poll, .release = epoll_release,
+	.anon_name = "[eventpoll]",
 };
 
 static int64_t do_epoll_create(int flags)

@@ -139,9 +139,9 @@ static void eventfd_release(struct file *f)
 	kfree(f->priv);
 }
 
-const struct file_ops eventfd_fops = {
+static const struct file_ops eventfd_fops = {
 	.read = eventfd_read, .write = eventfd_write, .poll = eventfd_poll,
-	.release = eventfd_release,
+	.release = eventfd_release, .anon_name = "[eventfd]",
 };
 
 /* A new eventfd descriptor: the descriptor or -errno. */

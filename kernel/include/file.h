@@ -72,6 +72,8 @@ struct file_ops {
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
 	bool pollslow;                   /* readiness must be polled (console) */
+	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
+					  * shows mode 0600 and no file type */
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 
 static int efd_write(int fd, uint64_t v)
 {
@@ -169,6 +170,9 @@ UT_TEST(blocking_read_interrupted)
 UT_TEST(shared_across_fork_and_dup)
 {
 	int fd = T_OK(eventfd(0, EFD_NONBLOCK));
+	struct stat st;
+	T_OK(fstat(fd, &st));
+	T_EXPECT_EQ(st.st_mode, 0600);                      /* anonymous inode */
 	int d = T_OK(dup(fd));
 	T_EXPECT_EQ(efd_write(d, 9), 8);
 	T_EXPECT_EQ(efd_read(fd), 9);
