@@ -504,4 +504,57 @@ UT_TEST(epoll_closed_while_watching)
 	close(p[1]);
 }
 
+/* Waits and nested polls while another thread adds, deletes and closes. */
+struct churn {
+	int ep, outer;
+	volatile int stop;
+	int waits;
+};
+
+static void *churn_waiter(void *arg)
+{
+	struct churn *c = arg;
+	struct epoll_event ev[8];
+	do {
+		int n = epoll_wait((c->waits & 1) ? c->outer : c->ep, ev, 8, 5);
+		if (n < 0)
+			return (void *)1;
+		__atomic_fetch_add(&c->waits, 1, __ATOMIC_RELAXED);
+	} while (!c->stop);
+	return NULL;
+}
+
+UT_TEST(race_ctl_close_while_waiting)
+{
+	struct churn c = { T_OK(epoll_create1(0)), T_OK(epoll_create1(0)), 0, 0 };
+	T_OK(add(c.outer, c.ep, EPOLLIN | EPOLLET, 1));
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		T_ASSERT(pthread_create(&t[i], NULL, churn_waiter, &c) == 0);
+	ut_sleep_ms(20);                       /* the waiters start (one CPU too) */
+	uint64_t t0 = ut_now_ns();
+	for (int i = 0; i < 300 && ut_now_ns() - t0 < 3000000000ull; i++) {
+		int p[2];
+		T_ASSERT(pipe(p) == 0);
+		T_OK(add(c.ep, p[0], EPOLLIN | ((i & 1) ? EPOLLET : 0), (uint64_t)i));
+		T_OK(add(c.ep, p[1], EPOLLOUT | EPOLLONESHOT, (uint64_t)i));
+		T_EXPECT_EQ(write(p[1], "x", 1), 1);
+		if (i % 3 == 0)
+			T_OK(epoll_ctl(c.ep, EPOLL_CTL_DEL, p[0], NULL));
+		close(p[0]);
+		close(p[1]);
+	}
+	c.stop = 1;
+	for (int i = 0; i < 2; i++) {
+		void *r;
+		pthread_join(t[i], &r);
+		T_EXPECT(r == NULL);
+	}
+	T_EXPECT(c.waits > 0);
+	struct epoll_event ev[8];
+	T_EXPECT_EQ(epoll_wait(c.ep, ev, 8, 0), 0);          /* all closed: nothing left */
+	close(c.outer);
+	close(c.ep);
+}
+
 UT_MAIN
