@@ -381,6 +381,7 @@ SYSCALL(291, epoll_create1) { return do_epoll_create((int)a0); }
 /* How many epolls deep below ep (0: none inside); > EP_MAX_NESTS stops. */
 static int ep_depth_down_locked(struct epoll *ep, int depth)
 {
+	KASSERT(simple_lock_held(&epoll_lock));
 	int max = depth;
 	if (depth > EP_MAX_NESTS)
 		return depth;
@@ -393,6 +394,7 @@ static int ep_depth_down_locked(struct epoll *ep, int depth)
 /* How many epolls deep above ep (0: in none). */
 static int ep_depth_up_locked(struct epoll *ep, int depth)
 {
+	KASSERT(simple_lock_held(&epoll_lock));
 	int max = depth;
 	if (depth > EP_MAX_NESTS)
 		return depth;
@@ -404,6 +406,7 @@ static int ep_depth_up_locked(struct epoll *ep, int depth)
 /* True if ep can be reached from the epoll `from` (loop if from goes in ep). */
 static bool ep_reaches_locked(struct epoll *from, struct epoll *ep, int depth)
 {
+	KASSERT(simple_lock_held(&epoll_lock));
 	if (from == ep)
 		return true;
 	if (depth > EP_MAX_NESTS)
@@ -417,6 +420,7 @@ static bool ep_reaches_locked(struct epoll *from, struct epoll *ep, int depth)
 /* Adding the epoll file tgt to ep: -ELOOP if that makes a loop or too deep. */
 static int ep_check_nest_locked(struct epoll *ep, struct file *tgt)
 {
+	KASSERT(simple_lock_held(&epoll_lock));
 	struct epoll *inner = tgt->priv;
 	if (ep_reaches_locked(inner, ep, 0))
 		return -ELOOP;
@@ -425,6 +429,8 @@ static int ep_check_nest_locked(struct epoll *ep, struct file *tgt)
 	return 0;
 }
 
+/* Set it's events and data and re-arm it: epoll_lock held, or it not yet
+ * linked. */
 static void ep_set_events(struct epitem *it, const struct epoll_event *ev)
 {
 	it->events = ev->events | EPOLLERR | EPOLLHUP;
