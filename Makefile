@@ -107,6 +107,8 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/pipe.o \
+	fs/eventfd.o \
+	fs/epoll.o \
 	fs/initramfs.o \
 	fs/sys_file.o \
 	fs/procgen.o \

@@ -33,10 +33,23 @@ void file_ref(struct file *f)
 	fetch_and_add(&f->refcnt, 1);
 }
 
+bool file_ref_live(struct file *f)
+{
+	for (;;) {
+		uint64_t c = READ_ONCE(f->refcnt);
+		if (c == 0)
+			return false;
+		if (compare_and_swap(&f->refcnt, c, c + 1))
+			return true;
+	}
+}
+
 void file_unref(struct file *f)
 {
 	if (!f || fetch_and_add(&f->refcnt, -1UL) != 1)
 		return;
+	if (READ_ONCE(f->epitems))
+		epoll_file_release(f);
 	if (f->fops && f->fops->release)
 		f->fops->release(f);
 	if (f->ip) {

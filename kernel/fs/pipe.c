@@ -11,8 +11,10 @@
  * left gives SIGPIPE and EPIPE.
  *
  * poll/select: any change that can make a file ready calls poll_wakeup(),
- * which bumps a sequence number and wakes every poller (one global wait
- * queue: simple and correct; a poller rechecks its descriptors).
+ * which bumps a sequence number (the poll generation) and wakes every
+ * poller (one global wait queue: simple and correct; a poller rechecks its
+ * descriptors).  epoll (epoll.c) sleeps the same way and uses the
+ * generation to report edge-triggered events.
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -57,6 +59,24 @@ void poll_wakeup(void)
 	if (poll_wq.nwait)
 		waitq_wakeup_all_locked(&poll_wq);
 	unlock_enable(&poll_wq.lock, s);
+}
+
+uint64_t poll_generation(void)
+{
+	uint64_t g = READ_ONCE(poll_seq);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return g;
+}
+
+int poll_wait(uint64_t gen, uint64_t ticks)
+{
+	uint64_t s = disable_lock(&poll_wq.lock);
+	int r = 0;
+	if (READ_ONCE(poll_seq) == gen)
+		r = ticks ? waitq_sleep_timeout_intr_locked(&poll_wq, ticks) :
+			    waitq_sleep_intr_locked(&poll_wq);
+	unlock_enable(&poll_wq.lock, s);
+	return r;
 }
 
 static void wake(struct waitq *wq)
@@ -276,8 +296,7 @@ int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 {
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
 	for (;;) {
-		uint64_t seq = READ_ONCE(poll_seq);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		uint64_t seq = poll_generation();
 		int ready = 0;
 		bool slow = false;
 		for (size_t i = 0; i < nfds; i++) {
@@ -311,12 +330,7 @@ int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 		}
 		if (slow && (ticks == 0 || ticks > 1))
 			ticks = 1;
-		uint64_t s = disable_lock(&poll_wq.lock);
-		int r = 0;
-		if (READ_ONCE(poll_seq) == seq)
-			r = ticks ? waitq_sleep_timeout_intr_locked(&poll_wq, ticks) :
-				    waitq_sleep_intr_locked(&poll_wq);
-		unlock_enable(&poll_wq.lock, s);
+		int r = poll_wait(seq, ticks);
 		if (r == -EINTR)
 			return -EINTR;
 	}

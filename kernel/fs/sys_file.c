@@ -602,12 +602,17 @@ struct kstat {
 	int64_t reserved[3];
 };
 
-/* The stat of an open file without an inode (pipes, the console). */
+/* The stat of an open file without an inode (pipes, the console, eventfd,
+ * epoll). */
 static void stat_anon(struct file *f, struct fs_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->nlink = 1;
-	if (f->fops == &console_fops) {
+	if (f->fops && f->fops->anon_name) {
+		st->mode = 0600;             /* Linux's anonymous inodes: no type */
+		st->dev = 15;
+		st->ino = 1;
+	} else if (f->fops == &console_fops) {
 		st->mode = S_IFCHR | 0620;
 		st->rdev = (5 << 8) | 1;
 		st->dev = 5;
@@ -1432,6 +1437,32 @@ SYSCALL(7, poll)
 	return poll_common(a0, a1, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
 }
 
+/*
+ * ppoll, pselect6: block the signal set at umask (8 bytes, if umask is not
+ * NULL) for the rest of the call: 0 or -errno.
+ */
+static int call_sigmask(uint64_t umask, uint64_t size)
+{
+	uint64_t mask;
+	if (!umask)
+		return 0;
+	if (size != sizeof(mask))
+		return -EINVAL;
+	if (copyin(&mask, (void *)umask, sizeof(mask)) < 0)
+		return -EFAULT;
+	signal_call_mask_begin(mask);
+	return 0;
+}
+
+/* The end of such a call with result r: the old mask back unless r is
+ * -EINTR (then after the handler, by signal_deliver). */
+static int64_t call_sigmask_done(uint64_t umask, int64_t r)
+{
+	if (umask && r != -EINTR)
+		signal_call_mask_end();
+	return r;
+}
+
 SYSCALL(271, ppoll)
 {
 	int64_t t = -1;
@@ -1443,7 +1474,10 @@ SYSCALL(271, ppoll)
 			return -EINVAL;
 		t = ts[0] * 1000000000 + ts[1];
 	}
-	return poll_common(a0, a1, t);
+	int r = call_sigmask(a3, a4);
+	if (r)
+		return r;
+	return call_sigmask_done(a3, poll_common(a0, a1, t));
 }
 
 static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, int64_t timeout_ns)
@@ -1532,7 +1566,13 @@ SYSCALL(270, pselect6)
 			return -EINVAL;
 		t = ts[0] * 1000000000 + ts[1];
 	}
-	return select_common((int)a0, a1, a2, a3, t);
+	uint64_t sig[2] = { 0, 0 };        /* { const sigset_t *ss; size_t ss_len; } */
+	if (a5 && copyin(sig, (void *)a5, sizeof(sig)) < 0)
+		return -EFAULT;
+	int r = call_sigmask(sig[0], sig[1]);
+	if (r)
+		return r;
+	return call_sigmask_done(sig[0], select_common((int)a0, a1, a2, a3, t));
 }
 
 /* ---- mounts ---- */

@@ -19,6 +19,7 @@
 struct inode;
 struct file;
 struct proc;
+struct epitem;
 
 #define FD_MAX 1024                  /* descriptors per process (RLIMIT_NOFILE) */
 
@@ -56,7 +57,11 @@ struct proc;
 #define POLLHUP  0x010
 #define POLLNVAL 0x020
 #define POLLRDNORM 0x040
+#define POLLRDBAND 0x080
 #define POLLWRNORM 0x100
+#define POLLWRBAND 0x200
+#define POLLMSG    0x400
+#define POLLRDHUP  0x2000
 
 struct file_ops {
 	ssize_t (*read)(struct file *f, void *ubuf, size_t n, uint64_t *off);
@@ -67,9 +72,11 @@ struct file_ops {
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
 	bool pollslow;                   /* readiness must be polled (console) */
+	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
+					  * shows mode 0600 and no file type */
 };
 
-/* Lock key: [a] atomic, [I] immutable, (o) poslock. */
+/* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */
 struct file {
 	volatile uint64_t refcnt;        /* [a] */
 	struct complex_lock poslock;     /* the offset, for read/write/lseek/getdents */
@@ -80,10 +87,13 @@ struct file {
 	void *priv;                      /* [I] the pipe, ... */
 	uint64_t off;                    /* (o) */
 	uint64_t dircookie;              /* (o) directories: getdents position */
+	struct epitem *epitems;          /* (e) epoll registrations of this file (epoll.c) */
 };
 
 struct file *file_alloc(const struct file_ops *fops, int flags);
 void file_ref(struct file *f);
+/* A reference unless the count already reached 0 (being freed): false then. */
+bool file_ref_live(struct file *f);
 void file_unref(struct file *f);
 /* An open file of inode ip (a reference is taken): regular, directory,
  * device (dispatch by rdev).  0 or -errno. */
@@ -134,6 +144,17 @@ struct inode *root_get(void);
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);
 void poll_wakeup(void);                           /* something became ready */
+/* The poll generation: bumped by every poll_wakeup (read with a full fence,
+ * before the readiness checks it covers). */
+uint64_t poll_generation(void);
+/* Sleep until the generation differs from gen (returns at once if it does
+ * already), for at most ticks (0: no limit), or a signal: 0, -ETIMEDOUT,
+ * -EINTR.  No lock held. */
+int poll_wait(uint64_t gen, uint64_t ticks);
+
+/* epoll.c: the open file f is being freed (refcnt 0): its epoll
+ * registrations go.  No lock held. */
+void epoll_file_release(struct file *f);
 
 /* console (kernel/dev/console.c) */
 extern const struct file_ops console_fops;

@@ -282,6 +282,15 @@ int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int 
  * (-EFAULT if that fails). */
 int signal_sleep_until(uint64_t deadline, uint64_t rmtp);
 
+/*
+ * ppoll, pselect6, epoll_pwait: the current thread blocks mask for the rest
+ * of its system call.  signal_call_mask_end() puts the old mask back at
+ * once (call it unless the result is -EINTR); otherwise signal_deliver does
+ * on the way out, after a handler's frame has saved the old mask (Linux).
+ */
+void signal_call_mask_begin(uint64_t mask);
+void signal_call_mask_end(void);
+
 /* Wake t if it is in an interruptible sleep (t->lock held): waitq.c. */
 void signal_wakeup_locked(struct thread *t);
 

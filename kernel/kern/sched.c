@@ -942,33 +942,57 @@ void funnel_exit(void)
  * if the holder is waiting on a run queue, moves it to the front of the new
  * priority's list, so it runs next and releases the lock (convoy avoidance).
  */
+/*
+ * Gives queued t priority pri and moves it to the front of that list, if it
+ * is still on the queue it was seen on (a queue's owner may take a thread
+ * off without t->lock: pick_next, stealing).  True if done.  t->lock held,
+ * t RUNNABLE.
+ */
+static bool requeue_boosted_locked(struct thread *t, int pri)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	int cpu = READ_ONCE(t->rq_cpu);
+	if (cpu == -2)
+		return false;
+	struct runq *rq = cpu < 0 ? &global_rq : &scpu[cpu].rq;
+	simple_lock(&rq->lock);
+	bool still = t->rq_cpu == cpu;
+	if (still) {
+		runq_remove_locked(rq, t);
+		t->pri = pri;
+		runq_insert_locked(rq, t, true, cpu);
+	}
+	simple_unlock(&rq->lock);
+	if (still && cpu >= 0 && READ_ONCE(scpu[cpu].cur_pri) > pri)
+		resched_cpu(cpu);
+	return still;
+}
+
 void sched_boost(struct thread *holder, int pri)
 {
-	uint64_t s = disable_lock(&holder->lock);
-	if (pri < holder->pri) {
-		holder->boosted++;
-		holder->boosts++;
-		int cpu = READ_ONCE(holder->rq_cpu);
-		struct runq *rq = cpu == -2 ? NULL : cpu < 0 ? &global_rq : &scpu[cpu].rq;
-		bool queued = false;
-		if (holder->state == TS_RUNNABLE && rq) {
-			/* A CPU picking it takes it off its queue without its
-			 * thread lock: still there only if rq_cpu says so now. */
-			simple_lock(&rq->lock);
-			queued = holder->rq_cpu == cpu;
-			if (queued) {
-				runq_remove_locked(rq, holder);
-				holder->pri = pri;
-				runq_insert_locked(rq, holder, true, cpu);
-			}
-			simple_unlock(&rq->lock);
+	for (;;) {
+		uint64_t s = disable_lock(&holder->lock);
+		if (pri >= holder->pri) {
+			unlock_enable(&holder->lock, s);
+			return;
 		}
-		if (!queued)
-			holder->pri = pri;
-		else if (cpu >= 0 && READ_ONCE(scpu[cpu].cur_pri) > pri)
-			resched_cpu(cpu);
+		/*
+		 * A runnable thread off every queue is in transit (being picked
+		 * to run, or requeued by the CPU that took it): its priority
+		 * must not change under the queue code, so wait for it to land.
+		 */
+		bool queued = holder->state == TS_RUNNABLE;
+		if (!queued || requeue_boosted_locked(holder, pri)) {
+			if (!queued)
+				holder->pri = pri;
+			holder->boosted++;
+			holder->boosts++;
+			unlock_enable(&holder->lock, s);
+			return;
+		}
+		unlock_enable(&holder->lock, s);
+		cpu_relax();
 	}
-	unlock_enable(&holder->lock, s);
 }
 
 void sched_unboost(struct thread *t)

@@ -588,6 +588,23 @@ static void set_blocked(struct thread *t, uint64_t mask)
 	unlock_enable(&p->sig.lock, s);
 }
 
+void signal_call_mask_begin(uint64_t mask)
+{
+	struct thread *t = curthread();
+	t->sig.saved_mask = t->sig.blocked;
+	t->sig.restore_mask = true;
+	set_blocked(t, mask);
+}
+
+void signal_call_mask_end(void)
+{
+	struct thread *t = curthread();
+	if (!t->sig.restore_mask)
+		return;
+	t->sig.restore_mask = false;
+	set_blocked(t, t->sig.saved_mask);
+}
+
 SYSCALL(14, rt_sigprocmask)
 {
 	if (a3 != 8)

@@ -107,4 +107,70 @@ UT_TEST(files_and_devices_always_ready)
 	close(ff);
 }
 
+static volatile int got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
+/* Fork a child that sends SIGUSR1 to the caller after 100 ms. */
+static pid_t signal_me_soon(void)
+{
+	pid_t parent = getpid();
+	pid_t c = fork();
+	if (c == 0) {
+		ut_sleep_ms(100);
+		kill(parent, SIGUSR1);
+		_exit(0);
+	}
+	return c;
+}
+
+UT_TEST(ppoll_pselect_sigmask)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, &old);
+	sigset_t block, prev, now, empty;
+	sigemptyset(&block);
+	sigemptyset(&empty);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &prev);
+	got_usr1 = 0;
+	int p[2];
+	T_OK(pipe(p));
+	struct pollfd f = { p[0], POLLIN, 0 };
+	struct timespec ts = { 0, 400000000 };
+	pid_t c = signal_me_soon();
+	T_ASSERT(c > 0);
+	T_EXPECT_EQ(ppoll(&f, 1, &ts, &block), 0);          /* blocked: times out */
+	T_EXPECT(!got_usr1);
+	int st;
+	waitpid(c, &st, 0);
+	ts.tv_sec = 5;
+	T_EXPECT_ERRNO(ppoll(&f, 1, &ts, &empty), EINTR);    /* delivered there */
+	T_EXPECT(got_usr1);
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	T_EXPECT(sigismember(&now, SIGUSR1));
+	T_EXPECT_ERRNO(syscall(SYS_ppoll, &f, 1, &ts, &empty, 4), EINVAL);
+	got_usr1 = 0;
+	c = signal_me_soon();
+	T_ASSERT(c > 0);
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(p[0], &rd);
+	T_EXPECT_ERRNO(pselect(p[0] + 1, &rd, NULL, NULL, &ts, &empty), EINTR);
+	T_EXPECT(got_usr1);
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	T_EXPECT(sigismember(&now, SIGUSR1));
+	waitpid(c, &st, 0);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
 UT_MAIN
