@@ -115,8 +115,11 @@ UT_TEST(wait_times_out_not_early)
 		T_EXPECT_ERRNO(futex(&word, op, word, &dl, NULL, -1), ETIMEDOUT);
 		clock_gettime(clk, &now);
 		T_EXPECT(ts_diff_ns(now, dl) >= 0);
-		/* a deadline in the past */
-		dl.tv_sec -= 10;
+		/* a deadline in the past (but not before the clock's zero:
+		 * a negative tv_sec is EINVAL, and the monotonic clock of a
+		 * freshly booted machine is only seconds old) */
+		dl.tv_sec = dl.tv_sec > 10 ? dl.tv_sec - 10 : 0;
+		dl.tv_nsec = 0;
 		T_EXPECT_ERRNO(futex(&word, op, word, &dl, NULL, -1), ETIMEDOUT);
 	}
 }
