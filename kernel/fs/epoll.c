@@ -542,19 +542,9 @@ static int ep_wait(struct epoll *ep, struct epoll_event *kev, int max, int64_t t
 		int n = ep_harvest(ep, kev, max, &slow);
 		if (n != 0 || timeout_ns == 0)
 			return n;
-		if (signal_pending())
-			return -EINTR;
-		uint64_t ticks = 0;
-		if (timeout_ns > 0) {
-			uint64_t now = time_monotonic_ns();
-			if (now >= deadline)
-				return 0;
-			ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
-		}
-		if (slow && (ticks == 0 || ticks > 1))
-			ticks = 1;
-		if (poll_wait(gen, ticks) == -EINTR)
-			return -EINTR;
+		int w = poll_sleep(gen, timeout_ns, deadline, slow);
+		if (w)
+			return w < 0 ? w : 0;
 	}
 }
 

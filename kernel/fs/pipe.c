@@ -292,6 +292,22 @@ struct kpollfd {
  * Wait until one of fds is ready, the timeout (ns; < 0: none) passes or a
  * signal arrives.  Returns the number of ready entries, 0 on timeout, -EINTR.
  */
+int poll_sleep(uint64_t gen, int64_t timeout_ns, uint64_t deadline, bool slow)
+{
+	if (signal_pending())
+		return -EINTR;
+	uint64_t ticks = 0;
+	if (timeout_ns > 0) {
+		uint64_t now = time_monotonic_ns();
+		if (now >= deadline)
+			return 1;
+		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+	}
+	if (slow && (ticks == 0 || ticks > 1))
+		ticks = 1;
+	return poll_wait(gen, ticks) == -EINTR ? -EINTR : 0;
+}
+
 int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 {
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
@@ -319,19 +335,8 @@ int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 		}
 		if (ready || timeout_ns == 0)
 			return ready;
-		if (signal_pending())
-			return -EINTR;
-		uint64_t ticks = 0;
-		if (timeout_ns > 0) {
-			uint64_t now = time_monotonic_ns();
-			if (now >= deadline)
-				return 0;
-			ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
-		}
-		if (slow && (ticks == 0 || ticks > 1))
-			ticks = 1;
-		int r = poll_wait(seq, ticks);
-		if (r == -EINTR)
-			return -EINTR;
+		int w = poll_sleep(seq, timeout_ns, deadline, slow);
+		if (w)
+			return w < 0 ? w : 0;
 	}
 }

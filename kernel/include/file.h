@@ -151,6 +151,14 @@ uint64_t poll_generation(void);
  * already), for at most ticks (0: no limit), or a signal: 0, -ETIMEDOUT,
  * -EINTR.  No lock held. */
 int poll_wait(uint64_t gen, uint64_t ticks);
+/*
+ * The waiting step of poll, select and epoll_wait after a scan found
+ * nothing ready (gen: poll_generation() before the scan; deadline in ns,
+ * used when timeout_ns > 0, none when < 0): 1 once the deadline has
+ * passed, -EINTR for a signal, else 0 after a sleep until something
+ * changed (at most one tick when slow: some file must be polled).
+ */
+int poll_sleep(uint64_t gen, int64_t timeout_ns, uint64_t deadline, bool slow);
 
 /* epoll.c: the open file f is being freed (refcnt 0): its epoll
  * registrations go.  No lock held. */

@@ -995,6 +995,21 @@ static void pi_exit(int tid)
 
 /* ---- WAIT_REQUEUE_PI, CMP_REQUEUE_PI (condition variables with PI mutexes) ---- */
 
+/* The keys of the two words of a requeue to a PI futex: -EINVAL if they
+ * are one word (by address or by key), else futex_get_key's result. */
+static int pi_keys(uint64_t uaddr1, uint64_t uaddr2, bool shared, struct futex_key *k1,
+		   struct futex_key *k2)
+{
+	if (uaddr1 == uaddr2)
+		return -EINVAL;
+	int r = futex_get_key(uaddr1, shared, k1);
+	if (r == 0)
+		r = futex_get_key(uaddr2, shared, k2);
+	if (r == 0 && key_eq(k1, k2))
+		r = -EINVAL;
+	return r;
+}
+
 /*
  * Waits on the non-PI futex uaddr (while it holds val) to be requeued by
  * CMP_REQUEUE_PI onto the PI futex uaddr2; returns 0 once the caller owns
@@ -1004,16 +1019,10 @@ static void pi_exit(int tid)
 static int futex_wait_requeue_pi(uint64_t uaddr, uint64_t uaddr2, bool shared, uint32_t val,
 				 uint64_t deadline)
 {
-	if (uaddr == uaddr2)
-		return -EINVAL;
 	struct futex_key k, k2;
-	int r = futex_get_key(uaddr, shared, &k);
-	if (r == 0)
-		r = futex_get_key(uaddr2, shared, &k2);
+	int r = pi_keys(uaddr, uaddr2, shared, &k, &k2);
 	if (r)
 		return r;
-	if (key_eq(&k, &k2))
-		return -EINVAL;
 	struct futex_bucket *hb = key_bucket(&k);
 	struct futex_q q;
 	q_init(&q, &k, FUTEX_BITSET_ANY);
@@ -1144,16 +1153,12 @@ static int requeue_pi_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 static int futex_cmp_requeue_pi(uint64_t uaddr1, uint64_t uaddr2, bool shared, int nwake,
 				int nreq, uint32_t cmpval)
 {
-	if (nwake < 0 || nreq < 0 || uaddr1 == uaddr2 || nwake != 1)
+	if (nwake < 0 || nreq < 0 || nwake != 1)
 		return -EINVAL;
 	struct futex_key k1, k2;
-	int r = futex_get_key(uaddr1, shared, &k1);
-	if (r == 0)
-		r = futex_get_key(uaddr2, shared, &k2);
+	int r = pi_keys(uaddr1, uaddr2, shared, &k1, &k2);
 	if (r)
 		return r;
-	if (key_eq(&k1, &k2))
-		return -EINVAL;
 	struct futex_bucket *hb1 = key_bucket(&k1), *hb2 = key_bucket(&k2);
 	for (;;) {
 		uint32_t cur, w2;
