@@ -200,6 +200,10 @@ struct sigthread {
 	uint64_t fault_rip, fault_addr, fault_err;   /* (o) */
 	uint64_t restart_deadline;          /* (o) restart_syscall: nanosleep's end (ticks) */
 	uint64_t restart_rmtp;              /* (o) its remainder pointer */
+	/* (o) or another call's continuation (Linux's restart block): run once
+	 * by restart_syscall with restart_arg; NULL: the nanosleep above. */
+	int64_t (*restart_fn)(struct thread *t);
+	uint64_t restart_arg[4];            /* (o) */
 };
 
 /*

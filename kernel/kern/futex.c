@@ -531,6 +531,8 @@ static int q_queue_if_value(struct futex_bucket *hb, struct futex_q *q, uint64_t
 	return 0;
 }
 
+static int64_t futex_wait_restart(struct thread *t);
+
 static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadline,
 		      uint32_t bitset)
 {
@@ -547,12 +549,27 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	if (r)
 		return r;
 	r = q_wait(hb, &q, deadline);
-	/* A timed wait cut by a signal is restarted when no handler runs
-	 * (Linux restarts it through its restart block); untimed ones follow
-	 * SA_RESTART (waitq_sleep_intr_locked marked them). */
-	if (r == -EINTR && deadline)
-		return -ERESTARTNOHAND;
+	/* A timed wait cut by a signal continues through restart_syscall with
+	 * the same deadline when no handler runs (Linux's restart block: the
+	 * time left is kept); untimed ones follow SA_RESTART
+	 * (waitq_sleep_intr_locked marked them). */
+	if (r == -EINTR && deadline) {
+		struct thread *t = curthread();
+		t->sig.restart_fn = futex_wait_restart;
+		t->sig.restart_arg[0] = uaddr;
+		t->sig.restart_arg[1] = (uint64_t)shared | (uint64_t)bitset << 32;
+		t->sig.restart_arg[2] = val;
+		t->sig.restart_arg[3] = deadline;
+		t->sig.restart_deadline = 0;
+		return -ERESTART_RESTARTBLOCK;
+	}
 	return r < 0 ? r : 0;
+}
+
+static int64_t futex_wait_restart(struct thread *t)
+{
+	const uint64_t *a = t->sig.restart_arg;
+	return futex_wait(a[0], a[1] & 1, (uint32_t)a[2], a[3], (uint32_t)(a[1] >> 32));
 }
 
 static int futex_wake(uint64_t uaddr, bool shared, int n, uint32_t bitset)

@@ -943,6 +943,8 @@ SYSCALL(15, rt_sigreturn)
 	struct rt_sigframe f;
 	uint8_t fpu[512] __aligned(16);
 	tf->error = (uint64_t)-1;               /* not a system call any more: no restart */
+	t->sig.restart_fn = NULL;               /* restart_syscall now gives EINTR (Linux) */
+	t->sig.restart_deadline = 0;
 	if (copyin(&f, (void *)frame, sizeof(f)) < 0)
 		goto bad;
 	struct user_sigcontext *sc = &f.uc.uc_mcontext;
@@ -1072,11 +1074,17 @@ SYSCALL(128, rt_sigtimedwait)
 	return sig;
 }
 
-/* restart_syscall(219): continues a nanosleep interrupted by a signal that
- * ran no handler (stop and continue).  time.c sets the restart block. */
+/* restart_syscall(219): continues a call interrupted by a signal that ran
+ * no handler (stop and continue): a nanosleep (time.c sets its deadline) or
+ * the call whose continuation is restart_fn (a timed futex wait). */
 SYSCALL(219, restart_syscall)
 {
 	struct thread *t = curthread();
+	int64_t (*fn)(struct thread *) = t->sig.restart_fn;
+	if (fn) {
+		t->sig.restart_fn = NULL;
+		return fn(t);
+	}
 	if (!t->sig.restart_deadline)
 		return -EINTR;
 	return signal_sleep_until(t->sig.restart_deadline, t->sig.restart_rmtp);
@@ -1086,6 +1094,7 @@ int signal_sleep_until(uint64_t deadline, uint64_t rmtp)
 {
 	struct thread *t = curthread();
 	t->sig.restart_deadline = 0;
+	t->sig.restart_fn = NULL;
 	for (;;) {
 		uint64_t now = ticks;
 		if ((int64_t)(deadline - now) <= 0)

@@ -129,6 +129,34 @@ UT_TEST(timed_wait_survives_stop_and_continue)
 	waitpid(p, &st, 0);
 }
 
+/* A relative timed wait stopped and continued (no handler) keeps its time:
+ * Linux restarts it with the same deadline, so the time spent stopped
+ * counts.  Waits 1.5 s, stopped from 0.3 s to 1.3 s: ends near 1.5 s, where
+ * a restart with the full timeout would end after 2.8 s. */
+UT_TEST(timed_wait_restart_keeps_time_left)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		static uint32_t w;
+		struct timespec ts = fx_ms(1500);
+		uint64_t t0 = ut_now_ns();
+		long r = fx(&w, FX_WAIT, 0, &ts, NULL, 0);
+		int e = errno;
+		uint64_t dt = ut_now_ns() - t0;
+		_exit(r == -1 && e == ETIMEDOUT && dt >= 1500000000ull && dt < 2500000000ull ? 0 : 1);
+	}
+	T_ASSERT(c > 0);
+	ut_sleep_ms(300);
+	T_EXPECT_EQ(kill(c, SIGSTOP), 0);
+	int st;
+	T_EXPECT_EQ(waitpid(c, &st, WUNTRACED), c);
+	T_EXPECT(WIFSTOPPED(st));
+	ut_sleep_ms(1000);
+	T_EXPECT_EQ(kill(c, SIGCONT), 0);
+	T_EXPECT_EQ(waitpid(c, &st, 0), c);
+	T_EXPECT(UT_CHILD_OK(st));
+}
+
 UT_TEST(bad_addresses_efault)
 {
 	struct timespec ts = fx_ms(10);
