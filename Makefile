@@ -78,6 +78,7 @@ KERN_OBJS := \
 	kern/time.o \
 	kern/sys_sched.o \
 	kern/futex.o \
+	kern/pidfd.o \
 	kern/futex_test.o \
 	kern/cmdline.o \
 	kern/ktest.o \

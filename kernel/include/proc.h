@@ -149,7 +149,7 @@ extern struct simple_lock proctree_lock;
 void proc_init(void);
 /* clone(2) for processes: flags, stack, parent_tid, child_tid, tls. */
 int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
-	      uint64_t ctid, uint64_t tls);
+	      uint64_t ctid, uint64_t tls, uint64_t upidfd);
 int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage);
 int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusage);
 /* exec reached its point of no return: EACCES for setpgid, vfork parent released. */
@@ -174,6 +174,12 @@ struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done 
  * done; NULL if there is none.  t->proc stays valid while referenced. */
 struct thread *thread_lookup(int tid);
 void proc_unref(struct proc *p);
+void proc_ref_public(struct proc *p);       /* another reference (pidfds) */
+/* Process file descriptors (pidfd.c): a new descriptor naming p (close-on-
+ * exec; flags: O_NONBLOCK) or -errno; the process a pidfd names, referenced,
+ * or NULL with *err = -EBADF. */
+int pidfd_create(struct proc *p, int flags);
+struct proc *pidfd_proc(int fd, int *err);
 static inline struct proc *curproc(void);
 /* CPU ticks of every thread of p, live and exited (user, system). */
 void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st);

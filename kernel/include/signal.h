@@ -277,6 +277,10 @@ bool signal_thread_leave(struct proc *p, struct thread *t, int *status);
  * -EINTR if the process is exiting (then the exec must fail). */
 int signal_exec_single(struct proc *p);
 
+/* sigqueue's send: the user siginfo at uinfo (its code checked: only the
+ * kernel may claim a kernel or tkill code for another process). */
+int signal_queue_info(struct proc *p, int sig, uint64_t uinfo);
+
 /* Send to a thread of p (tkill, tgkill): t must belong to p. */
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid);
 

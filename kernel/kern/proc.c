@@ -534,6 +534,11 @@ static void proc_ref(struct proc *p)
 	fetch_and_add(&p->refcnt, 1);
 }
 
+void proc_ref_public(struct proc *p)
+{
+	proc_ref(p);
+}
+
 static const uint64_t rlim_default[RLIM_NLIMITS][2] = {
 	[3] = { 8UL << 20, RLIM_INF },          /* RLIMIT_STACK */
 	[4] = { 0, RLIM_INF },                  /* RLIMIT_CORE */
@@ -736,9 +741,6 @@ static int clone_flags_check(uint64_t flags)
 	/* Namespaces: a kernel built without them says EINVAL. */
 	if (flags & CLONE_NEWALL)
 		return -EINVAL;
-	/* pidfds: not yet. */
-	if (flags & CLONE_PIDFD)
-		return -ENOSYS;
 	return 0;
 }
 
@@ -838,7 +840,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 /* Creates a copy of the current process, or a thread of it (CLONE_THREAD);
  * returns the child's pid (tid) or -errno. */
 int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64_t ptid,
-	      uint64_t ctid, uint64_t tls)
+	      uint64_t ctid, uint64_t tls, uint64_t upidfd)
 {
 	int r = clone_flags_check(flags);
 	if (r < 0)
@@ -945,8 +947,20 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	simple_unlock(&proctree_lock);
 
 	int pid = p->pid;
+	if (flags & CLONE_PIDFD) {
+		/* The parent's descriptor for the child, before the child runs.
+		 * Failing here after the child exists: it runs anyway, and the
+		 * caller gets the error (Linux fails before creating it). */
+		int fd = pidfd_create(p, 0);
+		if (fd >= 0 && store_u32((void *)upidfd, (uint32_t)fd) < 0) {
+			fd_close(fd);
+			fd = -EFAULT;
+		}
+		if (fd < 0)
+			pid = fd;
+	}
 	if (flags & CLONE_PARENT_SETTID)
-		store_u32((void *)ptid, (uint32_t)pid);   /* errors ignored, as Linux */
+		store_u32((void *)ptid, (uint32_t)p->pid);   /* errors ignored, as Linux */
 	thread_start(t);
 	if (flags & CLONE_VFORK) {
 		/* Suspended (not interruptibly) until the child execs or exits. */
@@ -1209,6 +1223,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);
 
+	poll_wakeup();                    /* pidfds of p are readable now */
+
 	/* Signals after unlocking: signal_send_proc takes the signal locks. */
 	if (sig) {
 		int code, sst;
@@ -1412,7 +1428,18 @@ int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusag
 		if (id < 0)
 			return -EINVAL;
 		break;
-	default:        /* P_PIDFD: no pidfds yet */
+	case P_PIDFD: {
+		/* The process the descriptor names, waited for as P_PID. */
+		int err;
+		struct proc *p = pidfd_proc(id, &err);
+		if (!p)
+			return err;
+		idtype = P_PID;
+		id = p->pid;
+		proc_unref(p);
+		break;
+	}
+	default:
 		return -EINVAL;
 	}
 	struct wait_result r;

@@ -507,26 +507,32 @@ SYSCALL(234, tgkill)
 	return do_tkill((int)a0, (int)a1, (int)a2);
 }
 
-SYSCALL(129, rt_sigqueueinfo)
+int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
 {
-	int pid = (int)a0, sig = (int)a1;
 	uint8_t buf[128];
-	if (copyin(buf, (void *)a2, sizeof(buf)) < 0)
+	if (copyin(buf, (void *)uinfo, sizeof(buf)) < 0)
 		return -EFAULT;
 	struct ksiginfo info;
 	memcpy(&info, buf, sizeof(info));
-	struct proc *me = curproc();
 	/* Only the kernel may claim a kernel (>= 0) or tkill code for others. */
-	if ((info.code >= 0 || info.code == SI_TKILL) && pid != me->pid)
+	if ((info.code >= 0 || info.code == SI_TKILL) && p != curproc())
 		return -EPERM;
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
 	info.signo = sig;
 	info.err = 0;
+	return sig ? send_info(p, NULL, &info) : 0;
+}
+
+SYSCALL(129, rt_sigqueueinfo)
+{
+	int pid = (int)a0, sig = (int)a1;
+	if (sig < 0 || sig > NSIG)
+		return -EINVAL;
 	struct proc *p = proc_lookup(pid);
 	if (!p)
 		return -ESRCH;
-	int r = sig ? send_info(p, NULL, &info) : 0;
+	int r = signal_queue_info(p, sig, a2);
 	proc_unref(p);
 	return r;
 }

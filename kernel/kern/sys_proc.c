@@ -44,11 +44,12 @@ SYSCALL(231, exit_group) { proc_exit(((int)a0 & 0xff) << 8); }
 #define CLONE_VM_ 0x100
 #define CLONE_VFORK_ 0x4000
 
-SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0); }
-SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0); }
+SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0, 0); }
+SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0, 0); }
 /* clone(flags, newsp, parent_tid, child_tid, tls): processes and threads
  * (see clone_flags_check in proc.c for what is refused and why). */
-SYSCALL(56, clone) { return proc_fork(tf, a0 & 0xffffffffUL, a1, a2, a3, a4); }
+/* CLONE_PIDFD: the descriptor is stored where parent_tid points. */
+SYSCALL(56, clone) { return proc_fork(tf, a0 & 0xffffffffUL, a1, a2, a3, a4, a2); }
 
 /*
  * clone3(args, size): struct clone_args (Linux: 64 bytes in version 0, 80
@@ -99,7 +100,8 @@ SYSCALL(435, clone3)
 	if (ca.set_tid_size || ca.set_tid)
 		return -EINVAL;           /* choosing ids needs pid namespaces */
 	uint64_t sp = ca.stack ? ca.stack + ca.stack_size : 0;
-	return proc_fork(tf, ca.flags | ca.exit_signal, sp, ca.parent_tid, ca.child_tid, ca.tls);
+	return proc_fork(tf, ca.flags | ca.exit_signal, sp, ca.parent_tid, ca.child_tid, ca.tls,
+			 ca.pidfd);
 }
 
 SYSCALL(61, wait4) { return proc_wait4((int)a0, a1, (int)a2, a3); }
