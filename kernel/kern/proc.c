@@ -107,6 +107,7 @@ static struct simple_lock uidhash_lock;
 static struct uidinfo *uidhash[UIDHASH];      /* (u) */
 
 void enter_user(struct trapframe *tf);
+static __noreturn void user_start(struct trapframe *tf);
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
 		struct trapframe *tf);
 
@@ -631,7 +632,7 @@ static void init_thread(void *arg __unused)
 		kprintf("concerto: cannot run %s as init: error %d\n", init_path, -r);
 		proc_exit((127 & 0xff) << 8);
 	}
-	enter_user(tf);
+	user_start(tf);
 }
 
 int proc_start_init(const char *path)
@@ -705,12 +706,28 @@ static void proc_thread_release(struct thread *t)
 	proc_unref(t->proc);
 }
 
+/*
+ * A thread's first entry to user mode goes the way every return from a
+ * system call goes: signals first (a SIGKILL of a group exit may already
+ * be pending), then a reschedule that is due (sched_setaffinity may have
+ * excluded this CPU while the thread was starting: it must not run user
+ * code here).  Interrupts enabled on entry; does not return.
+ */
+static __noreturn void user_start(struct trapframe *tf)
+{
+	signal_deliver(tf);
+	cli();
+	sched_intr_exit(tf);
+	enter_user(tf);
+	__builtin_unreachable();
+}
+
 static void fork_child_start(void *arg)
 {
 	/* CLONE_CHILD_SETTID: stored in the child's memory, errors ignored. */
 	if (arg)
 		store_u32(arg, (uint32_t)curthread()->tid);
-	enter_user(thread_utf(curthread()));
+	user_start(thread_utf(curthread()));
 }
 
 static void wake_proc_locked(struct proc *p)
