@@ -147,6 +147,8 @@ struct futex_q {
 	int owner_tid;                  /* (b) PI: the owner it waits for (0 unknown) */
 	int state;                      /* (b) and (w) to change; FQ_* */
 	volatile int done;              /* [a] the waker's last access is done */
+	struct futex_q *wnext;          /* (waker) on its list to wake once the bucket
+					 * lock is released (futex_wake, WAKE_OP) */
 	struct thread *t;               /* [I] the waiter */
 	struct waitq wq;                /* it sleeps here alone */
 };
@@ -372,8 +374,40 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
  * bitset meets bitset.  Returns how many, or -EINVAL if a PI waiter is
  * found on the key (a plain wake of a PI futex).  hb->lock held.
  */
+/*
+ * Post after unlock (seed 002), Linux's wake_q: a plain wake takes its
+ * waiters off the bucket and marks them woken under the bucket lock, and
+ * wakes their threads after releasing it, so the bucket is not held across
+ * scheduler wakeups and a woken waiter never spins on it.  A waiter that
+ * finds itself marked does not return (and free its futex_q) before the
+ * waker has set done (q_wait).
+ */
+static void q_mark_locked(struct futex_bucket *hb, struct futex_q *q, int st,
+			  struct futex_q **list)
+{
+	q_unlink_locked(hb, q);
+	uint64_t s = disable_lock(&q->wq.lock);
+	q->state = st;
+	unlock_enable(&q->wq.lock, s);
+	q->wnext = *list;
+	*list = q;
+}
+
+/* Wakes the waiters marked by q_mark_locked.  No lock held. */
+static void q_wake_list(struct futex_q *list)
+{
+	while (list) {
+		struct futex_q *q = list;
+		list = q->wnext;              /* q may be gone once done is set */
+		uint64_t s = disable_lock(&q->wq.lock);
+		waitq_wakeup_all_locked(&q->wq);
+		unlock_enable(&q->wq.lock, s);
+		__atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
 static int wake_key_locked(struct futex_bucket *hb, const struct futex_key *k, int n,
-			   uint32_t bitset)
+			   uint32_t bitset, struct futex_q **list)
 {
 	KASSERT(simple_lock_held(&hb->lock));
 	int woken = 0;
@@ -386,7 +420,7 @@ static int wake_key_locked(struct futex_bucket *hb, const struct futex_key *k, i
 			return -EINVAL;         /* a PI futex, or a requeue-PI waiter */
 		if (!(q->bitset & bitset))
 			continue;
-		q_wake_locked(hb, q, FQ_WOKEN);
+		q_mark_locked(hb, q, FQ_WOKEN, list);
 		if (++woken >= n)
 			break;
 	}
@@ -451,7 +485,11 @@ static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
 		simple_unlock(&hb->lock);
 		return r ? r : -EINTR;
 	}
-	simple_unlock(&hb->lock);       /* the waker is done with q */
+	simple_unlock(&hb->lock);
+	/* Marked woken: the waker may still be about to wake us through
+	 * q->wq (q_wake_list); q must live until it is done. */
+	while (!__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
+		cpu_relax();
 	return q->state;
 }
 
@@ -585,8 +623,10 @@ static int futex_wake(uint64_t uaddr, bool shared, int n, uint32_t bitset)
 	if (READ_ONCE(hb->nwait) == 0)
 		return 0;
 	simple_lock(&hb->lock);
-	r = wake_key_locked(hb, &k, n, bitset);
+	struct futex_q *list = NULL;
+	r = wake_key_locked(hb, &k, n, bitset, &list);
 	simple_unlock(&hb->lock);
+	q_wake_list(list);
 	return r;
 }
 
@@ -754,12 +794,14 @@ static int futex_wake_op(uint64_t uaddr1, uint64_t uaddr2, bool shared, int n1, 
 		bucket_unlock2(hb1, hb2);
 		return cmp;
 	}
-	int woken = wake_key_locked(hb1, &k1, n1, FUTEX_BITSET_ANY);
+	struct futex_q *list = NULL;
+	int woken = wake_key_locked(hb1, &k1, n1, FUTEX_BITSET_ANY, &list);
 	if (woken >= 0 && cmp > 0) {
-		int w2 = wake_key_locked(hb2, &k2, n2, FUTEX_BITSET_ANY);
+		int w2 = wake_key_locked(hb2, &k2, n2, FUTEX_BITSET_ANY, &list);
 		woken = w2 < 0 ? w2 : woken + w2;
 	}
 	bucket_unlock2(hb1, hb2);
+	q_wake_list(list);
 	return woken;
 }
 
