@@ -172,6 +172,8 @@ struct sigstate {
 	struct sigpend pending;             /* (s)[a set] shared by the threads */
 	int nqueued;                        /* (s) real-time entries queued */
 	int stopped;                        /* (s)[a] stopped by this signal (0: running) */
+	int nstopped;                       /* (s) threads parked in the stop; the parent is
+					     * told once every live thread is (group stop) */
 	bool notify_stop, notify_cont;      /* (s) parent not yet told (proc_stopped/continued) */
 	bool dead;                          /* (s) exiting: no more sends, no thread to wake */
 	bool group_exit;                    /* (s)[a] exit_group, a fatal signal or an exec

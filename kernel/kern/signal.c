@@ -1131,12 +1131,25 @@ static void print_fault_kill(struct proc *p, struct thread *t, int sig)
 }
 
 /* Parks the current thread while its process is stopped. */
+/* A group stop is complete when every live thread is parked: the parent
+ * is told then, once (Linux: no thread runs after wait reports the stop).
+ * p->sig.lock held; true if the caller must call proc_stopped. */
+static bool group_stop_done_locked(struct proc *p)
+{
+	struct sigstate *ss = &p->sig;
+	KASSERT(simple_lock_held(&ss->lock));
+	if (!ss->notify_stop || !ss->stopped || ss->nstopped < p->nthreads)
+		return false;
+	ss->notify_stop = false;
+	return true;
+}
+
 static void do_stop(struct proc *p, int sig)
 {
 	struct sigstate *ss = &p->sig;
 	uint64_t s = disable_lock(&ss->lock);
-	bool notify = ss->notify_stop;
-	ss->notify_stop = false;
+	ss->nstopped++;
+	bool notify = group_stop_done_locked(p);
 	unlock_enable(&ss->lock, s);
 	if (notify)
 		proc_stopped(p, sig);
@@ -1148,6 +1161,7 @@ static void do_stop(struct proc *p, int sig)
 		simple_unlock(&ss->stop_wq.lock);
 		simple_lock(&ss->lock);
 	}
+	ss->nstopped--;
 	unlock_enable(&ss->lock, s);
 }
 
@@ -1437,14 +1451,20 @@ bool signal_thread_leave(struct proc *p, struct thread *t, int *status)
 		p->sig.dead = true;
 		p->sig.stopped = 0;
 		flush_all_locked(p, ~0UL, &freel);
-	} else {
+	}
+	bool stop_done = false;
+	int stopsig = p->sig.stopped;
+	if (!last) {
 		if (p->sig.exec_thread && p->nthreads == 1)
 			waitq_wakeup_all(&p->sig.exec_wq);
 		if (p->sig.pending.set)
 			retarget_locked(p, p->sig.pending.set);
+		stop_done = group_stop_done_locked(p);   /* the others are parked */
 	}
 	unlock_enable(&p->sig.lock, s);
 	sigq_free_list(freel);
+	if (stop_done)
+		proc_stopped(p, stopsig);
 	return last;
 }
 
