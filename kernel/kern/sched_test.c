@@ -114,11 +114,12 @@ KTEST(fifo_thread_is_never_time_sliced)
 	int cpu = other_cpu();
 	struct thread *a = spawn("fifo1", fifo_runner, (void *)1, cpu, SCHED_FIFO, 10);
 	struct thread *b = spawn("fifo2", fifo_runner, (void *)2, cpu, SCHED_FIFO, 10);
-	thread_join(a);
+	thread_wait_exited(a);             /* a is read below: not freed yet */
 	thread_join(b);
 	KT_EXPECT_EQ(norder, 2);
 	KT_EXPECT_EQ(order[0], 1);         /* fifo1 ran to the end first */
 	KT_EXPECT_EQ(a->nswitch, 1);       /* ...in one stretch */
+	thread_unref(a);
 }
 
 static volatile int rr_last = -1;
@@ -369,13 +370,14 @@ KTEST(simple_lock_waiter_sleeps_after_max_spin)
 	slow_held = slow_waiter_done = 0;
 	struct thread *h = spawn("holder", slow_holder, NULL, 0, SCHED_OTHER, 0);
 	struct thread *w = spawn("waiter", slow_waiter, NULL, other_cpu(), SCHED_OTHER, 0);
-	thread_join(w);
+	thread_wait_exited(w);               /* w is read below: not freed yet */
 	thread_join(h);
 	KT_EXPECT_EQ(slow_waiter_done, 1);
 	uint64_t acq, miss, hold, wait;
 	lockstat_class_totals(LC_TEST_A, &acq, &miss, &hold, &wait);
 	KT_EXPECT(miss >= 1);
 	KT_EXPECT(w->nswitch >= 2);          /* it gave up the CPU while waiting */
+	thread_unref(w);
 	if (!was_on)
 		lockstat_set(false);
 }
