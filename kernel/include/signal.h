@@ -200,10 +200,9 @@ struct sigthread {
 	uint32_t ss_flags;                  /* (o) SS_DISABLE, SS_AUTODISARM */
 	int fault_vector;                   /* (o) last fault, for the kill message */
 	uint64_t fault_rip, fault_addr, fault_err;   /* (o) */
-	uint64_t restart_deadline;          /* (o) restart_syscall: nanosleep's end (ticks) */
-	uint64_t restart_rmtp;              /* (o) its remainder pointer */
-	/* (o) or another call's continuation (Linux's restart block): run once
-	 * by restart_syscall with restart_arg; NULL: the nanosleep above. */
+	/* (o) Linux's restart block: the continuation restart_syscall runs
+	 * once, with its arguments (nanosleep, a timed futex wait); NULL:
+	 * restart_syscall gives EINTR. */
 	int64_t (*restart_fn)(struct thread *t);
 	uint64_t restart_arg[4];            /* (o) */
 };

@@ -598,7 +598,6 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 		t->sig.restart_arg[1] = (uint64_t)shared | (uint64_t)bitset << 32;
 		t->sig.restart_arg[2] = val;
 		t->sig.restart_arg[3] = deadline;
-		t->sig.restart_deadline = 0;
 		return -ERESTART_RESTARTBLOCK;
 	}
 	return r < 0 ? r : 0;

@@ -950,7 +950,6 @@ SYSCALL(15, rt_sigreturn)
 	uint8_t fpu[512] __aligned(16);
 	tf->error = (uint64_t)-1;               /* not a system call any more: no restart */
 	t->sig.restart_fn = NULL;               /* restart_syscall now gives EINTR (Linux) */
-	t->sig.restart_deadline = 0;
 	if (copyin(&f, (void *)frame, sizeof(f)) < 0)
 		goto bad;
 	struct user_sigcontext *sc = &f.uc.uc_mcontext;
@@ -1081,25 +1080,26 @@ SYSCALL(128, rt_sigtimedwait)
 }
 
 /* restart_syscall(219): continues a call interrupted by a signal that ran
- * no handler (stop and continue): a nanosleep (time.c sets its deadline) or
- * the call whose continuation is restart_fn (a timed futex wait). */
+ * no handler (stop and continue) through its restart block (restart_fn:
+ * a nanosleep, a timed futex wait). */
 SYSCALL(219, restart_syscall)
 {
 	struct thread *t = curthread();
 	int64_t (*fn)(struct thread *) = t->sig.restart_fn;
-	if (fn) {
-		t->sig.restart_fn = NULL;
-		return fn(t);
-	}
-	if (!t->sig.restart_deadline)
+	if (!fn)
 		return -EINTR;
-	return signal_sleep_until(t->sig.restart_deadline, t->sig.restart_rmtp);
+	t->sig.restart_fn = NULL;
+	return fn(t);
+}
+
+static int64_t sleep_restart(struct thread *t)
+{
+	return signal_sleep_until(t->sig.restart_arg[0], t->sig.restart_arg[1]);
 }
 
 int signal_sleep_until(uint64_t deadline, uint64_t rmtp)
 {
 	struct thread *t = curthread();
-	t->sig.restart_deadline = 0;
 	t->sig.restart_fn = NULL;
 	for (;;) {
 		uint64_t now = ticks;
@@ -1116,8 +1116,9 @@ int signal_sleep_until(uint64_t deadline, uint64_t rmtp)
 		if (copyout((void *)rmtp, ts, sizeof(ts)) < 0)
 			return -EFAULT;
 	}
-	t->sig.restart_deadline = deadline;
-	t->sig.restart_rmtp = rmtp;
+	t->sig.restart_fn = sleep_restart;
+	t->sig.restart_arg[0] = deadline;
+	t->sig.restart_arg[1] = rmtp;
 	return -ERESTART_RESTARTBLOCK;
 }
 
