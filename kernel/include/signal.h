@@ -243,9 +243,6 @@ void signal_exec(struct proc *p);
  * proc_alloc, or by signal_fork / the first process before any use. */
 int signal_init_proc(struct proc *p);       /* 0 or -ENOMEM */
 void signal_free_proc(struct proc *p);      /* the process is freed */
-/* Called by proc_exit (current process) before its thread exits: senders
- * stop touching its threads; queued signals are freed.  No lock held. */
-void signal_exit(struct proc *p);
 
 /*
  * SIGCHLD policy for exit (process engineer): true when parent has SIGCHLD
@@ -292,7 +289,7 @@ int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int 
 int signal_sleep_until(uint64_t deadline, uint64_t rmtp);
 
 /*
- * ppoll, pselect6, epoll_pwait: the current thread blocks mask for the rest
+ * sigsuspend, ppoll, pselect6, epoll_pwait: the current thread blocks mask for the rest
  * of its system call.  signal_call_mask_end() puts the old mask back at
  * once (call it unless the result is -EINTR); otherwise signal_deliver does
  * on the way out, after a handler's frame has saved the old mask (Linux).

@@ -1011,10 +1011,7 @@ SYSCALL(130, rt_sigsuspend)
 	uint64_t mask;
 	if (copyin(&mask, (void *)a0, 8) < 0)
 		return -EFAULT;
-	struct thread *t = curthread();
-	t->sig.saved_mask = t->sig.blocked;
-	t->sig.restore_mask = true;
-	set_blocked(t, mask);
+	signal_call_mask_begin(mask);         /* signal_deliver restores it */
 	sleep_until_signal();
 	return -ERESTARTNOHAND;
 }
@@ -1131,7 +1128,6 @@ static void print_fault_kill(struct proc *p, struct thread *t, int sig)
 	      t->sig.fault_addr, sig);
 }
 
-/* Parks the current thread while its process is stopped. */
 /* A group stop is complete when every live thread is parked: the parent
  * is told then, once (Linux: no thread runs after wait reports the stop).
  * p->sig.lock held; true if the caller must call proc_stopped. */
@@ -1145,6 +1141,22 @@ static bool group_stop_done_locked(struct proc *p)
 	return true;
 }
 
+/*
+ * Sleeps on wq, a queue whose lock ranks above the signal lock, with
+ * p->sig.lock held (interrupts off): the signal lock is released while
+ * asleep and held again on return.
+ */
+static void sig_sleep_locked(struct sigstate *ss, struct waitq *wq)
+{
+	KASSERT(simple_lock_held(&ss->lock));
+	simple_lock(&wq->lock);
+	simple_unlock(&ss->lock);
+	waitq_sleep_locked(wq);
+	simple_unlock(&wq->lock);
+	simple_lock(&ss->lock);
+}
+
+/* Parks the current thread while its process is stopped. */
 static void do_stop(struct proc *p, int sig)
 {
 	struct sigstate *ss = &p->sig;
@@ -1155,13 +1167,8 @@ static void do_stop(struct proc *p, int sig)
 	if (notify)
 		proc_stopped(p, sig);
 	s = disable_lock(&ss->lock);
-	while (ss->stopped && !signal_fatal_pending() && !ss->dead) {
-		simple_lock(&ss->stop_wq.lock);
-		simple_unlock(&ss->lock);
-		waitq_sleep_locked(&ss->stop_wq);
-		simple_unlock(&ss->stop_wq.lock);
-		simple_lock(&ss->lock);
-	}
+	while (ss->stopped && !signal_fatal_pending() && !ss->dead)
+		sig_sleep_locked(ss, &ss->stop_wq);
 	ss->nstopped--;
 	unlock_enable(&ss->lock, s);
 }
@@ -1418,17 +1425,6 @@ void signal_exec(struct proc *p)
 	}
 }
 
-void signal_exit(struct proc *p)
-{
-	struct sigq *freel = NULL;
-	uint64_t s = disable_lock(&p->sig.lock);
-	p->sig.dead = true;
-	p->sig.stopped = 0;
-	flush_all_locked(p, ~0UL, &freel);
-	unlock_enable(&p->sig.lock, s);
-	sigq_free_list(freel);
-}
-
 bool signal_thread_leave(struct proc *p, struct thread *t, int *status)
 {
 	struct sigq *freel = NULL;
@@ -1448,14 +1444,14 @@ bool signal_thread_leave(struct proc *p, struct thread *t, int *status)
 	p->sig.nqueued -= sigpend_flush(&t->sig.pending, ~0UL, &freel);
 	if (p->sig.group_exit && p->sig.group_exit_code != -1)
 		*status = p->sig.group_exit_code;
+	bool stop_done = false;
+	int stopsig = p->sig.stopped;
 	if (last) {
+		/* No more sends, no thread to wake; queued signals go. */
 		p->sig.dead = true;
 		p->sig.stopped = 0;
 		flush_all_locked(p, ~0UL, &freel);
-	}
-	bool stop_done = false;
-	int stopsig = p->sig.stopped;
-	if (!last) {
+	} else {
 		if (p->sig.exec_thread && p->nthreads == 1)
 			waitq_wakeup_all(&p->sig.exec_wq);
 		if (p->sig.pending.set)
@@ -1486,13 +1482,8 @@ int signal_exec_single(struct proc *p)
 	ss->group_exit_code = -1;         /* an exec's: the others just go */
 	ss->exec_thread = t;
 	signal_zap_threads_locked(p, t);
-	while (p->nthreads > 1) {
-		simple_lock(&ss->exec_wq.lock);
-		simple_unlock(&ss->lock);
-		waitq_sleep_locked(&ss->exec_wq);
-		simple_unlock(&ss->exec_wq.lock);
-		simple_lock(&ss->lock);
-	}
+	while (p->nthreads > 1)
+		sig_sleep_locked(ss, &ss->exec_wq);
 	ss->exec_thread = NULL;
 	int r = 0;
 	if (ss->group_exit_code == -1)
