@@ -145,6 +145,37 @@ struct proc {
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
 };
 
+/* clone flags (Linux values) */
+#define CSIGNAL              0x000000ff
+#define CLONE_VM             0x00000100
+#define CLONE_FS             0x00000200
+#define CLONE_FILES          0x00000400
+#define CLONE_SIGHAND        0x00000800
+#define CLONE_PIDFD          0x00001000
+#define CLONE_PTRACE         0x00002000
+#define CLONE_VFORK          0x00004000
+#define CLONE_PARENT         0x00008000
+#define CLONE_THREAD         0x00010000
+#define CLONE_NEWNS          0x00020000
+#define CLONE_SYSVSEM        0x00040000
+#define CLONE_SETTLS         0x00080000
+#define CLONE_PARENT_SETTID  0x00100000
+#define CLONE_CHILD_CLEARTID 0x00200000
+#define CLONE_DETACHED       0x00400000
+#define CLONE_UNTRACED       0x00800000
+#define CLONE_CHILD_SETTID   0x01000000
+#define CLONE_NEWCGROUP      0x02000000
+#define CLONE_NEWUTS         0x04000000
+#define CLONE_NEWIPC         0x08000000
+#define CLONE_NEWUSER        0x10000000
+#define CLONE_NEWPID         0x20000000
+#define CLONE_NEWNET         0x40000000
+#define CLONE_IO             0x80000000UL
+#define CLONE_CLEAR_SIGHAND  0x100000000UL   /* clone3 only */
+#define CLONE_INTO_CGROUP    0x200000000UL   /* clone3 only */
+#define CLONE_NEWALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+		      CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
 extern struct simple_lock proctree_lock;
 void proc_init(void);
 /* clone(2) for processes: flags, stack, parent_tid, child_tid, tls. */
@@ -174,7 +205,7 @@ struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done 
  * done; NULL if there is none.  t->proc stays valid while referenced. */
 struct thread *thread_lookup(int tid);
 void proc_unref(struct proc *p);
-void proc_ref_public(struct proc *p);       /* another reference (pidfds) */
+void proc_ref(struct proc *p);              /* another reference (pidfds) */
 /* Process file descriptors (pidfd.c): a new descriptor naming p (close-on-
  * exec; flags: O_NONBLOCK) or -errno; the process a pidfd names, referenced,
  * or NULL with *err = -EBADF. */

@@ -43,7 +43,7 @@ int pidfd_create(struct proc *p, int flags)
 	struct file *f = file_alloc(&pidfd_fops, O_RDWR | (flags & PIDFD_NONBLOCK));
 	if (!f)
 		return -ENOMEM;
-	proc_ref_public(p);
+	proc_ref(p);
 	f->priv = p;
 	return fd_install(f, 0, true);        /* always close-on-exec (Linux) */
 }
@@ -57,7 +57,7 @@ struct proc *pidfd_proc(int fd, int *err)
 		return NULL;
 	}
 	struct proc *p = f->priv;
-	proc_ref_public(p);
+	proc_ref(p);
 	file_unref(f);
 	return p;
 }

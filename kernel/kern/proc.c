@@ -44,36 +44,6 @@
 #define P_PGID 2
 #define P_PIDFD 3
 
-/* clone flags (Linux values) */
-#define CSIGNAL              0x000000ff
-#define CLONE_VM             0x00000100
-#define CLONE_FS             0x00000200
-#define CLONE_FILES          0x00000400
-#define CLONE_SIGHAND        0x00000800
-#define CLONE_PIDFD          0x00001000
-#define CLONE_PTRACE         0x00002000
-#define CLONE_VFORK          0x00004000
-#define CLONE_PARENT         0x00008000
-#define CLONE_THREAD         0x00010000
-#define CLONE_NEWNS          0x00020000
-#define CLONE_SYSVSEM        0x00040000
-#define CLONE_SETTLS         0x00080000
-#define CLONE_PARENT_SETTID  0x00100000
-#define CLONE_CHILD_CLEARTID 0x00200000
-#define CLONE_DETACHED       0x00400000
-#define CLONE_UNTRACED       0x00800000
-#define CLONE_CHILD_SETTID   0x01000000
-#define CLONE_NEWCGROUP      0x02000000
-#define CLONE_NEWUTS         0x04000000
-#define CLONE_NEWIPC         0x08000000
-#define CLONE_NEWUSER        0x10000000
-#define CLONE_NEWPID         0x20000000
-#define CLONE_NEWNET         0x40000000
-#define CLONE_IO             0x80000000UL
-#define CLONE_CLEAR_SIGHAND  0x100000000UL   /* clone3 only */
-#define CLONE_NEWALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
-		      CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
-
 /*
  * The PID-entry table (seed 004): one small entry per id in use, naming the
  * process, the group and the session with that id.  Lock key: (b) the
@@ -530,14 +500,9 @@ void proc_unref(struct proc *p)
 		proc_free(p);
 }
 
-static void proc_ref(struct proc *p)
+void proc_ref(struct proc *p)
 {
 	fetch_and_add(&p->refcnt, 1);
-}
-
-void proc_ref_public(struct proc *p)
-{
-	proc_ref(p);
 }
 
 static const uint64_t rlim_default[RLIM_NLIMITS][2] = {
@@ -737,10 +702,8 @@ static void wake_proc_locked(struct proc *p)
 	unlock_enable(&p->wait_wq.lock, s);
 }
 
-/*
- * Checks clone flags: 0, or -EINVAL (invalid, as Linux says) or -ENOSYS
- * (valid but not implemented).  exit_signal: clone3's, -1 for clone.
- */
+/* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
+ * (and the namespace flags: not configured). */
 static int clone_flags_check(uint64_t flags)
 {
 	if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS))

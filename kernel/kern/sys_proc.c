@@ -40,12 +40,8 @@ SYSCALL(110, getppid)
 SYSCALL(60, exit) { proc_thread_exit(((int)a0 & 0xff) << 8); }   /* this thread */
 SYSCALL(231, exit_group) { proc_exit(((int)a0 & 0xff) << 8); }
 
-#define SIGCHLD_ 17
-#define CLONE_VM_ 0x100
-#define CLONE_VFORK_ 0x4000
-
-SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD_, 0, 0, 0, 0, 0); }
-SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK_ | CLONE_VM_ | SIGCHLD_, 0, 0, 0, 0, 0); }
+SYSCALL(57, fork) { return proc_fork(tf, SIGCHLD, 0, 0, 0, 0, 0); }
+SYSCALL(58, vfork) { return proc_fork(tf, CLONE_VFORK | CLONE_VM | SIGCHLD, 0, 0, 0, 0, 0); }
 /* clone(flags, newsp, parent_tid, child_tid, tls): processes and threads
  * (see clone_flags_check in proc.c for what is refused and why). */
 /* CLONE_PIDFD: the descriptor is stored where parent_tid points. */
@@ -60,13 +56,6 @@ struct clone_args_k {
 	uint64_t set_tid, set_tid_size, cgroup;
 };
 #define CLONE_ARGS_SIZE_VER0 64
-#define CLONE_CLEAR_SIGHAND 0x100000000UL
-#define CLONE_INTO_CGROUP   0x200000000UL
-#define CSIGNAL_ 0xffUL
-#define CLONE_SIGHAND_ 0x800UL
-#define CLONE_THREAD_ 0x10000UL
-#define CLONE_PARENT_ 0x8000UL
-#define CLONE_DETACHED_ 0x400000UL
 
 SYSCALL(435, clone3)
 {
@@ -86,14 +75,14 @@ SYSCALL(435, clone3)
 		if (b)
 			return -E2BIG;
 	}
-	if ((ca.flags & (CSIGNAL_ | CLONE_DETACHED_ | CLONE_INTO_CGROUP)) ||
-	    (ca.flags >> 32 & ~(CLONE_CLEAR_SIGHAND >> 32)) || ca.exit_signal & ~CSIGNAL_ ||
+	if ((ca.flags & (CSIGNAL | CLONE_DETACHED | CLONE_INTO_CGROUP)) ||
+	    (ca.flags >> 32 & ~(CLONE_CLEAR_SIGHAND >> 32)) || ca.exit_signal & ~CSIGNAL ||
 	    ca.exit_signal > NSIG)
 		return -EINVAL;
-	if ((ca.flags & (CLONE_THREAD_ | CLONE_PARENT_)) && ca.exit_signal)
+	if ((ca.flags & (CLONE_THREAD | CLONE_PARENT)) && ca.exit_signal)
 		return -EINVAL;
-	if ((ca.flags & (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND_)) ==
-	    (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND_))
+	if ((ca.flags & (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND)) ==
+	    (CLONE_CLEAR_SIGHAND | CLONE_SIGHAND))
 		return -EINVAL;
 	if (!ca.stack != !ca.stack_size)
 		return -EINVAL;
