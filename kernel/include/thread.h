@@ -97,7 +97,7 @@ struct thread {
 				      * count of its uid (clone(CLONE_THREAD)) */
 	struct uidinfo *uidinfo;     /* [I] the uid counted, if counted */
 	volatile uint64_t refcnt;    /* [a] references: 1 until joined or reaped, + lookups */
-	struct thread *dead_next;    /* (thread reaper list) exited, waiting to be freed */
+	struct thread *dead_next;    /* (treaper_wq lock, sched.c) exited, waiting to be freed */
 
 	/* Blocked on a complex lock (lock.c). */
 	void *cl_wait;               /* (sleepq lock) the lock waited for */

@@ -529,7 +529,7 @@ static void idle_poll(struct cpu *c, struct sched_cpu *s)
 	mb();
 	sti();
 	while (!idle_has_work(c, s) && rdtsc() < end)
-		__asm__ __volatile__("pause" ::: "memory");
+		cpu_relax();
 	cli();
 	WRITE_ONCE(c->polling, 0);
 	mb();
@@ -766,7 +766,7 @@ __noreturn void thread_exit(void)
  * process's leader), by the thread reaper once the thread is off its CPU.
  * Lookups by id (proc.c) hold their own references.
  */
-static struct thread *dead_threads;   /* (reaper_wq.lock) exited autofree threads */
+static struct thread *dead_threads;   /* (treaper_wq.lock) exited autofree threads */
 static struct waitq treaper_wq;       /* the thread reaper sleeps here */
 void (*thread_release_hook)(struct thread *t);   /* [I] proc.c: a user thread's process side */
 
@@ -776,13 +776,11 @@ static void finish_zombie(struct thread *t)
 	uint64_t s = disable_lock(&reaper_wq.lock);
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 	waitq_wakeup_all_locked(&reaper_wq);
-	if (t->autofree) {
-		t->dead_next = dead_threads;
-		dead_threads = t;
-	}
 	unlock_enable(&reaper_wq.lock, s);
 	if (t->autofree) {
 		s = disable_lock(&treaper_wq.lock);
+		t->dead_next = dead_threads;
+		dead_threads = t;
 		waitq_wakeup_one_locked(&treaper_wq);
 		unlock_enable(&treaper_wq.lock, s);
 	}
@@ -791,19 +789,17 @@ static void finish_zombie(struct thread *t)
 static void thread_reaper(void *arg __unused)
 {
 	for (;;) {
-		uint64_t s = disable_lock(&reaper_wq.lock);
+		uint64_t s = disable_lock(&treaper_wq.lock);
+		while (!dead_threads)
+			waitq_sleep_locked(&treaper_wq);
 		struct thread *list = dead_threads;
 		dead_threads = NULL;
-		unlock_enable(&reaper_wq.lock, s);
+		unlock_enable(&treaper_wq.lock, s);
 		while (list) {
 			struct thread *t = list;
 			list = t->dead_next;
 			thread_unref(t);
 		}
-		s = disable_lock(&treaper_wq.lock);
-		if (!READ_ONCE(dead_threads))
-			waitq_sleep_locked(&treaper_wq);
-		unlock_enable(&treaper_wq.lock, s);
 	}
 }
 

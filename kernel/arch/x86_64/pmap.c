@@ -418,7 +418,7 @@ static void free_table(struct pmap *pm, uint64_t *t, int level)
 void pmap_destroy(struct pmap *pm)
 {
 	while (atomic_load64(&pm->active))
-		__asm__ __volatile__("pause" ::: "memory");
+		cpu_relax();
 	for (int i = 0; i < 256; i++)
 		if (pm->pml4[i] & PTE_P)
 			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3);
