@@ -89,9 +89,12 @@ void pmap_destroy(struct pmap *pm);
  */
 int pmap_enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot);
 /*
- * As pmap_enter, but only if va currently maps frame `expect` (0: nothing is
- * mapped).  Returns 0, -EAGAIN if the frame differs, or -ENOMEM.  The fault
- * path uses it to install a page without a lock held across the allocation.
+ * As pmap_enter, but only if va currently maps frame `expect` without write
+ * access (expect 0: nothing is mapped).  Returns 0, -EAGAIN if the entry
+ * differs, or -ENOMEM.  The fault path uses it to install a page without a
+ * lock held across the allocation; a copy-on-write copy of a frame that has
+ * become writable meanwhile would lose the stores made since (the caller
+ * retries and finds the entry writable).
  */
 int pmap_enter_if(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect);
 /*

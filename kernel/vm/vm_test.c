@@ -115,6 +115,8 @@ VM_KTEST(vm_pmap_create_shares_kernel_half_only)
 	KT_EXPECT_EQ(pmap_enter_if(pm, va, V2P(pg), RW, 0), -EAGAIN);
 	KT_EXPECT_EQ(pmap_enter_if(pm, va, V2P(pg), RW, V2P(pg)), 0);
 	KT_EXPECT_EQ(pmap_extract(pm, va), V2P(pg));
+	/* writable now: a copy taken while it was read-only is refused */
+	KT_EXPECT_EQ(pmap_enter_if(pm, va, V2P(pg), PROT_READ, V2P(pg)), -EAGAIN);
 	pmap_remove(pm, 0, USER_TOP);
 	KT_EXPECT_EQ(pmap_extract(pm, va), 0);
 	KT_EXPECT_EQ(pm->resident, 0);

@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #define NT 4
 
@@ -285,6 +287,66 @@ UT_TEST(fork_racing_exit_group)
 	T_EXPECT_EQ(bad, 0);
 	if (sub)
 		T_EXPECT(ut_reap_all(5000) >= 0);
+}
+
+/* ---- fork racing stores of sibling threads to one private page ---- */
+
+/*
+ * Contender 0 forks over and over (each child exits at once, so the page's
+ * count drops back to one while the others fault on it); the others store
+ * to their own words of one private page and check that each store stays.
+ * Two siblings faulting the page at once, one copying it and one finding it
+ * unshared, must not let the copy undo the other's stores.
+ */
+#define COW_ROUNDS 300
+
+struct cow_arg {
+	volatile uint64_t *page;    /* MAP_PRIVATE: copy-on-write across fork */
+	volatile int stop;
+	int lost;                   /* [a] stores found undone */
+};
+
+static int fork_or_store(struct race *r, int id, void *arg)
+{
+	(void)r;
+	struct cow_arg *a = arg;
+	if (id == 0) {
+		int bad = 0;
+		for (int i = 0; i < COW_ROUNDS; i++) {
+			pid_t p = fork();
+			if (p == 0) {
+				a->page[0] = 1;     /* the child's copy: count back to one */
+				_exit(0);
+			}
+			if (p < 0 || waitpid(p, NULL, 0) != p)
+				bad++;
+		}
+		a->stop = 1;
+		return bad;
+	}
+	volatile uint64_t *w = &a->page[id * 8];       /* own cache line */
+	uint64_t v = 0;
+	while (!a->stop) {
+		if (*w != v)
+			__atomic_fetch_add(&a->lost, 1, __ATOMIC_RELAXED);
+		*w = ++v;
+	}
+	return 0;
+}
+
+UT_TEST(fork_racing_sibling_stores_loses_none)
+{
+	struct cow_arg a = { 0 };
+	a.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(a.page != MAP_FAILED);
+	for (int i = 0; i < NT; i++)
+		a.page[i * 8] = 0;
+	struct race *r = race_new_kind(NT, RACE_THREAD);
+	T_ASSERT(r);
+	T_EXPECT_EQ(race_run(r, fork_or_store, &a), 0);
+	race_free(r);
+	T_EXPECT_EQ(a.lost, 0);
+	munmap((void *)a.page, 4096);
 }
 
 THR_MAIN(120)

@@ -444,7 +444,10 @@ static int enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, bool check, 
 	}
 	uint64_t old = *pte;
 	paddr_t oldpa = pte_has_frame(old) ? (old & PTE_ADDR) : 0;
-	if (check && oldpa != expect) {
+	/* A copy made from a read-only frame is stale once anyone could write
+	 * the frame: a sibling thread that found it unshared (count 1) may have
+	 * made it writable and stored to it since the copy was taken. */
+	if (check && (oldpa != expect || (expect && (old & PTE_W)))) {
 		err = -EAGAIN;
 		goto out;
 	}
