@@ -289,19 +289,21 @@ UT_TEST(fork_racing_exit_group)
 		T_EXPECT(ut_reap_all(5000) >= 0);
 }
 
-/* ---- fork racing stores of sibling threads to one private page ---- */
+/* ---- fork racing stores of sibling threads to private pages ---- */
 
 /*
- * Contender 0 forks over and over (each child exits at once, so the page's
- * count drops back to one while the others fault on it); the others store
- * to their own words of one private page and check that each store stays.
- * Two siblings faulting the page at once, one copying it and one finding it
- * unshared, must not let the copy undo the other's stores.
+ * Contender 0 forks over and over; each child lingers a little (a varying
+ * spin) and exits, so the pages' counts drop back to one while the others
+ * fault on them.  The others store to their own words of every page and
+ * check that each store stays.  Two siblings faulting one page at once, one
+ * copying it (the child still there) and one finding it unshared (the child
+ * just gone), must not let the copy undo the other's stores.
  */
-#define COW_ROUNDS 300
+#define COW_ROUNDS 150
+#define COW_PAGES 32
 
 struct cow_arg {
-	volatile uint64_t *page;    /* MAP_PRIVATE: copy-on-write across fork */
+	volatile uint64_t *pages;   /* MAP_PRIVATE: copy-on-write across fork */
 	volatile int stop;
 	int lost;                   /* [a] stores found undone */
 };
@@ -315,7 +317,8 @@ static int fork_or_store(struct race *r, int id, void *arg)
 		for (int i = 0; i < COW_ROUNDS; i++) {
 			pid_t p = fork();
 			if (p == 0) {
-				a->page[0] = 1;     /* the child's copy: count back to one */
+				for (volatile int k = 0; k < (i % 16) * 2000; k++)
+					;
 				_exit(0);
 			}
 			if (p < 0 || waitpid(p, NULL, 0) != p)
@@ -324,12 +327,15 @@ static int fork_or_store(struct race *r, int id, void *arg)
 		a->stop = 1;
 		return bad;
 	}
-	volatile uint64_t *w = &a->page[id * 8];       /* own cache line */
 	uint64_t v = 0;
 	while (!a->stop) {
-		if (*w != v)
-			__atomic_fetch_add(&a->lost, 1, __ATOMIC_RELAXED);
-		*w = ++v;
+		for (int pg = 0; pg < COW_PAGES; pg++) {
+			volatile uint64_t *w = &a->pages[pg * 512 + id * 8];   /* own line */
+			if (*w != v)
+				__atomic_fetch_add(&a->lost, 1, __ATOMIC_RELAXED);
+			*w = v + 1;
+		}
+		v++;
 	}
 	return 0;
 }
@@ -337,16 +343,16 @@ static int fork_or_store(struct race *r, int id, void *arg)
 UT_TEST(fork_racing_sibling_stores_loses_none)
 {
 	struct cow_arg a = { 0 };
-	a.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	T_ASSERT(a.page != MAP_FAILED);
-	for (int i = 0; i < NT; i++)
-		a.page[i * 8] = 0;
+	size_t len = COW_PAGES * 4096;
+	a.pages = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(a.pages != MAP_FAILED);
+	memset((void *)a.pages, 0, len);
 	struct race *r = race_new_kind(NT, RACE_THREAD);
 	T_ASSERT(r);
 	T_EXPECT_EQ(race_run(r, fork_or_store, &a), 0);
 	race_free(r);
 	T_EXPECT_EQ(a.lost, 0);
-	munmap((void *)a.page, 4096);
+	munmap((void *)a.pages, len);
 }
 
 THR_MAIN(120)
