@@ -20,6 +20,9 @@
 
 int copyin(void *kdst, const void *usrc, size_t len);
 int copyout(void *udst, const void *ksrc, size_t len);
+/* Zeroes len bytes of user memory; returns how many bytes it could NOT
+ * zero (0: all; a fault stops it partway, as Linux's clear_user). */
+size_t clear_user(void *udst, size_t len);
 /*
  * Copy a NUL-terminated string of at most max bytes (with the NUL).  *len
  * (if not NULL) gets the length with the NUL.  -ENAMETOOLONG if no NUL

@@ -1,17 +1,27 @@
 /* The C string functions the kernel uses (the compiler may also call these). */
 #include "kernel.h"
 
+/*
+ * Quadwords first, then the tail in bytes.  Under QEMU's TCG a string
+ * instruction costs about the same per iteration whatever its width, so
+ * "rep movsq" moves a page in 512 iterations where "rep movsb" takes 4096.
+ */
 void *memset(void *d, int c, size_t n)
 {
 	void *r = d;
-	__asm__ __volatile__("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	uint64_t q = (uint8_t)c * 0x0101010101010101ull;
+	size_t nq = n >> 3, nb = n & 7;
+	__asm__ __volatile__("rep stosq" : "+D"(d), "+c"(nq) : "a"(q) : "memory");
+	__asm__ __volatile__("rep stosb" : "+D"(d), "+c"(nb) : "a"(q) : "memory");
 	return r;
 }
 
 void *memcpy(void *d, const void *s, size_t n)
 {
 	void *r = d;
-	__asm__ __volatile__("rep movsb" : "+D"(d), "+S"(s), "+c"(n) :: "memory");
+	size_t nq = n >> 3, nb = n & 7;
+	__asm__ __volatile__("rep movsq" : "+D"(d), "+S"(s), "+c"(nq) :: "memory");
+	__asm__ __volatile__("rep movsb" : "+D"(d), "+S"(s), "+c"(nb) :: "memory");
 	return r;
 }
 

@@ -12,6 +12,7 @@
 _Static_assert(USER_TOP == 0x00007ffffffff000UL, "usercopy.h assumes Linux's TASK_SIZE");
 
 int __copy_user(void *dst, const void *src, size_t len);
+size_t __zero_user(void *dst, size_t len);
 long __copy_user_str(char *dst, const char *src, size_t max);
 int __fetch_u32(const void *uaddr, uint32_t *val);
 int __fetch_u64(const void *uaddr, uint64_t *val);
@@ -69,6 +70,15 @@ int copyout(void *udst, const void *ksrc, size_t len)
 	if (!uok(udst, len))
 		return -EFAULT;
 	return __copy_user(udst, ksrc, len);
+}
+
+size_t clear_user(void *udst, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (!uok(udst, len))
+		return len;
+	return __zero_user(udst, len);
 }
 
 int copyinstr(char *kdst, const void *usrc, size_t max, size_t *lenp)

@@ -1,5 +1,6 @@
 /* /dev: null, zero, full, random, urandom, tty nodes. */
 #include "fsutil.h"
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 
 static void check_chr(const char *path, unsigned ma, unsigned mi)
@@ -43,6 +44,37 @@ UT_TEST(null_zero_full)
 	fd = open("/dev/full", O_WRONLY);
 	T_ASSERT(fd >= 0);
 	T_EXPECT_ERRNO(write(fd, "abc", 3), ENOSPC);
+	close(fd);
+}
+
+/* Odd lengths and offsets (the quadword and byte parts of the kernel's
+ * zeroing), a buffer that ends at an unmapped page (what fits is zeroed and
+ * counted), and a buffer that is all bad (EFAULT). */
+UT_TEST(zero_reads_odd_sizes_partial_and_bad_buffers)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+	T_ASSERT(fd >= 0);
+	char *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(m != MAP_FAILED);
+	static const size_t lens[] = { 1, 7, 8, 9, 4095, 4096, 4097, 8191 };
+	for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+		memset(m, 0x5a, 3 * 4096);
+		size_t off = 3, len = lens[k];
+		T_EXPECT_EQ(read(fd, m + off, len), (ssize_t)len);
+		int ok = m[off - 1] == 0x5a && m[off + len] == 0x5a;
+		for (size_t i = 0; i < len; i++)
+			ok &= m[off + i] == 0;
+		if (!ok)
+			ut_fail_at(__FILE__, __LINE__, "read of %zu bytes at +%zu wrong", len, off);
+	}
+	T_OK(munmap(m + 2 * 4096, 4096));            /* the third page goes */
+	memset(m, 0x5a, 2 * 4096);
+	T_EXPECT_EQ(read(fd, m + 4096 + 100, 8192), 4096 - 100);
+	T_EXPECT_EQ(m[4096 + 99], 0x5a);
+	T_EXPECT_EQ(m[2 * 4096 - 1], 0);
+	T_EXPECT_ERRNO(read(fd, m + 2 * 4096, 10), EFAULT);
+	T_EXPECT_ERRNO(read(fd, (void *)8, 10), EFAULT);
+	munmap(m, 2 * 4096);
 	close(fd);
 }
 
