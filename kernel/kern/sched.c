@@ -656,6 +656,19 @@ void sched_yield(void)
 	 */
 	if (!policy_fixed(t->policy))
 		t->estcpu = MIN(255u, t->estcpu + (uint32_t)MAX(t->quantum, 1));
+	/*
+	 * Nobody queued here or globally: a switch would only pick t again
+	 * (Linux's yield looks at its own run queue alone too).  An unlocked
+	 * look: a thread queued meanwhile is as if it came just after.  Not if
+	 * t may no longer run here: then the switch moves it (setaffinity).
+	 */
+	int me = cpu_id();
+	if ((t->affinity & (1UL << me)) && runq_best_pri(&scpu[me].rq) == NPRI &&
+	    runq_best_pri(&global_rq) == NPRI) {
+		t->quantum = t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+		unlock_enable(&t->lock, s);
+		return;
+	}
 	t->quantum = 0;
 	sched_switch_locked(t);
 	unlock_enable(&t->lock, s);

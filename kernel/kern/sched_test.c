@@ -358,6 +358,14 @@ static void slow_waiter(void *arg __unused)
 	slow_waiter_done = 1;
 }
 
+/* Something for the waiter's yield to give its CPU to (a yield with
+ * nothing else queued keeps running). */
+static void slow_filler(void *arg __unused)
+{
+	while (!slow_waiter_done)
+		busy_ticks(1);
+}
+
 KTEST(simple_lock_waiter_sleeps_after_max_spin)
 {
 	if (ncpu == 1)
@@ -370,8 +378,10 @@ KTEST(simple_lock_waiter_sleeps_after_max_spin)
 	slow_held = slow_waiter_done = 0;
 	struct thread *h = spawn("holder", slow_holder, NULL, 0, SCHED_OTHER, 0);
 	struct thread *w = spawn("waiter", slow_waiter, NULL, other_cpu(), SCHED_OTHER, 0);
+	struct thread *f = spawn("filler", slow_filler, NULL, other_cpu(), SCHED_OTHER, 0);
 	thread_wait_exited(w);               /* w is read below: not freed yet */
 	thread_join(h);
+	thread_join(f);
 	KT_EXPECT_EQ(slow_waiter_done, 1);
 	uint64_t acq, miss, hold, wait;
 	lockstat_class_totals(LC_TEST_A, &acq, &miss, &hold, &wait);
