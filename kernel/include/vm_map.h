@@ -198,6 +198,13 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 struct file;
 int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		 struct file *f, uint64_t off, vaddr_t *out);
+/* True if ip's pages can be mapped (a regular tmpfs file). */
+struct inode;
+bool vm_inode_mappable(struct inode *ip);
+/* exec: a private (copy-on-write) mapping of ip at page-aligned off, fixed
+ * at addr, without an open file.  ip must be mappable. */
+int vm_mmap_inode_private(struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
+			  struct inode *ip, uint64_t off);
 int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len);
 int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot);
 void vm_map_set_brk(struct vm_map *map, vaddr_t start);

@@ -206,9 +206,25 @@ static int load_prot(int prot)
 	return prot ? prot : PROT_READ;
 }
 
+/* Copy segment ph's file bytes for user [a, b) (nothing if empty); the
+ * segment starts at va, and p_offset is congruent to va mod P. */
+static int copy_file_bytes(struct uwriter *uw, struct inode *ip, const Elf64_Phdr *ph,
+			   vaddr_t va, vaddr_t a, vaddr_t b)
+{
+	if (a >= b)
+		return 0;
+	uint64_t off = a <= va ? ph->p_offset - (va - a) : ph->p_offset + (a - va);
+	return uw_write_file(uw, a, ip, off, b - a);
+}
+
 /*
- * Map segment ph (address va) and copy its bytes in.  A first page shared
- * with the previous segment gets the union of both rights.
+ * Map segment ph (address va).  Its pages that hold nothing but file bytes
+ * are a private mapping of the file (copy-on-write, shared with the file's
+ * pages and every other process running it, as Linux maps a program); the
+ * rest is anonymous and the file's bytes are copied in: a first page shared
+ * with the previous segment (which gets the union of both rights), the page
+ * where the file bytes end (its tail is bss, zeroed), and always the
+ * segment's last page, which the next segment may share and write.
  */
 static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *ph,
 			vaddr_t va, struct map_state *ms)
@@ -227,11 +243,24 @@ static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *
 		}
 		from = ms->mapped_end;
 	}
-	if (from < end) {
-		vaddr_t got;
-		err = vm_mmap(map, from, end - from, load_prot(prot), ANON_FIXED, &got);
+	vaddr_t fend = va + ph->p_filesz;        /* end of the file's bytes */
+	vaddr_t fmap_end = from;                 /* file-mapped: [from, fmap_end) */
+	if (from < end && ph->p_filesz > 0 && vm_inode_mappable(ip))
+		fmap_end = MAX(from, MIN(ALIGN_DOWN(fend, P), end - P));
+	if (fmap_end > from) {
+		/* p_offset and p_vaddr are congruent mod P (check_phdrs) */
+		err = vm_mmap_inode_private(map, from, fmap_end - from, load_prot(prot), ip,
+					    ph->p_offset - (va - from));
 		if (err)
 			return err;
+	}
+	if (fmap_end < end) {
+		vaddr_t got;
+		err = vm_mmap(map, fmap_end, end - fmap_end, load_prot(prot), ANON_FIXED, &got);
+		if (err)
+			return err;
+	}
+	if (from < end) {
 		ms->mapped_end = end;
 		ms->last_prot = prot;
 	}
@@ -239,14 +268,13 @@ static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *
 	struct uwriter uw;
 	uw_init(&uw, map);
 	if (ph->p_filesz > 0) {
-		/* From the page start (or the previous segment's end) to p_filesz. */
+		/* From the page start (or the previous segment's end) to
+		 * p_filesz, less the file-mapped pages [from, fmap_end). */
 		vaddr_t cfrom = MAX(start, ms->prev_end);
-		uint64_t lead = va - cfrom;      /* <= p_offset: congruent mod P */
-		err = uw_write_file(&uw, cfrom, ip, ph->p_offset - lead, lead + ph->p_filesz);
-		if (err)
+		if ((err = copy_file_bytes(&uw, ip, ph, va, cfrom, MIN(fend, from))) != 0 ||
+		    (err = copy_file_bytes(&uw, ip, ph, va, MAX(cfrom, fmap_end), fend)) != 0)
 			return err;
 		/* The bss part of the last file page (the rest is fresh zero pages). */
-		vaddr_t fend = va + ph->p_filesz;
 		vaddr_t zend = MIN(ALIGN_UP(fend, P), va + ph->p_memsz);
 		if (zend > fend && (err = uw_write(&uw, fend, NULL, zend - fend)) != 0)
 			return err;

@@ -202,14 +202,20 @@ ELF_KTEST(elf_load_maps_segments_with_rights_content_and_bss)
 	KT_EXPECT_EQ(info.brk, 0x406000);
 	KT_EXPECT_EQ(map->brk_start, 0x406000);
 
+	/* Text: its one page of nothing but file bytes is mapped from the
+	 * file, the page where they end is a copy.  Data: all copied (its
+	 * last page is also the one its file bytes end in). */
 	vaddr_t s, e;
 	KT_EXPECT_EQ(prot_at(map, 0x400000, &s, &e), RX);
-	KT_EXPECT(s == 0x400000 && e == 0x402000);
+	KT_EXPECT(s == 0x400000 && e == 0x401000);
+	KT_EXPECT(map->head.next->obj != NULL);                 /* the file */
+	KT_EXPECT_EQ(prot_at(map, 0x401000, &s, &e), RX);
+	KT_EXPECT(s == 0x401000 && e == 0x402000);
 	KT_EXPECT_EQ(prot_at(map, 0x402000, &s, &e), RW);
 	KT_EXPECT(s == 0x402000 && e == 0x406000);
 	KT_EXPECT_EQ(prot_at(map, 0x3ff000, NULL, NULL), -1);
 	KT_EXPECT_EQ(prot_at(map, 0x406000, NULL, NULL), -1);
-	KT_EXPECT_EQ(map->nregions, 2);
+	KT_EXPECT_EQ(map->nregions, 3);
 
 	pmap_activate(map->pmap);
 	KT_EXPECT(user_is_file(0x400000, img, 0, 0x1234));      /* text and headers */
@@ -300,6 +306,53 @@ ELF_KTEST(elf_load_static_pie_and_shared_pages)
 	KT_EXPECT(user_is_file(0x404000, img, 0x1000, 0x100));  /* its bytes were loaded */
 	pmap_deactivate();
 	vm_map_destroy(map);
+	fs_tree_free(root);
+	kfree(arch);
+	kfree(img);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/*
+ * A writable segment of several file pages: the whole pages are the file's
+ * own (copy-on-write), so a store changes the process's copy and never the
+ * file; its last page is copied, and a second load sees the file unchanged.
+ */
+ELF_KTEST(elf_load_maps_file_pages_copy_on_write)
+{
+	uint64_t before = settled_free();
+	uint8_t *img = kmalloc(IMG_SIZE, 0);
+	KT_ASSERT(img != NULL);
+	struct seg rw[] = {
+		{ PT_LOAD, PF_R | PF_W | PF_X, 0, 0x400000, 0x2100, 0x3000 },
+	};
+	elf_image(img, IMG_SIZE, ET_EXEC, 0x400100, rw, 1);
+	char *arch = NULL;
+	struct inode *root = tree_with(img, IMG_SIZE, &arch);
+	KT_ASSERT(root != NULL);
+	for (int round = 0; round < 2; round++) {
+		struct vm_map *map = vm_map_create();
+		KT_ASSERT(map != NULL);
+		struct elf_info info;
+		KT_ASSERT(elf_load(prog_of(root), map, &info) == 0);
+		vaddr_t s, e;
+		KT_EXPECT_EQ(prot_at(map, 0x400000, &s, &e), RW | PROT_EXEC);
+		KT_EXPECT(s == 0x400000 && e == 0x402000);      /* file pages */
+		KT_EXPECT_EQ(prot_at(map, 0x402000, &s, &e), RW | PROT_EXEC);
+		KT_EXPECT(s == 0x402000 && e == 0x403000);      /* copied */
+		pmap_activate(map->pmap);
+		KT_EXPECT(user_is_file(0x400000, img, 0, 0x2100));
+		KT_EXPECT(user_is_zero(0x402100, 0xf00));
+		uint64_t v = 0x1122334455667788UL, r = 0;
+		KT_EXPECT_EQ(copyout(U(0x401008), &v, 8), 0);
+		KT_EXPECT_EQ(copyin(&r, U(0x401008), 8), 0);
+		KT_EXPECT_EQ(r, v);
+		KT_EXPECT(user_is_file(0x400000, img, 0, 0x1000));
+		pmap_deactivate();
+		uint64_t f = 0;
+		KT_EXPECT_EQ(fs_read(prog_of(root), &f, 8, 0x1008), 8);
+		KT_EXPECT(memcmp(&f, img + 0x1008, 8) == 0);    /* the file kept */
+		vm_map_destroy(map);
+	}
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);

@@ -153,6 +153,24 @@ void vm_file_truncated(struct inode *ip, uint64_t size)
 	}
 }
 
+bool vm_inode_mappable(struct inode *ip)
+{
+	return ip && S_ISREG(ip->mode) && ip->ops == NULL;
+}
+
+int vm_mmap_inode_private(struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
+			  struct inode *ip, uint64_t off)
+{
+	KASSERT(vm_inode_mappable(ip));
+	struct vm_obj *obj = file_obj_new(ip, map, 0);
+	if (obj == NULL)
+		return -ENOMEM;
+	vaddr_t got;
+	int err = vm_mmap_obj(map, addr, len, prot, MAP_FIXED | MAP_PRIVATE, obj, off, &got);
+	vm_obj_unref(obj);                      /* the region holds its own */
+	return err;
+}
+
 int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		 struct file *f, uint64_t off, vaddr_t *out)
 {
@@ -164,7 +182,7 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 		return -EINVAL;
 	struct inode *ip = f->ip;
 	bool devzero = ip && S_ISCHR(ip->mode) && ip->rdev == DEV_ZERO;
-	bool regular = ip && S_ISREG(ip->mode) && ip->ops == NULL;
+	bool regular = vm_inode_mappable(ip);
 	if (len <= USER_TOP && off + ALIGN_UP(len, PAGE_SIZE) < off)
 		return -EOVERFLOW;
 	/* Linux do_mmap's checks, in its order. */
