@@ -108,6 +108,8 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/pipe.o \
+	fs/poll.o \
+	fs/signalfd.o \
 	fs/eventfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \
