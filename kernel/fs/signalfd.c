@@ -192,13 +192,19 @@ static ssize_t sfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __un
 	return (ssize_t)(done * sizeof(struct signalfd_siginfo));
 }
 
+static ssize_t sfd_write(struct file *f __unused, const void *ubuf __unused, size_t n __unused,
+			 uint64_t *off __unused)
+{
+	return -EINVAL;                  /* no write operation (Linux) */
+}
+
 static void sfd_release(struct file *f)
 {
 	kfree(f->priv);
 }
 
 static const struct file_ops signalfd_fops = {
-	.read = sfd_read, .poll = sfd_poll, .poll_head = sfd_poll_head,
+	.read = sfd_read, .write = sfd_write, .poll = sfd_poll, .poll_head = sfd_poll_head,
 	.release = sfd_release, .anon_name = "[signalfd]",
 };
 
