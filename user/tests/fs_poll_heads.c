@@ -297,6 +297,102 @@ UT_TEST(edge_triggered_one_report_per_write)
 	close(efd);
 }
 
+UT_TEST(nesting_deeper_than_limit_refused)
+{
+	/* Built downwards: e1 holds e0, e2 holds e1, ...: five levels of
+	 * epoll are allowed, a sixth gives ELOOP (Linux EP_MAX_NESTS 4). */
+	int e[6], a[6];
+	for (int i = 0; i < 6; i++) {
+		e[i] = T_OK(epoll_create1(0));
+		a[i] = T_OK(epoll_create1(0));
+	}
+	for (int i = 1; i < 5; i++)
+		T_OK(add(e[i], e[i - 1], EPOLLIN, 0));
+	T_EXPECT_ERRNO(add(e[5], e[4], EPOLLIN, 0), ELOOP);
+	/* Built upwards: a4 holds a5, a3 holds a4, ... */
+	for (int i = 4; i >= 1; i--)
+		T_OK(add(a[i], a[i + 1], EPOLLIN, 0));
+	T_EXPECT_ERRNO(add(a[0], a[1], EPOLLIN, 0), ELOOP);
+	/* A loop through several levels. */
+	T_EXPECT_ERRNO(add(e[0], e[3], EPOLLIN, 0), ELOOP);
+	for (int i = 0; i < 6; i++) {
+		close(e[i]);
+		close(a[i]);
+	}
+}
+
+struct closer {
+	int ep;
+	int n;
+};
+
+static void *wait_on_closed(void *arg)
+{
+	struct closer *c = arg;
+	struct epoll_event ev;
+	c->n = epoll_wait(c->ep, &ev, 1, 20000);
+	return NULL;
+}
+
+UT_TEST(epoll_closed_under_its_waiter)
+{
+	/* The waiter holds the epoll file: closing the descriptor neither
+	 * wakes it nor drops the registrations it waits for. */
+	int ep = T_OK(epoll_create1(0));
+	int p[2];
+	T_OK(pipe(p));
+	T_OK(add(ep, p[0], EPOLLIN, 1));
+	struct closer c = { ep, -2 };
+	pthread_t t;
+	T_ASSERT(pthread_create(&t, NULL, wait_on_closed, &c) == 0);
+	ut_sleep_ms(50);
+	T_OK(close(ep));
+	ut_sleep_ms(20);
+	T_EXPECT_EQ(c.n, -2);
+	T_EXPECT_EQ(write(p[1], "x", 1), 1);
+	pthread_join(t, NULL);
+	T_EXPECT_EQ(c.n, 1);
+	close(p[0]);
+	close(p[1]);
+}
+
+UT_TEST(rdhup_on_pipes)
+{
+	/* EPOLLRDHUP is accepted; a pipe reports the writer's close as
+	 * EPOLLHUP (Linux pipes never set EPOLLRDHUP). */
+	int ep = T_OK(epoll_create1(0));
+	int p[2];
+	T_OK(pipe(p));
+	T_OK(add(ep, p[0], EPOLLIN | EPOLLRDHUP, 1));
+	struct epoll_event ev;
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 0), 0);
+	close(p[1]);
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 1000), 1);
+	T_EXPECT_EQ(ev.events, EPOLLHUP);
+	close(p[0]);
+	close(ep);
+}
+
+UT_TEST(oneshot_rearmed_by_mod)
+{
+	int ep = T_OK(epoll_create1(0));
+	int efd = T_OK(eventfd(1, EFD_NONBLOCK));
+	T_OK(add(ep, efd, EPOLLIN | EPOLLONESHOT, 3));
+	struct epoll_event ev = { EPOLLIN | EPOLLONESHOT, { .u64 = 4 } };
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 0), 1);
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 0), 0);          /* disabled */
+	uint64_t one = 1;
+	T_EXPECT_EQ(write(efd, &one, 8), 8);
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 0), 0);          /* still disabled */
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = 4;
+	T_OK(epoll_ctl(ep, EPOLL_CTL_MOD, efd, &ev));
+	T_EXPECT_EQ(epoll_wait(ep, &ev, 1, 0), 1);          /* re-armed, ready */
+	T_EXPECT_EQ(ev.data.u64, 4);
+	close(efd);
+	close(ep);
+}
+
 /* ---- epoll_ctl against close against epoll_wait ---- */
 
 #define NRACE 4
