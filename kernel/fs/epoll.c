@@ -369,13 +369,13 @@ static uint32_t ep_decide_locked(struct epoll *ep, struct epitem *it, uint32_t e
 	uint32_t r = ev & it->events & EPOLL_EVENT_BITS;
 	if (!r)
 		return 0;                /* not ready: its next wakeup queues it again */
-	if (!wait || it->slow)
-		ep_ready_locked(ep, it);
+	if (!wait)
+		ep_ready_locked(ep, it); /* a peek: still to be reported */
 	else if (it->events & EPOLLONESHOT)
 		it->disabled = true;
-	else if (!(it->events & EPOLLET))
+	else if (!(it->events & EPOLLET) && !it->slow)
 		ep_ready_locked(ep, it); /* level-triggered: look again next time */
-	return r;
+	return r;                        /* (slow items are queued at every wait) */
 }
 
 /*
