@@ -109,6 +109,7 @@ FS_OBJS := \
 	fs/file.o \
 	fs/pipe.o \
 	fs/poll.o \
+	fs/poll_test.o \
 	fs/signalfd.o \
 	fs/eventfd.o \
 	fs/epoll.o \
