@@ -19,7 +19,7 @@
  * back on the ready list (to be polled again next time); edge-triggered
  * ones wait for their next wakeup; EPOLLONESHOT items are disabled until
  * EPOLL_CTL_MOD.  EPOLLEXCLUSIVE entries are woken one per event (poll.h).
- * A file without a poll head that must be polled (the console) is put on
+ * A file that must be polled (pollslow: the console) is put on
  * the ready list at every wait, which then sleeps at most a tick.
  *
  * An epoll file has a poll head of its own (POLLIN while an item is
@@ -578,7 +578,7 @@ static int ep_ctl_add(struct epoll *ep, struct file *tgt, int fd, const struct e
 	it->ep = ep;
 	it->file = tgt;
 	it->fd = fd;
-	it->slow = h == NULL;
+	it->slow = h == NULL || (tgt->fops && tgt->fops->pollslow);
 	it->pe.func = ep_item_wake;
 	it->pe.exclusive = ev->events & EPOLLEXCLUSIVE;
 	it->refs = 2;                    /* the lists' and ours */
