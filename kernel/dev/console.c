@@ -243,10 +243,14 @@ static int always_ready(struct file *f __unused)
 	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
 }
 
-static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready };
-static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready };
-static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready };
-static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready };
+static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
 
 #define MKDEV(ma, mi) (((mi) & 0xff) | ((ma) << 8) | (((mi) & ~0xffu) << 12))
 #define DEV_MAJOR(d) (((d) >> 8) & 0xfff)

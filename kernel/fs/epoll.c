@@ -632,7 +632,8 @@ static int ep_ctl_change(struct epoll *ep, struct file *tgt, int fd, int op,
 static int ep_ctl_check(struct file *ef, struct file *tgt, int op, const struct epoll_event *ev)
 {
 	const struct file_ops *fo = tgt->fops;
-	if (!fo || !fo->poll || (tgt->ip && (S_ISREG(tgt->ip->mode) || S_ISDIR(tgt->ip->mode))))
+	if (!fo || !fo->poll || fo->poll_head == poll_head_none ||
+	    (tgt->ip && (S_ISREG(tgt->ip->mode) || S_ISDIR(tgt->ip->mode))))
 		return -EPERM;
 	if (ef == tgt || !is_epoll(ef))
 		return -EINVAL;

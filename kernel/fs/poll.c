@@ -138,6 +138,11 @@ void poll_wakeup(void)
 	poll_wake(&legacy_head, POLL_ANY);
 }
 
+struct poll_head *poll_head_none(struct file *f __unused)
+{
+	return NULL;
+}
+
 struct poll_head *file_poll_head(struct file *f)
 {
 	const struct file_ops *fo = f->fops;

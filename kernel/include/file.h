@@ -70,8 +70,9 @@ struct file_ops {
 	/* Ready events now (POLLIN...); no sleeping. */
 	int (*poll)(struct file *f);
 	/* The poll head a waiter registers on before calling poll (poll.h);
-	 * NULL: never changes readiness on its own.  Called by the polling
-	 * thread (signalfd's depends on it). */
+	 * poll_head_none: always ready (epoll refuses it: EPERM); no
+	 * operation: the legacy head of poll_wakeup().  Called by the
+	 * polling thread (signalfd's depends on it). */
 	struct poll_head *(*poll_head)(struct file *f);
 	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
 	void (*release)(struct file *f);

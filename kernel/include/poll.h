@@ -98,6 +98,8 @@ void poll_wake(struct poll_head *h, uint32_t events);
  * case it will run anyway. */
 bool poll_defer(struct poll_wake_ctx *ctx, struct poll_deferred *d);
 
+/* A poll_head operation for files that are always ready (no head). */
+struct poll_head *poll_head_none(struct file *f);
 /* The head of an open file (its file_ops.poll_head), or NULL. */
 struct poll_head *file_poll_head(struct file *f);
 /* The file's ready events now (file_ops.poll; always ready without one). */

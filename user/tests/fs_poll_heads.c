@@ -393,6 +393,23 @@ UT_TEST(oneshot_rearmed_by_mod)
 	close(ep);
 }
 
+UT_TEST(always_ready_devices)
+{
+	/* /dev/null and /dev/zero are always ready for poll; epoll refuses
+	 * them (no poll operation on Linux: EPERM). */
+	int ep = T_OK(epoll_create1(0));
+	const char *dev[] = { "/dev/null", "/dev/zero" };
+	for (int i = 0; i < 2; i++) {
+		int fd = T_OK(open(dev[i], O_RDWR));
+		struct pollfd pf = { fd, POLLIN | POLLOUT, 0 };
+		T_EXPECT_EQ(poll(&pf, 1, 10000), 1);
+		T_EXPECT_EQ(pf.revents, POLLIN | POLLOUT);
+		T_EXPECT_ERRNO(add(ep, fd, EPOLLIN, 0), EPERM);
+		close(fd);
+	}
+	close(ep);
+}
+
 /* ---- epoll_ctl against close against epoll_wait ---- */
 
 #define NRACE 4
