@@ -108,6 +108,9 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/pipe.o \
+	fs/poll.o \
+	fs/poll_test.o \
+	fs/signalfd.o \
 	fs/eventfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \

@@ -12,6 +12,7 @@
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
+#include "poll.h"
 #include "sched.h"
 #include "signal.h"
 #include "uart.h"
@@ -24,6 +25,10 @@ static struct simple_lock console_in_lock = SIMPLE_LOCK_INIT(LC_TTY);
 static char line[256];
 static size_t line_len, line_off;     /* (console_in_lock) a finished line */
 static int pending = -1;              /* (console_in_lock) a key read by poll */
+/* Pollers of the console.  The UART has no input interrupt yet, so the
+ * console is also pollslow (waiters recheck every tick); the interrupt-driven
+ * terminal driver wakes this head with POLLIN when input arrives. */
+static struct poll_head console_ph = POLL_HEAD_INIT(console_ph);
 
 static void echo(const char *s, size_t n)
 {
@@ -146,6 +151,11 @@ static int console_poll(struct file *f __unused)
 	return ev;
 }
 
+static struct poll_head *console_poll_head(struct file *f __unused)
+{
+	return &console_ph;
+}
+
 #define TCGETS 0x5401
 #define TIOCGWINSZ 0x5413
 
@@ -160,7 +170,7 @@ static int console_ioctl(struct file *f __unused, uint64_t cmd, uint64_t arg)
 
 const struct file_ops console_fops = {
 	.read = console_read, .write = console_write, .poll = console_poll,
-	.ioctl = console_ioctl, .pollslow = true,
+	.poll_head = console_poll_head, .ioctl = console_ioctl, .pollslow = true,
 };
 
 /* ---- memory devices ---- */
@@ -227,10 +237,14 @@ static int always_ready(struct file *f __unused)
 	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
 }
 
-static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready };
-static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready };
-static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready };
-static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready };
+static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready,
+	.poll_head = poll_head_none };
+static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready,
+	.poll_head = poll_head_none };
 
 #define MKDEV(ma, mi) (((mi) & 0xff) | ((ma) << 8) | (((mi) & ~0xffu) << 12))
 #define DEV_MAJOR(d) (((d) >> 8) & 0xfff)

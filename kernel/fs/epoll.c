@@ -10,32 +10,41 @@
  * every registration of the file through the file's own list), so closing
  * one of several descriptors of a file keeps it registered, as on Linux.
  *
- * Readiness is not pushed: epoll_wait snapshots its registrations (taking
- * a reference on each file unless it is already being freed, and on each
- * item), calls the files' poll operations with no lock held, then decides
- * under the lock what to report.  It sleeps on the poll machinery
- * (pipe.c): every change that can make a file ready calls poll_wakeup(),
- * which bumps the global poll generation and wakes every sleeper.
+ * Readiness is pushed (poll.h): each registration keeps an entry on its
+ * file's poll head for as long as it exists; the entry's function puts the
+ * item on the instance's ready list and wakes one epoll_wait sleeper.
+ * epoll_wait takes items from the ready list only (it never rescans every
+ * registration), polls each one's file with no lock held and reports the
+ * events that are true now.  Level-triggered items that were reported go
+ * back on the ready list (to be polled again next time); edge-triggered
+ * ones wait for their next wakeup; EPOLLONESHOT items are disabled until
+ * EPOLL_CTL_MOD.  EPOLLEXCLUSIVE entries are woken one per event (poll.h).
+ * A file that must be polled (pollslow: the console) is put on
+ * the ready list at every wait, which then sleeps at most a tick.
  *
- * Level-triggered: reported while ready.  Edge-triggered (EPOLLET): an item
- * keeps the events last reported and the poll generation read before that
- * report; it is reported again when its readiness has new bits or the
- * generation has changed since (any wakeup anywhere: spurious events are
- * allowed, a missed edge is not possible).  EPOLLONESHOT: disabled after
- * one report until EPOLL_CTL_MOD.  EPOLLERR and EPOLLHUP are always
- * reported.  An epoll file is pollable (POLLIN when an item would be
- * reported), so it nests in poll/select and in another epoll; EPOLL_CTL_ADD
- * refuses loops and nesting deeper than EP_MAX_NESTS (ELOOP).
+ * An epoll file has a poll head of its own (POLLIN while an item is
+ * ready), so it nests in poll/select and in another epoll; an item that
+ * becomes ready wakes that head after the inner head's lock is dropped
+ * (poll_defer), never two poll heads at once.  EPOLL_CTL_ADD refuses loops
+ * and nesting deeper than EP_MAX_NESTS (ELOOP).
  *
  * Locking: one global simple lock, epoll_lock (class epoll), guards every
- * instance's list, every file's list of registrations and the items'
- * state.  It is never held across a file's poll, a user copy, a sleep, an
- * allocation or a file_unref.
+ * instance's list of registrations, every file's list of registrations and
+ * the nesting checks (epoll_ctl and the final releases); it ranks below
+ * pollhead, so an entry is added to or removed from its head under it.  An
+ * instance's ready list and the items' state (events, data, disabled,
+ * dead) are under the lock of the instance's wait queue (the waitq
+ * convention: the sleeper's condition under the queue lock), which the
+ * entries' functions take under their head's lock.  No lock is held across
+ * a file's poll, a user copy or a file_unref.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
+#include "param.h"
+#include "poll.h"
 #include "proc.h"
 #include "signal.h"
 #include "syscall.h"
@@ -43,6 +52,7 @@
 #include "timekeep.h"
 #include "usercopy.h"
 #include "vfs.h"
+#include "waitq.h"
 
 #define EPOLLIN        0x001u
 #define EPOLLERR       0x008u
@@ -54,6 +64,7 @@
 /* The events EPOLLEXCLUSIVE may be combined with (Linux). */
 #define EPOLLEXCLUSIVE_OK (POLLIN | POLLOUT | POLLERR | POLLHUP | EPOLLWAKEUP | EPOLLET | \
 			   EPOLLEXCLUSIVE | POLLRDNORM | POLLWRNORM)
+#define EPOLL_EVENT_BITS (~(EPOLLEXCLUSIVE | EPOLLWAKEUP | EPOLLONESHOT | EPOLLET))
 
 #define EPOLL_CTL_ADD 1
 #define EPOLL_CTL_DEL 2
@@ -72,27 +83,38 @@ struct epoll_event {
 
 static struct simple_lock epoll_lock = SIMPLE_LOCK_INIT(LC_EPOLL);
 
-/* Lock key: (e) epoll_lock; [I] immutable. */
+/* Lock key: (e) epoll_lock; (w) ep->wq.lock; (h) the file's poll head's
+ * lock; [a] atomic; [I] immutable once linked. */
 struct epitem {
 	struct epoll *ep;                /* [I] the instance */
 	struct file *file;               /* [I] not referenced (see above) */
 	int fd;                          /* [I] */
+	bool slow;                       /* [I] no poll head: polled at every wait */
+	struct poll_entry pe;            /* (h) on the file's poll head */
 	struct epitem *prev, *next;      /* (e) the instance's list */
 	struct epitem *fnext;            /* (e) the file's list (file->epitems) */
-	uint32_t events;                 /* (e) asked for, with EPOLLERR | EPOLLHUP */
-	uint64_t data;                   /* (e) */
-	uint32_t reported;               /* (e) EPOLLET: events last reported */
-	uint64_t gen;                    /* (e) EPOLLET: generation then; ~0: none */
-	bool disabled;                   /* (e) EPOLLONESHOT fired */
-	bool linked;                     /* (e) on both lists */
-	int refs;                        /* (e) the lists' + the scans' */
+	bool linked;                     /* (e) on those lists */
+	struct epitem *rdprev, *rdnext;  /* (w) the ready list */
+	bool onrd;                       /* (w) on the ready list */
+	bool dead;                       /* (w) unlinked: never reported again */
+	bool disabled;                   /* (w) EPOLLONESHOT fired */
+	uint32_t events;                 /* (w) asked for, with EPOLLERR | EPOLLHUP */
+	uint64_t data;                   /* (w) */
+	volatile uint32_t refs;          /* [a] the lists' + each wait's and ctl's */
 };
 
-/* Lock key: (e) epoll_lock; [I] immutable. */
+/* Lock key: (e) epoll_lock; (w) wq.lock; [a] atomic; [I] immutable. */
 struct epoll {
 	struct file *file;               /* [I] the epoll file (not referenced) */
-	struct epitem *head, *tail;      /* (e) registrations, reported ones last */
+	struct waitq wq;                 /* epoll_wait sleepers; lock: the ready list */
+	struct epitem *rdhead, *rdtail;  /* (w) items to poll and maybe report */
+	int nrd;                         /* (w) */
+	struct poll_head ph;             /* pollers of the epoll file */
+	struct poll_deferred defer;      /* wake ph once an inner head is dropped */
+	struct epitem *head, *tail;      /* (e) registrations */
 	int nitems;                      /* (e) */
+	volatile int nslow;              /* (e)[a] slow registrations */
+	volatile uint32_t refs;          /* [a] the file's + a queued deferred wake */
 };
 
 static const struct file_ops epoll_fops;
@@ -102,7 +124,110 @@ static bool is_epoll(struct file *f)
 	return f->fops == &epoll_fops;
 }
 
-/* ---- the lists ---- */
+static void ep_ref(struct epoll *ep)
+{
+	fetch_and_add32(&ep->refs, 1);
+}
+
+static void ep_unref(struct epoll *ep)
+{
+	if (fetch_and_add32(&ep->refs, -1u) == 1)
+		kfree(ep);
+}
+
+static void epi_ref(struct epitem *it)
+{
+	fetch_and_add32(&it->refs, 1);
+}
+
+/* No lock held (it may be freed). */
+static void epi_unref(struct epitem *it)
+{
+	if (fetch_and_add32(&it->refs, -1u) == 1)
+		kfree(it);
+}
+
+/* ---- the ready list (w) ---- */
+
+static void rd_append_locked(struct epoll *ep, struct epitem *it)
+{
+	KASSERT(simple_lock_held(&ep->wq.lock) && !it->onrd);
+	it->rdnext = NULL;
+	it->rdprev = ep->rdtail;
+	if (ep->rdtail)
+		ep->rdtail->rdnext = it;
+	else
+		ep->rdhead = it;
+	ep->rdtail = it;
+	ep->nrd++;
+	it->onrd = true;
+}
+
+static void rd_remove_locked(struct epoll *ep, struct epitem *it)
+{
+	KASSERT(simple_lock_held(&ep->wq.lock) && it->onrd);
+	if (it->rdprev)
+		it->rdprev->rdnext = it->rdnext;
+	else
+		ep->rdhead = it->rdnext;
+	if (it->rdnext)
+		it->rdnext->rdprev = it->rdprev;
+	else
+		ep->rdtail = it->rdprev;
+	it->rdprev = it->rdnext = NULL;
+	ep->nrd--;
+	it->onrd = false;
+}
+
+/* Queue it (unless dead, disabled or queued) and wake one waiter: true if
+ * one was woken. */
+static bool ep_ready_locked(struct epoll *ep, struct epitem *it)
+{
+	KASSERT(simple_lock_held(&ep->wq.lock));
+	if (it->dead || it->disabled)
+		return false;
+	if (!it->onrd)
+		rd_append_locked(ep, it);
+	return ep->wq.nwait && waitq_wakeup_one_locked(&ep->wq);
+}
+
+/* The deferred wake of ep's own pollers (poll_defer). */
+static void ep_defer_run(struct poll_deferred *d)
+{
+	struct epoll *ep = container_of(d, struct epoll, defer);
+	poll_wake(&ep->ph, POLLIN | POLLRDNORM);
+	ep_unref(ep);
+}
+
+/* The poll entry function of a registration: its file may be ready. */
+static bool ep_item_wake(struct poll_entry *e, uint32_t events, struct poll_wake_ctx *ctx)
+{
+	struct epitem *it = container_of(e, struct epitem, pe);
+	struct epoll *ep = it->ep;
+	simple_lock(&ep->wq.lock);
+	bool woke = false, queued = false;
+	if (events & it->events) {
+		woke = ep_ready_locked(ep, it);
+		queued = it->onrd;
+	}
+	simple_unlock(&ep->wq.lock);
+	/* ep is alive: it has a registration, listed on the head we are under. */
+	if (queued && poll_head_busy(&ep->ph) && poll_defer(ctx, &ep->defer))
+		ep_ref(ep);
+	return woke;
+}
+
+/* it's file may be ready now (ctl): queue it and wake.  No lock held. */
+static void ep_kick(struct epitem *it)
+{
+	struct epoll *ep = it->ep;
+	uint64_t s = disable_lock(&ep->wq.lock);
+	ep_ready_locked(ep, it);
+	unlock_enable(&ep->wq.lock, s);
+	poll_wake(&ep->ph, POLLIN | POLLRDNORM);
+}
+
+/* ---- the registration lists (e) ---- */
 
 static void ep_list_add_tail_locked(struct epoll *ep, struct epitem *it)
 {
@@ -130,32 +255,44 @@ static void ep_list_del_locked(struct epoll *ep, struct epitem *it)
 	it->prev = it->next = NULL;
 }
 
-/* Link a new item (refs 0) on its instance's and its file's lists. */
-static void ep_link_locked(struct epitem *it)
+/* Link a new item on its instance's and its file's lists and on the file's
+ * poll head h (NULL: a slow item).  The lists' reference is the caller's. */
+static void ep_link_locked(struct epitem *it, struct poll_head *h)
 {
 	KASSERT(simple_lock_held(&epoll_lock));
 	ep_list_add_tail_locked(it->ep, it);
 	it->fnext = it->file->epitems;
 	WRITE_ONCE(it->file->epitems, it);
 	it->ep->nitems++;
+	if (it->slow)
+		WRITE_ONCE(it->ep->nslow, it->ep->nslow + 1);
 	it->linked = true;
-	it->refs++;
+	if (h)
+		poll_add(h, &it->pe, poll_mask_of(it->events));
 }
 
-/* Unlink a linked item from both lists.  Returns true if the caller must
- * free it (after dropping the lock): no scan holds it. */
-static bool ep_unlink_locked(struct epitem *it)
+/* Unlink a linked item from both lists, its poll head and the ready list;
+ * the caller then drops the lists' reference (epi_unref, no lock held). */
+static void ep_unlink_locked(struct epitem *it)
 {
 	KASSERT(simple_lock_held(&epoll_lock) && it->linked);
-	ep_list_del_locked(it->ep, it);
+	struct epoll *ep = it->ep;
+	poll_del(&it->pe);               /* its function is done and never runs again */
+	ep_list_del_locked(ep, it);
 	struct epitem **pp = &it->file->epitems;
 	while (*pp != it)
 		pp = &(*pp)->fnext;
 	WRITE_ONCE(*pp, it->fnext);
 	it->fnext = NULL;
-	it->ep->nitems--;
+	ep->nitems--;
+	if (it->slow)
+		WRITE_ONCE(ep->nslow, ep->nslow - 1);
 	it->linked = false;
-	return --it->refs == 0;
+	uint64_t s = disable_lock(&ep->wq.lock);
+	it->dead = true;
+	if (it->onrd)
+		rd_remove_locked(ep, it);
+	unlock_enable(&ep->wq.lock, s);
 }
 
 /* The registration of (f, fd) in ep, or NULL. */
@@ -173,138 +310,111 @@ void epoll_file_release(struct file *f)
 	for (;;) {
 		simple_lock(&epoll_lock);
 		struct epitem *it = f->epitems;
-		bool free_it = it && ep_unlink_locked(it);
+		if (it)
+			ep_unlink_locked(it);
 		simple_unlock(&epoll_lock);
 		if (!it)
 			return;
-		if (free_it)
-			kfree(it);
+		epi_unref(it);
 	}
 }
 
-/* ---- readiness ---- */
+/* ---- harvesting the ready list ---- */
 
-/* One registration as seen by a scan: referenced item and file. */
-struct ep_snap {
+/* Put ep's slow items on the ready list (they must be polled).  No lock
+ * held. */
+static void ep_queue_slow(struct epoll *ep)
+{
+	simple_lock(&epoll_lock);
+	uint64_t s = disable_lock(&ep->wq.lock);
+	for (struct epitem *it = ep->head; it; it = it->next)
+		if (it->slow && !it->onrd && !it->dead && !it->disabled)
+			rd_append_locked(ep, it);
+	unlock_enable(&ep->wq.lock, s);
+	simple_unlock(&epoll_lock);
+}
+
+/*
+ * Take the first item of the ready list, referenced, with a reference to
+ * its file in *fp (items whose file is being freed are dropped).  NULL if
+ * the list is empty.
+ */
+static struct epitem *ep_pop(struct epoll *ep, struct file **fp)
+{
+	uint64_t s = disable_lock(&ep->wq.lock);
 	struct epitem *it;
-	struct file *f;
-	int ev;                          /* the file's poll result */
-};
-
-/*
- * Reference ep's enabled registrations whose files are not being freed,
- * into a kmalloc'd array (*out, to be released with ep_snap_put).  Returns
- * their number or -ENOMEM.  No lock held.
- */
-static int ep_snapshot(struct epoll *ep, struct ep_snap **out)
-{
-	for (;;) {
-		simple_lock(&epoll_lock);
-		int n = ep->nitems;
-		simple_unlock(&epoll_lock);
-		struct ep_snap *s = kmalloc(MAX(n, 1) * sizeof(*s), 0);
-		if (!s)
-			return -ENOMEM;
-		simple_lock(&epoll_lock);
-		if (ep->nitems > n) {
-			simple_unlock(&epoll_lock);
-			kfree(s);
-			continue;
+	while ((it = ep->rdhead)) {
+		rd_remove_locked(ep, it);
+		/* Not dead: its file has not finished its release. */
+		if (file_ref_live(it->file)) {
+			epi_ref(it);
+			*fp = it->file;
+			break;
 		}
-		int k = 0;
-		for (struct epitem *it = ep->head; it; it = it->next) {
-			if (it->disabled || !file_ref_live(it->file))
-				continue;
-			it->refs++;
-			s[k++] = (struct ep_snap){ it, it->file, 0 };
-		}
-		simple_unlock(&epoll_lock);
-		*out = s;
-		return k;
 	}
-}
-
-/* Poll the snapshot's files (no lock held); *slow if one must be polled. */
-static void ep_snap_poll(struct ep_snap *s, int n, bool *slow)
-{
-	for (int i = 0; i < n; i++) {
-		const struct file_ops *fo = s[i].f->fops;
-		s[i].ev = fo && fo->poll ? fo->poll(s[i].f) : 0;
-		if (fo && fo->pollslow)
-			*slow = true;
-	}
-}
-
-/* Drop the snapshot's references and free it.  No lock held. */
-static void ep_snap_put(struct ep_snap *s, int n)
-{
-	simple_lock(&epoll_lock);
-	for (int i = 0; i < n; i++)
-		if (--s[i].it->refs != 0)
-			s[i].it = NULL;          /* still listed or scanned */
-	simple_unlock(&epoll_lock);
-	for (int i = 0; i < n; i++) {
-		kfree(s[i].it);
-		file_unref(s[i].f);
-	}
-	kfree(s);
+	unlock_enable(&ep->wq.lock, s);
+	return it;
 }
 
 /*
- * The events to report for it given its file's readiness ev, polled after
- * the generation gen was read; 0: none.
+ * Decide about item it whose file polled ev: the events to report (0:
+ * none).  kev: a wait (marks it reported); NULL: a peek (epoll's own poll),
+ * which keeps a ready item queued.  ep->wq.lock held.
  */
-static uint32_t ep_due_locked(const struct epitem *it, int ev, uint64_t gen)
+static uint32_t ep_decide_locked(struct epoll *ep, struct epitem *it, uint32_t ev, bool wait)
 {
-	KASSERT(simple_lock_held(&epoll_lock));
-	if (!it->linked || it->disabled)
+	KASSERT(simple_lock_held(&ep->wq.lock));
+	if (it->dead || it->disabled)
 		return 0;
-	uint32_t r = (uint32_t)ev & it->events;
-	if (r && (it->events & EPOLLET) && !(r & ~it->reported) && it->gen == gen)
-		return 0;                /* no edge since the last report */
-	return r;
-}
-
-/* it was reported with events r: record it, rotate it to the tail. */
-static void ep_reported_locked(struct epitem *it, uint32_t r, uint64_t gen)
-{
-	KASSERT(simple_lock_held(&epoll_lock));
-	it->reported = r;
-	it->gen = gen;
-	if (it->events & EPOLLONESHOT)
+	uint32_t r = ev & it->events & EPOLL_EVENT_BITS;
+	if (!r)
+		return 0;                /* not ready: its next wakeup queues it again */
+	if (!wait)
+		ep_ready_locked(ep, it); /* a peek: still to be reported */
+	else if (it->events & EPOLLONESHOT)
 		it->disabled = true;
-	ep_list_del_locked(it->ep, it);
-	ep_list_add_tail_locked(it->ep, it);
+	else if (!(it->events & EPOLLET) && !it->slow)
+		ep_ready_locked(ep, it); /* level-triggered: look again next time */
+	return r;                        /* (slow items are queued at every wait) */
 }
 
 /*
- * Gather at most max due events of ep into kev (marking them reported, so
- * for a wait) or, with kev NULL, only count whether one is due (for poll).
- * Returns their number or -ENOMEM; *slow as ep_snap_poll.  No lock held.
+ * Gather at most max due events of ep into kev or, with kev NULL, find
+ * whether one is due (for poll).  Returns their number.  No lock held.
  */
-static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max, bool *slow)
+static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
 {
-	uint64_t gen = poll_generation();
-	struct ep_snap *s;
-	int n = ep_snapshot(ep, &s);
-	if (n < 0)
-		return n;
-	ep_snap_poll(s, n, slow);
+	if (READ_ONCE(ep->nslow))
+		ep_queue_slow(ep);
+	uint64_t s = disable_lock(&ep->wq.lock);
+	int todo = ep->nrd;              /* the items queued now, not re-queued ones */
+	unlock_enable(&ep->wq.lock, s);
 	int k = 0;
-	simple_lock(&epoll_lock);
-	for (int i = 0; i < n && k < max; i++) {
-		uint32_t r = ep_due_locked(s[i].it, s[i].ev, gen);
-		if (!r)
-			continue;
-		if (kev) {
+	while (todo-- > 0 && k < max) {
+		struct file *f;
+		struct epitem *it = ep_pop(ep, &f);
+		if (!it)
+			break;
+		uint32_t ev = (uint32_t)file_poll_events(f);
+		s = disable_lock(&ep->wq.lock);
+		uint32_t r = ep_decide_locked(ep, it, ev, kev != NULL);
+		if (r && kev) {
 			kev[k].events = r;
-			kev[k].data = s[i].it->data;
-			ep_reported_locked(s[i].it, r, gen);
+			kev[k].data = it->data;
 		}
-		k++;
+		unlock_enable(&ep->wq.lock, s);
+		file_unref(f);
+		epi_unref(it);
+		if (r)
+			k++;
 	}
-	simple_unlock(&epoll_lock);
-	ep_snap_put(s, n);
+	if (kev) {
+		/* Others may wait for what is left (level-triggered items). */
+		s = disable_lock(&ep->wq.lock);
+		if (ep->rdhead && ep->wq.nwait)
+			waitq_wakeup_one_locked(&ep->wq);
+		unlock_enable(&ep->wq.lock, s);
+	}
 	return k;
 }
 
@@ -312,25 +422,31 @@ static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max, bool *
 
 static int epoll_poll(struct file *f)
 {
-	bool slow = false;
-	return ep_harvest(f->priv, NULL, 1, &slow) > 0 ? POLLIN | POLLRDNORM : 0;
+	return ep_harvest(f->priv, NULL, 1) > 0 ? POLLIN | POLLRDNORM : 0;
 }
 
-/* The last reference is gone: drop every registration, free the instance. */
+static struct poll_head *epoll_poll_head(struct file *f)
+{
+	return &((struct epoll *)f->priv)->ph;
+}
+
+/* The last reference is gone: drop every registration, free the instance
+ * (once no deferred wake holds it).  Our own registrations in other epolls
+ * went first (epoll_file_release); no poller is left on ep->ph. */
 static void epoll_release(struct file *f)
 {
 	struct epoll *ep = f->priv;
 	for (;;) {
 		simple_lock(&epoll_lock);
 		struct epitem *it = ep->head;
-		bool free_it = it && ep_unlink_locked(it);
+		if (it)
+			ep_unlink_locked(it);
 		simple_unlock(&epoll_lock);
 		if (!it)
 			break;
-		if (free_it)
-			kfree(it);
+		epi_unref(it);
 	}
-	kfree(ep);
+	ep_unref(ep);
 }
 
 static ssize_t epoll_read(struct file *f __unused, void *ubuf __unused, size_t n __unused,
@@ -346,7 +462,8 @@ static ssize_t epoll_write(struct file *f __unused, const void *ubuf __unused,
 }
 
 static const struct file_ops epoll_fops = {
-	.read = epoll_read, .write = epoll_write, .poll = epoll_poll, .release = epoll_release,
+	.read = epoll_read, .write = epoll_write, .poll = epoll_poll,
+	.poll_head = epoll_poll_head, .release = epoll_release,
 	.anon_name = "[eventpoll]",
 };
 
@@ -362,6 +479,10 @@ static int64_t do_epoll_create(int flags)
 		kfree(ep);
 		return -ENOMEM;
 	}
+	waitq_init(&ep->wq);
+	poll_head_init(&ep->ph);
+	ep->defer.run = ep_defer_run;
+	ep->refs = 1;
 	ep->file = f;
 	f->priv = ep;
 	return fd_install(f, 0, flags & EPOLL_CLOEXEC);
@@ -429,15 +550,22 @@ static int ep_check_nest_locked(struct epoll *ep, struct file *tgt)
 	return 0;
 }
 
-/* Set it's events and data and re-arm it: epoll_lock held, or it not yet
+/* Set it's events and data and re-arm it: ep->wq.lock held, or it not yet
  * linked. */
 static void ep_set_events(struct epitem *it, const struct epoll_event *ev)
 {
 	it->events = ev->events | EPOLLERR | EPOLLHUP;
 	it->data = ev->data;
-	it->reported = 0;
-	it->gen = ~0ULL;
 	it->disabled = false;
+}
+
+/* After ADD or MOD of it (referenced by the caller): queue it if its file
+ * is ready now.  No lock held. */
+static void ep_check_now(struct epitem *it, struct file *f)
+{
+	uint32_t ev = (uint32_t)file_poll_events(f);
+	if (ev & READ_ONCE(it->events))
+		ep_kick(it);
 }
 
 /* EPOLL_CTL_ADD of (tgt, fd) to ep: 0 or -errno.  No lock held. */
@@ -446,41 +574,57 @@ static int ep_ctl_add(struct epoll *ep, struct file *tgt, int fd, const struct e
 	struct epitem *it = kzalloc(sizeof(*it));
 	if (!it)
 		return -ENOMEM;
+	struct poll_head *h = file_poll_head(tgt);
 	it->ep = ep;
 	it->file = tgt;
 	it->fd = fd;
+	it->slow = h == NULL || (tgt->fops && tgt->fops->pollslow);
+	it->pe.func = ep_item_wake;
+	it->pe.exclusive = ev->events & EPOLLEXCLUSIVE;
+	it->refs = 2;                    /* the lists' and ours */
 	ep_set_events(it, ev);
 	simple_lock(&epoll_lock);
 	int r = ep_find_locked(ep, tgt, fd) ? -EEXIST : 0;
 	if (r == 0 && is_epoll(tgt))
 		r = ep_check_nest_locked(ep, tgt);
 	if (r == 0)
-		ep_link_locked(it);
+		ep_link_locked(it, h);
 	simple_unlock(&epoll_lock);
-	if (r)
+	if (r) {
 		kfree(it);
-	return r;
+		return r;
+	}
+	ep_check_now(it, tgt);
+	epi_unref(it);
+	return 0;
 }
 
 /* EPOLL_CTL_DEL / MOD of (tgt, fd) in ep: 0 or -errno.  No lock held. */
 static int ep_ctl_change(struct epoll *ep, struct file *tgt, int fd, int op,
 			 const struct epoll_event *ev)
 {
-	bool free_it = false;
 	int r = 0;
 	simple_lock(&epoll_lock);
 	struct epitem *it = ep_find_locked(ep, tgt, fd);
-	if (!it)
+	if (!it) {
 		r = -ENOENT;
-	else if (op == EPOLL_CTL_DEL)
-		free_it = ep_unlink_locked(it);
-	else if (it->events & EPOLLEXCLUSIVE)
+	} else if (op == EPOLL_CTL_DEL) {
+		ep_unlink_locked(it);    /* the caller drops the lists' reference */
+	} else if (it->pe.exclusive) {
 		r = -EINVAL;
-	else
+	} else {
+		uint64_t s = disable_lock(&ep->wq.lock);
 		ep_set_events(it, ev);
+		unlock_enable(&ep->wq.lock, s);
+		poll_set_mask(&it->pe, poll_mask_of(it->events));
+		epi_ref(it);
+	}
 	simple_unlock(&epoll_lock);
-	if (free_it)
-		kfree(it);
+	if (it && r == 0) {
+		if (op == EPOLL_CTL_MOD)
+			ep_check_now(it, tgt);
+		epi_unref(it);
+	}
 	return r;
 }
 
@@ -488,7 +632,8 @@ static int ep_ctl_change(struct epoll *ep, struct file *tgt, int fd, int op,
 static int ep_ctl_check(struct file *ef, struct file *tgt, int op, const struct epoll_event *ev)
 {
 	const struct file_ops *fo = tgt->fops;
-	if (!fo || !fo->poll || (tgt->ip && (S_ISREG(tgt->ip->mode) || S_ISDIR(tgt->ip->mode))))
+	if (!fo || !fo->poll || fo->poll_head == poll_head_none ||
+	    (tgt->ip && (S_ISREG(tgt->ip->mode) || S_ISDIR(tgt->ip->mode))))
 		return -EPERM;
 	if (ef == tgt || !is_epoll(ef))
 		return -EINVAL;
@@ -520,8 +665,6 @@ SYSCALL(233, epoll_ctl)
 		else
 			r = -EINVAL;
 	}
-	if (r == 0 && op != EPOLL_CTL_DEL)
-		poll_wakeup();           /* a waiter rescans: the file may be ready */
 	file_unref(tgt);
 	file_unref(ef);
 	return r;
@@ -530,19 +673,42 @@ SYSCALL(233, epoll_ctl)
 /* ---- epoll_wait ---- */
 
 /*
+ * Sleep until ep's ready list is not empty (deadline in ns when
+ * timeout_ns > 0; at most a tick with slow items): 1 once the deadline has
+ * passed, -EINTR for a signal, else 0.
+ */
+static int ep_sleep(struct epoll *ep, int64_t timeout_ns, uint64_t deadline)
+{
+	uint64_t ticks = 0;
+	if (timeout_ns > 0) {
+		uint64_t now = time_monotonic_ns();
+		if (now >= deadline)
+			return 1;
+		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+	}
+	if (READ_ONCE(ep->nslow) && (ticks == 0 || ticks > 1))
+		ticks = 1;
+	int r = 0;
+	uint64_t s = disable_lock(&ep->wq.lock);
+	if (!ep->rdhead)
+		r = ticks ? waitq_sleep_timeout_intr_locked(&ep->wq, ticks) :
+			    waitq_sleep_intr_locked(&ep->wq);
+	unlock_enable(&ep->wq.lock, s);
+	return r == -EINTR ? -EINTR : 0;
+}
+
+/*
  * Wait for events of ep (timeout_ns < 0: none; 0: just look), gathering at
- * most max into kev.  The number, 0 on timeout, -EINTR, -ENOMEM.
+ * most max into kev.  The number, 0 on timeout, -EINTR.
  */
 static int ep_wait(struct epoll *ep, struct epoll_event *kev, int max, int64_t timeout_ns)
 {
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
 	for (;;) {
-		uint64_t gen = poll_generation();
-		bool slow = false;
-		int n = ep_harvest(ep, kev, max, &slow);
+		int n = ep_harvest(ep, kev, max);
 		if (n != 0 || timeout_ns == 0)
 			return n;
-		int w = poll_sleep(gen, timeout_ns, deadline, slow);
+		int w = ep_sleep(ep, timeout_ns, deadline);
 		if (w)
 			return w < 0 ? w : 0;
 	}

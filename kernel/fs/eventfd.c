@@ -10,13 +10,15 @@
  * waitq convention, waitq.h), so a sleeper rechecks it under the lock that
  * the waker takes: no lost wakeup.  Readers and writers share the queue and
  * every change wakes all of them (they recheck); every change that can make
- * the file ready also calls poll_wakeup() for poll/select/epoll.  No user
+ * the file ready also wakes the eventfd's poll head (poll.h): POLLIN after
+ * a write, POLLOUT after a read, after the queue lock is dropped.  No user
  * copy is made under the lock.
  */
 #include "kernel.h"
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
+#include "poll.h"
 #include "syscall.h"
 #include "usercopy.h"
 #include "waitq.h"
@@ -29,18 +31,20 @@
 /* Lock key: (w) wq.lock; [a] read without the lock by poll; [I] immutable. */
 struct eventfd {
 	struct waitq wq;                 /* readers and writers waiting */
+	struct poll_head ph;             /* pollers (poll.h) */
 	volatile uint64_t count;         /* (w)[a] */
 	bool semaphore;                  /* [I] EFD_SEMAPHORE */
 };
 
-/* Wake the sleepers and pollers after a change of ef->count.  No lock held. */
-static void eventfd_wake(struct eventfd *ef)
+/* Wake the sleepers, and the pollers interested in events, after a change
+ * of ef->count.  No lock held (post after unlock). */
+static void eventfd_wake(struct eventfd *ef, uint32_t events)
 {
 	uint64_t s = disable_lock(&ef->wq.lock);
 	if (ef->wq.nwait)
 		waitq_wakeup_all_locked(&ef->wq);
 	unlock_enable(&ef->wq.lock, s);
-	poll_wakeup();
+	poll_wake(&ef->ph, events);
 }
 
 /*
@@ -76,7 +80,7 @@ static ssize_t eventfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off 
 	unlock_enable(&ef->wq.lock, s);
 	if (r)
 		return r;
-	eventfd_wake(ef);                /* room for writers now */
+	eventfd_wake(ef, POLLOUT | POLLWRNORM);   /* room for writers now */
 	if (copyout(ubuf, &val, sizeof(val)) < 0)
 		return -EFAULT;
 	return sizeof(uint64_t);
@@ -116,7 +120,7 @@ static ssize_t eventfd_write(struct file *f, const void *ubuf, size_t n, uint64_
 	if (r)
 		return r;
 	if (val)
-		eventfd_wake(ef);
+		eventfd_wake(ef, POLLIN | POLLRDNORM);
 	return sizeof(uint64_t);
 }
 
@@ -139,8 +143,14 @@ static void eventfd_release(struct file *f)
 	kfree(f->priv);
 }
 
+static struct poll_head *eventfd_poll_head(struct file *f)
+{
+	return &((struct eventfd *)f->priv)->ph;
+}
+
 static const struct file_ops eventfd_fops = {
 	.read = eventfd_read, .write = eventfd_write, .poll = eventfd_poll,
+	.poll_head = eventfd_poll_head,
 	.release = eventfd_release, .anon_name = "[eventfd]",
 };
 
@@ -153,6 +163,7 @@ static int64_t do_eventfd(uint64_t initval, uint64_t flags)
 	if (!ef)
 		return -ENOMEM;
 	waitq_init(&ef->wq);
+	poll_head_init(&ef->ph);
 	ef->count = (uint32_t)initval;
 	ef->semaphore = flags & EFD_SEMAPHORE;
 	struct file *f = file_alloc(&eventfd_fops, O_RDWR | (int)(flags & EFD_NONBLOCK));

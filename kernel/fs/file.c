@@ -4,6 +4,7 @@
 #include "kernel.h"
 #include "atomic.h"
 #include "errno.h"
+#include "poll.h"
 #include "file.h"
 #include "kmem.h"
 #include "proc.h"
@@ -115,7 +116,8 @@ static int reg_poll(struct file *f __unused)
 }
 
 static const struct file_ops reg_fops = {
-	.read = reg_read, .write = reg_write, .poll = reg_poll, .seekable = true,
+	.read = reg_read, .write = reg_write, .poll = reg_poll, .poll_head = poll_head_none,
+	.seekable = true,
 };
 
 static ssize_t dir_read(struct file *f __unused, void *ubuf __unused, size_t n __unused,
@@ -125,7 +127,7 @@ static ssize_t dir_read(struct file *f __unused, void *ubuf __unused, size_t n _
 }
 
 static const struct file_ops dir_fops = {
-	.read = dir_read, .poll = reg_poll, .seekable = true,
+	.read = dir_read, .poll = reg_poll, .poll_head = poll_head_none, .seekable = true,
 };
 
 static const struct file_ops path_fops = { .seekable = false };

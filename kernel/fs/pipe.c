@@ -10,11 +10,9 @@
  * Reading with no writer left gives end of file; writing with no reader
  * left gives SIGPIPE and EPIPE.
  *
- * poll/select: any change that can make a file ready calls poll_wakeup(),
- * which bumps a sequence number (the poll generation) and wakes every
- * poller (one global wait queue: simple and correct; a poller rechecks its
- * descriptors).  epoll (epoll.c) sleeps the same way and uses the
- * generation to report edge-triggered events.
+ * poll/select/epoll: each pipe has one poll head (poll.h) for both ends;
+ * a write wakes its POLLIN entries, a read its POLLOUT entries, closing an
+ * end all of them, each after the pipe's locks are dropped.
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -22,6 +20,7 @@
 #include "file.h"
 #include "kmem.h"
 #include "page.h"
+#include "poll.h"
 #include "proc.h"
 #include "signal.h"
 #include "timekeep.h"
@@ -39,6 +38,7 @@
 struct pipe {
 	struct complex_lock lock;
 	struct waitq rwait, wwait;
+	struct poll_head ph;             /* pollers of both ends */
 	char *page[PIPE_PAGES];          /* (p) allocated on first use */
 	uint32_t head;                   /* (p) read position */
 	volatile uint32_t count;         /* (p) bytes in the ring */
@@ -47,44 +47,15 @@ struct pipe {
 	volatile uint32_t ends;          /* [a] both */
 };
 
-/* ---- poll wakeups ---- */
-
-static struct waitq poll_wq = WAITQ_INIT(poll_wq);
-static volatile uint64_t poll_seq;   /* [a] */
-
-void poll_wakeup(void)
-{
-	fetch_and_add(&poll_seq, 1);
-	uint64_t s = disable_lock(&poll_wq.lock);
-	if (poll_wq.nwait)
-		waitq_wakeup_all_locked(&poll_wq);
-	unlock_enable(&poll_wq.lock, s);
-}
-
-uint64_t poll_generation(void)
-{
-	uint64_t g = READ_ONCE(poll_seq);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return g;
-}
-
-int poll_wait(uint64_t gen, uint64_t ticks)
-{
-	uint64_t s = disable_lock(&poll_wq.lock);
-	int r = 0;
-	if (READ_ONCE(poll_seq) == gen)
-		r = ticks ? waitq_sleep_timeout_intr_locked(&poll_wq, ticks) :
-			    waitq_sleep_intr_locked(&poll_wq);
-	unlock_enable(&poll_wq.lock, s);
-	return r;
-}
-
-static void wake(struct waitq *wq)
+/* Wake the sleepers of wq and the pollers interested in events, after a
+ * change of the pipe's state.  No lock held (post after unlock). */
+static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
 {
 	uint64_t s = disable_lock(&wq->lock);
 	waitq_wakeup_all_locked(wq);
 	unlock_enable(&wq->lock, s);
-	poll_wakeup();
+	if (events)
+		poll_wake(&p->ph, events);
 }
 
 /* ---- pipe ends ---- */
@@ -125,7 +96,7 @@ static ssize_t pipe_read(struct file *f, void *ubuf, size_t n, uint64_t *off __u
 			lock_done(&p->lock);
 			if (r)
 				return r;
-			wake(&p->wwait);
+			wake(p, &p->wwait, POLLOUT | POLLWRNORM);
 			return (ssize_t)k;
 		}
 		bool eof = READ_ONCE(p->writers) == 0;
@@ -177,7 +148,7 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 			if (r)
 				return total ? (ssize_t)total : r;
 			total += k;
-			wake(&p->rwait);
+			wake(p, &p->rwait, POLLIN | POLLRDNORM);
 			continue;
 		}
 		lock_done(&p->lock);
@@ -234,8 +205,8 @@ static void pipe_release(struct file *f)
 		fetch_and_add32(&p->readers, -1u);
 	else
 		fetch_and_add32(&p->writers, -1u);
-	wake(&p->rwait);
-	wake(&p->wwait);
+	wake(p, &p->rwait, 0);
+	wake(p, &p->wwait, POLL_ANY);     /* EOF, POLLHUP or POLLERR for the other end */
 	if (fetch_and_add32(&p->ends, -1u) == 1) {
 		for (int i = 0; i < PIPE_PAGES; i++)
 			if (p->page[i])
@@ -244,8 +215,14 @@ static void pipe_release(struct file *f)
 	}
 }
 
+static struct poll_head *pipe_poll_head(struct file *f)
+{
+	return &((struct pipe *)f->priv)->ph;
+}
+
 static const struct file_ops pipe_fops = {
 	.read = pipe_read, .write = pipe_write, .poll = pipe_poll, .ioctl = pipe_ioctl,
+	.poll_head = pipe_poll_head,
 	.release = pipe_release,
 };
 
@@ -265,6 +242,7 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	complex_lock_init(&p->lock, LC_PIPE, 0);
 	waitq_init(&p->rwait);
 	waitq_init(&p->wwait);
+	poll_head_init(&p->ph);
 	p->readers = p->writers = 1;
 	p->ends = 2;
 	struct file *r = file_alloc(&pipe_fops, O_RDONLY | (flags & O_NONBLOCK));
@@ -279,64 +257,4 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	*rd = r;
 	*wr = w;
 	return 0;
-}
-
-/* ---- poll ---- */
-
-struct kpollfd {
-	int fd;
-	short events, revents;
-};
-
-/*
- * Wait until one of fds is ready, the timeout (ns; < 0: none) passes or a
- * signal arrives.  Returns the number of ready entries, 0 on timeout, -EINTR.
- */
-int poll_sleep(uint64_t gen, int64_t timeout_ns, uint64_t deadline, bool slow)
-{
-	if (signal_pending())
-		return -EINTR;
-	uint64_t ticks = 0;
-	if (timeout_ns > 0) {
-		uint64_t now = time_monotonic_ns();
-		if (now >= deadline)
-			return 1;
-		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
-	}
-	if (slow && (ticks == 0 || ticks > 1))
-		ticks = 1;
-	return poll_wait(gen, ticks) == -EINTR ? -EINTR : 0;
-}
-
-int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
-{
-	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
-	for (;;) {
-		uint64_t seq = poll_generation();
-		int ready = 0;
-		bool slow = false;
-		for (size_t i = 0; i < nfds; i++) {
-			fds[i].revents = 0;
-			if (fds[i].fd < 0)
-				continue;
-			struct file *f = fd_get(fds[i].fd);
-			int ev;
-			if (!f) {
-				ev = POLLNVAL;
-			} else {
-				ev = f->fops && f->fops->poll ? f->fops->poll(f) :
-				     POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
-				slow |= f->fops && f->fops->pollslow;
-				file_unref(f);
-			}
-			fds[i].revents = (short)(ev & (fds[i].events | POLLERR | POLLHUP | POLLNVAL));
-			if (fds[i].revents)
-				ready++;
-		}
-		if (ready || timeout_ns == 0)
-			return ready;
-		int w = poll_sleep(seq, timeout_ns, deadline, slow);
-		if (w)
-			return w < 0 ? w : 0;
-	}
 }

@@ -20,6 +20,7 @@ struct inode;
 struct file;
 struct proc;
 struct epitem;
+struct poll_head;
 
 #define FD_MAX 1024                  /* descriptors per process (RLIMIT_NOFILE) */
 
@@ -68,6 +69,11 @@ struct file_ops {
 	ssize_t (*write)(struct file *f, const void *ubuf, size_t n, uint64_t *off);
 	/* Ready events now (POLLIN...); no sleeping. */
 	int (*poll)(struct file *f);
+	/* The poll head a waiter registers on before calling poll (poll.h);
+	 * poll_head_none: always ready (epoll refuses it: EPERM); no
+	 * operation: the legacy head of poll_wakeup().  Called by the
+	 * polling thread (signalfd's depends on it). */
+	struct poll_head *(*poll_head)(struct file *f);
 	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
@@ -143,22 +149,12 @@ struct inode *root_get(void);
 
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);
-void poll_wakeup(void);                           /* something became ready */
-/* The poll generation: bumped by every poll_wakeup (read with a full fence,
- * before the readiness checks it covers). */
-uint64_t poll_generation(void);
-/* Sleep until the generation differs from gen (returns at once if it does
- * already), for at most ticks (0: no limit), or a signal: 0, -ETIMEDOUT,
- * -EINTR.  No lock held. */
-int poll_wait(uint64_t gen, uint64_t ticks);
-/*
- * The waiting step of poll, select and epoll_wait after a scan found
- * nothing ready (gen: poll_generation() before the scan; deadline in ns,
- * used when timeout_ns > 0, none when < 0): 1 once the deadline has
- * passed, -EINTR for a signal, else 0 after a sleep until something
- * changed (at most one tick when slow: some file must be polled).
- */
-int poll_sleep(uint64_t gen, int64_t timeout_ns, uint64_t deadline, bool slow);
+/* Deprecated: wakes the pollers of files that have a poll operation but no
+ * poll_head (one shared legacy head).  Convert such files to a poll head of
+ * their own (poll.h) and call poll_wake on it instead. */
+void poll_wakeup(void);
+/* The wake mask (poll_add) of a waiter for the POLL* events given. */
+uint32_t poll_mask_of(uint32_t events);
 
 /* epoll.c: the open file f is being freed (refcnt 0): its epoll
  * registrations go.  No lock held. */

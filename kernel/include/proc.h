@@ -51,6 +51,7 @@
 #include "lock.h"
 #include "signal.h"
 #include "waitq.h"
+#include "poll.h"
 
 #define PROC_NAME 16
 #define PROC_CMDLINE_MAX 4096   /* bytes of argv kept for /proc/PID/cmdline */
@@ -122,6 +123,7 @@ struct proc {
 	struct proc *pg_next;           /* (t+g) */
 	int pgid, sid;                  /* (t+g) copies of pgrp->pgid, its session's sid */
 	struct waitq wait_wq;           /* children's state changes wake our wait */
+	struct poll_head exit_ph;       /* pollers of our pidfds (POLLIN at exit) */
 	uint64_t utime, stime;          /* (t) own ticks, final at exit */
 	uint64_t cutime, cstime;        /* (t) ticks of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */

@@ -217,6 +217,13 @@ struct sigthread {
  */
 int signal_send_proc(struct proc *p, int sig, int code, int pid, int status);
 
+/* signalfd: take the current thread's next pending signal of mask (its own
+ * first, then the process's) into *info: the signal, 0 if none. */
+int signal_dequeue_mask(uint64_t mask, struct ksiginfo *info);
+/* signalfd.c: a signal was made pending for p (p->sig.lock may be held):
+ * wake the pollers of signalfds read in p. */
+void signalfd_notify(struct proc *p);
+
 /* True if the current thread has an unblocked pending signal: interruptible
  * sleeps end with -EINTR (or restart, per SA_RESTART, in signal_deliver). */
 bool signal_pending(void);

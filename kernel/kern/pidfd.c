@@ -3,7 +3,7 @@
  * pidfd_open(2) or clone(CLONE_PIDFD).  It holds a reference to the struct
  * proc, so the process it names is never confused with a later one that
  * reuses the id.  poll: POLLIN once the process has exited (proc.c calls
- * poll_wakeup() when a process becomes a zombie).  pidfd_send_signal(2)
+ * poll_wake on the process's exit_ph when it becomes a zombie).  pidfd_send_signal(2)
  * signals it; waitid(P_PIDFD) waits for it (proc.c).
  */
 #include "kernel.h"
@@ -33,8 +33,13 @@ static void pidfd_release(struct file *f)
 	proc_unref(f->priv);
 }
 
+static struct poll_head *pidfd_poll_head(struct file *f)
+{
+	return &((struct proc *)f->priv)->exit_ph;
+}
+
 static const struct file_ops pidfd_fops = {
-	.read = pidfd_read, .write = NULL, .poll = pidfd_poll,
+	.read = pidfd_read, .write = NULL, .poll = pidfd_poll, .poll_head = pidfd_poll_head,
 	.release = pidfd_release, .anon_name = "[pidfd]",
 };
 

@@ -527,6 +527,7 @@ static struct proc *proc_alloc(int *err)
 	}
 	simple_lock_init(&p->lock, LC_PROC);
 	waitq_init(&p->wait_wq);
+	poll_head_init(&p->exit_ph);
 	p->refcnt = 1;
 	p->state = PS_ALIVE;
 	p->exit_signal = SIGCHLD;
@@ -1203,7 +1204,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);
 
-	poll_wakeup();                    /* pidfds of p are readable now */
+	poll_wake(&p->exit_ph, POLLIN | POLLRDNORM);   /* p's pidfds are readable */
 
 	/* Signals after unlocking: signal_send_proc takes the signal locks. */
 	if (sig) {

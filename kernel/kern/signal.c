@@ -374,6 +374,7 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 		return -EAGAIN;                  /* queue full (sigqueue, kernel) */
 	}                                        /* kill: pending, its info lost (Linux) */
 	WRITE_ONCE(sp->set, sp->set | bit);
+	signalfd_notify(p);                      /* its signalfds' pollers */
 
 	if (target && !(blocked & bit))
 		wake_thread_sig_locked(p, target);
@@ -690,6 +691,18 @@ static int dequeue_locked(struct proc *p, struct thread *t, uint64_t allowed,
 	int sig = __builtin_ctzll(set) + 1;
 	if (sigpend_take(sp, sig, info, freel) && sig >= SIGRTMIN)
 		p->sig.nqueued--;
+	return sig;
+}
+
+int signal_dequeue_mask(uint64_t mask, struct ksiginfo *info)
+{
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	struct sigq *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	int sig = dequeue_locked(p, t, mask, info, &freel);
+	unlock_enable(&p->sig.lock, s);
+	sigq_free_list(freel);
 	return sig;
 }
 

@@ -1,0 +1,300 @@
+/*
+ * Poll heads (poll.h) and poll(2)/select(2)'s waiting.
+ *
+ * poll and select register one entry per polled file on the file's head,
+ * scan the files' readiness, and sleep once on a wait queue of their own
+ * (struct poll_table, on the stack) until an entry is called, the timeout
+ * passes or a signal arrives; then they rescan.  The entries stay
+ * registered until the call returns, so a change between two scans is
+ * never lost (it sets the table's triggered flag under the table's queue
+ * lock, which the sleeper checks under the same lock).
+ *
+ * Files whose readiness must be polled (pollslow: the console, whose UART
+ * has no input interrupt) make the sleep last at most one tick.  Files with
+ * a poll operation but no head (code written against the old global
+ * poll_wakeup(), e.g. a file being converted) register on one legacy head
+ * that poll_wakeup() wakes.
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "poll.h"
+#include "signal.h"
+#include "timekeep.h"
+#include "param.h"
+#include "waitq.h"
+
+/* The context of one poll_wake call: its deferred work. */
+struct poll_wake_ctx {
+	struct poll_deferred *list;
+};
+
+/* Files with a poll operation and no head of their own (see above). */
+static struct poll_head legacy_head = POLL_HEAD_INIT(legacy_head);
+
+void poll_head_init(struct poll_head *h)
+{
+	simple_lock_init(&h->lock, LC_POLLHEAD);
+	h->first = NULL;
+}
+
+/* Link e on h: non-exclusive entries first, exclusive ones at the tail. */
+static void head_link_locked(struct poll_head *h, struct poll_entry *e)
+{
+	KASSERT(simple_lock_held(&h->lock));
+	struct poll_entry **pp = &h->first;
+	if (e->exclusive)
+		while (*pp)
+			pp = &(*pp)->next;
+	e->next = *pp;
+	if (e->next)
+		e->next->pprev = &e->next;
+	e->pprev = pp;
+	WRITE_ONCE(*pp, e);
+	e->head = h;
+}
+
+void poll_add(struct poll_head *h, struct poll_entry *e, uint32_t mask)
+{
+	uint64_t s = disable_lock(&h->lock);
+	e->mask = mask;
+	head_link_locked(h, e);
+	unlock_enable(&h->lock, s);
+	/* The caller checks readiness next: order that load after our store
+	 * (a waker stores its state, then looks at the list: poll_wake). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void poll_del(struct poll_entry *e)
+{
+	struct poll_head *h = e->head;
+	if (!h)
+		return;
+	uint64_t s = disable_lock(&h->lock);
+	*e->pprev = e->next;
+	if (e->next)
+		e->next->pprev = e->pprev;
+	e->next = NULL;
+	e->pprev = NULL;
+	e->head = NULL;
+	unlock_enable(&h->lock, s);
+}
+
+void poll_set_mask(struct poll_entry *e, uint32_t mask)
+{
+	struct poll_head *h = e->head;
+	if (!h)
+		return;
+	uint64_t s = disable_lock(&h->lock);
+	e->mask = mask;
+	unlock_enable(&h->lock, s);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+bool poll_defer(struct poll_wake_ctx *ctx, struct poll_deferred *d)
+{
+	if (!compare_and_swap32(&d->queued, 0, 1))
+		return false;
+	d->next = ctx->list;
+	ctx->list = d;
+	return true;
+}
+
+/* Call the entries of h that events concern; exclusive ones until one
+ * wakes a waiter.  h->lock held. */
+static void wake_entries_locked(struct poll_head *h, uint32_t events, struct poll_wake_ctx *ctx)
+{
+	KASSERT(simple_lock_held(&h->lock));
+	for (struct poll_entry *e = h->first; e; e = e->next) {
+		if (!(e->mask & events))
+			continue;
+		if (e->func(e, events, ctx) && e->exclusive)
+			break;
+	}
+}
+
+void poll_wake(struct poll_head *h, uint32_t events)
+{
+	/* The caller's state change before our look at the list (poll_add). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!poll_head_busy(h))
+		return;
+	struct poll_wake_ctx ctx = { NULL };
+	uint64_t s = disable_lock(&h->lock);
+	wake_entries_locked(h, events, &ctx);
+	unlock_enable(&h->lock, s);
+	while (ctx.list) {
+		struct poll_deferred *d = ctx.list;
+		ctx.list = d->next;
+		__atomic_store_n(&d->queued, 0, __ATOMIC_SEQ_CST);
+		d->run(d);
+	}
+}
+
+void poll_wakeup(void)
+{
+	poll_wake(&legacy_head, POLL_ANY);
+}
+
+struct poll_head *poll_head_none(struct file *f __unused)
+{
+	return NULL;
+}
+
+struct poll_head *file_poll_head(struct file *f)
+{
+	const struct file_ops *fo = f->fops;
+	if (!fo || !fo->poll)
+		return NULL;                /* always ready */
+	if (fo->poll_head)
+		return fo->poll_head(f);
+	return fo->pollslow ? NULL : &legacy_head;
+}
+
+int file_poll_events(struct file *f)
+{
+	const struct file_ops *fo = f->fops;
+	return fo && fo->poll ? fo->poll(f) : POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+}
+
+/* The wake mask for a waiter interested in events: their synonyms and the
+ * conditions always reported. */
+uint32_t poll_mask_of(uint32_t events)
+{
+	uint32_t m = events | POLLERR | POLLHUP | POLLRDHUP;
+	if (events & (POLLIN | POLLRDNORM))
+		m |= POLLIN | POLLRDNORM;
+	if (events & (POLLOUT | POLLWRNORM))
+		m |= POLLOUT | POLLWRNORM;
+	return m;
+}
+
+/* ---- poll(2), select(2) ---- */
+
+struct kpollfd {
+	int fd;
+	short events, revents;
+};
+
+/* Lock key: (w) wq.lock. */
+struct poll_table {
+	struct waitq wq;                 /* the polling thread */
+	int triggered;                   /* (w) an entry was called since the last scan */
+};
+
+/* One polled descriptor; [I] set by the registering thread. */
+struct poll_slot {
+	struct poll_entry e;
+	struct poll_table *pt;           /* [I] */
+	struct file *f;                  /* [I] referenced, NULL: bad descriptor */
+};
+
+static bool pt_wake(struct poll_entry *e, uint32_t events __unused,
+		    struct poll_wake_ctx *ctx __unused)
+{
+	struct poll_table *pt = container_of(e, struct poll_slot, e)->pt;
+	simple_lock(&pt->wq.lock);
+	pt->triggered = 1;
+	waitq_wakeup_all_locked(&pt->wq);
+	simple_unlock(&pt->wq.lock);
+	return true;
+}
+
+/*
+ * Sleep after a scan found nothing (timeout_ns < 0: no limit; deadline in
+ * ns when > 0) until an entry is called, at most a tick when slow: 1 once
+ * the deadline has passed, -EINTR for a signal, else 0.
+ */
+static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline, bool slow)
+{
+	uint64_t ticks = 0;
+	if (timeout_ns > 0) {
+		uint64_t now = time_monotonic_ns();
+		if (now >= deadline)
+			return 1;
+		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+	}
+	if (slow && (ticks == 0 || ticks > 1))
+		ticks = 1;
+	int r = 0;
+	uint64_t s = disable_lock(&pt->wq.lock);
+	if (!pt->triggered)
+		r = ticks ? waitq_sleep_timeout_intr_locked(&pt->wq, ticks) :
+			    waitq_sleep_intr_locked(&pt->wq);
+	pt->triggered = 0;
+	unlock_enable(&pt->wq.lock, s);
+	return r == -EINTR ? -EINTR : 0;
+}
+
+/* Look up and register fds[i] (entries only if the call may sleep);
+ * *slow if a file must be polled. */
+static void pt_register(struct kpollfd *fds, struct poll_slot *sl, size_t nfds, bool sleeps,
+			bool *slow)
+{
+	for (size_t i = 0; i < nfds; i++) {
+		if (fds[i].fd < 0 || !(sl[i].f = fd_get(fds[i].fd)))
+			continue;
+		struct file *f = sl[i].f;
+		*slow |= f->fops && f->fops->pollslow;
+		struct poll_head *h = sleeps ? file_poll_head(f) : NULL;
+		if (h) {
+			sl[i].e.func = pt_wake;
+			poll_add(h, &sl[i].e, poll_mask_of((uint16_t)fds[i].events));
+		}
+	}
+}
+
+/* Fill the revents: the number of ready entries. */
+static int pt_scan(struct kpollfd *fds, struct poll_slot *sl, size_t nfds)
+{
+	int ready = 0;
+	for (size_t i = 0; i < nfds; i++) {
+		fds[i].revents = 0;
+		if (fds[i].fd < 0)
+			continue;
+		int ev = sl[i].f ? file_poll_events(sl[i].f) : POLLNVAL;
+		fds[i].revents = (short)(ev & (fds[i].events | POLLERR | POLLHUP | POLLNVAL));
+		if (fds[i].revents)
+			ready++;
+	}
+	return ready;
+}
+
+/*
+ * Wait until one of fds is ready, the timeout (ns; < 0: none) passes or a
+ * signal arrives.  Returns the number of ready entries, 0 on timeout,
+ * -EINTR, -ENOMEM.
+ */
+int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
+{
+	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
+	struct poll_slot *sl = kzalloc(MAX(nfds, 1) * sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	struct poll_table pt;
+	waitq_init(&pt.wq);
+	pt.triggered = 0;
+	for (size_t i = 0; i < nfds; i++)
+		sl[i].pt = &pt;
+	bool slow = false;
+	pt_register(fds, sl, nfds, timeout_ns != 0, &slow);
+	int ready;
+	for (;;) {
+		ready = pt_scan(fds, sl, nfds);
+		if (ready || timeout_ns == 0)
+			break;
+		int w = pt_sleep(&pt, timeout_ns, deadline, slow);
+		if (w) {
+			ready = w < 0 ? w : 0;
+			break;
+		}
+	}
+	for (size_t i = 0; i < nfds; i++) {
+		poll_del(&sl[i].e);
+		file_unref(sl[i].f);
+	}
+	kfree(sl);
+	return ready;
+}
