@@ -101,7 +101,8 @@ VM_OBJS := \
 DEV_OBJS := \
 	dev/uart.o \
 	dev/rtc.o \
-	dev/console.o
+	dev/console.o \
+	dev/tty.o
 
 FS_OBJS := \
 	fs/vfs.o \

@@ -1,177 +1,24 @@
 /*
- * The serial console as a file (/dev/console, /dev/tty, /dev/ttyS0 and the
- * descriptors init starts with), and the memory devices (/dev/null, zero,
- * full, random, urandom).  Device nodes dispatch by major/minor (dev_open).
- *
- * Console input until the terminal driver (T1): a minimal canonical mode —
- * echo, backspace, ^U, a line returned on Enter, ^D for end of file.  The
- * UART is polled once a tick while a reader waits.  One line buffer for the
- * console, under console_in_lock (class tty).
+ * Device nodes: dispatch by major/minor (dev_open) to the terminals (the
+ * serial console /dev/console, /dev/ttyS0; /dev/tty, the caller's
+ * controlling terminal; /dev/ptmx and /dev/pts/N, tty.c) and the memory
+ * devices (/dev/null, zero, full, random, urandom); and the nodes of
+ * devtmpfs.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
 #include "poll.h"
 #include "sched.h"
+#include "tty.h"
 #include "signal.h"
 #include "uart.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
 #include "x86.h"
-
-static struct simple_lock console_in_lock = SIMPLE_LOCK_INIT(LC_TTY);
-static char line[256];
-static size_t line_len, line_off;     /* (console_in_lock) a finished line */
-static int pending = -1;              /* (console_in_lock) a key read by poll */
-/* Pollers of the console.  The UART has no input interrupt yet, so the
- * console is also pollslow (waiters recheck every tick); the interrupt-driven
- * terminal driver wakes this head with POLLIN when input arrives. */
-static struct poll_head console_ph = POLL_HEAD_INIT(console_ph);
-
-static void echo(const char *s, size_t n)
-{
-	console_write_raw(s, n);
-}
-
-static int next_key(void)
-{
-	simple_lock(&console_in_lock);
-	int c = pending;
-	pending = -1;
-	simple_unlock(&console_in_lock);
-	return c >= 0 ? c : uart_getc();
-}
-
-/* Reads keys until a line is complete; returns its length (0: ^D on empty),
- * -ERESTARTSYS if a signal arrives before any key. */
-static ssize_t read_line(char *buf, size_t cap)
-{
-	size_t n = 0;
-	for (;;) {
-		int c = next_key();
-		if (c < 0) {
-			/* A signal before any key ends the read (restarted under
-			 * SA_RESTART); a line already begun is finished first. */
-			if (n == 0) {
-				if (sleep_ticks_intr(1) < 0)
-					return -ERESTARTSYS;
-			} else {
-				sleep_ticks(1);
-			}
-			continue;
-		}
-		if (c == '\r' || c == '\n') {
-			buf[n++] = '\n';
-			echo("\n", 1);
-			return n;
-		}
-		if (c == 4) {                 /* ^D */
-			return n;
-		}
-		if (c == 127 || c == 8) {     /* backspace */
-			if (n) {
-				n--;
-				echo("\b \b", 3);
-			}
-			continue;
-		}
-		if (c == 21) {                /* ^U */
-			while (n) {
-				n--;
-				echo("\b \b", 3);
-			}
-			continue;
-		}
-		if (n < cap - 1) {
-			buf[n++] = (char)c;
-			char ch = (char)c;
-			echo(&ch, 1);
-		}
-	}
-}
-
-static ssize_t console_read(struct file *f __unused, void *ubuf, size_t n, uint64_t *off __unused)
-{
-	if (n == 0)
-		return 0;
-	simple_lock(&console_in_lock);
-	if (line_off == line_len) {
-		simple_unlock(&console_in_lock);
-		char tmp[sizeof(line)];
-		ssize_t len = read_line(tmp, sizeof(tmp));
-		if (len < 0)
-			return len;
-		simple_lock(&console_in_lock);
-		if (line_off == line_len) {
-			memcpy(line, tmp, len);
-			line_len = len;
-			line_off = 0;
-		}
-		if (len == 0) {
-			simple_unlock(&console_in_lock);
-			return 0;                 /* end of file */
-		}
-	}
-	size_t k = MIN(n, line_len - line_off);
-	char out[sizeof(line)];
-	memcpy(out, line + line_off, k);
-	line_off += k;
-	simple_unlock(&console_in_lock);
-	if (copyout(ubuf, out, k) < 0)
-		return -EFAULT;
-	return k;
-}
-
-static ssize_t console_write(struct file *f __unused, const void *ubuf, size_t n,
-			     uint64_t *off __unused)
-{
-	char buf[256];
-	size_t done = 0;
-	while (done < n) {
-		size_t k = MIN(n - done, sizeof(buf));
-		if (copyin(buf, (const char *)ubuf + done, k) < 0)
-			return done ? (ssize_t)done : -EFAULT;
-		console_write_raw(buf, k);
-		done += k;
-	}
-	return done;
-}
-
-static int console_poll(struct file *f __unused)
-{
-	int ev = POLLOUT | POLLWRNORM;
-	simple_lock(&console_in_lock);
-	if (line_off < line_len)
-		ev |= POLLIN | POLLRDNORM;
-	else if (pending >= 0 || (pending = uart_getc()) >= 0)
-		ev |= POLLIN | POLLRDNORM;
-	simple_unlock(&console_in_lock);
-	return ev;
-}
-
-static struct poll_head *console_poll_head(struct file *f __unused)
-{
-	return &console_ph;
-}
-
-#define TCGETS 0x5401
-#define TIOCGWINSZ 0x5413
-
-static int console_ioctl(struct file *f __unused, uint64_t cmd, uint64_t arg)
-{
-	if (cmd == TIOCGWINSZ) {
-		uint16_t ws[4] = { 24, 80, 0, 0 };
-		return copyout((void *)arg, ws, sizeof(ws)) < 0 ? -EFAULT : 0;
-	}
-	return -ENOTTY;   /* termios comes with the terminal driver (T1) */
-}
-
-const struct file_ops console_fops = {
-	.read = console_read, .write = console_write, .poll = console_poll,
-	.poll_head = console_poll_head, .ioctl = console_ioctl, .pollslow = true,
-};
 
 /* ---- memory devices ---- */
 
@@ -250,6 +97,25 @@ static const struct file_ops random_fops = { .read = random_read, .write = null_
 #define DEV_MAJOR(d) (((d) >> 8) & 0xfff)
 #define DEV_MINOR(d) (((d) & 0xff) | (((d) >> 12) & ~0xffu))
 
+/* f opens terminal tty (referenced by the caller). */
+static int open_tty(struct tty *tty, struct file *f)
+{
+	f->fops = &tty_fops;
+	f->priv = tty;
+	tty_opened(tty, f->flags);
+	return 0;
+}
+
+struct file *console_file(void)
+{
+	struct file *f = file_alloc(&tty_fops, O_RDWR);
+	if (f) {
+		fetch_and_add(&console_tty.refcnt, 1);
+		f->priv = &console_tty;
+	}
+	return f;
+}
+
 int dev_open(struct inode *ip, struct file *f)
 {
 	uint32_t ma = DEV_MAJOR(ip->rdev), mi = DEV_MINOR(ip->rdev);
@@ -257,8 +123,16 @@ int dev_open(struct inode *ip, struct file *f)
 	if (ma == 1) {
 		fops = mi == 3 ? &null_fops : mi == 5 ? &zero_fops : mi == 7 ? &full_fops :
 		       mi == 8 || mi == 9 ? &random_fops : NULL;
-	} else if ((ma == 5 && (mi == 0 || mi == 1)) || (ma == 4 && mi == 64)) {
-		fops = &console_fops;
+	} else if ((ma == 5 && mi == 1) || (ma == 4 && mi == 64)) {
+		fetch_and_add(&console_tty.refcnt, 1);
+		return open_tty(&console_tty, f);
+	} else if (ma == 5 && mi == 0) {
+		struct tty *tty = tty_ctty_get();       /* /dev/tty */
+		return tty ? open_tty(tty, f) : -ENXIO;
+	} else if (ma == 5 && mi == 2) {
+		return pty_open_master(f);
+	} else if (ma == 136) {
+		return pty_open_slave((int)mi, f);
 	}
 	if (!fops)
 		return -ENXIO;
@@ -266,17 +140,37 @@ int dev_open(struct inode *ip, struct file *f)
 	return 0;
 }
 
+/* /dev/pts: a node for each pseudo-terminal while its master is open. */
+static struct inode *pts_dir;           /* [I] after devfs_populate */
+
+void devpts_add(int n)
+{
+	char name[12];
+	int len = ksnprintf(name, sizeof(name), "%d", n);
+	if (pts_dir)
+		vfs_create(pts_dir, name, (size_t)len, S_IFCHR | 0620, MKDEV(136, n), NULL, NULL);
+}
+
+void devpts_remove(int n)
+{
+	char name[12];
+	int len = ksnprintf(name, sizeof(name), "%d", n);
+	if (pts_dir)
+		vfs_unlink(pts_dir, name, (size_t)len, false);
+}
+
 void devfs_populate(struct inode *root)
 {
 	static const struct { const char *name; uint32_t mode, major, minor; } nodes[] = {
 		{ "null", 0666, 1, 3 }, { "zero", 0666, 1, 5 }, { "full", 0666, 1, 7 },
 		{ "random", 0666, 1, 8 }, { "urandom", 0666, 1, 9 }, { "tty", 0666, 5, 0 },
-		{ "console", 0600, 5, 1 }, { "ttyS0", 0660, 4, 64 },
+		{ "console", 0600, 5, 1 }, { "ttyS0", 0660, 4, 64 }, { "ptmx", 0666, 5, 2 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++)
 		vfs_create(root, nodes[i].name, strlen(nodes[i].name), S_IFCHR | nodes[i].mode,
 			   MKDEV(nodes[i].major, nodes[i].minor), NULL, NULL);
 	vfs_create(root, "shm", 3, S_IFDIR | 01777, 0, NULL, NULL);
+	vfs_create(root, "pts", 3, S_IFDIR | 0755, 0, NULL, &pts_dir);
 	vfs_create(root, "fd", 2, S_IFLNK | 0777, 0, "/proc/self/fd", NULL);
 	vfs_create(root, "stdin", 5, S_IFLNK | 0777, 0, "/proc/self/fd/0", NULL);
 	vfs_create(root, "stdout", 6, S_IFLNK | 0777, 0, "/proc/self/fd/1", NULL);

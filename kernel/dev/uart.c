@@ -1,7 +1,6 @@
 /*
  * 16550 UART on COM1 (0x3f8): the serial console.  Output is polled so that
- * panic can always print; input is polled for now (the terminal issue makes
- * it interrupt driven).
+ * panic can always print; input raises IRQ 4 (tty.c takes the bytes).
  */
 #include "types.h"
 #include "x86.h"
@@ -39,6 +38,12 @@ void uart_putc(char c)
 	for (int i = 0; i < 100000 && !(inb(COM1 + LSR) & LSR_THRE); i++)
 		__asm__ __volatile__("pause");
 	outb(COM1 + THR, (uint8_t)c);
+}
+
+void uart_enable_rx_intr(void)
+{
+	if (uart_present)
+		outb(COM1 + IER, 0x01);     /* received data available */
 }
 
 int uart_getc(void)

@@ -6,6 +6,7 @@
 #include "errno.h"
 #include "poll.h"
 #include "file.h"
+#include "tty.h"
 #include "kmem.h"
 #include "proc.h"
 #include "usercopy.h"
@@ -167,11 +168,6 @@ static struct fdtable *fdt_alloc(void)
 	simple_lock_init(&t->lock, LC_FDTABLE);
 	t->refcnt = 1;
 	return t;
-}
-
-static struct file *console_file(void)
-{
-	return file_alloc(&console_fops, O_RDWR);
 }
 
 struct fdtable *fdtable_new_console(void)

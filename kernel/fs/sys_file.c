@@ -7,6 +7,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "tty.h"
 #include "initramfs.h"
 #include "kmem.h"
 #include "page.h"
@@ -612,7 +613,7 @@ static void stat_anon(struct file *f, struct fs_stat *st)
 		st->mode = 0600;             /* Linux's anonymous inodes: no type */
 		st->dev = 15;
 		st->ino = 1;
-	} else if (f->fops == &console_fops) {
+	} else if (f->fops == &tty_fops && f->priv == &console_tty) {
 		st->mode = S_IFCHR | 0620;
 		st->rdev = (5 << 8) | 1;
 		st->dev = 5;

@@ -161,6 +161,5 @@ uint32_t poll_mask_of(uint32_t events);
 void epoll_file_release(struct file *f);
 
 /* console (kernel/dev/console.c) */
-extern const struct file_ops console_fops;
 
 #endif

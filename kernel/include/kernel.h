@@ -11,6 +11,7 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(p
 int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 
 void console_write_raw(const char *s, size_t n);
+void console_put_raw(const char *s, size_t n);   /* no \n -> \r\n */
 
 /* Print unless the kernel was booted with "quiet". */
 #define kinfo(...) do { if (!boot_quiet) kprintf(__VA_ARGS__); } while (0)

@@ -21,6 +21,7 @@
 	X(LC_VFS_NS,       "vfs_ns",        13, IPL_NONE, COMPLEX, "the shape of the name space: renames (write), mounts (write), getcwd and rename-loop checks (read)") \
 	X(LC_VNODE,        "vnode",         14, IPL_NONE, COMPLEX, "an inode: a directory's entries (write: create, unlink; read: getdents), a file's data and size (write: write, truncate; read: read); rename takes a second one by try-lock") \
 	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy") \
+	X(LC_TTY,          "tty",           16, IPL_NONE, COMPLEX, "a terminal's writers: one write(2)'s output stays whole (its state is under its wait queue's lock)") \
 	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
@@ -29,7 +30,7 @@
 	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (seed 003 proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
 	X(LC_PGRP,         "pgrp",          26, IPL_NONE, SIMPLE, "a process group's member list (changed with proctree also held; kill(-pgid) walks it under this lock alone); never two at once") \
 	X(LC_UIDHASH,      "uidhash",       27, IPL_NONE, SIMPLE, "the per-uid table: uidinfo chains and reference counts (process counts for RLIMIT_NPROC are atomic)") \
-	X(LC_TTY,          "tty",           29, IPL_NONE, SIMPLE, "the console's input line buffer") \
+	X(LC_PTYTAB,       "ptytab",        29, IPL_NONE, SIMPLE, "the table of pseudo-terminals (numbers in use)") \
 	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its name, limits, credentials, descriptor-table pointer") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (the controlling terminal later)") \

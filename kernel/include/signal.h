@@ -227,6 +227,9 @@ void signalfd_notify(struct proc *p);
 /* True if the current thread has an unblocked pending signal: interruptible
  * sleeps end with -EINTR (or restart, per SA_RESTART, in signal_deliver). */
 bool signal_pending(void);
+/* True if the current thread blocks sig or its process ignores it (job
+ * control: a background read or write then gets EIO or goes ahead). */
+bool signal_ignored_or_blocked(int sig);
 
 /*
  * On every return to user mode (end of a system call, of an interrupt or

@@ -5,6 +5,7 @@
  * calibration, the other CPUs — then runs the selected in-kernel tests.
  */
 #include "kernel.h"
+#include "tty.h"
 #include "apic.h"
 #include "boot.h"
 #include "cpu.h"
@@ -91,6 +92,7 @@ static void main_thread(void *arg __unused)
 		return;
 	}
 	initramfs_init();
+	tty_init();
 	const char *path = bootopts.rdinit[0] ? bootopts.rdinit :
 			   bootopts.init[0] ? bootopts.init : "/init";
 	int r = proc_start_init(path);

@@ -159,6 +159,15 @@ void console_write(const char *s, size_t n)
 	}
 }
 
+/* Bytes as they are (the tty layer did the output processing), whole. */
+void console_put_raw(const char *s, size_t n)
+{
+	uint64_t fl = disable_lock(&console_lock);
+	for (size_t i = 0; i < n; i++)
+		uart_putc(s[i]);
+	unlock_enable(&console_lock, fl);
+}
+
 /* User output (write to the console): whole writes, not mixed with kernel lines. */
 void console_write_raw(const char *s, size_t n)
 {

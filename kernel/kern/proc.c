@@ -4,6 +4,7 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
+#include "tty.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
@@ -1205,6 +1206,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	simple_unlock(&proctree_lock);
 
 	poll_wake(&p->exit_ph, POLLIN | POLLRDNORM);   /* p's pidfds are readable */
+	if (p->sid == p->pid)
+		tty_session_gone(p->sid);     /* the leader's terminal hangs up */
 
 	/* Signals after unlocking: signal_send_proc takes the signal locks. */
 	if (sig) {

@@ -659,6 +659,18 @@ static uint64_t deliverable(struct thread *t, struct proc *p)
 	       ~READ_ONCE(t->sig.blocked);
 }
 
+bool signal_ignored_or_blocked(int sig)
+{
+	struct thread *t = curthread();
+	struct proc *p = curproc();
+	if (READ_ONCE(t->sig.blocked) & SIGBIT(sig))
+		return true;
+	uint64_t s = disable_lock(&p->sig.lock);
+	bool ign = p->sig.hand->act[sig].handler == SIG_IGN;
+	unlock_enable(&p->sig.lock, s);
+	return ign;
+}
+
 bool signal_pending(void)
 {
 	struct thread *t = curthread();
