@@ -108,6 +108,7 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/pipe.o \
+	fs/splice.o \
 	fs/eventfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \
