@@ -613,7 +613,7 @@ SYSCALL(326, copy_file_range)
 		 (out->flags & O_APPEND))
 		res = -EBADF;
 	else if (r1 || r2)
-		res = -EINVAL;               /* a negative offset */
+		res = -EOVERFLOW;            /* a negative offset (Linux) */
 	else if (!(bounce = kmalloc(BOUNCE, 0)))
 		res = -ENOMEM;
 	else {
