@@ -558,10 +558,12 @@ SYSCALL(278, vmsplice)
 		goto out;
 	}
 	for (uint64_t i = 0; i < cnt; i++) {
-		if ((int64_t)iov[i].len < 0 || (sum += iov[i].len) > MAX_RW) {
+		if ((int64_t)iov[i].len < 0) {
 			res = -EINVAL;
 			goto out;
 		}
+		iov[i].len = MIN(iov[i].len, MAX_RW - sum);   /* Linux cuts at MAX_RW */
+		sum += iov[i].len;
 		if (!user_range_ok((void *)iov[i].base, iov[i].len)) {
 			res = -EFAULT;
 			goto out;
