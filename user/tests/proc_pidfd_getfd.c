@@ -3,9 +3,11 @@
  * close-on-exec descriptor; flags must be 0 (EINVAL); a descriptor the
  * target does not have (or a pidfd that is none) gives EBADF; an exited
  * target (zombie or reaped) ESRCH; a caller whose real ids differ from the
- * target's, without root, EPERM. */
+ * target's, without root, EPERM; racing a target's exit gives a descriptor,
+ * EBADF or ESRCH, never anything else (and no leak). */
 #define _GNU_SOURCE
 #include "utest.h"
+#include "race.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -156,6 +158,50 @@ UT_TEST(other_users_process_needs_privilege)
 		close(fd);
 	close(pfd);
 	close(ready[0]);
+}
+
+/* The target: a process with a few descriptors that exits at once. */
+static int quick_exit(struct race *r, int id, void *arg)
+{
+	(void)r;
+	(void)id;
+	(void)arg;
+	int p[2];
+	if (pipe(p) || dup2(p[0], 5) < 0)
+		return 1;
+	return 0;
+}
+
+UT_TEST(race_against_target_exit)
+{
+	int bad = 0, got = 0;
+	for (int round = 0; round < 20 && !bad; round++) {
+		struct race *r = race_new(1);
+		T_ASSERT(r);
+		T_ASSERT(race_fork(r, quick_exit, NULL) == 0);
+		int pfd = pidfd_open(race_result(r, 0)->pid);
+		T_EXPECT(pfd >= 0);
+		race_release(r);
+		for (int i = 0; i < 100000 && pfd >= 0; i++) {
+			int fd = getfd(pfd, i % 7, 0);
+			if (fd >= 0) {
+				got++;
+				close(fd);
+			} else if (errno == ESRCH) {
+				break;
+			} else if (errno != EBADF) {
+				ut_diag("pidfd_getfd: %s", ut_errname(errno));
+				bad++;
+				break;
+			}
+		}
+		T_EXPECT_EQ(race_wait(r), 0);
+		race_free(r);
+		if (pfd >= 0)
+			close(pfd);
+	}
+	T_EXPECT_EQ(bad, 0);
+	ut_diag("%d descriptors taken before the exits", got);
 }
 
 UT_MAIN
