@@ -409,6 +409,29 @@ static int get_pair(int ifd, int ofd, struct file **in, struct file **out)
 	return 0;
 }
 
+/* sendfile's transfer once the arguments are checked: from in (at ip)
+ * into out (a pipe: opipe), at most n bytes. */
+static ssize_t sendfile_move(struct file *in, struct fpos *ip, struct file *out,
+			     struct pipe *opipe, size_t n)
+{
+	char *bounce = kmalloc(BOUNCE, 0);
+	if (!bounce)
+		return -ENOMEM;
+	struct fpos op;
+	fpos_init(&op, out, 0);
+	fpos_lock(ip, opipe ? NULL : &op);
+	ssize_t res;
+	if (n == 0)
+		res = 0;
+	else if (opipe)
+		res = file_to_pipe(in, &ip->pos, opipe, n, out->flags & O_NONBLOCK, bounce);
+	else
+		res = file_to_file(in, &ip->pos, out, &op.pos, n, bounce);
+	int r = fpos_unlock(ip, opipe ? NULL : &op);
+	kfree(bounce);
+	return r && res >= 0 ? r : res;
+}
+
 /* sendfile(out_fd, in_fd, off_t *offset, count) */
 SYSCALL(40, sendfile)
 {
@@ -416,11 +439,9 @@ SYSCALL(40, sendfile)
 	int r = get_pair((int)a1, (int)a0, &in, &out);
 	if (r)
 		return r;
-	size_t n = MIN(a3, MAX_RW);
 	struct pipe *opipe = pipe_of(out);
-	struct fpos ip, op;
+	struct fpos ip;
 	ssize_t res;
-	char *bounce = NULL;
 	if (a2 && !in->fops->seekable)
 		res = -ESPIPE;
 	else if ((r = fpos_init(&ip, in, a2)))
@@ -429,80 +450,79 @@ SYSCALL(40, sendfile)
 		res = -EINVAL;
 	else if (!opipe && (!can_sink(out) || (out->flags & O_APPEND)))
 		res = -EINVAL;
-	else if (!(bounce = kmalloc(BOUNCE, 0)))
-		res = -ENOMEM;
-	else {
-		fpos_init(&op, out, 0);
-		fpos_lock(&ip, opipe ? NULL : &op);
-		if (n == 0)
-			res = 0;
-		else if (opipe)
-			res = file_to_pipe(in, &ip.pos, opipe, n, out->flags & O_NONBLOCK, bounce);
-		else
-			res = file_to_file(in, &ip.pos, out, &op.pos, n, bounce);
-		r = fpos_unlock(&ip, opipe ? NULL : &op);
-		if (r && res >= 0)
-			res = r;
-	}
-	kfree(bounce);
+	else
+		res = sendfile_move(in, &ip, out, opipe, MIN(a3, MAX_RW));
 	file_unref(in);
 	file_unref(out);
 	return res;
+}
+
+/* splice from pipe ipipe (file in) into a file or device out; uoff: the
+ * user's offset for out or 0. */
+static ssize_t splice_from_pipe(struct pipe *ipipe, struct file *in, struct file *out,
+				uint64_t uoff, size_t n, bool nonblock)
+{
+	if ((uoff && !out->fops->seekable) || (out->flags & O_APPEND) || !can_sink(out))
+		return -EINVAL;
+	struct fpos op;
+	int r = fpos_init(&op, out, uoff);
+	if (r)
+		return r;
+	fpos_lock(&op, NULL);
+	ssize_t res = pipe_to_file(ipipe, out, &op.pos, n, nonblock || (in->flags & O_NONBLOCK));
+	r = fpos_unlock(&op, NULL);
+	return r && res >= 0 ? r : res;
+}
+
+/* splice from a file or device in into pipe opipe (file out); uoff: the
+ * user's offset for in or 0. */
+static ssize_t splice_to_pipe(struct file *in, struct pipe *opipe, struct file *out,
+			      uint64_t uoff, size_t n, bool nonblock)
+{
+	if ((uoff && !in->fops->seekable) || !can_source(in))
+		return -EINVAL;
+	struct fpos ip;
+	int r = fpos_init(&ip, in, uoff);
+	if (r)
+		return r;
+	char *bounce = kmalloc(BOUNCE, 0);
+	if (!bounce)
+		return -ENOMEM;
+	fpos_lock(&ip, NULL);
+	ssize_t res = file_to_pipe(in, &ip.pos, opipe, n, nonblock || (out->flags & O_NONBLOCK),
+				   bounce);
+	r = fpos_unlock(&ip, NULL);
+	kfree(bounce);
+	return r && res >= 0 ? r : res;
 }
 
 /* splice(fd_in, loff_t *off_in, fd_out, loff_t *off_out, len, flags) */
 SYSCALL(275, splice)
 {
 	size_t n = MIN(a4, MAX_RW);
-	uint64_t flags = a5;
 	if (n == 0)
 		return 0;
-	if (flags & ~(uint64_t)SPLICE_F_ALL)
+	if (a5 & ~(uint64_t)SPLICE_F_ALL)
 		return -EINVAL;
 	struct file *in, *out;
 	int r = get_pair((int)a0, (int)a2, &in, &out);
 	if (r)
 		return r;
 	struct pipe *ipipe = pipe_of(in), *opipe = pipe_of(out);
-	bool nonblock = flags & SPLICE_F_NONBLOCK;
-	struct fpos ip, op;
+	bool nonblock = a5 & SPLICE_F_NONBLOCK;
 	ssize_t res;
-	char *bounce = NULL;
 	if ((ipipe && a1) || (opipe && a3))
 		res = -ESPIPE;
-	else if ((r = fpos_init(&ip, in, a1)) || (r = fpos_init(&op, out, a3)))
-		res = r;
-	else if (ipipe && opipe) {
+	else if (ipipe && opipe)
 		res = ipipe == opipe ? -EINVAL :
 		      pipe_to_pipe(ipipe, opipe, n, true,
 				   nonblock || ((in->flags | out->flags) & O_NONBLOCK));
-	} else if (ipipe) {
-		if ((a3 && !out->fops->seekable) || (out->flags & O_APPEND) || !can_sink(out))
-			res = -EINVAL;
-		else {
-			fpos_lock(&op, NULL);
-			res = pipe_to_file(ipipe, out, &op.pos, n, nonblock || (in->flags & O_NONBLOCK));
-			r = fpos_unlock(&op, NULL);
-			if (r && res >= 0)
-				res = r;
-		}
-	} else if (opipe) {
-		if ((a1 && !in->fops->seekable) || !can_source(in))
-			res = -EINVAL;
-		else if (!(bounce = kmalloc(BOUNCE, 0)))
-			res = -ENOMEM;
-		else {
-			fpos_lock(&ip, NULL);
-			res = file_to_pipe(in, &ip.pos, opipe, n,
-					   nonblock || (out->flags & O_NONBLOCK), bounce);
-			r = fpos_unlock(&ip, NULL);
-			if (r && res >= 0)
-				res = r;
-		}
-	} else {
+	else if (ipipe)
+		res = splice_from_pipe(ipipe, in, out, a3, n, nonblock);
+	else if (opipe)
+		res = splice_to_pipe(in, opipe, out, a1, n, nonblock);
+	else
 		res = -EINVAL;               /* neither end a pipe */
-	}
-	kfree(bounce);
 	file_unref(in);
 	file_unref(out);
 	return res;
@@ -592,15 +612,39 @@ out:
 	return res;
 }
 
+/*
+ * copy_file_range's copy once the arguments are checked: at most n bytes,
+ * cut at the source's end; the ranges may not overlap in one file; the
+ * target obeys RLIMIT_FSIZE.
+ */
+static ssize_t copy_range(struct fpos *ip, struct fpos *op, size_t n)
+{
+	char *bounce = kmalloc(BOUNCE, 0);
+	if (!bounce)
+		return -ENOMEM;
+	fpos_lock(ip, op);
+	uint64_t size = READ_ONCE(ip->f->ip->size);
+	size_t count = ip->pos >= size ? 0 : MIN(n, size - ip->pos);
+	ssize_t res;
+	if (ip->f->ip == op->f->ip && op->pos + count > ip->pos && op->pos < ip->pos + count)
+		res = -EINVAL;               /* overlapping ranges of one file */
+	else if (count && file_fsize_room(op->pos) == 0)
+		res = file_fsize_efbig();
+	else
+		res = count ? file_to_file(ip->f, &ip->pos, op->f, &op->pos, count, bounce) : 0;
+	int r = fpos_unlock(ip, op);
+	kfree(bounce);
+	return r && res >= 0 ? r : res;
+}
+
 /* copy_file_range(fd_in, loff_t *off_in, fd_out, loff_t *off_out, len, flags) */
 SYSCALL(326, copy_file_range)
 {
 	struct file *in = fd_get((int)a0), *out = fd_get((int)a2);
 	struct fpos ip, op;
 	size_t n = MIN(a4, MAX_RW);
-	char *bounce = NULL;
 	ssize_t res;
-	int r = 0, r1, r2;
+	int r1, r2 = 0;
 	if (!in || !out)
 		res = -EBADF;
 	else if ((r1 = fpos_init(&ip, in, a1)) == -EFAULT || (r2 = fpos_init(&op, out, a3)) == -EFAULT)
@@ -616,23 +660,8 @@ SYSCALL(326, copy_file_range)
 		res = -EBADF;
 	else if (r1 || r2)
 		res = -EOVERFLOW;            /* a negative offset (Linux) */
-	else if (!(bounce = kmalloc(BOUNCE, 0)))
-		res = -ENOMEM;
-	else {
-		fpos_lock(&ip, &op);
-		uint64_t size = READ_ONCE(in->ip->size);
-		size_t count = ip.pos >= size ? 0 : MIN(n, size - ip.pos);
-		if (in->ip == out->ip && op.pos + count > ip.pos && op.pos < ip.pos + count)
-			res = -EINVAL;           /* overlapping ranges of one file */
-		else if (count && file_fsize_room(op.pos) == 0)
-			res = file_fsize_efbig();
-		else
-			res = count ? file_to_file(in, &ip.pos, out, &op.pos, count, bounce) : 0;
-		r = fpos_unlock(&ip, &op);
-		if (r && res >= 0)
-			res = r;
-	}
-	kfree(bounce);
+	else
+		res = copy_range(&ip, &op, n);
 	file_unref(in);
 	file_unref(out);
 	return res;
