@@ -2,7 +2,8 @@
  * pipe -> /dev/null with offset pointers (read and updated) or the file
  * position; tee(2) copies without consuming; vmsplice(2) into a pipe's
  * write end and out of its read end; blocking until data or room appears;
- * end of file; EAGAIN (SPLICE_F_NONBLOCK, O_NONBLOCK); EPIPE and SIGPIPE;
+ * end of file; EAGAIN (SPLICE_F_NONBLOCK, O_NONBLOCK); EINTR for a signal
+ * (no SA_RESTART) during a wait; EPIPE and SIGPIPE;
  * a 300 KB file through a pipe to another file by two processes; bad input:
  * EINVAL (flags, neither end a pipe, one pipe at both ends, O_APPEND
  * target, tee on a non-pipe, negative offset), ESPIPE (offset on a pipe),
@@ -214,6 +215,61 @@ UT_TEST(blocks_until_data_or_room)
 		_exit(late_reader(&b[0]));
 	T_EXPECT_EQ(splice(a[0], NULL, b[1], NULL, 100, 0), 4);
 	T_EXPECT(fs_child_ok(c));
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+static void on_usr1(int s)
+{
+	(void)s;
+}
+
+/* A child that sends SIGUSR1 to the parent every few ms until killed. */
+static pid_t nagger(void)
+{
+	pid_t parent = getpid();
+	pid_t c = fork();
+	if (c == 0) {
+		for (;;) {
+			ut_sleep_ms(10);
+			kill(parent, SIGUSR1);
+		}
+	}
+	return c;
+}
+
+UT_TEST(a_signal_interrupts_a_wait)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;                  /* no SA_RESTART */
+	T_OK(sigaction(SIGUSR1, &sa, &old));
+	int a[2], b[2];
+	T_ASSERT(pipe(a) == 0 && pipe(b) == 0);
+	int nul = T_OK(open("/dev/null", O_WRONLY));
+	pid_t c = nagger();
+	T_EXPECT_ERRNO(splice(a[0], NULL, nul, NULL, 10, 0), EINTR);     /* no data */
+	T_EXPECT_ERRNO(tee(a[0], b[1], 10, 0), EINTR);
+	char buf[8];
+	struct iovec iov = { buf, sizeof buf };
+	T_EXPECT_ERRNO(vmsplice(a[0], &iov, 1, 0), EINTR);
+	static char big[65536];                  /* b full: waits for room */
+	int fl = fcntl(b[1], F_GETFL);
+	fcntl(b[1], F_SETFL, fl | O_NONBLOCK);
+	while (write(b[1], big, sizeof big) > 0)
+		;
+	fcntl(b[1], F_SETFL, fl);
+	T_EXPECT_EQ(write(a[1], "x", 1), 1);
+	T_EXPECT_ERRNO(splice(a[0], NULL, b[1], NULL, 10, 0), EINTR);
+	struct iovec one = { "y", 1 };
+	T_EXPECT_ERRNO(vmsplice(b[1], &one, 1, 0), EINTR);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	sigaction(SIGUSR1, &old, NULL);
+	T_EXPECT_EQ(read(a[0], buf, sizeof buf), 1);          /* still there */
+	close(nul);
 	close(a[0]);
 	close(a[1]);
 	close(b[0]);
