@@ -112,6 +112,7 @@ FS_OBJS := \
 	fs/poll.o \
 	fs/poll_test.o \
 	fs/signalfd.o \
+	fs/splice.o \
 	fs/eventfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \

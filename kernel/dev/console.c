@@ -84,10 +84,29 @@ static int always_ready(struct file *f __unused)
 	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
 }
 
+/* Kernel-buffer forms (splice, sendfile). */
+static ssize_t null_kwrite(struct file *f __unused, const void *buf __unused, size_t n,
+			   uint64_t *off __unused)
+{
+	return (ssize_t)n;
+}
+
+static ssize_t null_kread(struct file *f __unused, void *buf __unused, size_t n __unused,
+			  uint64_t *off __unused)
+{
+	return 0;
+}
+
+static ssize_t zero_kread(struct file *f __unused, void *buf, size_t n, uint64_t *off __unused)
+{
+	memset(buf, 0, n);
+	return (ssize_t)n;
+}
+
 static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready,
-	.poll_head = poll_head_none };
+	.poll_head = poll_head_none, .kread = null_kread, .kwrite = null_kwrite };
 static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready,
-	.poll_head = poll_head_none };
+	.poll_head = poll_head_none, .kread = zero_kread, .kwrite = null_kwrite };
 static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready,
 	.poll_head = poll_head_none };
 static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready,

@@ -738,6 +738,25 @@ static ssize_t tty_write(struct file *f, const void *ubuf, size_t n, uint64_t *o
 	return (ssize_t)done;
 }
 
+/* Kernel-buffer write (sendfile, splice to a terminal): as tty_write. */
+static ssize_t tty_kwrite(struct file *f, const void *buf, size_t n, uint64_t *off __unused)
+{
+	struct tty *tty = f->priv;
+	lock_write(&tty->wlock);
+	uint64_t s = disable_lock(&tty->wq.lock);
+	if (tty->index >= 0 && !tty->master_open) {
+		unlock_enable(&tty->wq.lock, s);
+		lock_done(&tty->wlock);
+		return -EIO;
+	}
+	out_locked(tty, buf, n);
+	unlock_enable(&tty->wq.lock, s);
+	lock_done(&tty->wlock);
+	if (tty->index >= 0)
+		poll_wake(&tty->mph, POLLIN | POLLRDNORM);
+	return (ssize_t)n;
+}
+
 static int tty_poll(struct file *f)
 {
 	struct tty *tty = f->priv;
@@ -949,6 +968,7 @@ static void tty_release(struct file *f)
 const struct file_ops tty_fops = {
 	.read = tty_read, .write = tty_write, .poll = tty_poll,
 	.poll_head = tty_poll_head, .ioctl = tty_ioctl, .release = tty_release,
+	.kwrite = tty_kwrite,
 };
 
 /* ---- pseudo-terminals ---- */

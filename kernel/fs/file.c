@@ -9,6 +9,7 @@
 #include "tty.h"
 #include "kmem.h"
 #include "proc.h"
+#include "signal.h"
 #include "usercopy.h"
 #include "vfs.h"
 
@@ -61,6 +62,23 @@ void file_unref(struct file *f)
 	kfree(f);
 }
 
+#define RLIMIT_FSIZE 1
+
+uint64_t file_fsize_room(uint64_t pos)
+{
+	uint64_t lim = READ_ONCE(curproc()->rlim_cur[RLIMIT_FSIZE]);
+	if (lim == RLIM_INF)
+		return ~0ULL;
+	return pos >= lim ? 0 : lim - pos;
+}
+
+int file_fsize_efbig(void)
+{
+	struct proc *cp = curproc();
+	signal_send_proc(cp, SIGXFSZ, 0, cp->pid, 0);
+	return -EFBIG;
+}
+
 /* Regular tmpfs files. */
 static ssize_t reg_read(struct file *f, void *ubuf, size_t n, uint64_t *off)
 {
@@ -102,7 +120,9 @@ static ssize_t reg_write(struct file *f, const void *ubuf, size_t n, uint64_t *o
 	lock_write(&ip->lock);
 	if (f->flags & O_APPEND)
 		*off = ip->size;
-	ssize_t r = tmpfs_write_user(ip, ubuf, n, *off);
+	uint64_t room = n ? file_fsize_room(*off) : 1;
+	ssize_t r = room == 0 ? file_fsize_efbig() :
+		    tmpfs_write_user(ip, ubuf, MIN(n, room), *off);
 	lock_done(&ip->lock);
 	if (r > 0) {
 		*off += r;

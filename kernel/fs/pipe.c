@@ -25,6 +25,7 @@
 #include "signal.h"
 #include "timekeep.h"
 #include "param.h"
+#include "pipe.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
@@ -45,7 +46,11 @@ struct pipe {
 	volatile uint32_t readers;       /* [a] read ends open */
 	volatile uint32_t writers;       /* [a] write ends open */
 	volatile uint32_t ends;          /* [a] both */
+	uint8_t wake;                    /* (p) PIPE_WAKE_* owed at pipe_unlock */
 };
+
+#define PIPE_WAKE_READERS 1
+#define PIPE_WAKE_WRITERS 2
 
 /* Wake the sleepers of wq and the pollers interested in events, after a
  * change of the pipe's state.  No lock held (post after unlock). */
@@ -120,6 +125,11 @@ static void raise_sigpipe(void)
 {
 	struct proc *cp = curproc();
 	signal_send_proc(cp, SIGPIPE, 0, cp->pid, 0);
+}
+
+void pipe_sigpipe(void)
+{
+	raise_sigpipe();
 }
 
 static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *off __unused)
@@ -225,6 +235,120 @@ static const struct file_ops pipe_fops = {
 	.poll_head = pipe_poll_head,
 	.release = pipe_release,
 };
+
+/* ---- the splice interface (pipe.h) ---- */
+
+struct pipe *pipe_of(struct file *f)
+{
+	return f && f->fops == &pipe_fops ? f->priv : NULL;
+}
+
+void pipe_lock(struct pipe *p)
+{
+	lock_write(&p->lock);
+}
+
+bool pipe_trylock(struct pipe *p)
+{
+	return lock_try_write(&p->lock);
+}
+
+void pipe_unlock(struct pipe *p)
+{
+	KASSERT(lock_write_held(&p->lock));
+	int w = p->wake;
+	p->wake = 0;
+	lock_done(&p->lock);
+	if (w & PIPE_WAKE_READERS)
+		wake(p, &p->rwait, POLLIN | POLLRDNORM);
+	if (w & PIPE_WAKE_WRITERS)
+		wake(p, &p->wwait, POLLOUT | POLLWRNORM);
+}
+
+ssize_t pipe_drain_locked(struct pipe *p, size_t n, bool consume, pipe_actor_t fn, void *arg)
+{
+	KASSERT(lock_write_held(&p->lock));
+	if (p->count == 0)
+		return READ_ONCE(p->writers) ? -EAGAIN : 0;
+	size_t want = MIN(n, p->count), done = 0;
+	ssize_t err = 0;
+	while (done < want) {
+		uint32_t at = (p->head + done) % PIPE_CAP;
+		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
+		ssize_t r = fn(arg, p->page[at / PAGE_SIZE] + at % PAGE_SIZE, c);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		done += (size_t)r;
+		if ((size_t)r < c)
+			break;
+	}
+	if (consume && done) {
+		p->head = (p->head + done) % PIPE_CAP;
+		p->count -= done;
+		p->wake |= PIPE_WAKE_WRITERS;
+	}
+	return done ? (ssize_t)done : err;
+}
+
+ssize_t pipe_fill_locked(struct pipe *p, size_t n, pipe_actor_t fn, void *arg)
+{
+	KASSERT(lock_write_held(&p->lock));
+	if (READ_ONCE(p->readers) == 0)
+		return -EPIPE;
+	if (p->count == PIPE_CAP)
+		return -EAGAIN;
+	size_t want = MIN(n, PIPE_CAP - p->count), done = 0;
+	ssize_t err = 0;
+	while (done < want) {
+		uint32_t at = (p->head + p->count + done) % PIPE_CAP;
+		uint32_t pi = at / PAGE_SIZE;
+		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
+		if (!p->page[pi] && !(p->page[pi] = page_alloc(0))) {
+			err = -ENOMEM;
+			break;
+		}
+		ssize_t r = fn(arg, p->page[pi] + at % PAGE_SIZE, c);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		done += (size_t)r;
+		if ((size_t)r < c)
+			break;
+	}
+	if (done) {
+		p->count += done;
+		p->wake |= PIPE_WAKE_READERS;
+	}
+	return done ? (ssize_t)done : err;
+}
+
+size_t pipe_room(struct pipe *p)
+{
+	return PIPE_CAP - READ_ONCE(p->count);
+}
+
+int pipe_wait_data(struct pipe *p)
+{
+	int r = 0;
+	uint64_t s = disable_lock(&p->rwait.lock);
+	while (READ_ONCE(p->count) == 0 && READ_ONCE(p->writers) > 0 && r == 0)
+		r = waitq_sleep_intr_locked(&p->rwait);
+	unlock_enable(&p->rwait.lock, s);
+	return r ? -EINTR : 0;
+}
+
+int pipe_wait_room(struct pipe *p)
+{
+	int r = 0;
+	uint64_t s = disable_lock(&p->wwait.lock);
+	while (READ_ONCE(p->count) == PIPE_CAP && READ_ONCE(p->readers) > 0 && r == 0)
+		r = waitq_sleep_intr_locked(&p->wwait);
+	unlock_enable(&p->wwait.lock, s);
+	return r ? -EINTR : 0;
+}
 
 int pipe_fionread(struct file *f, int *n)
 {

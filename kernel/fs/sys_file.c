@@ -1087,6 +1087,15 @@ SYSCALL(93, fchown)
 	return r;
 }
 
+/* vfs_truncate, but growing a file past RLIMIT_FSIZE gives SIGXFSZ and
+ * EFBIG (Linux inode_newsize_ok). */
+static int truncate_fsize(struct inode *ip, uint64_t size)
+{
+	if (S_ISREG(ip->mode) && size > READ_ONCE(ip->size) && size > file_fsize_room(0))
+		return file_fsize_efbig();
+	return vfs_truncate(ip, size);
+}
+
 SYSCALL(76, truncate)
 {
 	if ((int64_t)a1 < 0)
@@ -1098,7 +1107,7 @@ SYSCALL(76, truncate)
 	if (S_ISDIR(ip->mode))
 		r = -EISDIR;
 	else if ((r = vfs_permission(ip, MAY_WRITE)) == 0)
-		r = vfs_truncate(ip, a1);
+		r = truncate_fsize(ip, a1);
 	vnode_put(ip);
 	return r;
 }
@@ -1111,7 +1120,7 @@ SYSCALL(77, ftruncate)
 	if (!f)
 		return -EBADF;
 	int r = !f->ip || !S_ISREG(f->ip->mode) ? -EINVAL :
-		!(f->fmode & FMODE_WRITE) ? -EINVAL : vfs_truncate(f->ip, a1);
+		!(f->fmode & FMODE_WRITE) ? -EINVAL : truncate_fsize(f->ip, a1);
 	if (!f->fmode)
 		r = -EBADF;
 	file_unref(f);

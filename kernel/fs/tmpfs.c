@@ -172,6 +172,12 @@ ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t 
 	return rw_locked(ip, (void *)ubuf, n, off, true, true);
 }
 
+ssize_t tmpfs_write_kernel_locked(struct inode *ip, const void *buf, size_t n, uint64_t off)
+{
+	KASSERT(lock_write_held(&ip->lock));
+	return rw_locked(ip, (void *)buf, n, off, true, false);
+}
+
 ssize_t vfs_read_kernel(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	if (ip->ops)

@@ -80,6 +80,11 @@ struct file_ops {
 	bool pollslow;                   /* readiness must be polled (console) */
 	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
 					  * shows mode 0600 and no file type */
+	/* Kernel-buffer forms of read and write for devices (splice.c:
+	 * sendfile, splice); NULL: not a splice source / target (EINVAL).
+	 * Regular files and pipes have their own paths. */
+	ssize_t (*kread)(struct file *f, void *buf, size_t n, uint64_t *off);
+	ssize_t (*kwrite)(struct file *f, const void *buf, size_t n, uint64_t *off);
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */
@@ -126,6 +131,14 @@ struct fs_info {
 	struct inode *root;              /* (f) referenced */
 	uint32_t umask;                  /* (f)[a] */
 };
+
+/*
+ * RLIMIT_FSIZE (Linux's rule for regular files): file_fsize_room is how
+ * many bytes may be written at pos (~0 without a limit); a write that can
+ * write nothing calls file_fsize_efbig: SIGXFSZ to the caller, -EFBIG.
+ */
+uint64_t file_fsize_room(uint64_t pos);
+int file_fsize_efbig(void);
 
 /* For proc.c / exec.c. */
 struct fdtable *fdtable_new_console(void);       /* init: fds 0-2 the console */

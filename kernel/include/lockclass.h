@@ -20,7 +20,7 @@
 	X(LC_FILE_POS,     "file_pos",      12, IPL_NONE, COMPLEX, "an open file's offset (read, write, lseek, getdents on one file description)") \
 	X(LC_VFS_NS,       "vfs_ns",        13, IPL_NONE, COMPLEX, "the shape of the name space: renames (write), mounts (write), getcwd and rename-loop checks (read)") \
 	X(LC_VNODE,        "vnode",         14, IPL_NONE, COMPLEX, "an inode: a directory's entries (write: create, unlink; read: getdents), a file's data and size (write: write, truncate; read: read); rename takes a second one by try-lock") \
-	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy") \
+	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy; splice and tee between two pipes take the second by try-lock") \
 	X(LC_TTY,          "tty",           16, IPL_NONE, COMPLEX, "a terminal's writers: one write(2)'s output stays whole (its state is under its wait queue's lock)") \
 	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \

@@ -194,6 +194,7 @@ ssize_t vfs_write_kernel(struct inode *ip, const void *buf, size_t n, uint64_t o
 /* User buffers; lock held by the caller as noted. */
 ssize_t tmpfs_read_user(struct inode *ip, void *ubuf, size_t n, uint64_t off);   /* (l) read */
 ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t off); /* (l) write */
+ssize_t tmpfs_write_kernel_locked(struct inode *ip, const void *buf, size_t n, uint64_t off); /* (l) write */
 int vfs_truncate(struct inode *ip, uint64_t size);
 /* The page (kernel address) holding byte off of regular tmpfs file ip, with a
  * page reference for the caller (page_unref(va_to_page(va)) when done).

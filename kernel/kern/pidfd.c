@@ -4,7 +4,8 @@
  * proc, so the process it names is never confused with a later one that
  * reuses the id.  poll: POLLIN once the process has exited (proc.c calls
  * poll_wake on the process's exit_ph when it becomes a zombie).  pidfd_send_signal(2)
- * signals it; waitid(P_PIDFD) waits for it (proc.c).
+ * signals it; waitid(P_PIDFD) waits for it (proc.c); pidfd_getfd(2)
+ * duplicates one of its descriptors.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -109,4 +110,63 @@ SYSCALL(424, pidfd_send_signal)
 		r = signal_send_proc(p, sig, SI_USER, curproc()->pid, 0);
 	proc_unref(p);
 	return r;
+}
+
+/*
+ * May the caller take p's descriptors?  Linux's ptrace access check
+ * (PTRACE_MODE_ATTACH_REALCREDS) in its simplest form: the same process,
+ * or the caller's real uid and gid equal to p's real, effective and saved
+ * ones, or an effective uid of root (CAP_SYS_PTRACE).  p->lock held (p's
+ * credentials).
+ */
+static bool may_inspect_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&p->lock));
+	struct proc *cp = curproc();
+	if (p == cp || cp->cred.euid == 0)
+		return true;
+	const struct cred *c = &cp->cred, *t = &p->cred;
+	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&
+	       c->rgid == t->rgid && c->rgid == t->egid && c->rgid == t->sgid;
+}
+
+/* A reference to p's open file fd: 0, -ESRCH (exited), -EPERM, -EBADF. */
+static int proc_file_get(struct proc *p, int fd, struct file **out)
+{
+	int r = 0;
+	*out = NULL;
+	simple_lock(&p->lock);
+	if (READ_ONCE(p->state) != PS_ALIVE || !p->fdt) {
+		r = -ESRCH;
+	} else if (!may_inspect_locked(p)) {
+		r = -EPERM;
+	} else if (fd < 0 || fd >= FD_MAX) {
+		r = -EBADF;
+	} else {
+		struct fdtable *t = p->fdt;  /* kept while p->lock is held */
+		simple_lock(&t->lock);
+		if ((*out = t->fd[fd]))
+			file_ref(*out);
+		simple_unlock(&t->lock);
+		if (!*out)
+			r = -EBADF;
+	}
+	simple_unlock(&p->lock);
+	return r;
+}
+
+/* pidfd_getfd(pidfd, targetfd, flags): a copy of another process's
+ * descriptor, close-on-exec. */
+SYSCALL(438, pidfd_getfd)
+{
+	if (a2)
+		return -EINVAL;
+	int err;
+	struct proc *p = pidfd_proc((int)a0, &err);
+	if (!p)
+		return err;
+	struct file *f;
+	int r = proc_file_get(p, (int)a1, &f);
+	proc_unref(p);
+	return r ? r : fd_install(f, 0, true);
 }
