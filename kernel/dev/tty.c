@@ -594,17 +594,15 @@ static int job_check(struct tty *tty, int sig)
 /* ---- read and write ---- */
 
 /* Takes up to n bytes of ready input into kbuf; the tty lock held.  In
- * canonical mode it stops after a line's end (*done). */
+ * canonical mode it stops after a line's end (*done): a newline is read, an
+ * EOF mark (^D) is consumed but not read, so "ab^D" reads as "ab" and a ^D
+ * alone as 0 bytes. */
 static size_t take_locked(struct tty *tty, char *kbuf, size_t n, bool canon, bool *done)
 {
 	size_t k = 0;
 	while (k < n && tty->rlen) {
 		char c = tty->rq[tty->rhead];
 		uint8_t fl = tty->rflag[tty->rhead];
-		if (canon && fl == TTY_EOF && k > 0) {
-			*done = true;               /* the EOF mark ends this read */
-			break;
-		}
 		tty->rhead = (tty->rhead + 1) % TTY_BUF;
 		tty->rlen--;
 		if (fl)

@@ -556,10 +556,11 @@ SYSCALL(16, ioctl)
 	if (!f)
 		return -EBADF;
 	int64_t r;
-	switch (a1) {
+	uint32_t cmd = (uint32_t)a1;         /* Linux: an unsigned int */
+	switch (cmd) {
 	case FIOCLEX:
 	case FIONCLEX:
-		fd_set_cloexec(fd, a1 == FIOCLEX);
+		fd_set_cloexec(fd, cmd == FIOCLEX);
 		r = 0;
 		break;
 	case FIONBIO: {
@@ -586,7 +587,7 @@ SYSCALL(16, ioctl)
 		}
 		/* fallthrough */
 	default:
-		r = f->fops && f->fops->ioctl ? f->fops->ioctl(f, a1, a2) : -ENOTTY;
+		r = f->fops && f->fops->ioctl ? f->fops->ioctl(f, cmd, a2) : -ENOTTY;
 	}
 	file_unref(f);
 	return r;
