@@ -66,6 +66,8 @@ KERN_OBJS := \
 	kern/lock_bench.o \
 	kern/sched.o \
 	kern/waitq.o \
+	kern/callout.o \
+	kern/callout_test.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \
 	kern/proc.o \

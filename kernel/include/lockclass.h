@@ -47,8 +47,8 @@
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
-	X(LC_THREAD,       "thread",        55, IPL_HIGH, SIMPLE, "a thread's state, priority, affinity, wait and callout links; held across context switches") \
-	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's list of timed sleepers") \
+	X(LC_THREAD,       "thread",        55, IPL_HIGH, SIMPLE, "a thread's state, priority, affinity, wait state; held across context switches") \
+	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's callout queue, its running callout and the queued callouts' state (callout.c); handlers run without it") \
 	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
