@@ -68,6 +68,7 @@ KERN_OBJS := \
 	kern/waitq.o \
 	kern/callout.o \
 	kern/callout_test.o \
+	kern/timer.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \
 	kern/proc.o \

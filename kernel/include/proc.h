@@ -143,6 +143,8 @@ struct proc {
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
+	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
+					 * first use; none after fork */
 };
 
 /* clone flags (Linux values) */

@@ -6,6 +6,7 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
+#include "timer.h"
 #include "futex.h"
 #include "elf.h"
 #include "errno.h"
@@ -169,6 +170,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	unlock_enable(&t->lock, fl);
 	kfree(oldcmd);
 	signal_exec(p);
+	timers_exec(p);                 /* POSIX timers go, interval timers stay */
 	fdtable_exec(p->fdt);
 	if (old)
 		vm_map_destroy(old);

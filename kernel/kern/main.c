@@ -5,6 +5,7 @@
  * calibration, the other CPUs — then runs the selected in-kernel tests.
  */
 #include "kernel.h"
+#include "timer.h"
 #include "apic.h"
 #include "boot.h"
 #include "cpu.h"
@@ -79,6 +80,7 @@ void ap_main(struct cpu *c __unused)
 /* The first kernel thread: runs the selected tests, or waits for user space. */
 static void main_thread(void *arg __unused)
 {
+	sigpost_init();             /* signals posted from interrupts (timer.c) */
 	if (bootopts.ktest[0]) {
 		int failed = ktest_run(bootopts.ktest);
 		if (lockstat_enabled())

@@ -4,6 +4,7 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
+#include "timer.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
@@ -488,6 +489,7 @@ int proc_set_ruid(struct proc *p, uint32_t ruid)
 static void proc_free(struct proc *p)
 {
 	signal_free_proc(p);
+	timers_free(p);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -1120,6 +1122,7 @@ __noreturn void proc_thread_exit(int status)
 /* The last thread of p leaves: the process becomes a zombie. */
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
+	timers_exit(p);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;

@@ -27,6 +27,7 @@
  * the global queue; other CPUs' queues only with trylock).
  */
 #include "kernel.h"
+#include "timer.h"
 #include "apic.h"
 #include "boot.h"
 #include "atomic.h"
@@ -1066,6 +1067,8 @@ void sched_tick(struct trapframe *tf)
 		t->uticks++;                 /* user time (getrusage, times) */
 		s->st.user_ticks++;          /* and the CPU's (/proc/stat) */
 	}
+	if (t && t->state != TS_IDLE && t->proc)
+		timers_cpu_tick(t, tf && (tf->cs & 3) == 3);   /* CPU-time timers (timer.c) */
 	callout_tick();               /* timed sleeps, timers (callout.c) */
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +

@@ -68,11 +68,12 @@ uint64_t time_realtime_ns(void)
 
 /* ---- clocks ---- */
 
-enum {
-	CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
-	CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
-	CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM, CLOCK_SGI_CYCLE, CLOCK_TAI,
-};
+#define CLOCK_SGI_CYCLE 10
+
+int64_t time_realtime_offset(void)
+{
+	return __atomic_load_n(&realtime_off_ns, __ATOMIC_RELAXED);
+}
 
 static bool clock_valid(int clk)
 {
@@ -208,6 +209,7 @@ SYSCALL(229, clock_getres)
 static int set_realtime(uint64_t ns)
 {
 	__atomic_store_n(&realtime_off_ns, (int64_t)(ns - time_monotonic_ns()), __ATOMIC_RELAXED);
+	timers_clock_was_set();
 	return 0;
 }
 

@@ -1,0 +1,45 @@
+/*
+ * Timers (T2, G2): signals posted from interrupt context, interval timers
+ * (alarm, setitimer) and POSIX timers (timer_create ...).  See docs/time.md.
+ */
+#ifndef CONCERTO_TIMER_H
+#define CONCERTO_TIMER_H
+
+#include "types.h"
+#include "lock.h"
+
+struct proc;
+struct thread;
+struct ksiginfo;
+
+/*
+ * Deferred signal requests (seed 003 section 7.1).  Code running in an
+ * interrupt (a callout handler, the clock tick) must not take a process
+ * lock; it posts a struct sigpost, embedded in the object that wants to
+ * signal, on its CPU's post queue (lock class sigpost, interrupt-safe), and
+ * the "sigpost" kernel thread calls sp->deliver(sp) in thread context,
+ * where the normal send path may run.  A request is queued at most once:
+ * sigpost_post returns false if it already was (the earlier one will
+ * deliver).  The owner keeps the object alive while it is queued (timers
+ * hold a reference for it).
+ */
+struct sigpost {
+	struct sigpost *next;             /* (sigpost lock) on a CPU's queue */
+	volatile bool queued;             /* (sigpost lock) */
+	void (*deliver)(struct sigpost *sp);   /* [I] thread context, no lock held */
+};
+
+bool sigpost_post(struct sigpost *sp);   /* any context */
+void sigpost_init(void);                 /* starts the kernel thread */
+
+/* Hooks for the process side. */
+void timers_fork(struct proc *child);     /* a new process has no timers (Linux) */
+void timers_exec(struct proc *p);         /* POSIX timers go; interval timers stay */
+void timers_exit(struct proc *p);         /* the last thread leaves: all go */
+void timers_free(struct proc *p);         /* the process is freed */
+/* Clock tick (interrupts off): t (of a process) ran this tick, in user mode or not. */
+void timers_cpu_tick(struct thread *t, bool user);
+/* signal.c, p->sig.lock held: a SI_TIMER signal was taken by a thread. */
+void timer_signal_taken_locked(struct proc *p, const struct ksiginfo *info);
+
+#endif
