@@ -112,6 +112,7 @@ FS_OBJS := \
 	fs/file.o \
 	fs/pipe.o \
 	fs/eventfd.o \
+	fs/timerfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \
 	fs/sys_file.o \
