@@ -350,9 +350,43 @@ static bool charged(struct ktimer *k, struct thread *t, bool user)
 	}
 }
 
+/* ---- RLIMIT_CPU ---- */
+
+#define RLIMIT_CPU 0
+
+/* The sigpost thread, once per second of the process's CPU time while it
+ * has a CPU limit: SIGXCPU from the soft limit on, SIGKILL at the hard one. */
+static void rlimit_cpu_deliver(struct sigpost *sp)
+{
+	struct proc *p = (struct proc *)((char *)sp - offsetof(struct proc, cpu_post));
+	uint64_t secs = READ_ONCE(p->cpu_ticks) / HZ;
+	uint64_t soft = READ_ONCE(p->rlim_cur[RLIMIT_CPU]), hard = READ_ONCE(p->rlim_max[RLIMIT_CPU]);
+	if (hard != RLIM_INF && secs >= hard)
+		signal_send_proc(p, SIGKILL, SI_KERNEL, 0, 0);
+	else if (soft != RLIM_INF && secs >= soft)
+		signal_send_proc(p, SIGXCPU, SI_KERNEL, 0, 0);
+	proc_unref(p);
+}
+
+/* Clock tick: p's threads used another second of CPU time under a limit. */
+static void rlimit_cpu_tick(struct proc *p)
+{
+	uint64_t n = __atomic_add_fetch(&p->cpu_ticks, 1, __ATOMIC_RELAXED);
+	if (n % HZ || (READ_ONCE(p->rlim_cur[RLIMIT_CPU]) == RLIM_INF &&
+		       READ_ONCE(p->rlim_max[RLIMIT_CPU]) == RLIM_INF))
+		return;
+	if (!p->cpu_post.deliver)
+		p->cpu_post.deliver = rlimit_cpu_deliver;   /* the same value from any CPU */
+	proc_ref(p);
+	if (!sigpost_post(&p->cpu_post))
+		proc_unref(p);           /* the queued request holds one: never the last */
+}
+
 void timers_cpu_tick(struct thread *t, bool user)
 {
 	struct proc *p = t->proc;
+	if (p)
+		rlimit_cpu_tick(p);
 	struct ptimers *pt = p ? READ_ONCE(p->timers) : NULL;
 	if (!pt || !READ_ONCE(pt->ncpu))
 		return;
