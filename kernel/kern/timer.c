@@ -432,6 +432,10 @@ static void ktimer_set(struct ktimer *k, uint64_t value, uint64_t interval, bool
 		value = value > now ? value - now : 1;
 	}
 	uint64_t fl = disable_lock(&pt->lock);
+	if (k->deleted) {                /* timer_delete won a race with us */
+		unlock_enable(&pt->lock, fl);
+		return;
+	}
 	k->interval = value ? interval : 0;
 	k->abs_real = false;
 	if (is_cpu_clock(k->clock)) {

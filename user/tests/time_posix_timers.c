@@ -216,7 +216,8 @@ UT_TEST(abstime_in_the_past_fires_at_once)
 		T_OK(k_create(clocks[c], &e, &id));
 		struct timespec now;
 		clock_gettime(clocks[c], &now);
-		struct itimerspec v = its(now.tv_sec - 1, 0, 0, 0);
+		/* 1 ns after the clock's epoch: long past (0 would disarm). */
+		struct itimerspec v = its(0, 1, 0, 0);
 		T_OK(k_settime(id, TIMER_ABSTIME, &v, NULL));
 		wait_got(1, 10);
 		T_EXPECT_EQ(got, 1);
@@ -484,6 +485,58 @@ UT_TEST(race_thread_delete_against_exit)
 	T_ASSERT(r != NULL);
 	T_EXPECT_EQ(race_run(r, race_threads, NULL), 0);
 	race_free(r);
+}
+
+/* settime and gettime from some threads against delete and create from
+ * another, on the same ids: no crash, no leak, errors only EINVAL. */
+static volatile int shared_ids[4];
+static volatile int settime_stop;
+
+static int settime_vs_delete(struct race *r, int cid, void *arg)
+{
+	(void)r;
+	(void)arg;
+	struct ksigevent e = sev(SIGEV_SIGNAL, SIGRTMIN, 0);
+	if (cid == 0) {
+		for (int round = 0; round < 300; round++) {
+			int i = round % 4, id;
+			k_delete(shared_ids[i]);
+			if (k_create(CLOCK_MONOTONIC, &e, &id) < 0)
+				return 1;
+			shared_ids[i] = id;
+		}
+		settime_stop = 1;
+		return 0;
+	}
+	unsigned n = 0;
+	while (!settime_stop) {
+		struct itimerspec v = its(0, 1000 + (n % 7) * 300000, 0, n & 1 ? 1000000 : 0), g;
+		int id = shared_ids[n++ % 4];
+		if (k_settime(id, 0, &v, NULL) < 0 && errno != EINVAL)
+			return 2;
+		if (k_gettime(id, &g) < 0 && errno != EINVAL)
+			return 3;
+	}
+	return 0;
+}
+
+UT_TEST(race_settime_against_delete)
+{
+	signal(SIGRTMIN, SIG_IGN);
+	struct ksigevent e = sev(SIGEV_SIGNAL, SIGRTMIN, 0);
+	for (int i = 0; i < 4; i++) {
+		int id;
+		T_OK(k_create(CLOCK_MONOTONIC, &e, &id));
+		shared_ids[i] = id;
+	}
+	settime_stop = 0;
+	struct race *r = race_new_kind(3, RACE_THREAD);
+	T_ASSERT(r != NULL);
+	T_EXPECT_EQ(race_run(r, settime_vs_delete, NULL), 0);
+	race_free(r);
+	for (int i = 0; i < 4; i++)
+		k_delete(shared_ids[i]);
+	signal(SIGRTMIN, SIG_DFL);
 }
 
 int main(int argc, char **argv)
