@@ -69,6 +69,7 @@ KERN_OBJS := \
 	kern/callout.o \
 	kern/callout_test.o \
 	kern/timer.o \
+	kern/timer_test.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \
 	kern/proc.o \

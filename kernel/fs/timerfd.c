@@ -31,6 +31,9 @@
 struct timerfd {
 	struct waitq wq;                 /* readers waiting */
 	int clock;                       /* [I] */
+	int base;                        /* (w) the clock `expires` is on: CLOCK_MONOTONIC
+					  * for a relative setting (POSIX: it ignores
+					  * changes of the realtime clock) */
 	uint64_t expires;                /* (w) the clock's ns at expiry; 0: disarmed */
 	uint64_t interval;               /* (w) ns; 0: one-shot */
 	volatile uint64_t count;         /* (w)[a] expirations not yet read */
@@ -61,7 +64,7 @@ static void tfd_expire(void *arg);
 static void tfd_arm_locked(struct timerfd *tm)
 {
 	KASSERT(simple_lock_held(&tm->wq.lock));
-	callout_arm_ns(&tm->co, tfd_mono(tm->clock, tm->expires), tfd_expire, tm);
+	callout_arm_ns(&tm->co, tfd_mono(tm->base, tm->expires), tfd_expire, tm);
 }
 
 /* The callout handler (clock interrupt, no lock held). */
@@ -71,7 +74,7 @@ static void tfd_expire(void *arg)
 	simple_lock(&tm->wq.lock);
 	bool fired = false;
 	if (tm->expires) {
-		uint64_t now = tfd_now(tm->clock);
+		uint64_t now = tfd_now(tm->base);
 		if (now >= tm->expires) {
 			uint64_t n = 1;
 			if (tm->interval) {
@@ -168,6 +171,7 @@ SYSCALL(283, timerfd_create)
 	waitq_init(&tm->wq);
 	callout_init(&tm->co);
 	tm->clock = clk;
+	tm->base = clk;
 	struct file *f = file_alloc(&timerfd_fops, O_RDWR | (flags & TFD_NONBLOCK));
 	if (!f) {
 		kfree(tm);
@@ -203,7 +207,7 @@ static void tfd_read_setting_locked(struct timerfd *tm, struct kitimerspec *v)
 {
 	uint64_t left = 0;
 	if (tm->expires) {
-		uint64_t now = tfd_now(tm->clock);
+		uint64_t now = tfd_now(tm->base);
 		left = tm->expires > now ? tm->expires - now : 1;
 	}
 	v->val_sec = (int64_t)(left / NSEC_PER_SEC);
@@ -248,7 +252,8 @@ SYSCALL(286, timerfd_settime)
 		tm->expires = 0;
 		callout_stop(&tm->co);
 	} else {
-		tm->expires = flags & TFD_TIMER_ABSTIME ? value : tfd_now(tm->clock) + value;
+		tm->base = flags & TFD_TIMER_ABSTIME ? tm->clock : CLOCK_MONOTONIC;
+		tm->expires = flags & TFD_TIMER_ABSTIME ? value : tfd_now(tm->base) + value;
 		if (!tm->expires)
 			tm->expires = 1;
 		tfd_arm_locked(tm);

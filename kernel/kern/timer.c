@@ -158,7 +158,9 @@ struct ktimer {
 	uint64_t fired;                   /* (l) expirations not yet handed to the signal code */
 	int overrun_last;                 /* (l) of the last signal a thread took */
 	bool deleted;                     /* (l) */
-	bool abs_real;                    /* (l) armed TIMER_ABSTIME on a realtime clock */
+	int base;                         /* (l) the clock `expires` is on: the timer's clock,
+					   * or CLOCK_MONOTONIC for a relative realtime setting
+					   * (POSIX: those ignore clock changes) */
 	struct ktimer *cpu_next;          /* (l) the process's list of armed CPU timers */
 	bool on_cpu_list;                 /* (l) */
 	struct callout co;                /* clock timers */
@@ -267,7 +269,7 @@ static void ktimer_expire(void *arg);
 static void clock_arm_locked(struct ktimer *k)
 {
 	KASSERT(simple_lock_held(&k->pt->lock));
-	callout_arm_ns(&k->co, kclock_to_mono(k->clock, k->expires), ktimer_expire, k);
+	callout_arm_ns(&k->co, kclock_to_mono(k->base, k->expires), ktimer_expire, k);
 }
 
 /* Counts the expirations of k due at `now` (its clock's value; the time
@@ -300,7 +302,7 @@ static void ktimer_expire(void *arg)
 	simple_lock(&pt->lock);
 	bool post = false;
 	if (!k->deleted && k->expires) {
-		uint64_t now = kclock_now(k->clock);
+		uint64_t now = kclock_now(k->base);
 		if (now < k->expires) {
 			clock_arm_locked(k);          /* the realtime clock went back */
 		} else {
@@ -414,7 +416,7 @@ static uint64_t left_locked(struct ktimer *k)
 		return 0;
 	if (is_cpu_clock(k->clock))
 		return k->expires;
-	uint64_t now = kclock_now(k->clock);
+	uint64_t now = kclock_now(k->base);
 	return k->expires > now ? k->expires - now : 1;   /* due: Linux says 1 ns */
 }
 
@@ -437,7 +439,6 @@ static void ktimer_set(struct ktimer *k, uint64_t value, uint64_t interval, bool
 		return;
 	}
 	k->interval = value ? interval : 0;
-	k->abs_real = false;
 	if (is_cpu_clock(k->clock)) {
 		k->expires = value;
 		if (value)
@@ -453,11 +454,11 @@ static void ktimer_set(struct ktimer *k, uint64_t value, uint64_t interval, bool
 		unlock_enable(&pt->lock, fl);
 		return;
 	}
-	uint64_t now = kclock_now(k->clock);
+	k->base = abs ? k->clock : CLOCK_MONOTONIC;
+	uint64_t now = kclock_now(k->base);
 	k->expires = abs ? value : now + value;
 	if (!k->expires)
 		k->expires = 1;
-	k->abs_real = abs && is_real_clock(k->clock);
 	clock_arm_locked(k);
 	unlock_enable(&pt->lock, fl);
 }
@@ -472,6 +473,7 @@ static struct ktimer *ktimer_new(struct proc *p, struct ptimers *pt, int clock)
 	k->proc = p;
 	k->pt = pt;
 	k->clock = clock;
+	k->base = clock;
 	callout_init(&k->co);
 	k->post.deliver = ktimer_deliver;
 	return k;
@@ -926,7 +928,7 @@ static int clock_set_one(struct proc *p, void *arg __unused)
 	uint64_t fl = disable_lock(&pt->lock);
 	for (int i = 0; i < NPTIMERS; i++) {
 		struct ktimer *k = pt->posix[i];
-		if (k && k->expires && is_real_clock(k->clock) && !k->deleted)
+		if (k && k->expires && is_real_clock(k->base) && !k->deleted)
 			clock_arm_locked(k);     /* the new monotonic equivalent */
 	}
 	unlock_enable(&pt->lock, fl);

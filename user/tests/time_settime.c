@@ -169,4 +169,30 @@ UT_TEST(absolute_realtime_timer_follows_the_clock)
 	signal(SIGUSR1, SIG_DFL);
 }
 
+UT_TEST(relative_realtime_timer_ignores_the_clock)
+{
+	if (!on_concerto()) {
+		ut_skip("would move the host's clock");
+		return;
+	}
+	signal(SIGUSR1, on_alrm);
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = SIGUSR1;
+	timer_t t;
+	T_ASSERT(timer_create(CLOCK_REALTIME, &ev, &t) == 0);
+	struct itimerspec v = { { 0, 0 }, { 100, 0 } }, g;
+	fired = 0;
+	T_OK(timer_settime(t, 0, &v, NULL));
+	shift_realtime(3600);
+	usleep(200000);
+	T_EXPECT(!fired);
+	T_OK(timer_gettime(t, &g));
+	T_EXPECT(g.it_value.tv_sec >= 90 && g.it_value.tv_sec <= 100);
+	shift_realtime(-3600);
+	timer_delete(t);
+	signal(SIGUSR1, SIG_DFL);
+}
+
 UT_MAIN
