@@ -695,13 +695,39 @@ static int timer_clock_ok(int clk)
 	switch (clk) {
 	case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME: case CLOCK_TAI:
 	case CLOCK_REALTIME_ALARM: case CLOCK_BOOTTIME_ALARM:
-	case CLOCK_PROCESS_CPUTIME_ID: case CLOCK_THREAD_CPUTIME_ID:
+	case CLOCK_PROCESS_CPUTIME_ID: case CLOCK_THREAD_CPUTIME_ID: case KCLOCK_VIRT:
 		return 0;
 	case CLOCK_MONOTONIC_RAW: case CLOCK_REALTIME_COARSE: case CLOCK_MONOTONIC_COARSE:
 		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}
+}
+
+/*
+ * Linux's encoding of a CPU-time clock (clock_getcpuclockid,
+ * pthread_getcpuclockid): clockid = (~id << 3) | type, bit 2 for a thread.
+ * The caller's own process or thread (id 0 or its own) becomes the
+ * matching clock; another's is not supported (-EINVAL).
+ */
+static int cpu_clock_decode(int *clk)
+{
+	if (*clk >= 0)
+		return 0;
+	int type = *clk & 3, id = ~(*clk >> 3);
+	bool thread = *clk & 4;
+	if (type == 3)
+		return -EINVAL;
+	if (thread) {
+		if (id && id != curthread()->tid)
+			return -EINVAL;
+		*clk = CLOCK_THREAD_CPUTIME_ID;
+		return 0;
+	}
+	if (id && id != curproc()->pid)
+		return -EINVAL;
+	*clk = type == 1 ? KCLOCK_VIRT : CLOCK_PROCESS_CPUTIME_ID;
+	return 0;
 }
 
 /* Checks sigevent ev; the SIGEV_THREAD_ID thread (referenced) to *target. */
@@ -761,7 +787,10 @@ SYSCALL(222, timer_create)
 	bool have_ev = a1 != 0;
 	if (have_ev && copyin(&ev, (const void *)a1, sizeof(ev)) < 0)
 		return -EFAULT;
-	int r = timer_clock_ok(clk);
+	int r = cpu_clock_decode(&clk);
+	if (r < 0)
+		return r;
+	r = timer_clock_ok(clk);
 	if (r < 0)
 		return r;
 	if (!have_ev) {
