@@ -51,7 +51,6 @@
 #include "lock.h"
 #include "signal.h"
 #include "waitq.h"
-#include "timer.h"
 
 #define PROC_NAME 16
 #define PROC_CMDLINE_MAX 4096   /* bytes of argv kept for /proc/PID/cmdline */
@@ -147,7 +146,6 @@ struct proc {
 	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
 					 * first use; none after fork */
 	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */
-	struct sigpost cpu_post;        /* RLIMIT_CPU check, posted by the clock tick (timer.c) */
 };
 
 /* clone flags (Linux values) */

@@ -30,6 +30,17 @@ struct sigpost {
 };
 
 bool sigpost_post(struct sigpost *sp);   /* any context */
+
+/*
+ * Seed 003's indirect sends, from any context (an interrupt included): the
+ * sigpost thread sends sig (SI_KERNEL) to process pid, or to every member
+ * of process group pgid and also to process self_pid (0: none) even if it
+ * left the group meanwhile (pgsignal_self).  Targets are looked up when
+ * the thread runs.  0, -EINVAL, or -EAGAIN when this CPU's queue of such
+ * requests (32) is full.
+ */
+int psignal_indirect(int pid, int sig);
+int pgsignal_indirect(int pgid, int sig, int self_pid);
 void sigpost_init(void);                 /* starts the kernel thread */
 
 /* Hooks for the process side. */

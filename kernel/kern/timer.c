@@ -52,9 +52,19 @@
 
 /* ---- deferred signals ---- */
 
+/* A signal to a process or group by id (psignal_indirect, pgsignal_indirect). */
+struct sigreq {
+	int pgid;                         /* 0: to process pid */
+	int pid;                          /* the process, or pgsignal_self's process (0: none) */
+	int sig;
+};
+#define NSIGREQ 32                        /* per CPU */
+
 struct post_cpu {
 	struct simple_lock lock;
 	struct sigpost *head, *tail;      /* (lock) FIFO */
+	struct sigreq req[NSIGREQ];       /* (lock) ring of id-addressed requests */
+	int req_first, req_n;             /* (lock) */
 } __cacheline_aligned;
 
 static struct post_cpu postq[NCPU_MAX];
@@ -86,6 +96,92 @@ bool sigpost_post(struct sigpost *sp)
 	return fresh;
 }
 
+/* Queues an id-addressed request on this CPU; -EAGAIN if its ring is full. */
+static int sigreq_post(int pgid, int pid, int sig)
+{
+	if (sig <= 0 || sig > NSIG)
+		return -EINVAL;
+	uint64_t fl = intr_disable();
+	struct post_cpu *pc = &postq[cpu_id()];
+	simple_lock(&pc->lock);
+	int r = -EAGAIN;
+	if (pc->req_n < NSIGREQ) {
+		struct sigreq *q = &pc->req[(pc->req_first + pc->req_n) % NSIGREQ];
+		q->pgid = pgid;
+		q->pid = pid;
+		q->sig = sig;
+		pc->req_n++;
+		r = 0;
+	}
+	simple_unlock(&pc->lock);
+	if (!r) {
+		__atomic_store_n(&post_ready, 1, __ATOMIC_SEQ_CST);
+		waitq_wakeup_one(&post_wq);
+	}
+	intr_restore(fl);
+	return r;
+}
+
+int psignal_indirect(int pid, int sig)
+{
+	return pid > 0 ? sigreq_post(0, pid, sig) : -EINVAL;
+}
+
+int pgsignal_indirect(int pgid, int sig, int self_pid)
+{
+	return pgid > 0 ? sigreq_post(pgid, self_pid, sig) : -EINVAL;
+}
+
+static bool sigreq_take(int cpu, struct sigreq *out)
+{
+	struct post_cpu *pc = &postq[cpu];
+	uint64_t fl = disable_lock(&pc->lock);
+	bool got = pc->req_n > 0;
+	if (got) {
+		*out = pc->req[pc->req_first];
+		pc->req_first = (pc->req_first + 1) % NSIGREQ;
+		pc->req_n--;
+	}
+	unlock_enable(&pc->lock, fl);
+	return got;
+}
+
+struct pg_send {
+	int sig, self;
+	bool self_done;
+};
+
+static int pg_send_one(struct proc *p, void *arg)
+{
+	struct pg_send *a = arg;
+	signal_send_proc(p, a->sig, SI_KERNEL, 0, 0);
+	if (p->pid == a->self)
+		a->self_done = true;
+	return 0;
+}
+
+static void send_to_pid(int pid, int sig)
+{
+	struct proc *p = proc_lookup(pid);
+	if (p) {
+		signal_send_proc(p, sig, SI_KERNEL, 0, 0);
+		proc_unref(p);
+	}
+}
+
+/* The sigpost thread: one id-addressed request, with the normal send path. */
+static void sigreq_deliver(const struct sigreq *q)
+{
+	if (!q->pgid) {
+		send_to_pid(q->pid, q->sig);
+		return;
+	}
+	struct pg_send a = { q->sig, q->pid, false };
+	proc_foreach_pgrp(q->pgid, pg_send_one, &a);
+	if (q->pid && !a.self_done)
+		send_to_pid(q->pid, q->sig);     /* pgsignal_self: it left the group meanwhile */
+}
+
 /* Takes the first request off cpu's queue; NULL if empty. */
 static struct sigpost *post_take(int cpu)
 {
@@ -115,6 +211,9 @@ static void sigpost_main(void *arg __unused)
 			struct sigpost *sp;
 			while ((sp = post_take(i)))
 				sp->deliver(sp);
+			struct sigreq q;
+			while (sigreq_take(i, &q))
+				sigreq_deliver(&q);
 		}
 	}
 }
@@ -356,32 +455,20 @@ static bool charged(struct ktimer *k, struct thread *t, bool user)
 
 #define RLIMIT_CPU 0
 
-/* The sigpost thread, once per second of the process's CPU time while it
- * has a CPU limit: SIGXCPU from the soft limit on, SIGKILL at the hard one. */
-static void rlimit_cpu_deliver(struct sigpost *sp)
-{
-	struct proc *p = (struct proc *)((char *)sp - offsetof(struct proc, cpu_post));
-	uint64_t secs = READ_ONCE(p->cpu_ticks) / HZ;
-	uint64_t soft = READ_ONCE(p->rlim_cur[RLIMIT_CPU]), hard = READ_ONCE(p->rlim_max[RLIMIT_CPU]);
-	if (hard != RLIM_INF && secs >= hard)
-		signal_send_proc(p, SIGKILL, SI_KERNEL, 0, 0);
-	else if (soft != RLIM_INF && secs >= soft)
-		signal_send_proc(p, SIGXCPU, SI_KERNEL, 0, 0);
-	proc_unref(p);
-}
-
-/* Clock tick: p's threads used another second of CPU time under a limit. */
+/* Clock tick: p's threads used another tick.  Once per CPU second under a
+ * limit: SIGXCPU from the soft limit on, SIGKILL at the hard one, posted
+ * for the sigpost thread (no process lock here). */
 static void rlimit_cpu_tick(struct proc *p)
 {
 	uint64_t n = __atomic_add_fetch(&p->cpu_ticks, 1, __ATOMIC_RELAXED);
-	if (n % HZ || (READ_ONCE(p->rlim_cur[RLIMIT_CPU]) == RLIM_INF &&
-		       READ_ONCE(p->rlim_max[RLIMIT_CPU]) == RLIM_INF))
+	if (n % HZ)
 		return;
-	if (!p->cpu_post.deliver)
-		p->cpu_post.deliver = rlimit_cpu_deliver;   /* the same value from any CPU */
-	proc_ref(p);
-	if (!sigpost_post(&p->cpu_post))
-		proc_unref(p);           /* the queued request holds one: never the last */
+	uint64_t secs = n / HZ;
+	uint64_t soft = READ_ONCE(p->rlim_cur[RLIMIT_CPU]), hard = READ_ONCE(p->rlim_max[RLIMIT_CPU]);
+	if (hard != RLIM_INF && secs >= hard)
+		psignal_indirect(p->pid, SIGKILL);
+	else if (soft != RLIM_INF && secs >= soft)
+		psignal_indirect(p->pid, SIGXCPU);
 }
 
 void timers_cpu_tick(struct thread *t, bool user)

@@ -5,6 +5,8 @@
  */
 #include "kernel.h"
 #include "callout.h"
+#include "errno.h"
+#include "signal.h"
 #include "ktest.h"
 #include "thread.h"
 #include "timer.h"
@@ -43,4 +45,35 @@ KTEST(sigpost_delivers_from_interrupt_in_thread_context)
 	KT_EXPECT_EQ(tp_refused, 1);
 	KT_EXPECT_EQ(READ_ONCE(tp_delivered), 1);
 	KT_EXPECT(tp_in_thread);
+}
+
+static volatile int ind_ok, ind_full, ind_bad;
+
+static void ind_handler(void *arg __unused)
+{
+	for (int i = 0; i < 40; i++) {
+		int r = i & 1 ? psignal_indirect(0x3ffffff0, SIGUSR1) :
+				pgsignal_indirect(0x3ffffff0, SIGUSR1, 0x3ffffff1);
+		ind_ok += r == 0;
+		ind_full += r == -EAGAIN;
+	}
+	ind_bad += psignal_indirect(0, SIGUSR1) == -EINVAL;
+	ind_bad += psignal_indirect(5, 0) == -EINVAL;
+	ind_bad += pgsignal_indirect(-1, SIGUSR1, 0) == -EINVAL;
+	ind_bad += pgsignal_indirect(5, 65, 0) == -EINVAL;
+}
+
+KTEST(indirect_sends_from_interrupt_to_missing_targets)
+{
+	struct callout c;
+	callout_init(&c);
+	ind_ok = ind_full = ind_bad = 0;
+	callout_arm_ticks(&c, 1, ind_handler, NULL);
+	for (int i = 0; i < 300 && !READ_ONCE(ind_bad); i++)
+		sleep_ticks(1);
+	callout_drain(&c);
+	sleep_ticks(5);                  /* the sigpost thread finds nobody: no harm */
+	KT_EXPECT_EQ(ind_bad, 4);
+	KT_EXPECT_EQ(ind_ok + ind_full, 40);
+	KT_EXPECT(ind_ok >= 32);         /* a CPU's ring holds 32 */
 }
