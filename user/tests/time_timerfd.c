@@ -4,6 +4,7 @@
  * (EINVAL, EBADF, EFAULT). */
 #define _GNU_SOURCE
 #include "utest.h"
+#include "race.h"
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -162,6 +163,43 @@ UT_TEST(close_while_armed)
 			usleep(2000);
 		close(fd);
 	}
+}
+
+/* Threads arm, read, re-arm and close timerfds while their callouts fire
+ * on other CPUs; one thread closes descriptors others still use. */
+static int tfd_churn(struct race *r, int cid, void *arg)
+{
+	(void)r;
+	volatile int *shared = arg;
+	for (int round = 0; round < 40; round++) {
+		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+		if (fd < 0)
+			return 1;
+		shared[cid] = fd;
+		struct itimerspec v = its(0, 1000, 0, 100000 * (cid + 1));
+		if (timerfd_settime(fd, 0, &v, NULL) < 0)
+			return 2;
+		uint64_t n;
+		(void)!read(fd, &n, sizeof(n));
+		int other = shared[(cid + 1) % race_n(r)];
+		struct itimerspec g;
+		if (timerfd_gettime(other, &g) < 0 && errno != EBADF && errno != EINVAL)
+			return 3;
+		usleep(200);
+		close(fd);
+	}
+	return 0;
+}
+
+UT_TEST(race_arm_read_close)
+{
+	struct race *r = race_new_kind(4, RACE_THREAD);
+	T_ASSERT(r != NULL);
+	volatile int *shared = race_scratch(r);
+	for (int i = 0; i < 4; i++)
+		shared[i] = -1;
+	T_EXPECT_EQ(race_run(r, tfd_churn, (void *)shared), 0);
+	race_free(r);
 }
 
 UT_MAIN
