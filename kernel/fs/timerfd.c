@@ -205,6 +205,7 @@ static struct timerfd *tfd_get(int fd, struct file **fp, int *err)
 /* The current setting (time left, interval).  Lock held. */
 static void tfd_read_setting_locked(struct timerfd *tm, struct kitimerspec *v)
 {
+	KASSERT(simple_lock_held(&tm->wq.lock));
 	uint64_t left = 0;
 	if (tm->expires) {
 		uint64_t now = tfd_now(tm->base);

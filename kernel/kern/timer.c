@@ -32,6 +32,9 @@
  * takes it, the overrun becomes timer_getoverrun's value.  Deleting a timer
  * (timer_delete, exec, exit) unlists it, marks it deleted and drains its
  * callout; a post still queued then delivers nothing.
+ *
+ * Lock key: (l) the process's pt->lock; (lock) a CPU's post-queue lock;
+ * [I] immutable after creation; [a] atomic.
  */
 #include "kernel.h"
 #include "callout.h"
@@ -376,6 +379,7 @@ static void clock_arm_locked(struct ktimer *k)
  * pt->lock held.  Returns true if a signal should be posted. */
 static bool fire_locked(struct ktimer *k, uint64_t late)
 {
+	KASSERT(simple_lock_held(&k->pt->lock));
 	uint64_t n = 1;
 	if (k->interval) {
 		uint64_t missed = late / k->interval;
@@ -417,6 +421,7 @@ static void ktimer_expire(void *arg)
 
 static void cpu_list_add_locked(struct ptimers *pt, struct ktimer *k)
 {
+	KASSERT(simple_lock_held(&pt->lock));
 	if (k->on_cpu_list)
 		return;
 	k->on_cpu_list = true;
@@ -427,6 +432,7 @@ static void cpu_list_add_locked(struct ptimers *pt, struct ktimer *k)
 
 static void cpu_list_remove_locked(struct ptimers *pt, struct ktimer *k)
 {
+	KASSERT(simple_lock_held(&pt->lock));
 	if (!k->on_cpu_list)
 		return;
 	for (struct ktimer **pp = &pt->cpu_list; *pp; pp = &(*pp)->cpu_next)
@@ -499,6 +505,7 @@ void timers_cpu_tick(struct thread *t, bool user)
 /* Time left until k expires (ns), 0 if disarmed.  pt->lock held. */
 static uint64_t left_locked(struct ktimer *k)
 {
+	KASSERT(simple_lock_held(&k->pt->lock));
 	if (!k->expires)
 		return 0;
 	if (is_cpu_clock(k->clock))
