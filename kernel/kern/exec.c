@@ -6,7 +6,6 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
-#include "timer.h"
 #include "futex.h"
 #include "elf.h"
 #include "errno.h"
@@ -17,6 +16,7 @@
 #include "file.h"
 #include "signal.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "vm_map.h"
 #include "x86.h"

@@ -5,7 +5,6 @@
  * calibration, the other CPUs — then runs the selected in-kernel tests.
  */
 #include "kernel.h"
-#include "timer.h"
 #include "apic.h"
 #include "boot.h"
 #include "cpu.h"
@@ -21,6 +20,7 @@
 #include "sched.h"
 #include "thread.h"
 #include "smp.h"
+#include "timer.h"
 #include "uart.h"
 #include "vm.h"
 #include "x86.h"

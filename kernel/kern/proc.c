@@ -4,7 +4,6 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
-#include "timer.h"
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
@@ -18,6 +17,7 @@
 #include "syscall.h"
 #include "sched.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "usercopy.h"
 #include "vm_map.h"

@@ -27,7 +27,6 @@
  * the global queue; other CPUs' queues only with trylock).
  */
 #include "kernel.h"
-#include "timer.h"
 #include "apic.h"
 #include "boot.h"
 #include "atomic.h"
@@ -42,6 +41,7 @@
 #include "timekeep.h"
 #include "smp.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "waitq.h"
 #include "x86.h"
