@@ -66,6 +66,10 @@ KERN_OBJS := \
 	kern/lock_bench.o \
 	kern/sched.o \
 	kern/waitq.o \
+	kern/callout.o \
+	kern/callout_test.o \
+	kern/timer.o \
+	kern/timer_test.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \
 	kern/proc.o \
@@ -114,6 +118,7 @@ FS_OBJS := \
 	fs/signalfd.o \
 	fs/splice.o \
 	fs/eventfd.o \
+	fs/timerfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \
 	fs/sys_file.o \

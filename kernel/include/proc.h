@@ -145,6 +145,9 @@ struct proc {
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
+	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
+					 * first use; none after fork */
+	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */
 };
 
 /* clone flags (Linux values) */

@@ -127,6 +127,7 @@ struct ksiginfo {
 		struct { int32_t pid, uid; uint64_t value; } kill;
 		struct { int32_t pid, uid, status, pad; } chld;
 		struct { uint64_t addr; } fault;
+		struct { int32_t tid, overrun; uint64_t value; } timer;   /* SI_TIMER */
 		uint64_t raw[4];
 	} u;
 };
@@ -291,6 +292,14 @@ int signal_queue_info(struct proc *p, int sig, uint64_t uinfo);
 
 /* Send to a thread of p (tkill, tgkill): t must belong to p. */
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid);
+
+/*
+ * A POSIX timer's signal (timer.c, thread context): info has code SI_TIMER
+ * and u.timer.tid.  If a signal of the same timer is still queued on p (or
+ * on t, when t is set), its overrun grows by n instead (one queued signal
+ * per timer, Linux); otherwise info is sent with overrun n - 1.
+ */
+int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, int n);
 
 /* nanosleep's interruptible sleep until global tick `deadline`: 0, or
  * -ERESTART_RESTARTBLOCK (EINTR for the user if a handler runs; restarts

@@ -15,6 +15,7 @@
 #include "lock.h"
 #include "cpu.h"
 #include "signal.h"
+#include "callout.h"
 
 enum thread_state {
 	TS_EMBRYO,      /* being created */
@@ -75,8 +76,7 @@ struct thread {
 	struct waitq *wq;            /* (wq lock) the queue it is listed on, or NULL */
 	struct thread *wq_next;      /* (wq lock) */
 	int wakeup_reason;           /* (t) 0 woken, else e.g. timed out */
-	uint64_t wake_tick;          /* (t) timed sleep deadline, 0 none */
-	struct thread *callout_next; /* (callout lock) */
+	struct callout timeout;      /* (callout.h) ends a timed sleep (waitq.c) */
 
 	/* User side (NULL for kernel threads). */
 	uint8_t fpu[512] __aligned(16);  /* (o) x87/SSE state (fxsave) of user threads */

@@ -18,6 +18,25 @@ void time_tick(void);              /* each CPU's timer interrupt, interrupts off
 uint64_t time_monotonic_ns(void);  /* since boot; never goes backwards */
 uint64_t time_realtime_ns(void);   /* since the Unix epoch */
 
+/* realtime - monotonic, in ns (moved by clock_settime and settimeofday). */
+int64_t time_realtime_offset(void);
+
+/* Linux clock ids (clock_gettime). */
+#define CLOCK_REALTIME 0
+#define CLOCK_MONOTONIC 1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID 3
+#define CLOCK_MONOTONIC_RAW 4
+#define CLOCK_REALTIME_COARSE 5
+#define CLOCK_MONOTONIC_COARSE 6
+#define CLOCK_BOOTTIME 7
+#define CLOCK_REALTIME_ALARM 8
+#define CLOCK_BOOTTIME_ALARM 9
+#define CLOCK_TAI 11
+
+/* Called after the realtime clock was set (timer.c: absolute realtime timers). */
+void timers_clock_was_set(void);
+
 /* The CMOS real-time clock (dev/rtc.c): seconds since the epoch, 0 if unreadable. */
 uint64_t rtc_read_epoch(void);
 

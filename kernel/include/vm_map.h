@@ -179,7 +179,8 @@ bool vm_map_tryref(struct vm_map *map);
 struct inode;
 void vm_file_truncated(struct inode *ip, uint64_t size);
 /* Drops a reference; the last one unmaps everything and frees the map.
- * The map must not be loaded on any CPU (pmap_deactivate first). */
+ * The caller must have unloaded it here (pmap_deactivate); another CPU may
+ * still hold it lazily between two threads (pmap_destroy waits for it). */
 void vm_map_destroy(struct vm_map *map);
 /* Copy of parent for fork: private regions copy-on-write, shared shared. */
 struct vm_map *vm_map_fork(struct vm_map *parent);

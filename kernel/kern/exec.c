@@ -16,6 +16,7 @@
 #include "file.h"
 #include "signal.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "vm_map.h"
 #include "x86.h"
@@ -169,6 +170,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	unlock_enable(&t->lock, fl);
 	kfree(oldcmd);
 	signal_exec(p);
+	timers_exec(p);                 /* POSIX timers go, interval timers stay */
 	fdtable_exec(p->fdt);
 	if (old)
 		vm_map_destroy(old);

@@ -21,6 +21,7 @@
 #include "sched.h"
 #include "thread.h"
 #include "smp.h"
+#include "timer.h"
 #include "uart.h"
 #include "vm.h"
 #include "x86.h"
@@ -80,6 +81,7 @@ void ap_main(struct cpu *c __unused)
 /* The first kernel thread: runs the selected tests, or waits for user space. */
 static void main_thread(void *arg __unused)
 {
+	sigpost_init();             /* signals posted from interrupts (timer.c) */
 	if (bootopts.ktest[0]) {
 		int failed = ktest_run(bootopts.ktest);
 		if (lockstat_enabled())

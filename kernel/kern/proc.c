@@ -18,6 +18,7 @@
 #include "syscall.h"
 #include "sched.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "usercopy.h"
 #include "vm_map.h"
@@ -489,6 +490,7 @@ int proc_set_ruid(struct proc *p, uint32_t ruid)
 static void proc_free(struct proc *p)
 {
 	signal_free_proc(p);
+	timers_free(p);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -1122,6 +1124,7 @@ __noreturn void proc_thread_exit(int status)
 /* The last thread of p leaves: the process becomes a zombie. */
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
+	timers_exit(p);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;

@@ -41,6 +41,7 @@
 #include "timekeep.h"
 #include "smp.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "waitq.h"
 #include "x86.h"
@@ -84,8 +85,6 @@ struct sched_cpu {
 	uint64_t avail_last;       /* [a] available ticks last second */
 	int out_of_balance;        /* [a] */
 	int cur_pri;               /* [a] priority of the running thread, NPRI if idle */
-	struct thread *callouts;   /* (callout_lock) timed sleepers, by deadline */
-	struct simple_lock callout_lock;
 	struct sched_cpu_stats st; /* [o] */
 } __cacheline_aligned;
 
@@ -1018,8 +1017,6 @@ void sched_unboost(struct thread *t)
 
 /* ---- clock tick, balancing, preemption ---- */
 
-static void callouts_run(struct sched_cpu *s);
-
 /*
  * CPU 0, once a second: desired load of every CPU (S4):
  *   desired = CPU's available ticks x system load / system available ticks.
@@ -1083,7 +1080,9 @@ void sched_tick(struct trapframe *tf)
 		t->uticks++;                 /* user time (getrusage, times) */
 		s->st.user_ticks++;          /* and the CPU's (/proc/stat) */
 	}
-	callouts_run(s);
+	if (t && t->state != TS_IDLE && t->proc)
+		timers_cpu_tick(t, tf && (tf->cs & 3) == 3);   /* CPU-time timers (timer.c) */
+	callout_tick();               /* timed sleeps, timers (callout.c) */
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +
 			     (t && t->state != TS_IDLE && !policy_fixed(t->policy))) * FSCALE;
@@ -1148,68 +1147,6 @@ void sched_intr_exit(struct trapframe *tf)
 	simple_unlock(&t->lock);
 }
 
-/* ---- timed sleep (callouts, T2) ---- */
-
-/* Adds t (its lock held) to this CPU's callout list, ordered by deadline. */
-void callout_add_locked(struct thread *t, uint64_t deadline)
-{
-	struct sched_cpu *s = &scpu[cpu_id()];
-	t->wake_tick = deadline;
-	simple_lock(&s->callout_lock);
-	struct thread **pp = &s->callouts;
-	while (*pp && (*pp)->wake_tick <= deadline)
-		pp = &(*pp)->callout_next;
-	t->callout_next = *pp;
-	*pp = t;
-	simple_unlock(&s->callout_lock);
-}
-
-/* Removes t from whichever CPU's callout list holds it (t->lock held). */
-void callout_cancel_locked(struct thread *t)
-{
-	if (!t->wake_tick)
-		return;
-	for (int i = 0; i < ncpu; i++) {
-		struct sched_cpu *s = &scpu[i];
-		simple_lock(&s->callout_lock);
-		for (struct thread **pp = &s->callouts; *pp; pp = &(*pp)->callout_next)
-			if (*pp == t) {
-				*pp = t->callout_next;
-				break;
-			}
-		simple_unlock(&s->callout_lock);
-	}
-	t->wake_tick = 0;
-}
-
-void waitq_timeout_locked(struct thread *t);   /* waitq.c */
-
-static void callouts_run(struct sched_cpu *s)
-{
-	uint64_t now = s->st.ticks;
-	for (;;) {
-		simple_lock(&s->callout_lock);
-		struct thread *t = s->callouts;
-		if (!t || t->wake_tick > now) {
-			simple_unlock(&s->callout_lock);
-			return;
-		}
-		simple_unlock(&s->callout_lock);
-		/* Thread lock first (lock order), then recheck it is still due. */
-		simple_lock(&t->lock);
-		simple_lock(&s->callout_lock);
-		bool due = s->callouts == t && t->wake_tick && t->wake_tick <= now;
-		if (due) {
-			s->callouts = t->callout_next;
-			t->wake_tick = 0;
-		}
-		simple_unlock(&s->callout_lock);
-		if (due)
-			waitq_timeout_locked(t);
-		simple_unlock(&t->lock);
-	}
-}
-
 uint64_t sched_cpu_ticks(void)
 {
 	return scpu[cpu_id()].st.ticks;
@@ -1233,10 +1170,10 @@ void sched_init(void)
 {
 	for (int i = 0; i < NCPU_MAX; i++) {
 		runq_init(&scpu[i].rq);
-		simple_lock_init(&scpu[i].callout_lock, LC_CALLOUT);
 		scpu[i].cur_pri = NPRI;
 	}
 	runq_init_global(&global_rq);
+	callout_init_cpus();
 	waitq_init(&reaper_wq);
 	waitq_init(&treaper_wq);
 	if (bootopts.idlepoll_us >= 0)

@@ -37,6 +37,7 @@
 #include "sched.h"
 #include "syscall.h"
 #include "thread.h"
+#include "timer.h"
 #include "trap.h"
 #include "usercopy.h"
 #include "waitq.h"
@@ -420,6 +421,37 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 	return send_info(p, NULL, &info);
 }
 
+/* The queued entry of POSIX timer tid's signal sig in sp, or NULL. */
+static struct sigq *timer_entry_locked(struct sigpend *sp, int sig, int tid)
+{
+	for (struct sigq *q = sp->head; q; q = q->next)
+		if (q->info.signo == sig && q->info.code == SI_TIMER && q->info.u.timer.tid == tid)
+			return q;
+	return NULL;
+}
+
+int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, int n)
+{
+	if (!sig_valid(info->signo) || n <= 0)
+		return -EINVAL;
+	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	struct sigq *old = timer_entry_locked(t ? &t->sig.pending : &p->sig.pending,
+					      info->signo, info->u.timer.tid);
+	int r = 0;
+	if (old) {
+		int64_t o = (int64_t)old->info.u.timer.overrun + n;
+		old->info.u.timer.overrun = o > 0x7fffffff ? 0x7fffffff : (int32_t)o;
+	} else {
+		info->u.timer.overrun = n - 1;
+		r = send_locked(p, t, info, &q, &freel);
+	}
+	unlock_enable(&p->sig.lock, s);
+	kfree(q);
+	sigq_free_list(freel);
+	return r;
+}
+
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid)
 {
 	if (!sig_valid(sig))
@@ -703,6 +735,8 @@ static int dequeue_locked(struct proc *p, struct thread *t, uint64_t allowed,
 	int sig = __builtin_ctzll(set) + 1;
 	if (sigpend_take(sp, sig, info, freel) && sig >= SIGRTMIN)
 		p->sig.nqueued--;
+	if (info->code == SI_TIMER)
+		timer_signal_taken_locked(p, info);    /* timer_getoverrun's value */
 	return sig;
 }
 

@@ -68,11 +68,12 @@ uint64_t time_realtime_ns(void)
 
 /* ---- clocks ---- */
 
-enum {
-	CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
-	CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
-	CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM, CLOCK_SGI_CYCLE, CLOCK_TAI,
-};
+#define CLOCK_SGI_CYCLE 10
+
+int64_t time_realtime_offset(void)
+{
+	return __atomic_load_n(&realtime_off_ns, __ATOMIC_RELAXED);
+}
 
 static bool clock_valid(int clk)
 {
@@ -204,11 +205,21 @@ SYSCALL(229, clock_getres)
 	return put_timespec(a1, coarse ? TICK_NS : 1);
 }
 
-/* Setting the wall clock moves realtime only (root only: everyone is root). */
-static int set_realtime(uint64_t ns)
+/* Absolute sleeps on a realtime clock wait here, woken when the clock is set. */
+static struct waitq clockset_wq = WAITQ_INIT(clockset_wq);
+
+/* Setting the wall clock (CAP_SYS_TIME: effective uid 0) moves realtime
+ * only; absolute realtime sleeps and timers then follow the new time. */
+static bool may_set_time(void)
+{
+	return curproc()->cred.euid == 0;
+}
+
+static void set_realtime(uint64_t ns)
 {
 	__atomic_store_n(&realtime_off_ns, (int64_t)(ns - time_monotonic_ns()), __ATOMIC_RELAXED);
-	return 0;
+	waitq_wakeup_all(&clockset_wq);
+	timers_clock_was_set();
 }
 
 SYSCALL(227, clock_settime)
@@ -222,7 +233,10 @@ SYSCALL(227, clock_settime)
 		return r;
 	if (clk != CLOCK_REALTIME)
 		return -EINVAL;
-	return set_realtime(timespec_ns(&ts));
+	if (!may_set_time())
+		return -EPERM;
+	set_realtime(timespec_ns(&ts));
+	return 0;
 }
 
 struct ktimeval {
@@ -248,21 +262,24 @@ SYSCALL(96, gettimeofday)
 
 SYSCALL(164, settimeofday)
 {
+	struct ktimeval tv;
+	int32_t tz[2];
 	if (a0) {
-		struct ktimeval tv;
 		if (copyin(&tv, (const void *)a0, sizeof(tv)) < 0)
 			return -EFAULT;
 		if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000)
 			return -EINVAL;
-		set_realtime((uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * 1000);
 	}
 	if (a1) {
-		int32_t tz[2];
 		if (copyin(tz, (const void *)a1, sizeof(tz)) < 0)
 			return -EFAULT;
-		if (tz[0] < -15 * 60 || tz[0] > 15 * 60)
-			return -EINVAL;
 	}
+	if ((a0 || a1) && !may_set_time())
+		return -EPERM;
+	if (a1 && (tz[0] < -15 * 60 || tz[0] > 15 * 60))
+		return -EINVAL;
+	if (a0)
+		set_realtime((uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * 1000);
 	return 0;
 }
 
@@ -304,6 +321,26 @@ static int sleep_until_mono(uint64_t deadline)
 	}
 }
 
+/* Sleeps until realtime clock clk reads target (ns), following changes of
+ * the clock (clock_settime wakes us to look again); -ERESTARTNOHAND when a
+ * signal interrupts it. */
+static int sleep_until_real(int clk, uint64_t target)
+{
+	for (;;) {
+		uint64_t s = disable_lock(&clockset_wq.lock);
+		uint64_t now = clock_read(clk);
+		int r = 0;
+		if (now < target)
+			r = waitq_sleep_timeout_intr_locked(&clockset_wq,
+							    (target - now + TICK_NS - 1) / TICK_NS);
+		unlock_enable(&clockset_wq.lock, s);
+		if (now >= target)
+			return 0;
+		if (r == -EINTR)
+			return -ERESTARTNOHAND;
+	}
+}
+
 SYSCALL(35, nanosleep)
 {
 	struct ktimespec ts;
@@ -331,6 +368,8 @@ SYSCALL(230, clock_nanosleep)
 	uint64_t ns = timespec_ns(&ts);
 	if (!(a1 & TIMER_ABSTIME))
 		return sleep_relative(ns, a3);
+	if (clock_is_real(clk))
+		return sleep_until_real(clk, ns);
 	/* Absolute: the clock's value now gives the monotonic deadline. */
 	uint64_t now = clock_read(clk), mono = time_monotonic_ns();
 	if (ns <= now)

@@ -7,10 +7,13 @@
  * the sleeper will see its effect when it rechecks, or after, when it finds
  * the sleeper listed.  No wakeup is lost.
  *
- * Timed sleeps are on the sleeping CPU's callout list (sched.c).  A timeout
- * makes the thread runnable but leaves it listed (the thread lock ranks
- * above the queue lock); the thread unlists itself when it runs, and wakers
- * skip listed threads that are no longer asleep.
+ * Timed sleeps arm the thread's own callout (t->timeout, callout.h) on the
+ * sleeping CPU.  Its handler (waitq_timeout, from the clock interrupt) makes
+ * the thread runnable if it is still asleep but leaves it listed (the thread
+ * lock ranks above the queue lock); the thread unlists itself when it runs,
+ * and wakers skip listed threads that are no longer asleep.  Before it
+ * returns, the sleeper drains its callout, so a late handler never sees a
+ * later sleep of the same thread.
  *
  * Interruptible sleeps: the sleeper sets t->sig.intr_sleep and checks for a
  * deliverable signal under its thread lock, and stays under it until it is
@@ -29,9 +32,7 @@
 #include "signal.h"
 #include "x86.h"
 
-void callout_add_locked(struct thread *t, uint64_t deadline);
-void callout_cancel_locked(struct thread *t);
-uint64_t sched_cpu_ticks(void);
+#include "timekeep.h"
 
 void waitq_init(struct waitq *wq)
 {
@@ -79,7 +80,9 @@ static struct thread *list_pop_locked(struct waitq *wq)
 	return t;
 }
 
-/* deadline: CPU-local tick to time out at, 0 for none.  intr: a signal ends
+static void waitq_timeout(void *arg);
+
+/* deadline: monotonic ns to time out at, 0 for none.  intr: a signal ends
  * the sleep.  Returns the wakeup reason: 0, ETIMEDOUT or EINTR. */
 static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
 {
@@ -101,17 +104,25 @@ static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
 	t->state = TS_SLEEPING;
 	t->wakeup_reason = 0;
 	if (deadline)
-		callout_add_locked(t, deadline);
+		callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
 	simple_unlock(&wq->lock);
 	sched_switch_locked(t);
 	int reason = t->wakeup_reason;
 	t->sig.intr_sleep = false;
-	callout_cancel_locked(t);
+	bool stopped = !deadline || callout_stop(&t->timeout);
 	simple_unlock(&t->lock);
+	if (!stopped)
+		callout_drain(&t->timeout);   /* a handler may be running elsewhere */
 	simple_lock(&wq->lock);
 	if (t->wq == wq)          /* timed out: still listed */
 		list_remove_locked(wq, t);
 	return reason;
+}
+
+/* The monotonic deadline n ticks (at least one) from now. */
+static uint64_t ticks_deadline(uint64_t n)
+{
+	return time_monotonic_ns() + (n ? n : 1) * TICK_NS;
 }
 
 void waitq_sleep_locked(struct waitq *wq)
@@ -126,16 +137,21 @@ int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t n)
 {
 	if (simple_locks_held() > 1)
 		lock_check_sleep("waitq_sleep with another simple lock held");
-	return sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1), false) ? -ETIMEDOUT : 0;
+	return sleep_locked(wq, ticks_deadline(n), false) ? -ETIMEDOUT : 0;
 }
 
-/* Callout expiry (sched.c), t->lock held. */
-void waitq_timeout_locked(struct thread *t)
+/* The timeout callout's handler (clock interrupt): wakes t if it still
+ * sleeps (a wakeup may have come first; the sleeper drains us before its
+ * next sleep, so this is the sleep we were armed for). */
+static void waitq_timeout(void *arg)
 {
-	if (t->state != TS_SLEEPING)
-		return;
-	t->wakeup_reason = ETIMEDOUT;
-	sched_wakeup_locked(t);
+	struct thread *t = arg;
+	simple_lock(&t->lock);
+	if (t->state == TS_SLEEPING) {
+		t->wakeup_reason = ETIMEDOUT;
+		sched_wakeup_locked(t);
+	}
+	simple_unlock(&t->lock);
 }
 
 /* Wakes one listed thread that is still asleep; returns 1 if one was woken. */
@@ -236,7 +252,7 @@ int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n)
 {
 	if (simple_locks_held() > 1)
 		lock_check_sleep("waitq_sleep with another simple lock held");
-	int r = sleep_locked(wq, sched_cpu_ticks() + (n ? n : 1), true);
+	int r = sleep_locked(wq, ticks_deadline(n), true);
 	return r == EINTR ? -EINTR : r ? -ETIMEDOUT : 0;
 }
 

@@ -377,7 +377,9 @@ void vm_map_destroy(struct vm_map *map)
 	KASSERT_OP(old, >, 0);
 	if (old != 1)
 		return;
-	KASSERT_OP(atomic_load64(&map->pmap->active), ==, 0);   /* still loaded */
+	/* Another CPU may still have the page tables loaded, lazily, between
+	 * two threads (sched.c): its TLB is shot down with everyone else's as
+	 * the regions go, and pmap_destroy waits for it to let go. */
 	lock_write(&map->lock);
 	while (map->head.next != &map->head)
 		region_remove_locked(map, map->head.next);

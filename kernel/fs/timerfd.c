@@ -1,0 +1,291 @@
+/*
+ * timerfd (timerfd_create, timerfd_settime, timerfd_gettime): a timer read
+ * through a file descriptor.
+ *
+ * The timer is a callout (callout.h) at the monotonic equivalent of its
+ * expiry; its handler runs in the clock interrupt, counts the expirations
+ * (one plus the periods missed), re-arms a periodic timer, wakes the
+ * readers and wakes its poll head (poll.h).  read (8 bytes or
+ * more) waits while the count is 0, then returns it and zeroes it.
+ *
+ * Lock key: (w) tm->wq.lock (class waitq, interrupt-safe: the handler takes
+ * it), the waitq convention: sleepers recheck the count under it.  [I]
+ * immutable; [a] read without the lock by poll.  The callout is armed and
+ * stopped under the queue lock; release drains it with no lock held.
+ */
+#include "kernel.h"
+#include "poll.h"
+#include "callout.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "syscall.h"
+#include "timekeep.h"
+#include "usercopy.h"
+#include "waitq.h"
+
+#define TFD_CLOEXEC O_CLOEXEC
+#define TFD_NONBLOCK O_NONBLOCK
+#define TFD_TIMER_ABSTIME 1
+#define TFD_TIMER_CANCEL_ON_SET 2
+
+struct timerfd {
+	struct waitq wq;                 /* readers waiting */
+	int clock;                       /* [I] */
+	int base;                        /* (w) the clock `expires` is on: CLOCK_MONOTONIC
+					  * for a relative setting (POSIX: it ignores
+					  * changes of the realtime clock) */
+	uint64_t expires;                /* (w) the clock's ns at expiry; 0: disarmed */
+	uint64_t interval;               /* (w) ns; 0: one-shot */
+	volatile uint64_t count;         /* (w)[a] expirations not yet read */
+	struct callout co;
+	struct poll_head ph;             /* pollers and epoll items */
+};
+
+static bool tfd_real(int clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_ALARM;
+}
+
+static uint64_t tfd_now(int clk)
+{
+	uint64_t ns = time_monotonic_ns();
+	return tfd_real(clk) ? ns + (uint64_t)time_realtime_offset() : ns;
+}
+
+static uint64_t tfd_mono(int clk, uint64_t v)
+{
+	if (!tfd_real(clk))
+		return v;
+	int64_t off = time_realtime_offset();
+	return (int64_t)v > off ? v - (uint64_t)off : 0;
+}
+
+static void tfd_expire(void *arg);
+
+static void tfd_arm_locked(struct timerfd *tm)
+{
+	KASSERT(simple_lock_held(&tm->wq.lock));
+	callout_arm_ns(&tm->co, tfd_mono(tm->base, tm->expires), tfd_expire, tm);
+}
+
+/* The callout handler (clock interrupt, no lock held). */
+static void tfd_expire(void *arg)
+{
+	struct timerfd *tm = arg;
+	simple_lock(&tm->wq.lock);
+	bool fired = false;
+	if (tm->expires) {
+		uint64_t now = tfd_now(tm->base);
+		if (now >= tm->expires) {
+			uint64_t n = 1;
+			if (tm->interval) {
+				uint64_t missed = (now - tm->expires) / tm->interval;
+				n += missed;
+				tm->expires += (missed + 1) * tm->interval;
+			} else {
+				tm->expires = 0;
+			}
+			WRITE_ONCE(tm->count, tm->count + n);
+			fired = true;
+		}
+		if (tm->expires)
+			tfd_arm_locked(tm);      /* next period, or the clock went back */
+	}
+	if (fired && tm->wq.nwait)
+		waitq_wakeup_all_locked(&tm->wq);
+	simple_unlock(&tm->wq.lock);
+	if (fired)
+		poll_wake(&tm->ph, POLLIN | POLLRDNORM);
+}
+
+static ssize_t tfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __unused)
+{
+	struct timerfd *tm = f->priv;
+	if (n < sizeof(uint64_t))
+		return -EINVAL;
+	if (!user_range_ok(ubuf, sizeof(uint64_t)))
+		return -EFAULT;
+	uint64_t val = 0;
+	int r = 0;
+	uint64_t s = disable_lock(&tm->wq.lock);
+	while (tm->count == 0) {
+		if (READ_ONCE(f->flags) & O_NONBLOCK) {
+			r = -EAGAIN;
+			break;
+		}
+		r = waitq_sleep_intr_locked(&tm->wq);
+		if (r)
+			break;
+	}
+	if (!r) {
+		val = tm->count;
+		WRITE_ONCE(tm->count, 0);
+	}
+	unlock_enable(&tm->wq.lock, s);
+	if (r)
+		return r;
+	if (copyout(ubuf, &val, sizeof(val)) < 0)
+		return -EFAULT;
+	return sizeof(uint64_t);
+}
+
+/* Linux: a timerfd is opened read-write, and a write is EINVAL. */
+static ssize_t tfd_write(struct file *f __unused, const void *ubuf __unused, size_t n __unused,
+			 uint64_t *off __unused)
+{
+	return -EINVAL;
+}
+
+static struct poll_head *tfd_poll_head(struct file *f)
+{
+	return &((struct timerfd *)f->priv)->ph;
+}
+
+static int tfd_poll(struct file *f)
+{
+	struct timerfd *tm = f->priv;
+	return READ_ONCE(tm->count) ? POLLIN | POLLRDNORM : 0;
+}
+
+static void tfd_release(struct file *f)
+{
+	struct timerfd *tm = f->priv;
+	uint64_t s = disable_lock(&tm->wq.lock);
+	tm->expires = 0;                 /* a running handler re-arms nothing */
+	unlock_enable(&tm->wq.lock, s);
+	callout_drain(&tm->co);
+	kfree(tm);
+}
+
+static const struct file_ops timerfd_fops = {
+	.read = tfd_read, .write = tfd_write, .poll = tfd_poll, .poll_head = tfd_poll_head,
+	.release = tfd_release,
+	.anon_name = "[timerfd]",
+};
+
+SYSCALL(283, timerfd_create)
+{
+	int clk = (int)a0;
+	int flags = (int)a1;
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
+	    clk != CLOCK_REALTIME_ALARM && clk != CLOCK_BOOTTIME_ALARM)
+		return -EINVAL;
+	if (flags & ~(TFD_CLOEXEC | TFD_NONBLOCK))
+		return -EINVAL;
+	struct timerfd *tm = kzalloc(sizeof(*tm));
+	if (!tm)
+		return -ENOMEM;
+	waitq_init(&tm->wq);
+	poll_head_init(&tm->ph);
+	callout_init(&tm->co);
+	tm->clock = clk;
+	tm->base = clk;
+	struct file *f = file_alloc(&timerfd_fops, O_RDWR | (flags & TFD_NONBLOCK));
+	if (!f) {
+		kfree(tm);
+		return -ENOMEM;
+	}
+	f->priv = tm;
+	return fd_install(f, 0, flags & TFD_CLOEXEC);
+}
+
+struct kitimerspec {
+	int64_t int_sec, int_nsec, val_sec, val_nsec;
+};
+
+/* The timerfd behind fd (referenced in *fp), or -EBADF / -EINVAL. */
+static struct timerfd *tfd_get(int fd, struct file **fp, int *err)
+{
+	struct file *f = fd_get(fd);
+	if (!f) {
+		*err = -EBADF;
+		return NULL;
+	}
+	if (f->fops != &timerfd_fops) {
+		file_unref(f);
+		*err = -EINVAL;
+		return NULL;
+	}
+	*fp = f;
+	return f->priv;
+}
+
+/* The current setting (time left, interval).  Lock held. */
+static void tfd_read_setting_locked(struct timerfd *tm, struct kitimerspec *v)
+{
+	KASSERT(simple_lock_held(&tm->wq.lock));
+	uint64_t left = 0;
+	if (tm->expires) {
+		uint64_t now = tfd_now(tm->base);
+		left = tm->expires > now ? tm->expires - now : 1;
+	}
+	v->val_sec = (int64_t)(left / NSEC_PER_SEC);
+	v->val_nsec = (int64_t)(left % NSEC_PER_SEC);
+	v->int_sec = (int64_t)(tm->interval / NSEC_PER_SEC);
+	v->int_nsec = (int64_t)(tm->interval % NSEC_PER_SEC);
+}
+
+static bool ts_ok(int64_t s, int64_t ns)
+{
+	return s >= 0 && ns >= 0 && ns < (int64_t)NSEC_PER_SEC;
+}
+
+static uint64_t ts_to_ns(int64_t s, int64_t ns)
+{
+	if ((uint64_t)s >= UINT64_MAX / 2 / NSEC_PER_SEC)
+		return UINT64_MAX / 4;
+	return (uint64_t)s * NSEC_PER_SEC + (uint64_t)ns;
+}
+
+SYSCALL(286, timerfd_settime)
+{
+	int flags = (int)a1;
+	struct kitimerspec nv, ov;
+	if (copyin(&nv, (const void *)a2, sizeof(nv)) < 0)
+		return -EFAULT;
+	if (flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+		return -EINVAL;
+	if (!ts_ok(nv.val_sec, nv.val_nsec) || !ts_ok(nv.int_sec, nv.int_nsec))
+		return -EINVAL;
+	int err = 0;
+	struct file *f = NULL;
+	struct timerfd *tm = tfd_get((int)a0, &f, &err);
+	if (!tm)
+		return err;
+	uint64_t value = ts_to_ns(nv.val_sec, nv.val_nsec);
+	uint64_t s = disable_lock(&tm->wq.lock);
+	tfd_read_setting_locked(tm, &ov);
+	tm->count = 0;
+	tm->interval = value ? ts_to_ns(nv.int_sec, nv.int_nsec) : 0;
+	if (!value) {
+		tm->expires = 0;
+		callout_stop(&tm->co);
+	} else {
+		tm->base = flags & TFD_TIMER_ABSTIME ? tm->clock : CLOCK_MONOTONIC;
+		tm->expires = flags & TFD_TIMER_ABSTIME ? value : tfd_now(tm->base) + value;
+		if (!tm->expires)
+			tm->expires = 1;
+		tfd_arm_locked(tm);
+	}
+	unlock_enable(&tm->wq.lock, s);
+	file_unref(f);
+	if (a3 && copyout((void *)a3, &ov, sizeof(ov)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+SYSCALL(287, timerfd_gettime)
+{
+	int err = 0;
+	struct file *f = NULL;
+	struct timerfd *tm = tfd_get((int)a0, &f, &err);
+	if (!tm)
+		return err;
+	struct kitimerspec v;
+	uint64_t s = disable_lock(&tm->wq.lock);
+	tfd_read_setting_locked(tm, &v);
+	unlock_enable(&tm->wq.lock, s);
+	file_unref(f);
+	return copyout((void *)a1, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
