@@ -192,7 +192,7 @@ qemu-gdb: deps all $(BUILD)/initramfs.cpio
 
 # The user-space tests run on this host first (proving the tests right);
 # the kernel runs them once it has user space (issue 5).
-test: deps all user
+test: deps all user $(BUILD)/initramfs.cpio
 	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/hosttest.py
 	$(PYTHON) tools/runtest.py

@@ -75,6 +75,11 @@ MATRIX = [
     ("user-smp1",    "user",    1, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
     ("user-smp2",    "user",    2, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
     ("user-smp4",    "user",    4, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
+
+    # The console as a person uses it (make run's initramfs): commands, ^C,
+    # ^Z and job control typed on the serial line, 64 KB pasted at once.
+    ("console-smp1", "console", 1, "512M", "lockmode=4",             300, "initramfs.cpio"),
+    ("console-smp4", "console", 4, "512M", "lockmode=4",             300, "initramfs.cpio"),
 ]
 # ---------------------------------------------------------------------------
 
@@ -505,12 +510,198 @@ def judge_user_boot(run):
     return cases
 
 
+
+# ---------------------------------------------------------------------------
+# The interactive console suite: QEMU's serial line on a pipe, typed at.
+
+# busybox's line editor may ask for the cursor position (ESC [ 6 n) after it.
+PROMPT_RE = r"concerto:[^\n#]*# (?:\x1b?\[6n)?$"
+
+
+class Console:
+    """QEMU with the serial console on stdin/stdout: send keys, expect text."""
+
+    def __init__(self, proc, log):
+        self.proc = proc
+        self.log = log
+        self.buf = ""
+        self.mark = 0
+        self.cv = threading.Condition()
+        self.eof = False
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        held = ""
+        while True:
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            text = held + chunk.decode("utf-8", "replace")
+            held = ""
+            esc = text.rfind("\x1b")
+            if esc >= 0 and len(text) - esc < 8 and not ANSI_RE.match(text, esc):
+                text, held = text[:esc], text[esc:]     # a sequence cut in two
+            text = ANSI_RE.sub("", text).replace("\r", "")
+            self.log.write(text)
+            self.log.flush()
+            with self.cv:
+                self.buf += text
+                self.cv.notify_all()
+        with self.cv:
+            self.eof = True
+            self.cv.notify_all()
+
+    def send(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def send_async(self, data):
+        threading.Thread(target=self.send, args=(data,), daemon=True).start()
+
+    def expect(self, pattern, timeout):
+        """Waits for pattern (a regex, multi-line) in what came after the last
+        match; returns the match or None on timeout or end of output."""
+        rx = re.compile(pattern, re.M | re.S)
+        end = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                m = rx.search(self.buf, self.mark)
+                if m:
+                    self.mark = m.end()
+                    return m
+                left = end - time.monotonic()
+                if left <= 0 or self.eof:
+                    return None
+                self.cv.wait(left)
+
+    def since_mark(self, n=400):
+        with self.cv:
+            return self.buf[max(0, len(self.buf) - n):]
+
+
+def console_session(con, scale):
+    """The steps, each (name, ok, reason)."""
+    results = []
+
+    def step(name, ok, why=""):
+        results.append((name, bool(ok), "" if ok else why))
+        return ok
+
+    t = 60 * scale
+    if not step("boot_to_prompt", con.expect(PROMPT_RE, 120 * scale), "no shell prompt"):
+        return results
+    step("shell_has_job_control", "job control turned off" not in con.since_mark(100000),
+         "busybox says job control is off")
+    con.send("tty; stty -a | grep -c icanon\n")
+    step("console_is_the_controlling_tty",
+         con.expect(r"^/dev/console\n1\n.*?" + PROMPT_RE, t), "tty/stty output wrong")
+    con.send("sleep 30\n")
+    con.expect(r"sleep 30\n", t)
+    time.sleep(1)
+    t0 = time.monotonic()
+    con.send(b"\x03")
+    m = con.expect(r"\^C\n" + PROMPT_RE, 20 * scale)
+    step("ctrl_c_interrupts_the_foreground_job", m and time.monotonic() - t0 < 25 * scale,
+         "no prompt after ^C")
+    con.send("sleep 100 &\n")
+    con.expect(PROMPT_RE, t)
+    con.send("jobs\n")
+    ok = con.expect(r"\[1\]\+\s+Running\s+sleep 100.*?" + PROMPT_RE, t)
+    con.send("kill %1; sleep 1; jobs\n")
+    ok = ok and con.expect(r"Terminated\s+sleep 100.*?" + PROMPT_RE, t)
+    step("background_job_listed_and_killed", ok, "jobs/kill %1 output wrong")
+    con.send("cat\n")
+    con.expect(r"cat\n", t)
+    time.sleep(1)                      # cat is reading (typed ahead: no echo yet)
+    con.send("hello tty\n")
+    ok = con.expect(r"hello tty\n", t)
+    time.sleep(0.5)
+    con.send(b"\x1a")
+    ok = ok and con.expect(r"\^Z.*Stopped\s+cat.*?" + PROMPT_RE, t)
+    con.send("fg\n")
+    ok = ok and con.expect(r"fg\ncat\n", t)
+    time.sleep(1)
+    con.send("back\n")
+    ok = ok and con.expect(r"back\nback\n", t)
+    con.send(b"\x04")
+    ok = ok and con.expect(PROMPT_RE, t)
+    step("ctrl_z_stops_and_fg_continues", ok, "^Z / fg / ^D did not behave")
+    con.send("stty -echo; wc -c; stty echo\n")
+    con.expect(r"stty echo\n", t)
+    time.sleep(0.5)
+    line = ("x" * 63 + "\n").encode()
+    con.send_async(line * 1024 + b"\x04")
+    step("paste_64k_loses_nothing", con.expect(r"^\s*65536\n.*?" + PROMPT_RE, 240 * scale),
+         "wc -c did not count 65536 bytes")
+    con.send("poweroff\n")
+    step("poweroff", con.expect(r"concerto: power off, status 0", t), "no clean power off")
+    return results
+
+
+def run_console(cfg, args, out):
+    run = Run(config=cfg)
+    run.log_path = os.path.join(args.log_dir, cfg.name + ".log")
+    cmd = [args.qemu] + QEMU_BASE + ["-smp", str(cfg.smp), "-m", cfg.mem,
+                                      "-kernel", args.kernel, "-append", cfg.cmdline,
+                                      "-initrd", os.path.join(os.path.dirname(args.kernel),
+                                                              cfg.initrd)]
+    start = time.monotonic()
+    with open(run.log_path, "w", errors="replace") as log:
+        log.write("$ " + " ".join(_quote(c) for c in cmd) + "\n")
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            run.error = f"cannot start {args.qemu}: {e}"
+            run.cases = []
+            return run
+        with PROCS_LOCK:
+            PROCS.add(proc)
+        con = Console(proc, log)
+        try:
+            run.steps = console_session(con, args.timeout_scale)
+        finally:
+            try:
+                run.exit_code = proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                run.timed_out = True
+                kill_group(proc)
+                proc.wait()
+            with PROCS_LOCK:
+                PROCS.discard(proc)
+        run.lines = con.buf.split("\n")
+        run.elapsed = time.monotonic() - start
+    return run
+
+
+def judge_console(run):
+    cfg = run.config
+    if run.error:
+        return [Case(f"{cfg.name}/boot", False, run.error)]
+    faults = [l for l in run.lines if any(m in l for m in FAULT_MARKERS)]
+    boot_ok = not faults
+    cases = [Case(f"{cfg.name}/boot", boot_ok,
+                  "" if boot_ok else "kernel reported: " + faults[0].strip())]
+    for name, ok, why in run.steps:
+        cases.append(Case(f"{cfg.name}/{name}", ok, why))
+    return cases
+
 # Evaluators per suite: rows of MATRIX name one of these.
 SUITES = {
     "user": judge_user_boot,
     "ktest": judge_ktest_boot,
     "boot": judge_ktest_boot,
     "fault": judge_fault_boot,
+    "console": judge_console,
+}
+# How a configuration is run (default: a boot that runs by itself).
+RUNNERS = {
+    "console": run_console,
 }
 
 
@@ -523,7 +714,7 @@ def report(run, cases, out):
     failed = [c for c in cases if not c.ok]
     n = len(cases)
     ktests = n - 1
-    noun = "program" if cfg.suite == "user" else "ktest"
+    noun = {"user": "program", "console": "step"}.get(cfg.suite, "ktest")
     what = f"{ktests} {noun}{'s' if ktests != 1 else ''}" if ktests else f"no {noun}s"
     if not failed:
         out(f"PASS {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
@@ -624,7 +815,7 @@ def main():
     t0 = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = {pool.submit(run_qemu, c, args, out): c for c in order}
+        futures = {pool.submit(RUNNERS.get(c.suite, run_qemu), c, args, out): c for c in order}
         for fut in as_completed(futures):
             run = fut.result()
             cases = SUITES[run.config.suite](run)

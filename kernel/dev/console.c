@@ -9,6 +9,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "initramfs.h"
 #include "kmem.h"
 #include "poll.h"
 #include "sched.h"
@@ -125,9 +126,19 @@ static int open_tty(struct tty *tty, struct file *f)
 	return 0;
 }
 
+/* init's descriptors: /dev/console opened (so ttyname finds it), or an
+ * anonymous file of the console if there is no such node. */
 struct file *console_file(void)
 {
-	struct file *f = file_alloc(&tty_fops, O_RDWR);
+	struct inode *ip = NULL;
+	struct file *f = NULL;
+	if (fs_lookup_at(fs_root(), fs_root(), "/dev/console", 0, &ip) == 0) {
+		int r = file_open_inode(ip, O_RDWR | O_NOCTTY, &f);
+		vnode_put(ip);
+		if (r == 0)
+			return f;
+	}
+	f = file_alloc(&tty_fops, O_RDWR);
 	if (f) {
 		fetch_and_add(&console_tty.refcnt, 1);
 		f->priv = &console_tty;

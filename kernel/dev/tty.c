@@ -378,21 +378,27 @@ void tty_input(struct tty *tty, const char *s, size_t n)
 static struct waitq ttyd_wq = WAITQ_INIT(ttyd_wq);
 static char raw[RAW_SIZE];                  /* (ttyd_wq.lock) received bytes */
 static uint32_t raw_head, raw_len;          /* (ttyd_wq.lock) */
-static uint64_t raw_dropped;                /* (ttyd_wq.lock) ring full */
+static bool raw_throttled;                  /* (ttyd_wq.lock) receive interrupt off */
 
-/* Moves what the UART holds into the raw ring; ttyd_wq.lock held. */
+/*
+ * Moves what the UART holds into the raw ring; ttyd_wq.lock held.  When the
+ * ring is full the rest stays in the UART and its receive interrupt goes
+ * off: QEMU (or the far end of a real line) then holds the bytes back, and
+ * nothing is lost however fast they come.  The tty thread turns it back on
+ * once it has room.
+ */
 static bool uart_drain_locked(void)
 {
 	bool got = false;
-	int c;
-	while ((c = uart_getc()) >= 0) {
+	while (raw_len < RAW_SIZE) {
+		int c = uart_getc();
+		if (c < 0)
+			return got;
 		got = true;
-		if (raw_len == RAW_SIZE) {
-			raw_dropped++;
-			continue;
-		}
 		raw[(raw_head + raw_len++) % RAW_SIZE] = (char)c;
 	}
+	raw_throttled = true;
+	uart_disable_rx_intr();
 	return got;
 }
 
@@ -404,6 +410,53 @@ static void uart_intr(struct trapframe *tf __unused)
 	unlock_enable(&ttyd_wq.lock, s);
 }
 
+/*
+ * Room in tty's input for byte c?  Canonical: the line being edited must
+ * still fit with its newline (a plain byte that does not fit is dropped by
+ * the line discipline, as Linux; a newline must wait for a reader).
+ * Otherwise one byte of room.  tty lock held.
+ */
+static bool input_room_locked(struct tty *tty)
+{
+	if (tty->tio.c_lflag & ICANON)
+		return rq_space(tty) >= tty->llen + 2;
+	return rq_space(tty) >= 1;
+}
+
+/*
+ * Input with flow control: waits while a reader has not made room (the
+ * console's thread, a pty master's write).  Returns the bytes taken, or
+ * -EAGAIN (nonblock) / -ERESTARTSYS (intr, a signal) if none were.
+ */
+static ssize_t input_wait(struct tty *tty, const char *s, size_t n, bool intr, bool nonblock)
+{
+	uint64_t fl = disable_lock(&tty->wq.lock);
+	size_t i;
+	for (i = 0; i < n; i++) {
+		while (!input_room_locked(tty)) {
+			/* let readers at what is there, then wait for them */
+			changed_unlock(tty, fl);
+			fl = disable_lock(&tty->wq.lock);
+			if (input_room_locked(tty))
+				break;
+			int r = 0;
+			if (nonblock)
+				r = -EAGAIN;
+			else if (intr)
+				r = waitq_sleep_intr_locked(&tty->wq) == -EINTR ? -ERESTARTSYS : 0;
+			else
+				waitq_sleep_timeout_locked(&tty->wq, HZ);
+			if (r) {
+				changed_unlock(tty, fl);
+				return i ? (ssize_t)i : r;
+			}
+		}
+		input_locked(tty, s[i]);
+	}
+	changed_unlock(tty, fl);
+	return (ssize_t)i;
+}
+
 /* The tty thread: the line discipline for the console's input.  It also
  * looks at the UART once a second, in case an interrupt went missing. */
 static void ttyd(void *arg __unused)
@@ -411,6 +464,10 @@ static void ttyd(void *arg __unused)
 	char buf[256];
 	for (;;) {
 		uint64_t s = disable_lock(&ttyd_wq.lock);
+		if (raw_throttled && raw_len < RAW_SIZE) {
+			raw_throttled = false;
+			uart_enable_rx_intr();
+		}
 		uart_drain_locked();
 		while (raw_len == 0) {
 			waitq_sleep_timeout_locked(&ttyd_wq, HZ);
@@ -423,7 +480,7 @@ static void ttyd(void *arg __unused)
 			raw_len--;
 		}
 		unlock_enable(&ttyd_wq.lock, s);
-		tty_input(&console_tty, buf, n);
+		input_wait(&console_tty, buf, n, false, false);
 	}
 }
 
@@ -546,7 +603,7 @@ static int make_ctty(struct tty *tty, bool steal)
 void tty_opened(struct tty *tty, int flags)
 {
 	struct proc *p = curproc();
-	if (!(flags & O_NOCTTY) && p->sid == p->pid && READ_ONCE(tty->sid) == 0)
+	if (!(flags & O_NOCTTY) && p && p->sid == p->pid && READ_ONCE(tty->sid) == 0)
 		(void)make_ctty(tty, false);
 }
 
@@ -605,6 +662,7 @@ static size_t take_locked(struct tty *tty, char *kbuf, size_t n, bool canon, boo
 		uint8_t fl = tty->rflag[tty->rhead];
 		tty->rhead = (tty->rhead + 1) % TTY_BUF;
 		tty->rlen--;
+		tty->room_made = true;
 		if (fl)
 			tty->nlines--;
 		if (fl == TTY_EOF) {
@@ -660,6 +718,10 @@ static ssize_t tty_read(struct file *f, void *ubuf, size_t n, uint64_t *off __un
 		if (canon ? tty->nlines > 0 : tty->rlen > 0) {
 			bool done = false;
 			size_t k = take_locked(tty, kbuf, MIN(sizeof(kbuf), n - got), canon, &done);
+			if (tty->room_made && tty->wq.nwait) {
+				tty->room_made = false;
+				waitq_wakeup_all_locked(&tty->wq);   /* the input side (flow control) */
+			}
 			unlock_enable(&tty->wq.lock, s);
 			if (k && copyout((char *)ubuf + got, kbuf, k) < 0)
 				return got ? (ssize_t)got : -EFAULT;
@@ -805,6 +867,13 @@ static int set_termios(struct tty *tty, uint64_t cmd, uint64_t arg)
 		for (uint32_t i = 0; i < tty->llen; i++)
 			rq_put_locked(tty, tty->line[i], 0);
 		tty->llen = 0;
+	} else if (!was_canon && (t.c_lflag & ICANON) && tty->rlen) {
+		/* what came in raw mode can be read as a line (Linux pushes it) */
+		uint32_t last = (tty->rhead + tty->rlen - 1) % TTY_BUF;
+		if (!tty->rflag[last]) {
+			tty->rflag[last] = TTY_EOL;
+			tty->nlines++;
+		}
 	}
 	if (!(t.c_iflag & IXON))
 		tty->stopped = false;
@@ -1023,8 +1092,12 @@ static ssize_t ptm_write(struct file *f, const void *ubuf, size_t n, uint64_t *o
 		size_t k = MIN(n - done, sizeof(kbuf));
 		if (copyin(kbuf, (const char *)ubuf + done, k) < 0)
 			return done ? (ssize_t)done : -EFAULT;
-		tty_input(tty, kbuf, k);
-		done += k;
+		ssize_t r = input_wait(tty, kbuf, k, true, f->flags & O_NONBLOCK);
+		if (r < 0)
+			return done ? (ssize_t)done : r;
+		done += (size_t)r;
+		if ((size_t)r < k)
+			break;
 	}
 	return (ssize_t)done;
 }

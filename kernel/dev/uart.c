@@ -46,6 +46,12 @@ void uart_enable_rx_intr(void)
 		outb(COM1 + IER, 0x01);     /* received data available */
 }
 
+void uart_disable_rx_intr(void)
+{
+	if (uart_present)
+		outb(COM1 + IER, 0x00);
+}
+
 int uart_getc(void)
 {
 	if (!uart_present || !(inb(COM1 + LSR) & LSR_DR))

@@ -49,6 +49,7 @@ struct tty {
 	uint32_t llen;                   /* (w) */
 	bool lnext;                      /* (w) the next key is literal (^V) */
 	bool stopped;                    /* (w) output stopped by ^S or TCOOFF */
+	bool room_made;                  /* (w) a read took input (flow control) */
 	int sid;                         /* (w) session it controls (0: none) */
 	int pgrp;                        /* (w) its foreground process group */
 	uint64_t sigpend;                /* (w) signals for pgrp, sent after unlock */
