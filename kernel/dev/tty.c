@@ -641,8 +641,8 @@ static int job_check(struct tty *tty, int sig)
 	bool quiet = signal_ignored_or_blocked(sig);
 	if (sig == SIGTTOU && quiet)
 		return 0;                   /* allowed: nobody would stop */
-	if (quiet)
-		return -EIO;
+	if (quiet || proc_pgrp_orphaned(p->pgid))
+		return -EIO;                /* nobody would continue it */
 	struct pg_sig a = { sig, 0, 0 };
 	proc_foreach_pgrp(p->pgid, send_one, &a);
 	return -ERESTARTSYS;

@@ -245,6 +245,9 @@ __noreturn void proc_exit(int status);      /* wait status already encoded */
  * (in particular not the signal locks).
  */
 int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg);
+/* True if group pgid is orphaned (or gone): no member has a parent in
+ * another group of its session.  Job control: such a group gets EIO. */
+bool proc_pgrp_orphaned(int pgid);
 int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
 void proc_stopped(struct proc *p, int sig);
 void proc_continued(struct proc *p);

@@ -1121,6 +1121,81 @@ __noreturn void proc_thread_exit(int status)
 	proc_exit_last(p, t, status);
 }
 
+/* ---- orphaned process groups (POSIX; seed 003) ---- */
+
+/*
+ * True if group pg is orphaned once `ignored` (an exiting process, or NULL)
+ * is gone and its children belong to `reaper`: no living member other than
+ * it has a parent in another group of the same session.  Parents that are
+ * init do not count (Linux).  proctree_lock held.
+ */
+static bool pgrp_orphaned_locked(struct pgrp *pg, struct proc *ignored, struct proc *reaper)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	for (struct proc *m = pg->members; m; m = m->pg_next) {
+		struct proc *parent = m->parent == ignored && ignored ? reaper : m->parent;
+		if (m == ignored || m->state != PS_ALIVE || !parent || parent == initproc)
+			continue;
+		struct pgrp *ppg = parent->pgrp;
+		if (ppg != pg && ppg && ppg->session == pg->session)
+			return false;
+	}
+	return true;
+}
+
+static bool pgrp_has_stopped_locked(struct pgrp *pg)
+{
+	for (struct proc *m = pg->members; m; m = m->pg_next)
+		if (m->state == PS_ALIVE && READ_ONCE(m->sig.stopped))
+			return true;
+	return false;
+}
+
+bool proc_pgrp_orphaned(int pgid)
+{
+	simple_lock(&proctree_lock);
+	struct pgrp *pg = pgrp_find_locked(pgid);
+	bool r = pg ? pgrp_orphaned_locked(pg, NULL, NULL) : true;
+	simple_unlock(&proctree_lock);
+	return r;
+}
+
+#define ORPHAN_MAX 16
+
+/*
+ * Group pg (of a child c whose parent is `parent`, or of the exiting
+ * process itself) loses its last link to the rest of its session when
+ * `ignored` exits: if it has stopped members it gets SIGHUP and SIGCONT
+ * (after the lock: pgids collected in out).  proctree_lock held.
+ */
+static void note_orphaned_locked(struct pgrp *pg, struct proc *parent, struct proc *ignored,
+				 struct proc *reaper, int *out, int *n)
+{
+	if (!pg || !parent || parent->pgrp == pg || parent->pgrp->session != pg->session)
+		return;
+	if (!pgrp_orphaned_locked(pg, ignored, reaper) || !pgrp_has_stopped_locked(pg))
+		return;
+	for (int i = 0; i < *n; i++)
+		if (out[i] == pg->pgid)
+			return;
+	if (*n < ORPHAN_MAX)
+		out[(*n)++] = pg->pgid;
+}
+
+static int hup_cont_one(struct proc *p, void *arg __unused)
+{
+	signal_send_proc(p, SIGHUP, SI_KERNEL, 0, 0);
+	signal_send_proc(p, SIGCONT, SI_KERNEL, 0, 0);
+	return 0;
+}
+
+/* The exited process's orphaned groups: SIGHUP then SIGCONT.  No lock. */
+static void signal_orphaned(const int *pgids, int n)
+{
+	for (int i = 0; i < n; i++)
+		proc_foreach_pgrp(pgids[i], hup_cont_one, NULL);
+}
+
 /* The last thread of p leaves: the process becomes a zombie. */
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
@@ -1147,8 +1222,16 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	struct proc *pdeath = NULL;       /* living children to signal */
 	struct proc *zreaper = NULL;      /* got zombies: SIGCHLD for them */
 	int zpid = 0, zstatus = 0;
+	int orphaned[ORPHAN_MAX], norphaned = 0;
 	simple_lock(&proctree_lock);
 	vfork_release_locked(p);
+	/* Groups that p's exit orphans: its own, and its children's (whose
+	 * parent becomes the reaper). */
+	struct proc *new_parent = p->children ? find_reaper_locked(p) : NULL;
+	note_orphaned_locked(p->pgrp, p->parent, p, new_parent, orphaned, &norphaned);
+	for (struct proc *c = p->children; c; c = c->sibling)
+		if (c->state == PS_ALIVE)
+			note_orphaned_locked(c->pgrp, p, p, new_parent, orphaned, &norphaned);
 	/* Orphans go to the nearest subreaper ancestor, else init. */
 	if (p->children) {
 		struct proc *reaper = find_reaper_locked(p);
@@ -1211,6 +1294,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	poll_wake(&p->exit_ph, POLLIN | POLLRDNORM);   /* p's pidfds are readable */
 	if (p->sid == p->pid)
 		tty_session_gone(p->sid);     /* the leader's terminal hangs up */
+	signal_orphaned(orphaned, norphaned);
 
 	/* Signals after unlocking: signal_send_proc takes the signal locks. */
 	if (sig) {

@@ -276,4 +276,84 @@ UT_TEST(master_hangup_gives_slave_eof_or_eio)
 	close(s);
 }
 
+/* ---- orphaned process groups ---- */
+
+static int orphan_pipe = -1;
+
+static void note_sig(int sig)
+{
+	char c = sig == SIGHUP ? 'H' : 'C';
+	(void)!write(orphan_pipe, &c, 1);
+}
+
+/* A's child B, in a group of its own, stops; A exits: B's group has lost
+ * its last parent in another group of the session and has a stopped
+ * member, so it gets SIGHUP and SIGCONT (POSIX). */
+/* In a session of its own, so that whoever adopts B (init, or the test
+ * runner as subreaper) is outside it.  Returns 0 or a failure code. */
+static int orphan_scenario(void *arg)
+{
+	(void)arg;
+	if (setsid() < 0)
+		return 20;
+	int p[2], q[2];
+	if (pipe(p) || pipe(q))
+		return 21;
+	pid_t a = fork();
+	if (a < 0)
+		return 22;
+	if (a == 0) {
+		close(q[0]);
+		pid_t b = fork();
+		if (b == 0) {
+			close(q[1]);
+			orphan_pipe = p[1];
+			setpgid(0, 0);
+			signal(SIGHUP, note_sig);
+			signal(SIGCONT, note_sig);
+			(void)!write(p[1], "S", 1);
+			raise(SIGSTOP);             /* the handlers run as it continues */
+			_exit(0);
+		}
+		setpgid(b, b);
+		(void)!write(q[1], &b, sizeof b);
+		int st;
+		if (waitpid(b, &st, WUNTRACED) != b || !WIFSTOPPED(st))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	close(q[1]);
+	pid_t b = -1;
+	if (read(q[0], &b, sizeof b) != (ssize_t)sizeof b)
+		return 23;
+	int st;
+	if (waitpid(a, &st, 0) != a || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 24;
+	char buf[8] = { 0 };
+	int n = 0;
+	struct pollfd pf = { p[0], POLLIN, 0 };
+	while (n < 7 && poll(&pf, 1, 5000) > 0) {
+		ssize_t r = read(p[0], buf + n, sizeof buf - 1 - (size_t)n);
+		if (r <= 0)
+			break;                          /* B exited */
+		n += (int)r;
+	}
+	for (int i = 0; i < 200 && b > 0 && kill(b, 0) == 0; i++)
+		usleep(10000);                      /* until its new parent reaped it */
+	if (n != 3 || buf[0] != 'S')
+		return 25;
+	if (!strchr(buf + 1, 'H') || !strchr(buf + 1, 'C'))
+		return 26;
+	return 0;
+}
+
+UT_TEST(orphaned_stopped_group_gets_sighup_and_sigcont)
+{
+	int st = ut_child(orphan_scenario, NULL);
+	if (!UT_CHILD_OK(st))
+		ut_diag("scenario: %s", ut_status_str(st));
+	T_EXPECT(UT_CHILD_OK(st));
+}
+
 UT_MAIN
