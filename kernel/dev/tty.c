@@ -511,15 +511,14 @@ static void tty_setup(struct tty *tty, tty_out_t out, int index)
 	tty->ws[1] = 80;
 }
 
-#define T_IRQ_COM1 0x50
 #define IRQ_COM1 4
 
 void tty_init(void)
 {
 	tty_setup(&console_tty, console_out, -1);
 	console_tty.refcnt = 1UL << 40;             /* never freed */
-	intr_register(T_IRQ_COM1, uart_intr);
-	ioapic_route(IRQ_COM1, T_IRQ_COM1, 0);      /* MP-safe: any CPU would do */
+	int cpu = intr_establish(IRQ_COM1, uart_intr, true);   /* MP-safe */
+	kinfo("tty: console input on IRQ %d, CPU %d\n", IRQ_COM1, cpu);
 	uart_enable_rx_intr();
 	kthread_run("ttyd", ttyd, NULL);
 }

@@ -22,6 +22,10 @@ const char *trap_name(int vector);   /* "page fault", ... */
 /* An interrupt handler for a vector (>= 32).  Called with interrupts off. */
 typedef void (*intr_handler_t)(struct trapframe *tf);
 void intr_register(int vector, intr_handler_t h);
+#define T_DEV_BASE 0x50      /* device interrupts: T_DEV_BASE + ISA irq */
+/* Route ISA irq to h: any CPU for an MP-safe driver, else the boot CPU.
+ * Returns the CPU it goes to. */
+int intr_establish(int irq, intr_handler_t h, bool mpsafe);
 
 /* VM-layer hooks called by trap() for exceptions (see trap.c). */
 int vm_page_fault(struct trapframe *tf, uint64_t addr);   /* 0 resolved, -ENXIO SIGBUS, -errno */

@@ -42,6 +42,22 @@ void intr_register(int vector, intr_handler_t h)
 	handlers[vector] = h;
 }
 
+/*
+ * A device interrupt (T3, S5): ISA irq to handler h on vector T_DEV_BASE +
+ * irq.  An MP-safe driver (its handler takes its own interrupt-safe locks)
+ * may be interrupted on any CPU: its irq goes to CPU irq % ncpu_online, so
+ * devices spread over the CPUs; a funneled one always runs on the boot CPU,
+ * as the seeds' unconverted drivers did.  Returns the CPU chosen.
+ */
+int intr_establish(int irq, intr_handler_t h, bool mpsafe)
+{
+	KASSERT_OP(irq, <, 16);
+	int cpu = mpsafe ? irq % READ_ONCE(ncpu_online) : 0;
+	intr_register(T_DEV_BASE + irq, h);
+	ioapic_route(irq, T_DEV_BASE + irq, cpu);
+	return cpu;
+}
+
 void trapframe_print(const struct trapframe *tf)
 {
 	kprintf("rip %016lx cs %04lx rflags %016lx rsp %016lx ss %04lx\n",
