@@ -272,12 +272,14 @@ static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
 		r = (f->ip && S_ISDIR(f->ip->mode) && !write && f->fmode) ? -EISDIR : -EBADF;
 		goto out;
 	}
-	if (n > MAX_RW)
-		n = MAX_RW;
+	/* Linux: the whole range must be user memory (access_ok), and only
+	 * then is the count cut to MAX_RW: read(fd, buf, SIZE_MAX) is EFAULT. */
 	if (!user_range_ok(ubuf, n)) {
 		r = -EFAULT;
 		goto out;
 	}
+	if (n > MAX_RW)
+		n = MAX_RW;
 	if (off) {
 		if (!f->fops->seekable) {
 			r = -ESPIPE;

@@ -1,6 +1,8 @@
 /* read/write/pread/pwrite/readv/writev/lseek/truncate on regular files. */
 #include "fsutil.h"
 #include <sys/uio.h>
+#include <stdint.h>
+#include <limits.h>
 
 UT_TEST(write_read_back_large)
 {
@@ -125,6 +127,30 @@ UT_TEST(directory_and_pipe_misuse)
 	close(pfd[0]);
 	close(pfd[1]);
 	T_EXPECT_ERRNO(read(-1, &c, 1), EBADF);
+}
+
+/* A count that reaches past user memory is EFAULT before anything is read
+ * or written, however much of it the file could use (Linux access_ok);
+ * a merely big count is cut to 0x7ffff000 and works. */
+UT_TEST(huge_counts_are_efault_not_partial)
+{
+	int fd = T_OK(open("/tmp/rw_huge", O_CREAT | O_RDWR | O_TRUNC, 0600));
+	char buf[64] = "0123456789";
+	T_EXPECT_EQ(write(fd, buf, 10), 10);
+	T_EXPECT_ERRNO(write(fd, buf, SIZE_MAX), EFAULT);
+	T_EXPECT_ERRNO(write(fd, buf, (size_t)SSIZE_MAX), EFAULT);
+	T_EXPECT_ERRNO(pread(fd, buf, SIZE_MAX, 0), EFAULT);
+	T_EXPECT_ERRNO(read(fd, buf, SIZE_MAX), EFAULT);
+	struct stat st;
+	T_OK(fstat(fd, &st));
+	T_EXPECT_EQ(st.st_size, 10);                     /* nothing was written */
+	int pfd[2];
+	T_OK(pipe(pfd));
+	T_EXPECT_ERRNO(write(pfd[1], buf, SIZE_MAX), EFAULT);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(fd);
+	unlink("/tmp/rw_huge");
 }
 
 UT_MAIN
