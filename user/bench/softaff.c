@@ -1,8 +1,10 @@
 /*
  * softaff: the soft-affinity test of seed 004 (Table 1), with 1, 4 and 16
  * jobs at once.  Each job loops: write 128 KiB of its own data, give up
- * the CPU (sched_yield; every 8th time a 100 us nanosleep, so that jobs
- * also sleep and are woken), read the data back and check it.  With soft
+ * the CPU (sched_yield; every 32nd time a 1 ms nanosleep instead, so that
+ * the jobs also sleep and are woken, and the scheduler places the wakeups),
+ * read the data back and check it.  (A kernel that rounds a sleep up to its
+ * clock tick shows it here, most at 1 job.)  With soft
  * affinity a job keeps running on the CPU whose cache holds its data; a
  * migration is a loop whose read ran on another CPU than its write
  * (sched_getcpu).
@@ -24,12 +26,12 @@ static void job(volatile uint64_t *sh, int i)
 	while (!sh[0])
 		sched_yield();
 	uint64_t end = bench_now_ns() + (uint64_t)(bench_seconds() * 1e9), loops = 0, migr = 0;
-	struct timespec nap = { 0, 100000 };
+	struct timespec nap = { 0, 1000000 };
 	while (bench_now_ns() < end) {
 		int cpu = sched_getcpu();
 		for (size_t k = 0; k < DATA / 8; k++)
 			data[k] = loops + k;
-		if (loops % 8 == 7)
+		if (loops % 32 == 31)
 			nanosleep(&nap, NULL);
 		else
 			sched_yield();
