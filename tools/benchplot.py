@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PNG plots of tools/benchuser.py's results (python3-matplotlib).
 
-    python3 tools/benchplot.py [build/bench/results.json]    redraw from a saved run
+    called by tools/benchuser.py (imported, or run as
+    "benchplot.py build/bench/plotdata.json" by the system's python3);
+    python3 tools/benchuser.py --from build/bench/results.json redraws a run
 
 One PNG per experiment (the figures NAME_<N>pairs|proc|jobs|users form one
 experiment over N; any other figure is an experiment of its own): on the
@@ -151,21 +153,17 @@ def plot_all(rows, stats, smps, kinds, outdir):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "bench",
-        "results.json")
+    """Plots from the plotdata.json that tools/benchuser.py writes when its own
+    python has no matplotlib; prints "title<TAB>path" lines."""
+    if len(sys.argv) != 2:
+        sys.exit("usage: benchplot.py build/bench/plotdata.json")
+    path = sys.argv[1]
     d = json.load(open(path))
-    rows, meta = d["rows"], d["meta"]
-    stats = {}
-    for r in rows:
-        for kind in ("concerto", "linux"):
-            if r.get(kind):
-                stats[(r["figure"], r["smp"], kind)] = tuple(r[kind])
-    kinds = [k for k in ("concerto", "linux") if any(r.get(k) for r in rows)]
-    for title, p in plot_all(rows, stats, meta["smps"], kinds, os.path.dirname(path)):
+    stats = {(f, smp, kind): tuple(v) for f, smp, kind, v in d["stats"]}
+    for title, p in plot_all(d["rows"], stats, d["smps"], d["kinds"],
+                             os.path.dirname(os.path.abspath(path))):
         print(f"{title}\t{p}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

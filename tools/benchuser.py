@@ -10,6 +10,7 @@ classes Concerto held the largest share of a CPU during each figure.
     python3 tools/benchuser.py                 1, 2, 4 CPUs, 3 runs, 1 s figures
     python3 tools/benchuser.py --quick         1 and 2 CPUs, 1 run, 0.3 s figures
     python3 tools/benchuser.py -k signal -k softaff --smp 1,2 -n 5
+    python3 tools/benchuser.py --from build/bench/results.json   redraw, no boots
 
 Runs are interleaved: run 1 boots Concerto then Linux at each CPU count,
 then run 2, and so on, so that a change in the host's load hits both.  The
@@ -56,6 +57,37 @@ EXPERIMENT_PROGRAM = {
     "sched_yield": "sys_ops", "brk": "sys_ops", "cond": "cond_pingpong",
     "pthread": "pthread_create_join", "futex": "futex_wake_nowaiter",
 }
+
+
+# Issue 12's goals, as ratios to Linux at 1 and 2 CPUs: (label, figure regex, least ratio).
+GOALS = [
+    ("pipe round trips", r"^pipe_pingpong_\d+pairs", 1.5),
+    ("signal deliveries", r"^(signal|sigwait)_pingpong_\d+pairs", 2.0),
+    ("anonymous faults", r"^anon_fault_", 1.0),
+    ("fork+exit+wait", r"^fork_exit_wait_", 1.5),
+    ("fork+exec+wait", r"^fork_exec_wait_", 1.5),
+    ("soft-affinity test", r"^softaff_\d+jobs", 1.0),
+]
+
+
+def goal_lines(rows):
+    """One line per goal: met, or the figures that miss it."""
+    out = []
+    for label, rx, least in GOALS:
+        rel = [r for r in rows if re.match(rx, r["figure"]) and r["smp"] in (1, 2)
+               and r["ratio"] is not None]
+        if not rel:
+            continue
+        miss = [f"{r['figure']}@{r['smp']} {r['ratio']:.2f}x" for r in rel if r["ratio"] < least]
+        out.append(f"{label} >= {least}x Linux at 1 and 2 CPUs: " +
+                   (f"met ({len(rel)} figures)" if not miss else
+                    f"missed by {len(miss)} of {len(rel)}: " + ", ".join(miss)))
+    hot = [r for r in rows if any(h > 2.5 for _, h, _ in r["locks"])]
+    if any(r["locks"] for r in rows):
+        out.append("no lock class above 2.5 % of a CPU: " +
+                   ("met" if not hot else f"missed in {len(hot)} of "
+                    f"{sum(1 for r in rows if r['locks'])} figures"))
+    return out
 
 
 def lower_is_better(unit):
@@ -247,7 +279,10 @@ def write_summary(path, rows, meta, plots):
             f.write("\n")
             if any(os.path.basename(p) == "overview.png" for _, p in plots):
                 f.write("![overview](overview.png)\n\n")
-        f.write("## Figures\n\n")
+        f.write("## Goals (issue 12, at 1 and 2 CPUs, quiet host)\n\n")
+        for line in goal_lines(rows):
+            f.write(f"- {line}\n")
+        f.write("\n## Figures\n\n")
         f.write("| figure | CPUs | Concerto | Linux | x Linux | scale C | scale L | "
                 "hottest lock classes | unit |\n")
         f.write("|---|---|---|---|---|---|---|---|---|\n")
@@ -269,7 +304,7 @@ def write_summary(path, rows, meta, plots):
 def make_plots(rows, stats, smps, kinds, outdir):
     """The PNGs through tools/benchplot.py: imported, or run by the system's
     python3 (Debian's python3-matplotlib) on results.json when this python
-    has no matplotlib.  Returns [(title, path)]."""
+    has no matplotlib (through plotdata.json).  Returns [(title, path)]."""
     try:
         sys.path.insert(0, os.path.join(ROOT, "tools"))
         import benchplot
@@ -279,8 +314,11 @@ def make_plots(rows, stats, smps, kinds, outdir):
     system_python = "/usr/bin/python3"
     if os.path.realpath(sys.executable) != os.path.realpath(system_python) and \
             os.path.exists(system_python):
-        r = subprocess.run([system_python, os.path.join(ROOT, "tools", "benchplot.py"),
-                            os.path.join(outdir, "results.json")],
+        data = os.path.join(outdir, "plotdata.json")
+        with open(data, "w") as f:
+            json.dump({"rows": rows, "smps": smps, "kinds": kinds,
+                       "stats": [list(k) + [list(v)] for k, v in stats.items()]}, f)
+        r = subprocess.run([system_python, os.path.join(ROOT, "tools", "benchplot.py"), data],
                            capture_output=True, text=True)
         if r.returncode == 0:
             return [tuple(l.split("\t", 1)) for l in r.stdout.splitlines() if "\t" in l]
@@ -305,7 +343,11 @@ def main():
                     help="skip the lock-statistics boots")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
+    ap.add_argument("--from", dest="saved", metavar="RESULTS_JSON",
+                    help="no boots: table, plots and summary again from a saved run")
     args = ap.parse_args()
+    if args.saved:
+        return replot(args.saved, args.k, args.no_plots)
     smps = [int(x) for x in (args.smp or ("1,2" if args.quick else "1,2,4")).split(",")]
     nruns = args.n or (1 if args.quick else 3)
     seconds = args.seconds or (0.3 if args.quick else 1.0)
@@ -359,21 +401,29 @@ def main():
             print(f"  lockstat concerto smp={smp}: {len(ls)} figures, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr)
     meta["load_end"] = loadavg()
-    stats = summarize(runs, smps, kinds)
-    rows = build_rows(stats, locks, units, progs, smps, kinds, args.k)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "units": units, "programs": progs, "runs": runs,
-                   "locks": [[f, s, l] for (f, s), l in locks.items()],
-                   "rows": rows}, f, indent=1)
-    plots = [] if args.no_plots else make_plots(rows, stats, smps, kinds, args.out)
-    write_summary(os.path.join(args.out, "summary.md"), rows, meta, plots)
-    print(f"\nUser-space benchmarks, QEMU TCG -cpu max, {args.mem}; Linux = {meta['linux']}; "
-          f"{nruns} run(s), {seconds} s per figure; host load average "
+                   "locks": [[f, s, l] for (f, s), l in locks.items()]}, f, indent=1)
+    return report(meta, runs, units, progs, locks, args.k, args.out, args.no_plots)
+
+
+def report(meta, runs, units, progs, locks, keys, outdir, no_plots):
+    """The table on standard output, plots and summary.md in outdir."""
+    smps, kinds = meta["smps"], [k for k in KINDS if any(r["kind"] == k for r in runs)]
+    stats = summarize(runs, smps, kinds)
+    rows = build_rows(stats, locks, units, progs, smps, kinds, keys)
+    plots = [] if no_plots else make_plots(rows, stats, smps, kinds, outdir)
+    write_summary(os.path.join(outdir, "summary.md"), rows, meta, plots)
+    print(f"\nUser-space benchmarks, QEMU TCG -cpu max, {meta['mem']}; Linux = {meta['linux']}; "
+          f"{meta['runs']} run(s), {meta['seconds']} s per figure; host load average "
           f"{meta['load_start']} -> {meta['load_end']}")
     print("x Linux: times better than Linux (>1 Concerto wins); scale: N-CPU over "
           "1-CPU figure; lock classes from a separate boot with statistics on")
     print_table(rows, kinds)
-    print(f"\nbenchuser: wrote {os.path.relpath(args.out, ROOT)}/summary.md"
+    print("\nGoals (issue 12; quiet host):")
+    for line in goal_lines(rows):
+        print("  " + line)
+    print(f"\nbenchuser: wrote {os.path.relpath(outdir, ROOT)}/summary.md"
           + (f" and {len(plots)} plots" if plots else ""))
     if meta["errors"]:
         print(f"benchuser: {len(meta['errors'])} boot(s) failed (see summary.md)",
@@ -381,6 +431,13 @@ def main():
         return 1
     return 0
 
+
+def replot(path, keys, no_plots):
+    """Table, plots and summary again from a saved results.json."""
+    d = json.load(open(path))
+    locks = {(f, s): [tuple(x) for x in l] for f, s, l in d["locks"]}
+    return report(d["meta"], d["runs"], d["units"], d["programs"], locks, keys,
+                  os.path.dirname(os.path.abspath(path)), no_plots)
 
 if __name__ == "__main__":
     sys.exit(main())
