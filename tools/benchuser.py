@@ -11,6 +11,7 @@ classes Concerto held the largest share of a CPU during each figure.
     python3 tools/benchuser.py --quick         1 and 2 CPUs, 1 run, 0.3 s figures
     python3 tools/benchuser.py -k signal -k softaff --smp 1,2 -n 5
     python3 tools/benchuser.py --from build/bench/results.json   redraw, no boots
+    python3 tools/benchuser.py --from A/results.json --from B/results.json   merge
 
 Runs are interleaved: run 1 boots Concerto then Linux at each CPU count,
 then run 2, and so on, so that a change in the host's load hits both.  The
@@ -343,8 +344,9 @@ def main():
                     help="skip the lock-statistics boots")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
-    ap.add_argument("--from", dest="saved", metavar="RESULTS_JSON",
-                    help="no boots: table, plots and summary again from a saved run")
+    ap.add_argument("--from", dest="saved", metavar="RESULTS_JSON", action="append",
+                    help="no boots: table, plots and summary again from a saved run "
+                    "(repeat to merge runs: later figures replace earlier ones)")
     args = ap.parse_args()
     if args.saved:
         return replot(args.saved, args.k, args.no_plots)
@@ -432,12 +434,26 @@ def report(meta, runs, units, progs, locks, keys, outdir, no_plots):
     return 0
 
 
-def replot(path, keys, no_plots):
-    """Table, plots and summary again from a saved results.json."""
-    d = json.load(open(path))
-    locks = {(f, s): [tuple(x) for x in l] for f, s, l in d["locks"]}
-    return report(d["meta"], d["runs"], d["units"], d["programs"], locks, keys,
-                  os.path.dirname(os.path.abspath(path)), no_plots)
+def replot(paths, keys, no_plots):
+    """Table, plots and summary again from saved results.json files, written
+    beside the first; a later file's figures replace an earlier one's (the
+    runs are matched by run number, kernel and CPU count)."""
+    meta, runs, units, progs, locks = None, {}, {}, {}, {}
+    for path in paths:
+        d = json.load(open(path))
+        if meta is None:
+            meta = d["meta"]
+        else:
+            meta["command"] += "; " + d["meta"]["command"]
+            meta["errors"] += d["meta"]["errors"]
+        for r in d["runs"]:
+            runs.setdefault((r["run"], r["kind"], r["smp"]), dict(r, vals={}))["vals"].update(
+                r["vals"])
+        units.update(d["units"])
+        progs.update(d["programs"])
+        locks.update({(f, s): [tuple(x) for x in l] for f, s, l in d["locks"]})
+    return report(meta, list(runs.values()), units, progs, locks, keys,
+                  os.path.dirname(os.path.abspath(paths[0])), no_plots)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,10 +1,10 @@
 /*
  * softaff: the soft-affinity test of seed 004 (Table 1), with 1, 4 and 16
  * jobs at once.  Each job loops: write 128 KiB of its own data, give up
- * the CPU (sched_yield; every 32nd time a 1 ms nanosleep instead, so that
+ * the CPU (sched_yield; every 256th time a 1 ms nanosleep instead, so that
  * the jobs also sleep and are woken, and the scheduler places the wakeups),
  * read the data back and check it.  (A kernel that rounds a sleep up to its
- * clock tick shows it here, most at 1 job.)  With soft
+ * clock tick shows it here when there are no more jobs than CPUs.)  With soft
  * affinity a job keeps running on the CPU whose cache holds its data; a
  * migration is a loop whose read ran on another CPU than its write
  * (sched_getcpu).
@@ -31,7 +31,7 @@ static void job(volatile uint64_t *sh, int i)
 		int cpu = sched_getcpu();
 		for (size_t k = 0; k < DATA / 8; k++)
 			data[k] = loops + k;
-		if (loops % 32 == 31)
+		if (loops % 256 == 255)
 			nanosleep(&nap, NULL);
 		else
 			sched_yield();
