@@ -198,10 +198,14 @@ test: deps all user $(BUILD)/initramfs.cpio
 	$(PYTHON) tools/runtest.py
 
 # Benchmarks (not timed tests): lock modes side by side, then user-space
-# benchmarks beside Linux booted in the same QEMU configuration.
+# benchmarks beside Linux booted in the same QEMU configuration, with tables
+# and plots in build/bench/ (docs/performance.md).  make bench BENCH_ARGS=--quick
+# for a short run; BENCH_ARGS="-k signal --smp 1,2" for a subset.
+BENCH_ARGS ?=
 bench: deps all user-bench
+	@tools/deps.sh bench
 	$(PYTHON) tools/bench.py
-	$(PYTHON) tools/benchuser.py
+	$(PYTHON) tools/benchuser.py $(BENCH_ARGS)
 
 # Regenerate the lock-order table in docs/locking.md from lockclass.h.
 docs:

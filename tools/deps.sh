@@ -4,6 +4,8 @@
 #   run   build and boot the kernel: qemu-system-x86_64, gcc, make, binutils, python3
 #   all   also build user space: musl-gcc (musl-tools), /bin/busybox (busybox-static),
 #         go (golang-go: the Go test programs of user/go/)
+#   bench also what `make bench` needs: python3-matplotlib (the plots of
+#         tools/benchuser.py)
 #
 # Idempotent and silent when everything is present.  Runs `apt-get update`
 # at most once, and only when something has to be installed.  Works as root,
@@ -12,8 +14,8 @@ set -euo pipefail
 
 mode=${1:-all}
 case $mode in
-run|all) ;;
-*) echo "usage: $0 [run|all]" >&2; exit 2 ;;
+run|all|bench) ;;
+*) echo "usage: $0 [run|all|bench]" >&2; exit 2 ;;
 esac
 
 # "how to check" "package": a command name, or an absolute path to a file.
@@ -26,11 +28,14 @@ need=(
 	"python3 python3"
 	"/bin/busybox busybox-static"
 )
-if [ "$mode" = all ]; then
+if [ "$mode" != run ]; then
 	need+=(
 		"musl-gcc musl-tools"
 		"go golang-go"
 	)
+fi
+if [ "$mode" = bench ]; then
+	need+=("/usr/lib/python3/dist-packages/matplotlib python3-matplotlib")
 fi
 
 missing=()

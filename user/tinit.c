@@ -1,7 +1,8 @@
 /*
  * tinit — the guest test driver, used as /init in test boots.
  *
- *   tinit [--no-poweroff] [--exit] [--dir DIR] [--timeout SEC] [--no-proc] [TEST...]
+ *   tinit [--no-poweroff] [--exit] [--dir DIR] [--timeout SEC] [--no-proc]
+ *         [BENCH_NAME=VALUE...] [TEST...]
  *
  * Runs each test program with fork + execve + wait4, one at a time, each in
  * its own process group with a time limit, and prints one KTAP stream: the
@@ -11,7 +12,9 @@
  *
  *     utest: P passed, F failed
  *
- * counting programs.  The tests are TEST... (names in DIR, or paths), else
+ * counting programs.  BENCH_NAME=VALUE words (from the kernel command line
+ * of a benchmark boot) and BENCH_* variables of tinit's environment go into
+ * the tests' environment.  The tests are TEST... (names in DIR, or paths), else
  * the lines of DIR/LIST, else the list compiled in from user/tests/.
  *
  * As process 1 it mounts /proc (optional: failure is ignored), reaps every
@@ -235,6 +238,16 @@ static long long free_kib(void)
 
 extern char **environ;
 
+/* BENCH_*=VALUE words of the command line, passed on to the tests. */
+static char *extra_env[8];
+static int nextra_env;
+
+static void add_env(char *word)
+{
+	if (nextra_env < (int)(sizeof extra_env / sizeof extra_env[0]))
+		extra_env[nextra_env++] = word;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = "/tests";
@@ -253,6 +266,8 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
 			timeout_s = (unsigned)atoi(argv[++i]);
+		else if (!strncmp(argv[i], "BENCH_", 6) && strchr(argv[i], '='))
+			add_env(argv[i]); /* for the benchmarks (tools/benchuser.py) */
 		else if (argv[i][0] == '-' || strchr(argv[i], '='))
 			; /* kernel command-line leftovers: ignore */
 		else
@@ -286,8 +301,10 @@ int main(int argc, char **argv)
 		if (strncmp(*e, "UTEST_", 6) == 0 && strncmp(*e, "UTEST_INDENT=", 13) != 0)
 			envp[ne++] = *e;
 	for (char **e = environ; e && *e && ne < 62; e++)
-		if (strncmp(*e, "TMPDIR=", 7) == 0)
+		if (strncmp(*e, "TMPDIR=", 7) == 0 || strncmp(*e, "BENCH_", 6) == 0)
 			envp[ne++] = *e;
+	for (int i = 0; i < nextra_env && ne < 62; i++)
+		envp[ne++] = extra_env[i];
 	envp[ne] = NULL;
 
 	out("KTAP version 1\n");

@@ -32,10 +32,10 @@ USER_INITRAMFS := build/initramfs-test.cpio
 USER_TOOL_SRCS := $(sort $(wildcard user/bin/*.c))
 USER_TOOLS     := $(patsubst user/bin/%.c,$(USER_OUT)/bin/%,$(USER_TOOL_SRCS))
 
-# Benchmarks (make bench): user/bench/*.c; exit0 is a helper, not in the list.
+# Benchmarks (make bench): user/bench/*.c; exit0 and bhelper are helpers, not in the list.
 USER_BENCH_SRCS := $(sort $(wildcard user/bench/*.c))
 USER_BENCH_BIN  := $(patsubst user/bench/%.c,$(USER_OUT)/bench/%,$(USER_BENCH_SRCS))
-USER_BENCH_LIST := $(filter-out exit0,$(patsubst user/bench/%.c,%,$(USER_BENCH_SRCS)))
+USER_BENCH_LIST := $(filter-out exit0 bhelper,$(patsubst user/bench/%.c,%,$(USER_BENCH_SRCS)))
 USER_BENCH_INITRAMFS := build/initramfs-bench.cpio
 USER_UQ        := $(if $(V),,@)
 

@@ -1,7 +1,7 @@
 /*
  * sys_ops: the system calls a public stress tool found slow (issue 12), in
- * operations per second, each by one process and by two at once ("_x2",
- * the stress tool's two workers per stressor):
+ * operations per second, each by 1, 2 and 4 processes at once ("_Nproc";
+ * the stress tool ran two workers per stressor):
  *   open_close      open of a file in /tmp, keeping up to 256 descriptors
  *                   open and then closing them all (as the stress tool does)
  *   devzero_read    64 KiB reads of /dev/zero (in MiB/s)
@@ -118,9 +118,10 @@ static int op_anon_fault(void)
 static void run(const char *name, int (*op)(void), double per_op, const char *unit)
 {
 	char nm[64];
-	for (int np = 1; np <= 2; np++) {
-		double r = bench_parallel(np, op);
-		snprintf(nm, sizeof nm, np == 1 ? "%s" : "%s_x2", name);
+	static const int nprocs[] = { 1, 2, 4 };
+	for (unsigned i = 0; i < sizeof nprocs / sizeof nprocs[0]; i++) {
+		double r = bench_parallel(nprocs[i], op);
+		snprintf(nm, sizeof nm, "%s_%dproc", name, nprocs[i]);
 		bench_report(nm, r > 0 ? r * per_op : -1, unit);
 	}
 }
