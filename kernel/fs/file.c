@@ -62,7 +62,6 @@ void file_unref(struct file *f)
 	kfree(f);
 }
 
-#define RLIMIT_FSIZE 1
 
 uint64_t file_fsize_room(uint64_t pos)
 {
@@ -338,7 +337,7 @@ struct file *fd_get(int fd)
 /* The descriptor limit: RLIMIT_NOFILE, at most FD_MAX. */
 static int fd_limit(void)
 {
-	uint64_t l = curproc()->rlim_cur[7];
+	uint64_t l = curproc()->rlim_cur[RLIMIT_NOFILE];
 	return l < FD_MAX ? (int)l : FD_MAX;
 }
 

@@ -274,7 +274,7 @@ static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
 		    "%lu %lu 0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
 		    s.tid, s.name, s.state, proc_ppid(p), proc_pgid(p), proc_sid(p),
 		    ut, st, cut, cst, prio, s.nice, s.nthreads, p->start_ticks, vsize, rss,
-		    READ_ONCE(p->rlim_cur[9]) /* RLIMIT_AS */, exit_signal, s.cpu, s.rtp, s.policy);
+		    READ_ONCE(p->rlim_cur[RLIMIT_AS]), exit_signal, s.cpu, s.rtp, s.policy);
 	proc_unref(p);
 }
 

@@ -417,7 +417,7 @@ out:
 static int do_dup3(int oldfd, int newfd, int flags)
 {
 	struct fdtable *t = cur_fdt();
-	if (newfd < 0 || newfd >= FD_MAX || (uint64_t)newfd >= curproc()->rlim_cur[7])
+	if (newfd < 0 || newfd >= FD_MAX || (uint64_t)newfd >= curproc()->rlim_cur[RLIMIT_NOFILE])
 		return -EBADF;
 	struct file *f = fd_get(oldfd);
 	if (!f)
@@ -507,7 +507,7 @@ SYSCALL(72, fcntl)
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
 		if ((int64_t)(int)a2 < 0 || (int)a2 >= FD_MAX ||
-		    (uint64_t)(int)a2 >= curproc()->rlim_cur[7]) {
+		    (uint64_t)(int)a2 >= curproc()->rlim_cur[RLIMIT_NOFILE]) {
 			r = -EINVAL;
 			break;
 		}
@@ -814,7 +814,9 @@ static int64_t do_faccessat(int dirfd, uint64_t upath, int mode, int flags)
 	int r = resolve(dirfd, upath, flags, &ip);
 	if (r)
 		return r;
-	r = mode ? vfs_permission(ip, mode) : 0;
+	/* access(2) asks for the real ids; AT_EACCESS for the effective ones */
+	r = !mode ? 0 : (flags & AT_EACCESS) ? vfs_permission(ip, mode) :
+		vfs_permission_real(ip, mode);
 	vnode_put(ip);
 	return r;
 }
@@ -1016,6 +1018,9 @@ static int setmode(struct inode *ip, uint32_t mode)
 	vfs_cred(&uid, &gid);
 	if (uid != 0 && uid != ip->uid)
 		return -EPERM;
+	/* Linux: set-group-id needs the file's group among ours (or root) */
+	if (uid != 0 && !S_ISDIR(ip->mode) && !vfs_in_group(ip->gid, false))
+		mode &= ~02000u;
 	simple_lock(&ip->meta);
 	ip->mode = (ip->mode & S_IFMT) | (mode & 07777);
 	simple_unlock(&ip->meta);
@@ -1027,15 +1032,24 @@ static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 {
 	uint32_t cu, cg;
 	vfs_cred(&cu, &cg);
-	if (cu != 0 && (uid != (uint32_t)-1 || gid != (uint32_t)-1))
-		return -EPERM;
+	/* Linux: root may change both; the owner may change the group to one
+	 * of its own, and "change" the owner to itself. */
+	if (cu != 0) {
+		if (cu != READ_ONCE(ip->uid))
+			return -EPERM;
+		if (uid != (uint32_t)-1 && uid != ip->uid)
+			return -EPERM;
+		if (gid != (uint32_t)-1 && gid != ip->gid && !vfs_in_group(gid, false))
+			return -EPERM;
+	}
 	simple_lock(&ip->meta);
 	if (uid != (uint32_t)-1)
 		ip->uid = uid;
 	if (gid != (uint32_t)-1)
 		ip->gid = gid;
-	if (!S_ISDIR(ip->mode) && (ip->mode & 0111))
-		ip->mode &= ~04000u;     /* chown clears set-user-id */
+	if (!S_ISDIR(ip->mode) && (ip->mode & 0111) &&
+	    (uid != (uint32_t)-1 || gid != (uint32_t)-1))
+		ip->mode &= ~06000u;     /* chown clears set-user-id and set-group-id */
 	simple_unlock(&ip->meta);
 	vnode_touch(ip, 4);
 	return 0;
@@ -1141,6 +1155,20 @@ static int set_times(struct inode *ip, const struct timespec64 *ts)
 		if (ts && ts[i].nsec != UTIME_NOW && ts[i].nsec != UTIME_OMIT &&
 		    (ts[i].nsec < 0 || ts[i].nsec >= 1000000000))
 			return -EINVAL;
+	/* Linux: "now" needs ownership or write permission (EACCES); a time
+	 * of one's choosing needs ownership (EPERM); root may do either. */
+	bool omit = ts && ts[0].nsec == UTIME_OMIT && ts[1].nsec == UTIME_OMIT;
+	bool now_only = !ts || ((ts[0].nsec == UTIME_NOW || ts[0].nsec == UTIME_OMIT) &&
+				(ts[1].nsec == UTIME_NOW || ts[1].nsec == UTIME_OMIT));
+	if (omit)
+		return 0;
+	if (!vfs_owner_or_root(ip)) {
+		if (!now_only)
+			return -EPERM;
+		int r = vfs_permission(ip, MAY_WRITE);
+		if (r)
+			return r;
+	}
 	simple_lock(&ip->meta);
 	for (int i = 0; i < 2; i++) {
 		struct timespec64 *dst = i == 0 ? &ip->atime : &ip->mtime;
@@ -1423,7 +1451,7 @@ SYSCALL(293, pipe2) { return do_pipe2(a0, (int)a1); }
 
 static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
 {
-	if (nfds > POLL_MAX || nfds > curproc()->rlim_cur[7])
+	if (nfds > POLL_MAX || nfds > curproc()->rlim_cur[RLIMIT_NOFILE])
 		return -EINVAL;
 	struct kpollfd *k = kmalloc(MAX(nfds, 1) * sizeof(*k), 0);
 	if (!k)

@@ -17,17 +17,38 @@
 
 /* ---- credentials and permissions ---- */
 
-/* The caller's uid and gid: root until processes have credentials. */
+/*
+ * The caller's file-system uid and gid (Linux fsuid/fsgid: the effective
+ * ids unless setfsuid changed them); kernel threads act as root.  A
+ * process reads its own credentials without a lock: only its own threads
+ * change them, and a check racing a set*id call sees the ids before or
+ * after it, as on Linux.
+ */
 void vfs_cred(uint32_t *uid, uint32_t *gid)
 {
-	*uid = 0;
-	*gid = 0;
+	struct proc *p = curproc();
+	*uid = p ? READ_ONCE(p->cred.fsuid) : 0;
+	*gid = p ? READ_ONCE(p->cred.fsgid) : 0;
 }
 
-int vfs_permission(struct inode *ip, int may)
+bool vfs_in_group(uint32_t gid, bool real)
 {
-	uint32_t uid, gid;
-	vfs_cred(&uid, &gid);
+	struct proc *p = curproc();
+	if (!p)
+		return true;
+	uint32_t mine = real ? READ_ONCE(p->cred.rgid) : READ_ONCE(p->cred.fsgid);
+	if (gid == mine)
+		return true;
+	int n = MIN(READ_ONCE(p->cred.ngroups), NGROUPS_KERN);
+	for (int i = 0; i < n; i++)
+		if (p->cred.groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Access by uid (and its groups; real: the real gid, for access(2)). */
+static int permission_as(struct inode *ip, int may, uint32_t uid, bool real)
+{
 	uint32_t mode = READ_ONCE(ip->mode);
 	if (uid == 0) {
 		/* Root: everything, but executing needs some x bit. */
@@ -35,8 +56,42 @@ int vfs_permission(struct inode *ip, int may)
 			return -EACCES;
 		return 0;
 	}
-	uint32_t bits = uid == ip->uid ? mode >> 6 : gid == ip->gid ? mode >> 3 : mode;
+	uint32_t bits = uid == READ_ONCE(ip->uid) ? mode >> 6 :
+			vfs_in_group(READ_ONCE(ip->gid), real) ? mode >> 3 : mode;
 	return (may & ~bits & 7) ? -EACCES : 0;
+}
+
+int vfs_permission(struct inode *ip, int may)
+{
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	return permission_as(ip, may, uid, false);
+}
+
+int vfs_permission_real(struct inode *ip, int may)
+{
+	struct proc *p = curproc();
+	return permission_as(ip, may, p ? READ_ONCE(p->cred.ruid) : 0, true);
+}
+
+bool vfs_owner_or_root(struct inode *ip)
+{
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	return uid == 0 || uid == READ_ONCE(ip->uid);
+}
+
+/*
+ * Sticky directories (mode 01000, /tmp): only the owner of the entry, the
+ * owner of the directory or root may remove or rename it.  0 or -EPERM.
+ */
+int vfs_sticky_ok(struct inode *dir, struct inode *ip)
+{
+	if (!(READ_ONCE(dir->mode) & 01000))
+		return 0;
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	return uid == 0 || uid == READ_ONCE(ip->uid) || uid == READ_ONCE(dir->uid) ? 0 : -EPERM;
 }
 
 /* ---- inodes ---- */
@@ -725,6 +780,13 @@ int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, u
 	if (!ip || !d)
 		goto nomem;
 	ip->rdev = rdev;
+	if (READ_ONCE(dir->mode) & 02000) {
+		/* a set-group-id directory: its group, and for a directory the
+		 * bit too (Linux, BSD semantics) */
+		ip->gid = READ_ONCE(dir->gid);
+		if (S_ISDIR(mode))
+			ip->mode |= 02000;
+	}
 	if (S_ISLNK(mode)) {
 		size_t tl = strlen(target);
 		ip->u.lnk.target = kmalloc(tl + 1, 0);
@@ -783,6 +845,8 @@ int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir)
 	struct inode *ip = d ? d->ip : NULL;
 	if (!d) {
 		r = -ENOENT;
+	} else if ((r = vfs_sticky_ok(dir, ip)) != 0) {
+		/* a sticky directory: not ours to remove */
 	} else if (rmdir) {
 		if (!S_ISDIR(ip->mode)) {
 			r = -ENOTDIR;
@@ -929,6 +993,10 @@ int vfs_rename(struct inode *odir, const char *oname, size_t olen,
 		r = -EBUSY;
 		goto out;
 	}
+	/* Sticky directories: the names moved out or replaced must be ours. */
+	if ((r = vfs_sticky_ok(odir, src)) != 0 ||
+	    (tgt && tgt->ip != src && (r = vfs_sticky_ok(ndir, tgt->ip)) != 0))
+		goto out;
 	if (flags & RENAME_EXCHANGE) {
 		if (!tgt) {
 			r = -ENOENT;

@@ -86,6 +86,13 @@ struct pgrp {
 };
 
 /* Credentials: Linux's real, effective, saved and filesystem ids. */
+/* Resource limits: Linux's numbering (the index into rlim_cur/rlim_max). */
+enum {
+	RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_STACK, RLIMIT_CORE, RLIMIT_RSS,
+	RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_AS, RLIMIT_LOCKS,
+	RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE, RLIMIT_NICE, RLIMIT_RTPRIO, RLIMIT_RTTIME,
+};
+
 struct cred {
 	uint32_t ruid, euid, suid, fsuid;
 	uint32_t rgid, egid, sgid, fsgid;

@@ -231,6 +231,9 @@ bool signal_pending(void);
 /* True if the current thread blocks sig or its process ignores it (job
  * control: a background read or write then gets EIO or goes ahead). */
 bool signal_ignored_or_blocked(int sig);
+/* May the current process send sig to p (credentials, as Linux)?  Takes
+ * p->lock: call with no lock ranked above proc held. */
+bool signal_may_send(struct proc *p, int sig);
 
 /*
  * On every return to user mode (end of a system call, of an interrupt or

@@ -176,7 +176,16 @@ int vfs_lookup_child(struct inode *dir, const char *name, size_t len, struct ino
 #define MAY_WRITE 2
 #define MAY_EXEC 1
 int vfs_permission(struct inode *ip, int may);
+/* As vfs_permission with the real uid and gid (access(2) without AT_EACCESS). */
+int vfs_permission_real(struct inode *ip, int may);
+/* The caller's fsuid and fsgid (root for kernel threads). */
 void vfs_cred(uint32_t *uid, uint32_t *gid);
+/* gid is the caller's fsgid (real: its real gid) or a supplementary group. */
+bool vfs_in_group(uint32_t gid, bool real);
+/* The caller owns ip or is root (chmod, utimes with explicit times). */
+bool vfs_owner_or_root(struct inode *ip);
+/* Removing or renaming ip out of sticky dir: 0 or -EPERM. */
+int vfs_sticky_ok(struct inode *dir, struct inode *ip);
 
 /* Create name in dir: mode has the type; target for symlinks. */
 int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, uint32_t rdev,

@@ -171,10 +171,14 @@ KTEST(callout_drain_stops_a_self_rearming_handler)
 static struct callout race_co;
 static volatile int race_stop;
 
+/* Each stops by itself after half a second: without kernel preemption
+ * (lock mode 2) two spinning threads would keep the test's own thread off
+ * both CPUs of a two-CPU machine. */
 static void race_rearmer(void *arg)
 {
 	bool stopper = arg != NULL;
-	while (!READ_ONCE(race_stop)) {
+	uint64_t end = time_monotonic_ns() + 500000000ull;
+	while (!READ_ONCE(race_stop) && time_monotonic_ns() < end) {
 		if (stopper) {
 			callout_stop(&race_co);
 			udelay(7000);

@@ -17,6 +17,7 @@
 #include "kmem.h"
 #include "page.h"
 #include "pmap.h"
+#include "proc.h"
 #include "vm_map.h"
 #include "x86.h"
 
@@ -557,6 +558,10 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	struct uwriter suw;
 	uw_init(&suw, map);
 	vaddr_t s = str_va;
+	/* The ids the program starts with (kernel tests: root). */
+	struct proc *cp = curproc();
+	uint64_t uid = cp ? READ_ONCE(cp->cred.ruid) : 0, euid = cp ? READ_ONCE(cp->cred.euid) : 0;
+	uint64_t gid = cp ? READ_ONCE(cp->cred.rgid) : 0, egid = cp ? READ_ONCE(cp->cred.egid) : 0;
 	uint64_t auxv[2 * NAUXV] = {
 		AT_HWCAP, hwcap(),
 		AT_PAGESZ, P,
@@ -567,11 +572,11 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		AT_BASE, 0,
 		AT_FLAGS, 0,
 		AT_ENTRY, info->entry,
-		AT_UID, 0,
-		AT_EUID, 0,
-		AT_GID, 0,
-		AT_EGID, 0,
-		AT_SECURE, 0,
+		AT_UID, uid,
+		AT_EUID, euid,
+		AT_GID, gid,
+		AT_EGID, egid,
+		AT_SECURE, uid != euid || gid != egid,
 		AT_RANDOM, rand_va,
 		AT_EXECFN, fn_va,
 		AT_PLATFORM, plat_va,

@@ -22,7 +22,6 @@
 #include "x86.h"
 
 #define MAX_SCRIPT_DEPTH 4
-#define RLIMIT_STACK_RES 3      /* Linux RLIMIT_STACK */
 
 /* Parses "#!interp [arg]" from the first line; 0 on success. */
 static int parse_shebang(const char *buf, size_t n, char *interp, size_t isz,
@@ -121,7 +120,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	struct elf_info info;
 	int r = elf_load(ip, map, &info);
 	info.execfn = path;
-	info.arg_max = elf_arg_max(READ_ONCE(p->rlim_cur[RLIMIT_STACK_RES]));
+	info.arg_max = elf_arg_max(READ_ONCE(p->rlim_cur[RLIMIT_STACK]));
 	uint64_t sp = 0;
 	if (r == 0)
 		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);

@@ -104,6 +104,8 @@ SYSCALL(424, pidfd_send_signal)
 	int r = 0;
 	if (READ_ONCE(p->state) != PS_ALIVE)
 		r = -ESRCH;
+	else if (!signal_may_send(p, sig))
+		r = -EPERM;
 	else if (a2)
 		r = signal_queue_info(p, sig, a2);
 	else if (sig)

@@ -29,8 +29,6 @@
 #define PID_MAX 32768
 #define UIDHASH 64
 
-#define RLIMIT_NPROC 6
-#define RLIMIT_NOFILE 7
 
 /* wait options (Linux values) */
 #define WNOHANG     0x00000001
@@ -509,15 +507,15 @@ void proc_ref(struct proc *p)
 }
 
 static const uint64_t rlim_default[RLIM_NLIMITS][2] = {
-	[3] = { 8UL << 20, RLIM_INF },          /* RLIMIT_STACK */
-	[4] = { 0, RLIM_INF },                  /* RLIMIT_CORE */
-	[6] = { 4096, 4096 },                   /* RLIMIT_NPROC */
-	[7] = { FD_MAX, FD_MAX },               /* RLIMIT_NOFILE: the fd table */
-	[8] = { 8UL << 20, 8UL << 20 },         /* RLIMIT_MEMLOCK */
-	[11] = { 4096, 4096 },                  /* RLIMIT_SIGPENDING */
-	[12] = { 819200, 819200 },              /* RLIMIT_MSGQUEUE */
-	[13] = { 0, 0 },                        /* RLIMIT_NICE */
-	[14] = { 0, 0 },                        /* RLIMIT_RTPRIO */
+	[RLIMIT_STACK] = { 8UL << 20, RLIM_INF },
+	[RLIMIT_CORE] = { 0, RLIM_INF },
+	[RLIMIT_NPROC] = { 4096, 4096 },
+	[RLIMIT_NOFILE] = { FD_MAX, FD_MAX },           /* the fd table */
+	[RLIMIT_MEMLOCK] = { 8UL << 20, 8UL << 20 },
+	[RLIMIT_SIGPENDING] = { 4096, 4096 },
+	[RLIMIT_MSGQUEUE] = { 819200, 819200 },
+	[RLIMIT_NICE] = { 0, 0 },
+	[RLIMIT_RTPRIO] = { 0, 0 },
 };
 
 /* A new process with an id; -errno (ENOMEM, EAGAIN) in *err if none. */
@@ -623,7 +621,7 @@ int proc_start_init(const char *path)
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
 		p->rlim_cur[i] = rlim_default[i][0];
 		p->rlim_max[i] = rlim_default[i][1];
-		if (!p->rlim_cur[i] && !p->rlim_max[i] && i != 13 && i != 14)
+		if (!p->rlim_cur[i] && !p->rlim_max[i] && i != RLIMIT_NICE && i != RLIMIT_RTPRIO)
 			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
 	}
 	strlcpy(p->name, "init", sizeof(p->name));

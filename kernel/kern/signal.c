@@ -45,7 +45,6 @@
 
 #define VEC_SYSCALL 0x100
 #define NR_RESTART_SYSCALL 219
-#define RLIMIT_CORE 4
 
 /* ---- default actions ---- */
 
@@ -302,7 +301,6 @@ bool signal_fatal_pending(void)
 
 /* ---- sending ---- */
 
-#define RLIMIT_SIGPENDING 11
 
 static int sigqueue_max(struct proc *p)
 {
@@ -474,17 +472,44 @@ bool signal_child_autoreap(struct proc *parent)
 
 /* ---- kill, tkill, tgkill ---- */
 
+/*
+ * May the caller signal p?  Linux kill_ok_by_cred: its real or effective
+ * uid is p's real or saved uid, or it is root (CAP_KILL); SIGCONT within a
+ * session is always allowed.  Takes p->lock (called under a group lock or
+ * proctree, which rank below it, or with no lock).
+ */
+bool signal_may_send(struct proc *p, int sig)
+{
+	struct proc *me = curproc();
+	if (!me || p == me)
+		return true;
+	uint32_t ruid = READ_ONCE(me->cred.ruid), euid = READ_ONCE(me->cred.euid);
+	if (euid == 0)
+		return true;
+	if (sig == SIGCONT && READ_ONCE(p->sid) == me->sid)
+		return true;
+	simple_lock(&p->lock);
+	uint32_t tr = p->cred.ruid, ts = p->cred.suid;
+	simple_unlock(&p->lock);
+	return euid == tr || euid == ts || ruid == tr || ruid == ts;
+}
+
 struct kill_arg {
-	int sig, sender, count, err;
+	int sig, sender, count, ok, err;
 };
 
+/* One process of kill(2)'s set: a group or -1 succeeds if any signal went
+ * (Linux); the error is the last one otherwise.  Signal 0 checks. */
 static int kill_one(struct proc *p, void *arg)
 {
 	struct kill_arg *ka = arg;
 	ka->count++;
-	int r = ka->sig ? signal_send_proc(p, ka->sig, SI_USER, ka->sender, 0) : 0;
+	int r = !signal_may_send(p, ka->sig) ? -EPERM :
+		ka->sig ? signal_send_proc(p, ka->sig, SI_USER, ka->sender, 0) : 0;
 	if (r < 0)
 		ka->err = r;
+	else
+		ka->ok++;
 	return 0;
 }
 
@@ -494,7 +519,7 @@ SYSCALL(62, kill)
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
 	struct proc *me = curproc();
-	struct kill_arg ka = { sig, me->pid, 0, 0 };
+	struct kill_arg ka = { sig, me->pid, 0, 0, 0 };
 	if (pid > 0) {
 		struct proc *p = proc_lookup(pid);
 		if (!p)
@@ -511,7 +536,7 @@ SYSCALL(62, kill)
 		proc_foreach_pgrp(pid == 0 ? me->pgid : -pid, kill_one, &ka);
 	if (!ka.count)
 		return -ESRCH;
-	return ka.err;
+	return ka.ok ? 0 : ka.err;
 }
 
 static int do_tkill(int tgid, int tid, int sig)
@@ -525,6 +550,8 @@ static int do_tkill(int tgid, int tid, int sig)
 	int r = 0;
 	if (!READ_ONCE(t->tg_live) || (tgid > 0 && p->pid != tgid))
 		r = -ESRCH;
+	else if (!signal_may_send(p, sig))
+		r = -EPERM;
 	else if (sig)
 		r = signal_send_thread(p, t, sig, SI_TKILL, curproc()->pid);
 	thread_unref(t);
@@ -552,6 +579,8 @@ int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
 		return -EPERM;
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
+	if (!signal_may_send(p, sig))
+		return -EPERM;
 	info.signo = sig;
 	info.err = 0;
 	return sig ? send_info(p, NULL, &info) : 0;

@@ -393,7 +393,6 @@ SYSCALL(169, reboot)
 #define PRIO_PROCESS 0
 #define PRIO_PGRP 1
 #define PRIO_USER 2
-#define RLIMIT_NICE 13
 
 struct prio_op {
 	bool set;
@@ -504,7 +503,7 @@ static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
 	if (nl) {
 		if (nl->cur > nl->max)
 			return -EINVAL;
-		if (res == 7 && nl->max > FD_MAX)   /* RLIMIT_NOFILE: the fd table */
+		if (res == RLIMIT_NOFILE && nl->max > FD_MAX)   /* the fd table */
 			return -EPERM;
 	}
 	bool cap = capable();

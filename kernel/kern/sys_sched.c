@@ -40,6 +40,34 @@ static struct thread *thread_by_pid(int tid, struct thread **pp, int *err)
 	return t;
 }
 
+/*
+ * Linux's rules for changing another thread's scheduling: root may; others
+ * only threads of a process whose effective or real uid is their effective
+ * uid (EPERM), and a real-time policy or priority only within
+ * RLIMIT_RTPRIO (0 by default: EPERM).  policy < 0: affinity only.
+ */
+static int may_change(struct thread *t, int policy, int prio)
+{
+	struct proc *me = curproc(), *p = t->proc;
+	if (!me || READ_ONCE(me->cred.euid) == 0)
+		return 0;
+	if (p && p != me) {
+		uint32_t euid = READ_ONCE(me->cred.euid);
+		simple_lock(&p->lock);
+		bool same = euid == p->cred.euid || euid == p->cred.ruid;
+		simple_unlock(&p->lock);
+		if (!same)
+			return -EPERM;
+	}
+	if (policy == SCHED_FIFO || policy == SCHED_RR) {
+		uint64_t lim = READ_ONCE(me->rlim_cur[RLIMIT_RTPRIO]);
+		if ((policy != READ_ONCE(t->policy) && lim == 0) ||
+		    (prio > (int)READ_ONCE(t->rt_priority) && (uint64_t)prio > lim))
+			return -EPERM;
+	}
+	return 0;
+}
+
 static void release(struct thread *t)
 {
 	if (t)
@@ -77,7 +105,9 @@ SYSCALL(144, sched_setscheduler)
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
-	r = sched_setscheduler(t, policy, prio);
+	r = may_change(t, policy, prio);
+	if (r == 0)
+		r = sched_setscheduler(t, policy, prio);
 	release(p);
 	return r;
 }
@@ -94,7 +124,9 @@ SYSCALL(142, sched_setparam)
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
-	r = sched_setscheduler(t, READ_ONCE(t->policy), prio);
+	r = may_change(t, READ_ONCE(t->policy), prio);
+	if (r == 0)
+		r = sched_setscheduler(t, READ_ONCE(t->policy), prio);
 	release(p);
 	return r;
 }
@@ -192,7 +224,9 @@ SYSCALL(203, sched_setaffinity)
 	struct thread *t = thread_by_pid(pid, &p, &r);
 	if (!t)
 		return r;
-	r = sched_setaffinity(t, mask);
+	r = may_change(t, -1, 0);
+	if (r == 0)
+		r = sched_setaffinity(t, mask);
 	release(p);
 	return r;
 }

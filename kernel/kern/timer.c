@@ -459,7 +459,6 @@ static bool charged(struct ktimer *k, struct thread *t, bool user)
 
 /* ---- RLIMIT_CPU ---- */
 
-#define RLIMIT_CPU 0
 
 /* Clock tick: p's threads used another tick.  Once per CPU second under a
  * limit: SIGXCPU from the soft limit on, SIGKILL at the hard one, posted
