@@ -77,6 +77,7 @@ KERN_OBJS := \
 	kern/syscall.o \
 	kern/sys_proc.o \
 	kern/sys_misc.o \
+	kern/random.o \
 	kern/membarrier.o \
 	kern/signal.o \
 	kern/time.o \

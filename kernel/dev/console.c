@@ -11,6 +11,7 @@
 #include "file.h"
 #include "initramfs.h"
 #include "kmem.h"
+#include "random.h"
 #include "poll.h"
 #include "sched.h"
 #include "tty.h"
@@ -50,34 +51,10 @@ static ssize_t full_write(struct file *f __unused, const void *ubuf __unused, si
 	return n ? -ENOSPC : 0;
 }
 
-static volatile uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rnd_next(void)
-{
-	uint64_t x = __atomic_fetch_add(&rnd_state, 0x9e3779b97f4a7c15ULL, __ATOMIC_RELAXED);
-	x ^= rdtsc();
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
+/* /dev/random and /dev/urandom: the kernel's generator (random.c). */
 static ssize_t random_read(struct file *f __unused, void *ubuf, size_t n, uint64_t *off __unused)
 {
-	uint64_t buf[32];
-	size_t done = 0;
-	n = MIN(n, (size_t)(1u << 20));
-	while (done < n) {
-		size_t k = MIN(n - done, sizeof(buf));
-		for (size_t i = 0; i < ARRAY_SIZE(buf); i++)
-			buf[i] = rnd_next();
-		if (copyout((char *)ubuf + done, buf, k) < 0)
-			return done ? (ssize_t)done : -EFAULT;
-		done += k;
-	}
-	return done;
+	return random_read_user(ubuf, n);
 }
 
 static int always_ready(struct file *f __unused)

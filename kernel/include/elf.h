@@ -138,6 +138,9 @@ struct elf_info {
 	uint64_t brk;           /* end of the highest segment (the break starts here) */
 	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
 	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
+	/* AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE: the ids the program
+	 * runs with (elf_load: the caller's; exec: after set-user-id bits) */
+	uint64_t uid, euid, gid, egid, secure;
 };
 
 /* Linux's argument limit for a stack rlimit: a quarter of it, at least 32

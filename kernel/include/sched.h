@@ -20,6 +20,9 @@ __noreturn void scheduler(void);       /* the per-CPU scheduler loop */
 void sched_yield(void);
 /* Switch to the scheduler.  t->lock held, interrupts off; returns likewise. */
 void sched_switch_locked(struct thread *t);
+/* Waits (at most a second) until exited threads handed to the thread
+ * reaper are freed: exact free-memory counts (sysinfo). */
+void thread_reaper_quiesce(void);
 /* Make a sleeping or new thread runnable.  t->lock held. */
 void sched_wakeup_locked(struct thread *t);
 /* If t runs on another CPU, interrupt it (a signal or exit is pending). */

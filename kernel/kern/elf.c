@@ -18,6 +18,7 @@
 #include "page.h"
 #include "pmap.h"
 #include "proc.h"
+#include "random.h"
 #include "vm_map.h"
 #include "x86.h"
 
@@ -425,6 +426,12 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 	out->brk = ALIGN_UP(ms.prev_end, P);
 	out->execfn = NULL;
 	out->arg_max = 0;
+	struct proc *cp = curproc();          /* kernel tests: root */
+	out->uid = cp ? READ_ONCE(cp->cred.ruid) : 0;
+	out->euid = cp ? READ_ONCE(cp->cred.euid) : 0;
+	out->gid = cp ? READ_ONCE(cp->cred.rgid) : 0;
+	out->egid = cp ? READ_ONCE(cp->cred.egid) : 0;
+	out->secure = out->uid != out->euid || out->gid != out->egid;
 out:
 	kfree(load);
 	kfree(ph);
@@ -433,14 +440,10 @@ out:
 
 /* ---- the initial stack ---- */
 
-/* 64 bits for AT_RANDOM: TSC mixed with splitmix64 (not cryptographic). */
+/* 64 bits for AT_RANDOM, from the kernel's generator (random.c). */
 static uint64_t stack_random(void)
 {
-	static volatile uint64_t ctr;
-	uint64_t z = rdtsc() + __atomic_add_fetch(&ctr, 0x9e3779b97f4a7c15UL, __ATOMIC_RELAXED);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
-	return z ^ (z >> 31);
+	return random_u64();
 }
 
 /*
@@ -558,10 +561,6 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	struct uwriter suw;
 	uw_init(&suw, map);
 	vaddr_t s = str_va;
-	/* The ids the program starts with (kernel tests: root). */
-	struct proc *cp = curproc();
-	uint64_t uid = cp ? READ_ONCE(cp->cred.ruid) : 0, euid = cp ? READ_ONCE(cp->cred.euid) : 0;
-	uint64_t gid = cp ? READ_ONCE(cp->cred.rgid) : 0, egid = cp ? READ_ONCE(cp->cred.egid) : 0;
 	uint64_t auxv[2 * NAUXV] = {
 		AT_HWCAP, hwcap(),
 		AT_PAGESZ, P,
@@ -572,11 +571,11 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		AT_BASE, 0,
 		AT_FLAGS, 0,
 		AT_ENTRY, info->entry,
-		AT_UID, uid,
-		AT_EUID, euid,
-		AT_GID, gid,
-		AT_EGID, egid,
-		AT_SECURE, uid != euid || gid != egid,
+		AT_UID, info->uid,
+		AT_EUID, info->euid,
+		AT_GID, info->gid,
+		AT_EGID, info->egid,
+		AT_SECURE, info->secure,
 		AT_RANDOM, rand_va,
 		AT_EXECFN, fn_va,
 		AT_PLATFORM, plat_va,

@@ -6,6 +6,7 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
+#include "vfs.h"
 #include "futex.h"
 #include "elf.h"
 #include "errno.h"
@@ -61,6 +62,31 @@ static int count(char *const v[])
 }
 
 /*
+ * The credentials p runs program ip with (*nc) and what the auxiliary
+ * vector says of them: a set-user-id file gives its owner as effective and
+ * saved uid, a set-group-id file (with group execute, Linux) its group;
+ * AT_SECURE when the effective ids differ from the real ones.
+ */
+static void exec_creds(struct proc *p, struct inode *ip, struct cred *nc, struct elf_info *info)
+{
+	simple_lock(&p->lock);
+	*nc = p->cred;
+	simple_unlock(&p->lock);
+	uint32_t mode = READ_ONCE(ip->mode);
+	if (mode & 04000)
+		nc->euid = READ_ONCE(ip->uid);
+	if ((mode & 02010) == 02010)
+		nc->egid = READ_ONCE(ip->gid);
+	nc->suid = nc->fsuid = nc->euid;
+	nc->sgid = nc->fsgid = nc->egid;
+	info->uid = nc->ruid;
+	info->euid = nc->euid;
+	info->gid = nc->rgid;
+	info->egid = nc->egid;
+	info->secure = nc->ruid != nc->euid || nc->rgid != nc->egid;
+}
+
+/*
  * Execs path with kernel-space argv/envp in process p (the caller's) and
  * sets tf to start the program.  Returns 0 or -errno.
  */
@@ -81,9 +107,9 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		struct fs_stat st;
 		fs_stat(ip, &st);
 		if ((st.mode & 0170000) != 0100000)
-			return (st.mode & 0170000) == 0040000 ? -EACCES : -EACCES;
-		if (!(st.mode & 0111))
 			return -EACCES;
+		if ((r = vfs_permission(ip, MAY_EXEC)) != 0)
+			return r;                   /* execute permission for us (root: any x) */
 		char head[256];
 		ssize_t n = fs_read(ip, head, sizeof(head), 0);
 		if (n < 0)
@@ -119,6 +145,8 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 		return -ENOMEM;
 	struct elf_info info;
 	int r = elf_load(ip, map, &info);
+	struct cred nc;
+	exec_creds(p, ip, &nc, &info);
 	info.execfn = path;
 	info.arg_max = elf_arg_max(READ_ONCE(p->rlim_cur[RLIMIT_STACK]));
 	uint64_t sp = 0;
@@ -168,6 +196,9 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	strlcpy(t->name, base, sizeof(t->name));
 	unlock_enable(&t->lock, fl);
 	kfree(oldcmd);
+	simple_lock(&p->lock);
+	p->cred = nc;                   /* set-user-id and set-group-id programs */
+	simple_unlock(&p->lock);
 	signal_exec(p);
 	timers_exec(p);                 /* POSIX timers go, interval timers stay */
 	fdtable_exec(p->fdt);

@@ -780,6 +780,7 @@ __noreturn void thread_exit(void)
  */
 static struct thread *dead_threads;   /* (treaper_wq.lock) exited autofree threads */
 static struct waitq treaper_wq;       /* the thread reaper sleeps here */
+static bool reaping;                  /* (treaper_wq.lock) a batch is being freed */
 void (*thread_release_hook)(struct thread *t);   /* [I] proc.c: a user thread's process side */
 
 /* Scheduler context, after the zombie switched away for good. */
@@ -806,12 +807,28 @@ static void thread_reaper(void *arg __unused)
 			waitq_sleep_locked(&treaper_wq);
 		struct thread *list = dead_threads;
 		dead_threads = NULL;
+		reaping = true;
 		unlock_enable(&treaper_wq.lock, s);
 		while (list) {
 			struct thread *t = list;
 			list = t->dead_next;
 			thread_unref(t);
 		}
+		s = disable_lock(&treaper_wq.lock);
+		reaping = false;
+		unlock_enable(&treaper_wq.lock, s);
+	}
+}
+
+void thread_reaper_quiesce(void)
+{
+	for (int i = 0; i < HZ; i++) {
+		uint64_t s = disable_lock(&treaper_wq.lock);
+		bool idle = !dead_threads && !reaping;
+		unlock_enable(&treaper_wq.lock, s);
+		if (idle)
+			return;
+		sleep_ticks(1);
 	}
 }
 

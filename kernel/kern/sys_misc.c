@@ -1,6 +1,6 @@
 /*
  * System calls of a thread's user state and of the machine: arch_prctl,
- * set_tid_address, uname, getrandom, sysinfo.
+ * set_tid_address, uname, sysinfo (getrandom is in random.c).
  */
 #include "kernel.h"
 #include "errno.h"
@@ -57,19 +57,6 @@ SYSCALL(63, uname)
 	return copyout((void *)a0, &u, sizeof(u)) < 0 ? -EFAULT : 0;
 }
 
-SYSCALL(318, getrandom)
-{
-	uint8_t buf[256];
-	size_t n = MIN(a1, sizeof(buf));
-	static uint64_t x = 0x9e3779b97f4a7c15UL;
-	for (size_t i = 0; i < n; i++) {
-		x ^= rdtsc();
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-		buf[i] = x >> 56;
-	}
-	return copyout((void *)a0, buf, n) < 0 ? -EFAULT : (int64_t)n;
-}
-
 /*
  * sysinfo: memory counts are exact: the per-CPU page caches and the kernel
  * allocator's magazines and empty slabs are drained first, so freeram
@@ -91,6 +78,7 @@ SYSCALL(99, sysinfo)
 {
 	struct ksysinfo si;
 	memset(&si, 0, sizeof(si));
+	thread_reaper_quiesce();       /* exited threads' memory is back first */
 	kmem_drain_all();
 	page_drain_all();
 	si.uptime = (int64_t)(time_monotonic_ns() / NSEC_PER_SEC);

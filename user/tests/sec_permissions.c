@@ -19,6 +19,8 @@
 #define DIR_ "/tmp/secperm"
 #define STICKY DIR_ "/sticky"
 #define AUXV_FLAG "--auxv-ids"
+#define SUID_FLAG "--suid-ids"
+#define SUID_COPY "/tmp/secperm_suid"
 
 static const char *argv0;
 
@@ -250,9 +252,58 @@ UT_TEST(auxv_gives_the_ids_the_program_runs_with)
 	T_EXPECT(expect_ok(exec_as_user, NULL));
 }
 
+/* A copy of this program owned by 2000:2000 with the set-user-id and
+ * set-group-id bits, run by uid 1000: it runs as euid/egid 2000. */
+static int copy_self(const char *to)
+{
+	int in = open(argv0, O_RDONLY), out = open(to, O_CREAT | O_WRONLY | O_TRUNC, 0755);
+	if (in < 0 || out < 0)
+		return -1;
+	char buf[8192];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	close(out);
+	return n < 0 ? -1 : 0;
+}
+
+static int exec_suid_copy(void *arg)
+{
+	(void)arg;
+	if (drop())
+		return 100;
+	char *argv[] = { (char *)SUID_COPY, SUID_FLAG, NULL };
+	execv(SUID_COPY, argv);
+	return 101;
+}
+
+UT_TEST(set_user_id_program_runs_with_its_owners_ids)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root to make a set-user-id program for another user");
+		return;
+	}
+	T_ASSERT(copy_self(SUID_COPY) == 0);
+	T_OK(chown(SUID_COPY, 2000, 2000));
+	T_OK(chmod(SUID_COPY, 06755));
+	T_EXPECT(expect_ok(exec_suid_copy, NULL));
+	T_OK(chmod(SUID_COPY, 0700));                   /* not executable by them */
+	int st = ut_child(exec_suid_copy, NULL);
+	T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 101);
+	unlink(SUID_COPY);
+}
+
 int main(int argc, char **argv)
 {
 	argv0 = argv[0];
+	if (argc == 2 && strcmp(argv[1], SUID_FLAG) == 0) {
+		uid_t r, e, s;
+		getresuid(&r, &e, &s);
+		return r == 1000 && e == 2000 && s == 2000 && getegid() == 2000 &&
+		       getgid() == 1000 && getauxval(AT_SECURE) == 1 ? 0 : 1;
+	}
 	if (argc == 2 && strcmp(argv[1], AUXV_FLAG) == 0)
 		return getauxval(AT_UID) == 1000 && getauxval(AT_EUID) == 1000 &&
 		       getauxval(AT_GID) == 1000 && getauxval(AT_SECURE) == 0 ? 0 : 1;
