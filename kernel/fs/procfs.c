@@ -145,15 +145,18 @@ static struct vm_map *proc_map_ref(struct proc *p)
 }
 
 /* Virtual size and resident pages of p's address space (its map read-locked). */
-static void proc_vm_sizes(struct proc *p, uint64_t *vsize, uint64_t *rss)
+static void proc_vm_sizes(struct proc *p, uint64_t *vsize, uint64_t *rss, uint64_t *locked)
 {
-	*vsize = *rss = 0;
+	*vsize = *rss = *locked = 0;
 	struct vm_map *map = proc_map_ref(p);
 	if (!map)
 		return;
 	lock_read(&map->lock);
-	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
+	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		*vsize += r->end - r->start;
+		if (r->flags & VR_LOCKED)
+			*locked += r->end - r->start;
+	}
 	*rss = READ_ONCE(map->pmap->resident);
 	lock_done(&map->lock);
 	vm_map_destroy(map);                 /* drops our reference */
@@ -261,13 +264,13 @@ static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
 		return;
 	struct tsnap s;
 	proc_snap(p, n->tid, &s);
-	uint64_t ut, st, cut, cst, vsize, rss;
+	uint64_t ut, st, cut, cst, vsize, rss, locked;
 	proc_times(p, &ut, &st, &cut, &cst);
 	if (!whole) {
 		ut = s.ut;
 		st = s.st;
 	}
-	proc_vm_sizes(p, &vsize, &rss);
+	proc_vm_sizes(p, &vsize, &rss, &locked);
 	int prio = SCHED_TIMESHARE(s.policy) ? 20 + s.nice : -1 - s.rtp;
 	int exit_signal = whole || n->tid == p->pid ? p->exit_signal : -1;
 	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %lu %lu %lu %lu %d %d %d 0 %lu %lu "
@@ -299,17 +302,18 @@ static void gen_pid_status(struct sbuf *sb, const struct pnode *n)
 	simple_lock(&p->lock);
 	struct cred c = p->cred;
 	simple_unlock(&p->lock);
-	uint64_t vsize, rss;
-	proc_vm_sizes(p, &vsize, &rss);
+	uint64_t vsize, rss, locked;
+	proc_vm_sizes(p, &vsize, &rss, &locked);
 	static const char *const names[] = { ['R'] = "running", ['S'] = "sleeping",
 		['T'] = "stopped", ['Z'] = "zombie" };
 	sbuf_printf(sb, "Name:\t%s\nUmask:\t0022\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\n"
 		    "PPid:\t%d\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
-		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\n"
+		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmLck:\t%8lu kB\n"
+		    "VmRSS:\t%8lu kB\n"
 		    "Threads:\t%d\nCpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
 		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
 		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
-		    vsize >> 10, rss * 4, s.nthreads, s.affinity, s.nswitch);
+		    vsize >> 10, locked >> 10, rss * 4, s.nthreads, s.affinity, s.nswitch);
 	proc_unref(p);
 }
 

@@ -67,6 +67,9 @@
 #define VR_GROWSDOWN  0x20  /* MAP_GROWSDOWN (accepted; no automatic growth) */
 #define VR_NOWRITE    0x40  /* shared file mapping, file not open for writing:
 			     * mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE) */
+#define VR_LOCKED     0x80  /* mlock: its pages stay (faulted in unless ONFAULT);
+			     * not inherited by a fork child */
+#define VR_LOCKONFAULT 0x100 /* mlock2(MLOCK_ONFAULT): locked as they fault in */
 
 /* madvise advice (Linux values). */
 #define MADV_NORMAL       0
@@ -167,6 +170,8 @@ struct vm_map {
 	volatile uint32_t membarrier;    /* [a] membarrier(2) registrations: the
 					  * MEMBARRIER_CMD_REGISTER_* bits (membarrier.c);
 					  * fork copies them, exec starts with none */
+	int lock_future;                 /* (m) mlockall(MCL_FUTURE): VR_LOCKED (and
+					  * VR_LOCKONFAULT) bits for new mappings */
 };
 
 struct vm_map *vm_map_create(void);
@@ -207,6 +212,17 @@ bool vm_inode_mappable(struct inode *ip);
 int vm_mmap_inode_private(struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
 			  struct inode *ip, uint64_t off);
 int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len);
+/*
+ * mlock family (Linux semantics).  vm_mlock locks [addr, addr+len) (rounded
+ * out to pages): flags VR_LOCKED, or with VR_LOCKONFAULT (mlock2
+ * MLOCK_ONFAULT) not faulted in now; 0 unlocks (munlock).  limit: the
+ * RLIMIT_MEMLOCK bytes allowed in all (~0: unlimited, root).  -ENOMEM for
+ * holes or over the limit, -EPERM for a limit of 0.  vm_mlockall: MCL_*
+ * flags (0: munlockall).  vm_locked_bytes: what is locked (/proc VmLck).
+ */
+int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t limit);
+int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit);
+uint64_t vm_locked_bytes(struct vm_map *map);
 int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot);
 void vm_map_set_brk(struct vm_map *map, vaddr_t start);
 /* Linux brk: returns the new break, or the current one on failure. */

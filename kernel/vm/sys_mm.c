@@ -36,6 +36,10 @@ SYSCALL(9, mmap)
 	} else {
 		r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);
 	}
+	/* mlockall(MCL_FUTURE), or MAP_LOCKED: locked like mlock */
+	int fut = READ_ONCE(curmap()->lock_future);
+	if (r == 0 && (fut || (flags & MAP_LOCKED)))
+		(void)vm_mlock(curmap(), out, a1, fut ? fut : VR_LOCKED, ~0UL);
 	return r < 0 ? r : (int64_t)out;
 }
 
@@ -51,6 +55,31 @@ SYSCALL(25, mremap)
 }
 
 SYSCALL(28, madvise) { return vm_madvise(curmap(), a0, a1, (int)a2); }
+
+/* RLIMIT_MEMLOCK, or none for root (Linux: CAP_IPC_LOCK). */
+static uint64_t memlock_limit(void)
+{
+	struct proc *p = curproc();
+	return READ_ONCE(p->cred.euid) == 0 ? ~0UL : READ_ONCE(p->rlim_cur[RLIMIT_MEMLOCK]);
+}
+
+#define MLOCK_ONFAULT 1
+
+SYSCALL(149, mlock) { return vm_mlock(curmap(), a0, a1, VR_LOCKED, memlock_limit()); }
+SYSCALL(150, munlock) { return vm_mlock(curmap(), a0, a1, 0, ~0UL); }
+SYSCALL(325, mlock2)
+{
+	if (a2 & ~(uint64_t)MLOCK_ONFAULT)
+		return -EINVAL;
+	return vm_mlock(curmap(), a0, a1, VR_LOCKED | (a2 ? VR_LOCKONFAULT : 0), memlock_limit());
+}
+SYSCALL(151, mlockall)
+{
+	if ((int)a0 == 0)
+		return -EINVAL;
+	return vm_mlockall(curmap(), (int)a0, memlock_limit());
+}
+SYSCALL(152, munlockall) { return vm_mlockall(curmap(), 0, ~0UL); }
 SYSCALL(26, msync) { return vm_msync(curmap(), a0, a1, (int)a2); }
 
 /* mincore(addr, len, vec): one byte per page, 1 if resident. */

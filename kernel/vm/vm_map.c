@@ -13,6 +13,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "page.h"
+#include "signal.h"
 #include "vm_map.h"
 
 #define OBJ_LEVELS      3
@@ -633,6 +634,34 @@ static bool madvise_known(int advice)
  * memory; DONTFORK/DOFORK and WIPEONFORK/KEEPONFORK set what fork does;
  * WILLNEED and POPULATE_READ/WRITE fault the pages in; the rest are hints.
  */
+/*
+ * MADV_POPULATE_*: faults in the mapped pages of [addr, end), region by
+ * region (holes cost nothing), stopping for a fatal signal (-EINTR) or a
+ * fault that fails (-ENOMEM, else -EFAULT).  No lock held.
+ */
+static int populate_range(struct vm_map *map, vaddr_t addr, vaddr_t end, int access)
+{
+	vaddr_t va = addr;
+	while (va < end) {
+		lock_read(&map->lock);
+		struct vm_region *r = first_above(map, va);
+		bool none = r == &map->head || r->start >= end;
+		vaddr_t s = none ? end : MAX(r->start, va);
+		vaddr_t e = none ? end : MIN(r->end, end);
+		bool skip = none || r->prot == PROT_NONE;
+		lock_done(&map->lock);
+		for (vaddr_t p = s; !skip && p < e; p += PAGE_SIZE) {
+			if (((p - s) & ((64 * PAGE_SIZE) - 1)) == 0 && signal_fatal_pending())
+				return -EINTR;
+			int err = vm_fault(map, p, access);
+			if (err)
+				return err == -ENOMEM ? -ENOMEM : -EFAULT;
+		}
+		va = e;
+	}
+	return 0;
+}
+
 int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 {
 	if (!madvise_known(advice) || (addr & (PAGE_SIZE - 1)))
@@ -702,28 +731,148 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 		merge_range_locked(map, addr, end);
 out:
 	lock_done(&map->lock);
-	if (err == 0 && populate_it) {
-		/* Each mapped part; a fault that fails stops (best effort for
-		 * WILLNEED, an error for POPULATE_*). */
-		int access = advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ;
-		for (vaddr_t va = addr; va < end; va += PAGE_SIZE) {
-			lock_read(&map->lock);
-			struct vm_region *r = vm_map_lookup_locked(map, va);
-			bool mapped = r != NULL && r->prot != PROT_NONE;
-			lock_done(&map->lock);
-			if (!mapped)
-				continue;
-			int e = vm_fault(map, va, access);
-			if (e && advice != MADV_WILLNEED) {
-				err = e == -ENOMEM ? -ENOMEM : -EFAULT;
-				break;
-			}
-			if (e)
-				break;
-		}
-	}
+	if (err == 0 && populate_it && advice != MADV_WILLNEED)
+		err = populate_range(map, addr, end, advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ);
 	if (err == 0 && holes)
 		err = -ENOMEM;
+	return err;
+}
+
+/* ---- mlock ---- */
+
+static uint64_t locked_bytes_locked(struct vm_map *map)
+{
+	uint64_t n = 0;
+	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
+		if (r->flags & VR_LOCKED)
+			n += r->end - r->start;
+	return n;
+}
+
+uint64_t vm_locked_bytes(struct vm_map *map)
+{
+	lock_read(&map->lock);
+	uint64_t n = locked_bytes_locked(map);
+	lock_done(&map->lock);
+	return n;
+}
+
+/* Bytes of [start, end) not locked yet; map locked. */
+static uint64_t unlocked_in_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	uint64_t n = 0;
+	for (struct vm_region *r = first_above(map, start); r != &map->head && r->start < end;
+	     r = r->next)
+		if (!(r->flags & VR_LOCKED))
+			n += MIN(r->end, end) - MAX(r->start, start);
+	return n;
+}
+
+/* The limit check Linux makes: 0 or -ENOMEM / -EPERM (no limit at all). */
+static int lock_limit_ok(uint64_t have, uint64_t more, uint64_t limit)
+{
+	if (limit == ~0UL || more == 0)
+		return 0;
+	if (limit == 0)
+		return -EPERM;
+	return have + more > limit ? -ENOMEM : 0;
+}
+
+/* Sets the lock bits of every region in [start, end) (clipped). */
+static int set_lock_flags_locked(struct vm_map *map, vaddr_t start, vaddr_t end, int flags)
+{
+	int err = clip_range_locked(map, start, end);
+	if (err)
+		return err;
+	for (struct vm_region *r = first_above(map, start); r != &map->head && r->start < end;
+	     r = r->next)
+		r->flags = (r->flags & ~(VR_LOCKED | VR_LOCKONFAULT)) | flags;
+	merge_range_locked(map, start, end);
+	return 0;
+}
+
+/* Faults in what mlock locked (writable private pages for writing, so
+ * their copies are made now); fatal signals stop it. */
+static int lock_populate(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	vaddr_t va = start;
+	while (va < end) {
+		lock_read(&map->lock);
+		struct vm_region *r = first_above(map, va);
+		bool none = r == &map->head || r->start >= end;
+		vaddr_t s = none ? end : MAX(r->start, va), e = none ? end : MIN(r->end, end);
+		int access = none || r->prot == PROT_NONE ? 0 :
+			     (r->prot & PROT_WRITE) && !(r->flags & VR_SHARED) ? PROT_WRITE : PROT_READ;
+		lock_done(&map->lock);
+		for (vaddr_t p = s; access && p < e; p += PAGE_SIZE) {
+			if (((p - s) & (64 * PAGE_SIZE - 1)) == 0 && signal_fatal_pending())
+				return -EINTR;
+			int err = vm_fault(map, p, access);
+			if (err == -ENOMEM)
+				return -EAGAIN;          /* Linux: could not lock them all */
+			if (err)
+				break;                   /* beyond a file's end: as Linux, go on */
+		}
+		va = e;
+	}
+	return 0;
+}
+
+int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t limit)
+{
+	vaddr_t start = ALIGN_DOWN(addr, PAGE_SIZE);
+	uint64_t alen = len + (addr - start);
+	if (alen < len)
+		return -ENOMEM;
+	vaddr_t end = start + ALIGN_UP(alen, PAGE_SIZE);
+	if (end < start || (alen && ALIGN_UP(alen, PAGE_SIZE) == 0) || end > USER_TOP)
+		return -ENOMEM;
+	if (end == start)
+		return 0;
+	lock_write(&map->lock);
+	int err = range_mapped_locked(map, start, end) ? 0 : -ENOMEM;
+	if (!err && flags)
+		err = lock_limit_ok(locked_bytes_locked(map), unlocked_in_locked(map, start, end),
+				    limit);
+	if (!err)
+		err = set_lock_flags_locked(map, start, end, flags);
+	lock_done(&map->lock);
+	if (!err && flags == VR_LOCKED)
+		err = lock_populate(map, start, end);
+	return err;
+}
+
+#define MCL_CURRENT 1
+#define MCL_FUTURE  2
+#define MCL_ONFAULT 4
+
+int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit)
+{
+	if (mcl & ~(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
+		return -EINVAL;
+	if (mcl && !(mcl & (MCL_CURRENT | MCL_FUTURE)))
+		return -EINVAL;                  /* MCL_ONFAULT alone */
+	int flags = mcl ? VR_LOCKED | ((mcl & MCL_ONFAULT) ? VR_LOCKONFAULT : 0) : 0;
+	int err = 0;
+	lock_write(&map->lock);
+	if (mcl & MCL_CURRENT) {
+		uint64_t all = 0;
+		for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
+			all += r->end - r->start;
+		err = lock_limit_ok(0, all, limit);
+	}
+	if (!err) {
+		map->lock_future = (mcl & MCL_FUTURE) ? flags : 0;
+		if ((mcl & MCL_CURRENT) || !mcl) {
+			for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
+				r->flags = (r->flags & ~(VR_LOCKED | VR_LOCKONFAULT)) |
+					   ((mcl & MCL_CURRENT) ? flags : 0);
+			merge_range_locked(map, 0, USER_TOP);
+		}
+	}
+	lock_done(&map->lock);
+	if (!err && (mcl & MCL_CURRENT) && !(mcl & MCL_ONFAULT))
+		err = lock_populate(map, 0, USER_TOP);
 	return err;
 }
 
@@ -857,6 +1006,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 			break;
 		}
 		*n = *r;
+		n->flags &= ~(VR_LOCKED | VR_LOCKONFAULT);   /* locks are not inherited */
 		if (n->obj && n->obj->ops && n->obj->ops->clone)
 			n->obj = n->obj->ops->clone(n->obj, child);   /* a file's: one per map */
 		else if (n->obj)

@@ -153,4 +153,12 @@ UT_TEST(bad_arguments)
 	munmap(p, PG);
 }
 
+/* A huge range of holes (found by a system-call fuzzer): WILLNEED checks
+ * and returns, it does not walk 2^40 bytes page by page. */
+UT_TEST(willneed_over_a_huge_range_returns_at_once)
+{
+	T_EXPECT_ERRNO(madvise((void *)0, 0x10000000ffeUL, MADV_WILLNEED), ENOMEM);
+	T_EXPECT_ERRNO(madvise((void *)0x100000000UL, 1UL << 45, MADV_WILLNEED), ENOMEM);
+}
+
 UT_MAIN
