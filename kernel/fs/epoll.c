@@ -679,15 +679,9 @@ SYSCALL(233, epoll_ctl)
  */
 static int ep_sleep(struct epoll *ep, int64_t timeout_ns, uint64_t deadline)
 {
-	uint64_t ticks = 0;
-	if (timeout_ns > 0) {
-		uint64_t now = time_monotonic_ns();
-		if (now >= deadline)
-			return 1;
-		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
-	}
-	if (READ_ONCE(ep->nslow) && (ticks == 0 || ticks > 1))
-		ticks = 1;
+	uint64_t ticks;
+	if (poll_sleep_ticks(timeout_ns, deadline, READ_ONCE(ep->nslow) != 0, &ticks))
+		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&ep->wq.lock);
 	if (!ep->rdhead)

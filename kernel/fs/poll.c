@@ -207,17 +207,25 @@ static bool pt_wake(struct poll_entry *e, uint32_t events __unused,
  * ns when > 0) until an entry is called, at most a tick when slow: 1 once
  * the deadline has passed, -EINTR for a signal, else 0.
  */
-static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline, bool slow)
+int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, bool slow, uint64_t *ticks)
 {
-	uint64_t ticks = 0;
+	*ticks = 0;
 	if (timeout_ns > 0) {
 		uint64_t now = time_monotonic_ns();
 		if (now >= deadline)
 			return 1;
-		ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+		*ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
 	}
-	if (slow && (ticks == 0 || ticks > 1))
-		ticks = 1;
+	if (slow && (*ticks == 0 || *ticks > 1))
+		*ticks = 1;
+	return 0;
+}
+
+static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline, bool slow)
+{
+	uint64_t ticks;
+	if (poll_sleep_ticks(timeout_ns, deadline, slow, &ticks))
+		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&pt->wq.lock);
 	if (!pt->triggered)

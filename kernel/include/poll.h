@@ -46,6 +46,13 @@ struct poll_wake_ctx;
 #define POLL_ANY 0xffffffffu            /* poll_wake: every entry */
 
 /*
+ * The ticks a poll-like sleep may last (0: no limit) in *ticks: until the
+ * monotonic deadline (ns) when timeout_ns > 0, at most one tick when a
+ * watched file must be polled (slow).  Returns 1 if the deadline passed.
+ */
+int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, bool slow, uint64_t *ticks);
+
+/*
  * Called by poll_wake for entry e with the head's lock held (interrupts
  * disabled).  Returns true if it woke a waiter (counts for exclusive
  * entries: poll_wake calls exclusive entries until one returns true).
