@@ -19,8 +19,6 @@
  * back on the ready list (to be polled again next time); edge-triggered
  * ones wait for their next wakeup; EPOLLONESHOT items are disabled until
  * EPOLL_CTL_MOD.  EPOLLEXCLUSIVE entries are woken one per event (poll.h).
- * A file that must be polled (pollslow: the console) is put on
- * the ready list at every wait, which then sleeps at most a tick.
  *
  * An epoll file has a poll head of its own (POLLIN while an item is
  * ready), so it nests in poll/select and in another epoll; an item that
@@ -89,7 +87,6 @@ struct epitem {
 	struct epoll *ep;                /* [I] the instance */
 	struct file *file;               /* [I] not referenced (see above) */
 	int fd;                          /* [I] */
-	bool slow;                       /* [I] no poll head: polled at every wait */
 	struct poll_entry pe;            /* (h) on the file's poll head */
 	struct epitem *prev, *next;      /* (e) the instance's list */
 	struct epitem *fnext;            /* (e) the file's list (file->epitems) */
@@ -113,7 +110,6 @@ struct epoll {
 	struct poll_deferred defer;      /* wake ph once an inner head is dropped */
 	struct epitem *head, *tail;      /* (e) registrations */
 	int nitems;                      /* (e) */
-	volatile int nslow;              /* (e)[a] slow registrations */
 	volatile uint32_t refs;          /* [a] the file's + a queued deferred wake */
 };
 
@@ -256,7 +252,7 @@ static void ep_list_del_locked(struct epoll *ep, struct epitem *it)
 }
 
 /* Link a new item on its instance's and its file's lists and on the file's
- * poll head h (NULL: a slow item).  The lists' reference is the caller's. */
+ * poll head h.  The lists' reference is the caller's. */
 static void ep_link_locked(struct epitem *it, struct poll_head *h)
 {
 	KASSERT(simple_lock_held(&epoll_lock));
@@ -264,11 +260,8 @@ static void ep_link_locked(struct epitem *it, struct poll_head *h)
 	it->fnext = it->file->epitems;
 	WRITE_ONCE(it->file->epitems, it);
 	it->ep->nitems++;
-	if (it->slow)
-		WRITE_ONCE(it->ep->nslow, it->ep->nslow + 1);
 	it->linked = true;
-	if (h)
-		poll_add(h, &it->pe, poll_mask_of(it->events));
+	poll_add(h, &it->pe, poll_mask_of(it->events));
 }
 
 /* Unlink a linked item from both lists, its poll head and the ready list;
@@ -285,8 +278,6 @@ static void ep_unlink_locked(struct epitem *it)
 	WRITE_ONCE(*pp, it->fnext);
 	it->fnext = NULL;
 	ep->nitems--;
-	if (it->slow)
-		WRITE_ONCE(ep->nslow, ep->nslow - 1);
 	it->linked = false;
 	uint64_t s = disable_lock(&ep->wq.lock);
 	it->dead = true;
@@ -320,19 +311,6 @@ void epoll_file_release(struct file *f)
 }
 
 /* ---- harvesting the ready list ---- */
-
-/* Put ep's slow items on the ready list (they must be polled).  No lock
- * held. */
-static void ep_queue_slow(struct epoll *ep)
-{
-	simple_lock(&epoll_lock);
-	uint64_t s = disable_lock(&ep->wq.lock);
-	for (struct epitem *it = ep->head; it; it = it->next)
-		if (it->slow && !it->onrd && !it->dead && !it->disabled)
-			rd_append_locked(ep, it);
-	unlock_enable(&ep->wq.lock, s);
-	simple_unlock(&epoll_lock);
-}
 
 /*
  * Take the first item of the ready list, referenced, with a reference to
@@ -373,9 +351,9 @@ static uint32_t ep_decide_locked(struct epoll *ep, struct epitem *it, uint32_t e
 		ep_ready_locked(ep, it); /* a peek: still to be reported */
 	else if (it->events & EPOLLONESHOT)
 		it->disabled = true;
-	else if (!(it->events & EPOLLET) && !it->slow)
+	else if (!(it->events & EPOLLET))
 		ep_ready_locked(ep, it); /* level-triggered: look again next time */
-	return r;                        /* (slow items are queued at every wait) */
+	return r;
 }
 
 /*
@@ -384,8 +362,6 @@ static uint32_t ep_decide_locked(struct epoll *ep, struct epitem *it, uint32_t e
  */
 static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
 {
-	if (READ_ONCE(ep->nslow))
-		ep_queue_slow(ep);
 	uint64_t s = disable_lock(&ep->wq.lock);
 	int todo = ep->nrd;              /* the items queued now, not re-queued ones */
 	unlock_enable(&ep->wq.lock, s);
@@ -578,7 +554,6 @@ static int ep_ctl_add(struct epoll *ep, struct file *tgt, int fd, const struct e
 	it->ep = ep;
 	it->file = tgt;
 	it->fd = fd;
-	it->slow = h == NULL || (tgt->fops && tgt->fops->pollslow);
 	it->pe.func = ep_item_wake;
 	it->pe.exclusive = ev->events & EPOLLEXCLUSIVE;
 	it->refs = 2;                    /* the lists' and ours */
@@ -674,13 +649,13 @@ SYSCALL(233, epoll_ctl)
 
 /*
  * Sleep until ep's ready list is not empty (deadline in ns when
- * timeout_ns > 0; at most a tick with slow items): 1 once the deadline has
- * passed, -EINTR for a signal, else 0.
+ * timeout_ns > 0): 1 once the deadline has passed, -EINTR for a signal,
+ * else 0.
  */
 static int ep_sleep(struct epoll *ep, int64_t timeout_ns, uint64_t deadline)
 {
 	uint64_t ticks;
-	if (poll_sleep_ticks(timeout_ns, deadline, READ_ONCE(ep->nslow) != 0, &ticks))
+	if (poll_sleep_ticks(timeout_ns, deadline, &ticks))
 		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&ep->wq.lock);

@@ -7,13 +7,8 @@
  * passes or a signal arrives; then they rescan.  The entries stay
  * registered until the call returns, so a change between two scans is
  * never lost (it sets the table's triggered flag under the table's queue
- * lock, which the sleeper checks under the same lock).
- *
- * Files whose readiness must be polled (pollslow: the console, whose UART
- * has no input interrupt) make the sleep last at most one tick.  Files with
- * a poll operation but no head (code written against the old global
- * poll_wakeup(), e.g. a file being converted) register on one legacy head
- * that poll_wakeup() wakes.
+ * lock, which the sleeper checks under the same lock).  Every file with a
+ * poll operation has a head (poll_head_none: always ready).
  */
 #include "kernel.h"
 #include "atomic.h"
@@ -30,9 +25,6 @@
 struct poll_wake_ctx {
 	struct poll_deferred *list;
 };
-
-/* Files with a poll operation and no head of their own (see above). */
-static struct poll_head legacy_head = POLL_HEAD_INIT(legacy_head);
 
 void poll_head_init(struct poll_head *h)
 {
@@ -133,11 +125,6 @@ void poll_wake(struct poll_head *h, uint32_t events)
 	}
 }
 
-void poll_wakeup(void)
-{
-	poll_wake(&legacy_head, POLL_ANY);
-}
-
 struct poll_head *poll_head_none(struct file *f __unused)
 {
 	return NULL;
@@ -148,9 +135,8 @@ struct poll_head *file_poll_head(struct file *f)
 	const struct file_ops *fo = f->fops;
 	if (!fo || !fo->poll)
 		return NULL;                /* always ready */
-	if (fo->poll_head)
-		return fo->poll_head(f);
-	return fo->pollslow ? NULL : &legacy_head;
+	KASSERT(fo->poll_head != NULL);     /* a pollable file has a head (poll.h) */
+	return fo->poll_head(f);
 }
 
 int file_poll_events(struct file *f)
@@ -202,12 +188,7 @@ static bool pt_wake(struct poll_entry *e, uint32_t events __unused,
 	return true;
 }
 
-/*
- * Sleep after a scan found nothing (timeout_ns < 0: no limit; deadline in
- * ns when > 0) until an entry is called, at most a tick when slow: 1 once
- * the deadline has passed, -EINTR for a signal, else 0.
- */
-int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, bool slow, uint64_t *ticks)
+int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, uint64_t *ticks)
 {
 	*ticks = 0;
 	if (timeout_ns > 0) {
@@ -216,15 +197,18 @@ int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, bool slow, uint64_t 
 			return 1;
 		*ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
 	}
-	if (slow && (*ticks == 0 || *ticks > 1))
-		*ticks = 1;
 	return 0;
 }
 
-static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline, bool slow)
+/*
+ * Sleep after a scan found nothing (timeout_ns < 0: no limit; deadline in
+ * ns when > 0) until an entry is called: 1 once the deadline has passed,
+ * -EINTR for a signal, else 0.
+ */
+static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline)
 {
 	uint64_t ticks;
-	if (poll_sleep_ticks(timeout_ns, deadline, slow, &ticks))
+	if (poll_sleep_ticks(timeout_ns, deadline, &ticks))
 		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&pt->wq.lock);
@@ -236,16 +220,13 @@ static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline
 	return r == -EINTR ? -EINTR : 0;
 }
 
-/* Look up and register fds[i] (entries only if the call may sleep);
- * *slow if a file must be polled. */
-static void pt_register(struct kpollfd *fds, struct poll_slot *sl, size_t nfds, bool sleeps,
-			bool *slow)
+/* Look up and register fds[i] (entries only if the call may sleep). */
+static void pt_register(struct kpollfd *fds, struct poll_slot *sl, size_t nfds, bool sleeps)
 {
 	for (size_t i = 0; i < nfds; i++) {
 		if (fds[i].fd < 0 || !(sl[i].f = fd_get(fds[i].fd)))
 			continue;
 		struct file *f = sl[i].f;
-		*slow |= f->fops && f->fops->pollslow;
 		struct poll_head *h = sleeps ? file_poll_head(f) : NULL;
 		if (h) {
 			sl[i].e.func = pt_wake;
@@ -286,14 +267,13 @@ int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 	pt.triggered = 0;
 	for (size_t i = 0; i < nfds; i++)
 		sl[i].pt = &pt;
-	bool slow = false;
-	pt_register(fds, sl, nfds, timeout_ns != 0, &slow);
+	pt_register(fds, sl, nfds, timeout_ns != 0);
 	int ready;
 	for (;;) {
 		ready = pt_scan(fds, sl, nfds);
 		if (ready || timeout_ns == 0)
 			break;
-		int w = pt_sleep(&pt, timeout_ns, deadline, slow);
+		int w = pt_sleep(&pt, timeout_ns, deadline);
 		if (w) {
 			ready = w < 0 ? w : 0;
 			break;

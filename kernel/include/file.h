@@ -70,14 +70,13 @@ struct file_ops {
 	/* Ready events now (POLLIN...); no sleeping. */
 	int (*poll)(struct file *f);
 	/* The poll head a waiter registers on before calling poll (poll.h);
-	 * poll_head_none: always ready (epoll refuses it: EPERM); no
-	 * operation: the legacy head of poll_wakeup().  Called by the
-	 * polling thread (signalfd's depends on it). */
+	 * required with poll; poll_head_none: always ready (epoll refuses
+	 * it: EPERM).  Called by the polling thread (signalfd's depends on
+	 * it). */
 	struct poll_head *(*poll_head)(struct file *f);
 	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
-	bool pollslow;                   /* readiness must be polled (console) */
 	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
 					  * shows mode 0600 and no file type */
 	/* Kernel-buffer forms of read and write for devices (splice.c:
@@ -162,10 +161,6 @@ struct inode *root_get(void);
 
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);
-/* Deprecated: wakes the pollers of files that have a poll operation but no
- * poll_head (one shared legacy head).  Convert such files to a poll head of
- * their own (poll.h) and call poll_wake on it instead. */
-void poll_wakeup(void);
 /* The wake mask (poll_add) of a waiter for the POLL* events given. */
 uint32_t poll_mask_of(uint32_t events);
 

@@ -13,14 +13,14 @@
  * events are called.  Files that are always ready (tmpfs regular files,
  * /proc, /dev/null) need no head.
  *
- * Converting a file that called the old global poll_wakeup():
+ * Making a pollable file (every file with a poll operation has a head):
  *   1. embed `struct poll_head ph;` in the object; poll_head_init(&o->ph)
  *      when it is made;
  *   2. add `.poll_head = NAME_poll_head` to its file_ops, a function that
  *      returns &o->ph for the file (file.h);
- *   3. replace poll_wakeup() by poll_wake(&o->ph, EV), EV the POLL* bits
- *      that may have become true (POLLIN for "readable now"), called with
- *      no lock of the object held (any lock ranked below pollhead is fine);
+ *   3. call poll_wake(&o->ph, EV) on each change, EV the POLL* bits that
+ *      may have become true (POLLIN for "readable now"), with no lock of
+ *      the object held (any lock ranked below pollhead is fine);
  *   4. before freeing the object, no entry may remain: every waiter holds
  *      a reference to the file while it is registered, and epoll drops its
  *      items when the file's last reference goes (epoll_file_release), so
@@ -47,10 +47,10 @@ struct poll_wake_ctx;
 
 /*
  * The ticks a poll-like sleep may last (0: no limit) in *ticks: until the
- * monotonic deadline (ns) when timeout_ns > 0, at most one tick when a
- * watched file must be polled (slow).  Returns 1 if the deadline passed.
+ * monotonic deadline (ns) when timeout_ns > 0.  Returns 1 if the deadline
+ * passed.
  */
-int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, bool slow, uint64_t *ticks);
+int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, uint64_t *ticks);
 
 /*
  * Called by poll_wake for entry e with the head's lock held (interrupts
