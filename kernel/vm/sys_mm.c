@@ -36,10 +36,6 @@ SYSCALL(9, mmap)
 	} else {
 		r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);
 	}
-	/* mlockall(MCL_FUTURE), or MAP_LOCKED: locked like mlock */
-	int fut = READ_ONCE(curmap()->lock_future);
-	if (r == 0 && (fut || (flags & MAP_LOCKED)))
-		(void)vm_mlock(curmap(), out, a1, fut ? fut : VR_LOCKED, ~0UL);
 	return r < 0 ? r : (int64_t)out;
 }
 

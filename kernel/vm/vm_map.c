@@ -445,15 +445,37 @@ static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int
 }
 
 /*
- * Fault in the pages of [start, end) for access (MAP_POPULATE, MADV_WILLNEED):
- * best effort, stops at the first page that cannot be had.  Map not locked.
+ * Faults in the mapped pages of [start, end), region by region (holes and
+ * PROT_NONE regions cost nothing), for access: PROT_READ, PROT_WRITE, or
+ * POPULATE_LOCK (mlock: writable private regions for writing, so their
+ * copies are made now, the rest for reading).  Stops for a fatal signal
+ * (-EINTR).  A fault that fails returns its error, or with best_effort
+ * skips the rest of its region (a file's pages beyond its end) unless it
+ * is -ENOMEM.  No lock held.
  */
-static int populate(struct vm_map *map, vaddr_t start, vaddr_t end, int access)
+#define POPULATE_LOCK 0
+static int populate_range(struct vm_map *map, vaddr_t start, vaddr_t end, int access,
+			  bool best_effort)
 {
-	for (vaddr_t va = start; va < end; va += PAGE_SIZE) {
-		int err = vm_fault(map, va, access);
-		if (err)
-			return err;
+	vaddr_t va = start;
+	while (va < end) {
+		lock_read(&map->lock);
+		struct vm_region *r = first_above(map, va);
+		bool none = r == &map->head || r->start >= end;
+		vaddr_t s = none ? end : MAX(r->start, va), e = none ? end : MIN(r->end, end);
+		int a = none || r->prot == PROT_NONE ? 0 : access != POPULATE_LOCK ? access :
+			(r->prot & PROT_WRITE) && !(r->flags & VR_SHARED) ? PROT_WRITE : PROT_READ;
+		lock_done(&map->lock);
+		for (vaddr_t p = s; a && p < e; p += PAGE_SIZE) {
+			if (((p - s) & (64 * PAGE_SIZE - 1)) == 0 && signal_fatal_pending())
+				return -EINTR;
+			int err = vm_fault(map, p, a);
+			if (err && (!best_effort || err == -ENOMEM))
+				return err;
+			if (err)
+				break;
+		}
+		va = e;
 	}
 	return 0;
 }
@@ -503,6 +525,9 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	r->off = off;
 
 	lock_write(&map->lock);
+	/* MAP_LOCKED, or mlockall(MCL_FUTURE): locked as mlock would */
+	int lockf = (flags & MAP_LOCKED) ? VR_LOCKED : map->lock_future;
+	r->flags |= lockf;
 	err = mmap_place_locked(map, addr, len, flags, &addr);
 	if (err == 0) {
 		r->start = addr;
@@ -513,8 +538,9 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	lock_done(&map->lock);
 	if (err)
 		region_free(r);
-	else if (flags & (MAP_POPULATE | MAP_LOCKED))
-		populate(map, addr, addr + len, prot & PROT_WRITE ? PROT_WRITE : PROT_READ);
+	else if ((flags & MAP_POPULATE) || (lockf && !(lockf & VR_LOCKONFAULT)))
+		populate_range(map, addr, addr + len, prot & PROT_WRITE ? PROT_WRITE : PROT_READ,
+			       true);
 	return err;
 }
 
@@ -634,34 +660,6 @@ static bool madvise_known(int advice)
  * memory; DONTFORK/DOFORK and WIPEONFORK/KEEPONFORK set what fork does;
  * WILLNEED and POPULATE_READ/WRITE fault the pages in; the rest are hints.
  */
-/*
- * MADV_POPULATE_*: faults in the mapped pages of [addr, end), region by
- * region (holes cost nothing), stopping for a fatal signal (-EINTR) or a
- * fault that fails (-ENOMEM, else -EFAULT).  No lock held.
- */
-static int populate_range(struct vm_map *map, vaddr_t addr, vaddr_t end, int access)
-{
-	vaddr_t va = addr;
-	while (va < end) {
-		lock_read(&map->lock);
-		struct vm_region *r = first_above(map, va);
-		bool none = r == &map->head || r->start >= end;
-		vaddr_t s = none ? end : MAX(r->start, va);
-		vaddr_t e = none ? end : MIN(r->end, end);
-		bool skip = none || r->prot == PROT_NONE;
-		lock_done(&map->lock);
-		for (vaddr_t p = s; !skip && p < e; p += PAGE_SIZE) {
-			if (((p - s) & ((64 * PAGE_SIZE) - 1)) == 0 && signal_fatal_pending())
-				return -EINTR;
-			int err = vm_fault(map, p, access);
-			if (err)
-				return err == -ENOMEM ? -ENOMEM : -EFAULT;
-		}
-		va = e;
-	}
-	return 0;
-}
-
 int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 {
 	if (!madvise_known(advice) || (addr & (PAGE_SIZE - 1)))
@@ -677,8 +675,9 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 	if (addr >= USER_TOP)
 		return -ENOMEM;
 	end = MIN(end, USER_TOP);
-	bool populate_it = advice == MADV_WILLNEED || advice == MADV_POPULATE_READ ||
-			   advice == MADV_POPULATE_WRITE;
+	/* MADV_WILLNEED only checks: Linux reads a file ahead, and tmpfs
+	 * pages are in memory already; anonymous memory is not faulted in. */
+	bool populate_it = advice == MADV_POPULATE_READ || advice == MADV_POPULATE_WRITE;
 	int err = 0;
 
 	lock_write(&map->lock);
@@ -731,8 +730,12 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 		merge_range_locked(map, addr, end);
 out:
 	lock_done(&map->lock);
-	if (err == 0 && populate_it && advice != MADV_WILLNEED)
-		err = populate_range(map, addr, end, advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ);
+	if (err == 0 && populate_it) {
+		err = populate_range(map, addr, end,
+				     advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ, false);
+		if (err && err != -EINTR && err != -ENOMEM)
+			err = -EFAULT;
+	}
 	if (err == 0 && holes)
 		err = -ENOMEM;
 	return err;
@@ -791,31 +794,12 @@ static int set_lock_flags_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
 	return 0;
 }
 
-/* Faults in what mlock locked (writable private pages for writing, so
- * their copies are made now); fatal signals stop it. */
-static int lock_populate(struct vm_map *map, vaddr_t start, vaddr_t end)
+/* Faults in what mlock locked: -EAGAIN if memory ran out (Linux: not all
+ * could be locked), -EINTR for a fatal signal. */
+static int lock_fault_in(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
-	vaddr_t va = start;
-	while (va < end) {
-		lock_read(&map->lock);
-		struct vm_region *r = first_above(map, va);
-		bool none = r == &map->head || r->start >= end;
-		vaddr_t s = none ? end : MAX(r->start, va), e = none ? end : MIN(r->end, end);
-		int access = none || r->prot == PROT_NONE ? 0 :
-			     (r->prot & PROT_WRITE) && !(r->flags & VR_SHARED) ? PROT_WRITE : PROT_READ;
-		lock_done(&map->lock);
-		for (vaddr_t p = s; access && p < e; p += PAGE_SIZE) {
-			if (((p - s) & (64 * PAGE_SIZE - 1)) == 0 && signal_fatal_pending())
-				return -EINTR;
-			int err = vm_fault(map, p, access);
-			if (err == -ENOMEM)
-				return -EAGAIN;          /* Linux: could not lock them all */
-			if (err)
-				break;                   /* beyond a file's end: as Linux, go on */
-		}
-		va = e;
-	}
-	return 0;
+	int err = populate_range(map, start, end, POPULATE_LOCK, true);
+	return err == -ENOMEM ? -EAGAIN : err;
 }
 
 int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t limit)
@@ -838,7 +822,7 @@ int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t
 		err = set_lock_flags_locked(map, start, end, flags);
 	lock_done(&map->lock);
 	if (!err && flags == VR_LOCKED)
-		err = lock_populate(map, start, end);
+		err = lock_fault_in(map, start, end);
 	return err;
 }
 
@@ -872,7 +856,7 @@ int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit)
 	}
 	lock_done(&map->lock);
 	if (!err && (mcl & MCL_CURRENT) && !(mcl & MCL_ONFAULT))
-		err = lock_populate(map, 0, USER_TOP);
+		err = lock_fault_in(map, 0, USER_TOP);
 	return err;
 }
 
