@@ -325,16 +325,10 @@ static int sig_of(struct tty *tty, int c)
 	return 0;
 }
 
-struct pg_sig {
-	int sig;
-	int sid;
-	int found;
-};
-
+/* proc_foreach_pgrp: arg points to the signal number. */
 static int send_one(struct proc *p, void *arg)
 {
-	struct pg_sig *a = arg;
-	signal_send_proc(p, a->sig, SI_KERNEL, 0, 0);
+	signal_send_proc(p, *(int *)arg, SI_KERNEL, 0, 0);
 	return 0;
 }
 
@@ -345,8 +339,7 @@ static void send_pending(uint64_t sigs, int pgrp)
 		return;
 	for (int s = 1; s <= 64; s++)
 		if (sigs & SIGBIT(s)) {
-			struct pg_sig a = { s, 0, 0 };
-			proc_foreach_pgrp(pgrp, send_one, &a);
+			proc_foreach_pgrp(pgrp, send_one, &s);
 		}
 }
 
@@ -642,8 +635,7 @@ static int job_check(struct tty *tty, int sig)
 		return 0;                   /* allowed: nobody would stop */
 	if (quiet || proc_pgrp_orphaned(p->pgid))
 		return -EIO;                /* nobody would continue it */
-	struct pg_sig a = { sig, 0, 0 };
-	proc_foreach_pgrp(p->pgid, send_one, &a);
+	proc_foreach_pgrp(p->pgid, send_one, &sig);
 	return -ERESTARTSYS;
 }
 
@@ -1131,11 +1123,9 @@ static int ptm_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 		unlock_enable(&tty->wq.lock, s);
 		return 0;
 	}
-	if (cmd == TIOCGPTN)
-		return put_int(arg, tty->index);
 	if (cmd == TIOCSCTTY || cmd == TIOCNOTTY || cmd == TIOCSTI)
 		return -ENOTTY;
-	return tty_ioctl(f, cmd, arg);   /* termios and window size of the pair */
+	return tty_ioctl(f, cmd, arg);   /* termios, window size, TIOCGPTN of the pair */
 }
 
 static void ptm_release(struct file *f)
@@ -1212,16 +1202,4 @@ int pty_open_slave(int n, struct file *f)
 	f->priv = tty;
 	tty_opened(tty, f->flags);
 	return 0;
-}
-
-/* How many ptys exist (for /dev/pts listings). */
-int pty_count_open(int *idx, int max)
-{
-	int n = 0;
-	simple_lock(&pty_lock);
-	for (int i = 0; i < PTY_MAX && n < max; i++)
-		if (ptys[i])
-			idx[n++] = i;
-	simple_unlock(&pty_lock);
-	return n;
 }

@@ -5,7 +5,6 @@
 #include "types.h"
 
 void random_bytes(void *buf, size_t n);
-uint64_t random_u64(void);
 /* n random bytes to user memory (at most 0x7ffff000; a signal ends a long
  * read at a page boundary): the count, or -EFAULT if none was written. */
 ssize_t random_read_user(void *ubuf, size_t n);

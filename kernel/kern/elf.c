@@ -440,12 +440,6 @@ out:
 
 /* ---- the initial stack ---- */
 
-/* 64 bits for AT_RANDOM, from the kernel's generator (random.c). */
-static uint64_t stack_random(void)
-{
-	return random_u64();
-}
-
 /*
  * Bytes of strings (with NULs) and pointer slots argv and envp need, or
  * -E2BIG beyond the limits (elf.h).
@@ -547,7 +541,8 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 
 	struct uwriter uw;
 	uw_init(&uw, map);
-	uint64_t rnd[2] = { stack_random(), stack_random() };
+	uint64_t rnd[2];
+	random_bytes(rnd, sizeof(rnd));
 	if ((err = uw_write(&uw, fn_va, execfn, fnlen)) != 0 ||
 	    (err = uw_write(&uw, plat_va, platform, sizeof(platform))) != 0 ||
 	    (err = uw_write(&uw, rand_va, rnd, sizeof(rnd))) != 0)

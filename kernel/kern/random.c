@@ -163,13 +163,6 @@ void random_bytes(void *buf, size_t n)
 	}
 }
 
-uint64_t random_u64(void)
-{
-	uint64_t v;
-	rng_fill(&v, sizeof(v));
-	return v;
-}
-
 ssize_t random_read_user(void *ubuf, size_t n)
 {
 	uint8_t buf[256];

@@ -539,6 +539,12 @@ void swtch(uint64_t *old, uint64_t new);
 
 static void finish_zombie(struct thread *t);
 
+/* The slice a thread starts with when it is picked with none left. */
+static int full_quantum(const struct thread *t)
+{
+	return t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+}
+
 __noreturn void scheduler(void)
 {
 	struct cpu *c = mycpu();
@@ -581,7 +587,7 @@ __noreturn void scheduler(void)
 		}
 		t->cpu = c->id;
 		if (t->quantum <= 0)
-			t->quantum = t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+			t->quantum = full_quantum(t);
 		WRITE_ONCE(s->cur_pri, t->pri);
 		c->curthread = t;
 		c->tss.rsp[0] = t->kstack_top;      /* interrupts from user mode */
@@ -664,7 +670,7 @@ void sched_yield(void)
 	int me = cpu_id();
 	if ((t->affinity & (1UL << me)) && runq_best_pri(&scpu[me].rq) == NPRI &&
 	    runq_best_pri(&global_rq) == NPRI) {
-		t->quantum = t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+		t->quantum = full_quantum(t);
 		unlock_enable(&t->lock, s);
 		return;
 	}
