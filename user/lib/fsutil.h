@@ -33,6 +33,23 @@ static inline int fs_tmpfile(const char *name, off_t size, char *path, size_t n)
 	return fd;
 }
 
+/* An open, already unlinked file of ut_tmpdir() holding len bytes of data,
+ * positioned at its start; the descriptor, or -1. */
+static inline int fs_tmpfile_with(const char *name, const void *data, size_t len)
+{
+	char path[PATH_MAX];
+	int fd = fs_tmpfile(name, 0, path, sizeof path);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (len && write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
 /* Waits for child p; true if it exited with status 0. */
 static inline int fs_child_ok(pid_t p)
 {

@@ -10,21 +10,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-static int tmp_with(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	int fd = fs_tmpfile(name, 0, path, sizeof path);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (len && write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		return -1;
-	}
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
 static ssize_t cfr(int in, loff_t *oi, int out, loff_t *oo, size_t len, unsigned flags)
 {
 	return syscall(SYS_copy_file_range, in, oi, out, oo, len, flags);
@@ -35,8 +20,8 @@ UT_TEST(file_positions_advance)
 	static unsigned char data[100000], back[100000];
 	for (size_t i = 0; i < sizeof data; i++)
 		data[i] = (unsigned char)(i * 11 + i / 333);
-	int in = tmp_with("cf1in", data, sizeof data);
-	int out = tmp_with("cf1out", NULL, 0);
+	int in = fs_tmpfile_with("cf1in", data, sizeof data);
+	int out = fs_tmpfile_with("cf1out", NULL, 0);
 	if (in < 0 || out < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -57,8 +42,8 @@ UT_TEST(file_positions_advance)
 
 UT_TEST(offset_pointers_and_end_of_file)
 {
-	int in = tmp_with("cf2in", "0123456789", 10);
-	int out = tmp_with("cf2out", NULL, 0);
+	int in = fs_tmpfile_with("cf2in", "0123456789", 10);
+	int out = fs_tmpfile_with("cf2out", NULL, 0);
 	if (in < 0 || out < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -88,7 +73,7 @@ UT_TEST(offset_pointers_and_end_of_file)
 
 UT_TEST(one_file_ranges)
 {
-	int f = tmp_with("cf3", "abcdefghij", 10);
+	int f = fs_tmpfile_with("cf3", "abcdefghij", 10);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -110,7 +95,7 @@ UT_TEST(one_file_ranges)
 
 UT_TEST(bad_input)
 {
-	int in = tmp_with("cf4", "0123456789", 10);
+	int in = fs_tmpfile_with("cf4", "0123456789", 10);
 	if (in < 0) {
 		ut_skip("no writable temporary directory");
 		return;

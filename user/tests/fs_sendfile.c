@@ -14,25 +14,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-/* An open, already unlinked regular file holding len bytes of data. */
-static int tmp_with(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	int fd = fs_tmpfile(name, 0, path, sizeof path);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (len && write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		return -1;
-	}
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
 UT_TEST(file_to_pipe_with_offset_pointer_and_file_position)
 {
-	int f = tmp_with("sf1", "0123456789", 10);
+	int f = fs_tmpfile_with("sf1", "0123456789", 10);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -66,8 +50,8 @@ UT_TEST(file_to_file_large)
 	static unsigned char data[150000], back[150000];
 	for (size_t i = 0; i < sizeof data; i++)
 		data[i] = (unsigned char)(i * 13 + i / 4096);
-	int in = tmp_with("sf2in", data, sizeof data);
-	int out = tmp_with("sf2out", NULL, 0);
+	int in = fs_tmpfile_with("sf2in", data, sizeof data);
+	int out = fs_tmpfile_with("sf2out", NULL, 0);
 	if (in < 0 || out < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -90,7 +74,7 @@ UT_TEST(file_to_file_large)
 
 UT_TEST(devices_null_and_zero)
 {
-	int f = tmp_with("sf3", "abcdefgh", 8);
+	int f = fs_tmpfile_with("sf3", "abcdefgh", 8);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -119,7 +103,7 @@ UT_TEST(devices_null_and_zero)
 UT_TEST(full_nonblocking_pipe_gives_eagain)
 {
 	static char data[100000];
-	int f = tmp_with("sf4", data, sizeof data);
+	int f = fs_tmpfile_with("sf4", data, sizeof data);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -153,7 +137,7 @@ static int sigpipe_default_child(void *arg)
 
 UT_TEST(no_reader_gives_epipe_and_sigpipe)
 {
-	int f = tmp_with("sf5", "data", 4);
+	int f = fs_tmpfile_with("sf5", "data", 4);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;
@@ -173,7 +157,7 @@ UT_TEST(no_reader_gives_epipe_and_sigpipe)
 
 UT_TEST(bad_input)
 {
-	int f = tmp_with("sf6", "0123456789", 10);
+	int f = fs_tmpfile_with("sf6", "0123456789", 10);
 	if (f < 0) {
 		ut_skip("no writable temporary directory");
 		return;

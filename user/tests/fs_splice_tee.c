@@ -17,21 +17,6 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-static int tmp_with(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	int fd = fs_tmpfile(name, 0, path, sizeof path);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (len && write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		return -1;
-	}
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
 #define NEED_TMP(fd)                                                    \
 	do {                                                            \
 		if ((fd) < 0) {                                         \
@@ -42,7 +27,7 @@ static int tmp_with(const char *name, const void *data, size_t len)
 
 UT_TEST(file_to_pipe_offsets)
 {
-	int f = tmp_with("st1", "0123456789", 10);
+	int f = fs_tmpfile_with("st1", "0123456789", 10);
 	NEED_TMP(f);
 	int p[2];
 	T_ASSERT(pipe(p) == 0);
@@ -65,7 +50,7 @@ UT_TEST(file_to_pipe_offsets)
 
 UT_TEST(pipe_to_file_offsets_and_dev_null)
 {
-	int f = tmp_with("st2", NULL, 0);
+	int f = fs_tmpfile_with("st2", NULL, 0);
 	NEED_TMP(f);
 	int p[2];
 	T_ASSERT(pipe(p) == 0);
@@ -124,7 +109,7 @@ UT_TEST(o_nonblock_pipe_ends)
 	T_EXPECT_ERRNO(splice(a[0], NULL, b[1], NULL, 6, 0), EAGAIN);
 	T_EXPECT_ERRNO(tee(a[0], b[1], 6, 0), EAGAIN);
 	/* fill b, then file -> b through a non-blocking write end */
-	int f = tmp_with("st4", "zz", 2);
+	int f = fs_tmpfile_with("st4", "zz", 2);
 	NEED_TMP(f);
 	int c[2];
 	T_ASSERT(pipe2(c, O_NONBLOCK) == 0);
@@ -278,7 +263,7 @@ UT_TEST(a_signal_interrupts_a_wait)
 
 UT_TEST(no_reader_gives_epipe)
 {
-	int f = tmp_with("st7", "abc", 3);
+	int f = fs_tmpfile_with("st7", "abc", 3);
 	NEED_TMP(f);
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 	int a[2], b[2];
@@ -306,8 +291,8 @@ UT_TEST(big_file_through_a_pipe)
 	static unsigned char data[N], back[N];
 	for (size_t i = 0; i < N; i++)
 		data[i] = (unsigned char)(i * 31 + i / 977);
-	int in = tmp_with("st8in", data, N);
-	int out = tmp_with("st8out", NULL, 0);
+	int in = fs_tmpfile_with("st8in", data, N);
+	int out = fs_tmpfile_with("st8out", NULL, 0);
 	NEED_TMP(in);
 	NEED_TMP(out);
 	int p[2];
@@ -336,7 +321,7 @@ UT_TEST(big_file_through_a_pipe)
 
 UT_TEST(bad_input)
 {
-	int f = tmp_with("st9", "0123456789", 10);
+	int f = fs_tmpfile_with("st9", "0123456789", 10);
 	NEED_TMP(f);
 	char path[PATH_MAX];
 	int w = fs_tmpfile("st9w", 0, path, sizeof path);
