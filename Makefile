@@ -67,6 +67,7 @@ KERN_OBJS := \
 	kern/sched.o \
 	kern/waitq.o \
 	kern/callout.o \
+	kern/clockev.o \
 	kern/callout_test.o \
 	kern/timer.o \
 	kern/timer_test.o \

@@ -654,13 +654,13 @@ SYSCALL(233, epoll_ctl)
  */
 static int ep_sleep(struct epoll *ep, int64_t timeout_ns, uint64_t deadline)
 {
-	uint64_t ticks;
-	if (poll_sleep_ticks(timeout_ns, deadline, &ticks))
+	uint64_t until;
+	if (poll_sleep_deadline(timeout_ns, deadline, &until))
 		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&ep->wq.lock);
 	if (!ep->rdhead)
-		r = ticks ? waitq_sleep_timeout_intr_locked(&ep->wq, ticks) :
+		r = until ? waitq_sleep_until_intr_locked(&ep->wq, until) :
 			    waitq_sleep_intr_locked(&ep->wq);
 	unlock_enable(&ep->wq.lock, s);
 	return r == -EINTR ? -EINTR : 0;

@@ -188,14 +188,13 @@ static bool pt_wake(struct poll_entry *e, uint32_t events __unused,
 	return true;
 }
 
-int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, uint64_t *ticks)
+int poll_sleep_deadline(int64_t timeout_ns, uint64_t deadline, uint64_t *until)
 {
-	*ticks = 0;
+	*until = 0;
 	if (timeout_ns > 0) {
-		uint64_t now = time_monotonic_ns();
-		if (now >= deadline)
+		if (time_monotonic_ns() >= deadline)
 			return 1;
-		*ticks = (deadline - now + TICK_NS - 1) / TICK_NS;
+		*until = deadline;
 	}
 	return 0;
 }
@@ -207,13 +206,13 @@ int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, uint64_t *ticks)
  */
 static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline)
 {
-	uint64_t ticks;
-	if (poll_sleep_ticks(timeout_ns, deadline, &ticks))
+	uint64_t until;
+	if (poll_sleep_deadline(timeout_ns, deadline, &until))
 		return 1;
 	int r = 0;
 	uint64_t s = disable_lock(&pt->wq.lock);
 	if (!pt->triggered)
-		r = ticks ? waitq_sleep_timeout_intr_locked(&pt->wq, ticks) :
+		r = until ? waitq_sleep_until_intr_locked(&pt->wq, until) :
 			    waitq_sleep_intr_locked(&pt->wq);
 	pt->triggered = 0;
 	unlock_enable(&pt->wq.lock, s);

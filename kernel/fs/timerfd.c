@@ -8,8 +8,16 @@
  * readers and wakes its poll head (poll.h).  read (8 bytes or
  * more) waits while the count is 0, then returns it and zeroes it.
  *
+ * A timer set with TFD_TIMER_ABSTIME on a realtime clock is on the list of
+ * realtime timerfds while it is armed: when the realtime clock is set
+ * (clock_settime, settimeofday) each is re-armed at the new monotonic
+ * equivalent of its expiry, and one set with TFD_TIMER_CANCEL_ON_SET is
+ * cancelled: a read returns ECANCELED once (poll shows it readable), as on
+ * Linux.
+ *
  * Lock key: (w) tm->wq.lock (class waitq, interrupt-safe: the handler takes
- * it), the waitq convention: sleepers recheck the count under it.  [I]
+ * it), the waitq convention: sleepers recheck the count under it.  (r)
+ * tfd_rt_lock (class timerfd_rt), taken before a timerfd's wq.lock.  [I]
  * immutable; [a] read without the lock by poll.  The callout is armed and
  * stopped under the queue lock; release drains it with no lock held.
  */
@@ -38,9 +46,38 @@ struct timerfd {
 	uint64_t expires;                /* (w) the clock's ns at expiry; 0: disarmed */
 	uint64_t interval;               /* (w) ns; 0: one-shot */
 	volatile uint64_t count;         /* (w)[a] expirations not yet read */
+	bool cancel_on_set;              /* (w) TFD_TIMER_CANCEL_ON_SET with ABSTIME, realtime */
+	volatile bool canceled;          /* (w)[a] the clock was set: next read ECANCELED */
+	struct timerfd *rt_next;         /* (r) on the realtime list */
+	struct timerfd **rt_pprev;       /* (r) NULL when not on it */
 	struct callout co;
 	struct poll_head ph;             /* pollers and epoll items */
 };
+
+/* Armed absolute realtime timerfds (re-armed when the clock is set). */
+static struct simple_lock tfd_rt_lock = SIMPLE_LOCK_INIT(LC_TIMERFD_RT);
+static struct timerfd *tfd_rt_head;      /* (r) */
+
+/* Puts tm on the realtime list if it needs to be there, else off it. */
+static void tfd_rt_update_locked(struct timerfd *tm)
+{
+	KASSERT(simple_lock_held(&tfd_rt_lock));
+	bool want = tm->expires && tm->base != CLOCK_MONOTONIC && tm->base != CLOCK_BOOTTIME &&
+		    tm->base != CLOCK_BOOTTIME_ALARM;
+	if (want && !tm->rt_pprev) {
+		tm->rt_next = tfd_rt_head;
+		if (tfd_rt_head)
+			tfd_rt_head->rt_pprev = &tm->rt_next;
+		tfd_rt_head = tm;
+		tm->rt_pprev = &tfd_rt_head;
+	} else if (!want && tm->rt_pprev) {
+		*tm->rt_pprev = tm->rt_next;
+		if (tm->rt_next)
+			tm->rt_next->rt_pprev = tm->rt_pprev;
+		tm->rt_next = NULL;
+		tm->rt_pprev = NULL;
+	}
+}
 
 static bool tfd_real(int clk)
 {
@@ -109,7 +146,7 @@ static ssize_t tfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __un
 	uint64_t val = 0;
 	int r = 0;
 	uint64_t s = disable_lock(&tm->wq.lock);
-	while (tm->count == 0) {
+	while (tm->count == 0 && !tm->canceled) {
 		if (READ_ONCE(f->flags) & O_NONBLOCK) {
 			r = -EAGAIN;
 			break;
@@ -118,7 +155,11 @@ static ssize_t tfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __un
 		if (r)
 			break;
 	}
-	if (!r) {
+	if (!r && tm->canceled) {
+		WRITE_ONCE(tm->canceled, false);
+		WRITE_ONCE(tm->count, 0);
+		r = -ECANCELED;
+	} else if (!r) {
 		val = tm->count;
 		WRITE_ONCE(tm->count, 0);
 	}
@@ -145,15 +186,18 @@ static struct poll_head *tfd_poll_head(struct file *f)
 static int tfd_poll(struct file *f)
 {
 	struct timerfd *tm = f->priv;
-	return READ_ONCE(tm->count) ? POLLIN | POLLRDNORM : 0;
+	return READ_ONCE(tm->count) || READ_ONCE(tm->canceled) ? POLLIN | POLLRDNORM : 0;
 }
 
 static void tfd_release(struct file *f)
 {
 	struct timerfd *tm = f->priv;
+	simple_lock(&tfd_rt_lock);
 	uint64_t s = disable_lock(&tm->wq.lock);
 	tm->expires = 0;                 /* a running handler re-arms nothing */
 	unlock_enable(&tm->wq.lock, s);
+	tfd_rt_update_locked(tm);
+	simple_unlock(&tfd_rt_lock);
 	callout_drain(&tm->co);
 	kfree(tm);
 }
@@ -254,9 +298,14 @@ SYSCALL(286, timerfd_settime)
 	if (!tm)
 		return err;
 	uint64_t value = ts_to_ns(nv.val_sec, nv.val_nsec);
+	simple_lock(&tfd_rt_lock);
 	uint64_t s = disable_lock(&tm->wq.lock);
 	tfd_read_setting_locked(tm, &ov);
 	tm->count = 0;
+	tm->canceled = false;
+	/* Linux ignores CANCEL_ON_SET but on an absolute realtime setting. */
+	tm->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) &&
+			    tfd_real(tm->clock) && value;
 	tm->interval = value ? ts_to_ns(nv.int_sec, nv.int_nsec) : 0;
 	if (!value) {
 		tm->expires = 0;
@@ -269,6 +318,8 @@ SYSCALL(286, timerfd_settime)
 		tfd_arm_locked(tm);
 	}
 	unlock_enable(&tm->wq.lock, s);
+	tfd_rt_update_locked(tm);
+	simple_unlock(&tfd_rt_lock);
 	file_unref(f);
 	if (a3 && copyout((void *)a3, &ov, sizeof(ov)) < 0)
 		return -EFAULT;
@@ -288,4 +339,30 @@ SYSCALL(287, timerfd_gettime)
 	unlock_enable(&tm->wq.lock, s);
 	file_unref(f);
 	return copyout((void *)a1, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+/*
+ * The realtime clock was set (time.c): every armed absolute realtime
+ * timerfd moves to the new monotonic equivalent of its expiry (firing now if
+ * that has passed), and one set with TFD_TIMER_CANCEL_ON_SET is cancelled.
+ */
+void timerfd_clock_was_set(void)
+{
+	simple_lock(&tfd_rt_lock);
+	for (struct timerfd *tm = tfd_rt_head; tm; tm = tm->rt_next) {
+		uint64_t s = disable_lock(&tm->wq.lock);
+		bool wake = false;
+		if (tm->expires)
+			tfd_arm_locked(tm);
+		if (tm->cancel_on_set && !tm->canceled) {
+			WRITE_ONCE(tm->canceled, true);
+			wake = true;
+			if (tm->wq.nwait)
+				waitq_wakeup_all_locked(&tm->wq);
+		}
+		unlock_enable(&tm->wq.lock, s);
+		if (wake)
+			poll_wake(&tm->ph, POLLIN | POLLRDNORM);
+	}
+	simple_unlock(&tfd_rt_lock);
 }

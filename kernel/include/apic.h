@@ -27,7 +27,8 @@ void lapic_eoi(void);
 uint32_t lapic_id(void);
 void lapic_icr(uint32_t apic_id, uint32_t lo);
 void lapic_timer_calibrate(void);    /* boot CPU, uses the PIT */
-void lapic_timer_start(void);        /* on each CPU, periodic at HZ */
+void lapic_timer_start(void);        /* on each CPU: one-shot mode (clockev.c) */
+void lapic_timer_oneshot(uint64_t count);
 extern uint64_t tsc_hz;              /* [I] measured at boot */
 extern uint64_t lapic_timer_hz;      /* [I] */
 void udelay(uint64_t us);            /* busy-wait using the TSC */

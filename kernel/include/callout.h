@@ -7,7 +7,7 @@
  * callout, taken with interrupts disabled) guards every (q) field.  Arming
  * puts it on the queue of the CPU that arms it (moving it off another CPU's
  * queue if it was pending there), and the handler runs from the clock
- * interrupt of that CPU, with interrupts disabled and no lock held.  A
+ * interrupt of that CPU (at its deadline: clockev.c), with interrupts disabled and no lock held.  A
  * handler takes only interrupt-safe locks (IPL_HIGH classes), never a
  * process lock or a sleeping lock; it may re-arm its own callout.
  *
@@ -43,8 +43,11 @@ void callout_drain(struct callout *c);
 bool callout_pending(struct callout *c);     /* a snapshot */
 bool callout_running(struct callout *c);     /* handler running on some CPU (snapshot) */
 
-/* The clock interrupt of each CPU (interrupts disabled): runs the due callouts. */
-void callout_tick(void);
+/* The clock interrupt of each CPU (interrupts disabled): runs the due
+ * callouts; true if there was one. */
+bool callout_tick(void);
+/* This CPU's first deadline, UINT64_MAX if none (interrupts disabled). */
+uint64_t callout_next_deadline(void);
 void callout_init_cpus(void);
 
 #endif

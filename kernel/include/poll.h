@@ -46,11 +46,10 @@ struct poll_wake_ctx;
 #define POLL_ANY 0xffffffffu            /* poll_wake: every entry */
 
 /*
- * The ticks a poll-like sleep may last (0: no limit) in *ticks: until the
- * monotonic deadline (ns) when timeout_ns > 0.  Returns 1 if the deadline
- * passed.
+ * The monotonic deadline (ns) a poll-like sleep ends at in *until (0: no
+ * limit): the deadline when timeout_ns > 0.  Returns 1 if it has passed.
  */
-int poll_sleep_ticks(int64_t timeout_ns, uint64_t deadline, uint64_t *ticks);
+int poll_sleep_deadline(int64_t timeout_ns, uint64_t deadline, uint64_t *until);
 
 /*
  * Called by poll_wake for entry e with the head's lock held (interrupts

@@ -304,7 +304,7 @@ int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int 
  */
 int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, int n);
 
-/* nanosleep's interruptible sleep until global tick `deadline`: 0, or
+/* nanosleep's interruptible sleep until monotonic ns `deadline`: 0, or
  * -ERESTART_RESTARTBLOCK (EINTR for the user if a handler runs; restarts
  * through restart_syscall otherwise) after writing the time left to rmtp
  * (-EFAULT if that fails). */

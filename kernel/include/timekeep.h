@@ -36,6 +36,7 @@ int64_t time_realtime_offset(void);
 
 /* Called after the realtime clock was set (timer.c: absolute realtime timers). */
 void timers_clock_was_set(void);
+void timerfd_clock_was_set(void);     /* timerfd.c: absolute realtime timerfds */
 
 /* The CMOS real-time clock (dev/rtc.c): seconds since the epoch, 0 if unreadable. */
 uint64_t rtc_read_epoch(void);

@@ -43,6 +43,10 @@ int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t ticks);
 int waitq_sleep_intr_locked(struct waitq *wq);
 /* Both: 0 woken, -ETIMEDOUT, -EINTR (not restarted: the caller decides). */
 int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t ticks);
+/* With a deadline on the monotonic clock in ns (callouts fire at it, not at
+ * the next tick): 0 woken, -ETIMEDOUT, and for _intr -EINTR. */
+int waitq_sleep_until_locked(struct waitq *wq, uint64_t deadline_ns);
+int waitq_sleep_until_intr_locked(struct waitq *wq, uint64_t deadline_ns);
 int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
 int waitq_wakeup_all_locked(struct waitq *wq);
 /* Wake one given listed thread / the readers ahead of the first writer (lock.c). */
@@ -55,5 +59,7 @@ int waitq_wakeup_all(struct waitq *wq);
 void sleep_ticks(uint64_t n);
 /* ... interruptibly: 0 after n ticks, -EINTR if a signal came first. */
 int sleep_ticks_intr(uint64_t n);
+/* ... until the monotonic clock reaches deadline_ns: 0, or -EINTR. */
+int sleep_until_intr(uint64_t deadline_ns);
 
 #endif

@@ -20,6 +20,7 @@
  */
 #include "kernel.h"
 #include "callout.h"
+#include "clockev.h"
 #include "cpu.h"
 #include "ktest.h"
 #include "lock.h"
@@ -100,16 +101,16 @@ void callout_arm_ns(struct callout *c, uint64_t deadline_ns, void (*fn)(void *),
 	c->arg = arg;
 	int me = cpu_id();           /* interrupts are off: we stay on this CPU */
 	struct callout_cpu *mine = &ccpu[me];
-	if (mine == cc) {
-		link_locked(cc, c);
-		unlock_enable(&cc->lock, fl);
-		return;
+	if (mine != cc) {
+		WRITE_ONCE(c->cpu, -1);      /* moving: lockers wait */
+		simple_unlock(&cc->lock);
+		simple_lock(&mine->lock);
 	}
-	WRITE_ONCE(c->cpu, -1);      /* moving: lockers wait */
-	simple_unlock(&cc->lock);
-	simple_lock(&mine->lock);
 	link_locked(mine, c);
-	__atomic_store_n(&c->cpu, me, __ATOMIC_RELEASE);
+	if (mine->head == c)
+		clockev_callout_first(deadline_ns);   /* before the next tick? */
+	if (mine != cc)
+		__atomic_store_n(&c->cpu, me, __ATOMIC_RELEASE);
 	unlock_enable(&mine->lock, fl);
 }
 
@@ -153,18 +154,30 @@ void callout_drain(struct callout *c)
 	}
 }
 
-void callout_tick(void)
+uint64_t callout_next_deadline(void)
+{
+	KASSERT(!intr_enabled());
+	struct callout_cpu *cc = &ccpu[cpu_id()];
+	simple_lock(&cc->lock);
+	uint64_t d = cc->head ? cc->head->deadline : UINT64_MAX;
+	simple_unlock(&cc->lock);
+	return d;
+}
+
+bool callout_tick(void)
 {
 	KASSERT(!intr_enabled());
 	struct callout_cpu *cc = &ccpu[cpu_id()];
 	uint64_t now = time_monotonic_ns();
+	bool ran = false;
 	for (;;) {
 		simple_lock(&cc->lock);
 		struct callout *c = cc->head;
 		if (!c || c->deadline > now) {
 			simple_unlock(&cc->lock);
-			return;
+			return ran;
 		}
+		ran = true;
 		cc->head = c->next;
 		c->next = NULL;
 		c->pending = 0;

@@ -208,3 +208,44 @@ KTEST(callout_rearm_races_between_cpus)
 	KT_EXPECT(!callout_running(&race_co));
 	KT_EXPECT(READ_ONCE(co_count) > 0);
 }
+
+/* A callout due before the next tick fires at its deadline (clockev.c),
+ * from an interrupt that is not a tick: the CPU's tick count when it runs
+ * equals the count when it was armed.  A host stall can push one attempt
+ * past a tick, so it is tried a few times and one success proves it. */
+struct subtick {
+	volatile uint64_t fired_ns;
+	volatile uint64_t fired_ticks;
+};
+
+static void subtick_fn(void *arg)
+{
+	struct subtick *st = arg;
+	st->fired_ticks = mycpu()->ticks;
+	st->fired_ns = time_monotonic_ns();
+}
+
+KTEST(callout_fires_between_ticks_at_its_deadline)
+{
+	struct callout c;
+	callout_init(&c);
+	int between = 0, early = 0;
+	for (int i = 0; i < 10 && !between; i++) {
+		struct subtick st = { 0, 0 };
+		uint64_t fl = intr_disable();
+		uint64_t t0 = mycpu()->ticks;
+		uint64_t deadline = time_monotonic_ns() + TICK_NS / 10;
+		callout_arm_ns(&c, deadline, subtick_fn, &st);
+		intr_restore(fl);
+		for (int w = 0; w < 50 && !st.fired_ns; w++)
+			sleep_ticks(1);
+		callout_drain(&c);
+		KT_ASSERT(st.fired_ns != 0);
+		if (st.fired_ns < deadline)
+			early++;
+		if (st.fired_ticks == t0)
+			between++;
+	}
+	KT_EXPECT_EQ(early, 0);          /* never before its deadline */
+	KT_EXPECT(between > 0);
+}

@@ -109,8 +109,6 @@
 #define FUTEX_RETRY_LATER     (-4097)  /* ... after a tick */
 #define ROBUST_HEAD_LEN       24       /* sizeof(struct robust_list_head) */
 
-#define MAX_SLEEP_TICKS       (1UL << 40)
-
 enum futex_key_kind { FK_PRIVATE = 1, FK_SHARED_OBJ, FK_INODE };
 
 struct futex_key {
@@ -458,8 +456,7 @@ static int q_sleep_locked(struct futex_q *q, uint64_t deadline)
 		uint64_t now = time_monotonic_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		uint64_t n = (deadline - now + TICK_NS - 1) / TICK_NS;
-		r = waitq_sleep_timeout_intr_locked(&q->wq, MIN(n, MAX_SLEEP_TICKS));
+		r = waitq_sleep_until_intr_locked(&q->wq, deadline);
 		if (r == -ETIMEDOUT)
 			r = 0;                  /* the loop checks the clock */
 	}

@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "tty.h"
 #include "apic.h"
+#include "clockev.h"
 #include "boot.h"
 #include "cpu.h"
 #include "kmem.h"
@@ -150,7 +151,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	lapic_timer_calibrate();
 	kinfo("concerto: TSC %lu MHz, APIC timer %lu kHz, %d CPUs in the MADT\n",
 	      tsc_hz / 1000000, lapic_timer_hz / 1000, acpi.ncpu);
-	lapic_timer_start();
+	clockev_start();
 	bsp->online = 1;
 	ncpu_online = 1;
 

@@ -28,6 +28,7 @@
  */
 #include "kernel.h"
 #include "apic.h"
+#include "clockev.h"
 #include "boot.h"
 #include "atomic.h"
 #include "cpu.h"
@@ -1182,13 +1183,6 @@ static void resched_intr(struct trapframe *tf __unused)
 	mycpu()->ipi_recv++;
 }
 
-static void timer_intr(struct trapframe *tf)
-{
-	mycpu()->ticks++;
-	sched_tick(tf);
-	time_tick();
-}
-
 void sched_init(void)
 {
 	for (int i = 0; i < NCPU_MAX; i++) {
@@ -1203,7 +1197,7 @@ void sched_init(void)
 		sched_idle_poll_us = bootopts.idlepoll_us;
 	lock_sleepq_init();
 	intr_register(T_IPI_RESCHED, resched_intr);
-	intr_register(T_TIMER, timer_intr);
+	intr_register(T_TIMER, clockev_intr);   /* ticks and callouts */
 }
 
 /* Gives this CPU its idle thread (the scheduler's own context). */

@@ -37,6 +37,7 @@
 #include "sched.h"
 #include "syscall.h"
 #include "thread.h"
+#include "timekeep.h"
 #include "timer.h"
 #include "trap.h"
 #include "usercopy.h"
@@ -1112,15 +1113,14 @@ SYSCALL(128, rt_sigtimedwait)
 	if (copyin(&these, (void *)a0, 8) < 0)
 		return -EFAULT;
 	int64_t ts[2] = { 0, 0 };
-	uint64_t timeout = ~0UL;                /* ticks; ~0: none */
+	uint64_t deadline = ~0UL;               /* monotonic ns; ~0: none, 0: do not wait */
 	if (a2) {
 		if (copyin(ts, (void *)a2, sizeof(ts)) < 0)
 			return -EFAULT;
 		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000L)
 			return -EINVAL;
 		uint64_t ns = (uint64_t)ts[0] * 1000000000UL + (uint64_t)ts[1];
-		uint64_t tick_ns = 1000000000UL / HZ;
-		timeout = ts[0] > 10000000L ? ~0UL : (ns + tick_ns - 1) / tick_ns;
+		deadline = ts[0] > 10000000L ? ~0UL : ns ? time_monotonic_ns() + ns : 0;
 	}
 	these &= ~SIG_UNBLOCKABLE;
 	struct thread *t = curthread();
@@ -1129,7 +1129,7 @@ SYSCALL(128, rt_sigtimedwait)
 	struct sigq *freel = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
 	int sig = dequeue_locked(p, t, these, &info, &freel);
-	if (!sig && timeout) {
+	if (!sig && deadline) {
 		/* Let the awaited signals wake us while we sleep. */
 		uint64_t real = t->sig.blocked;
 		WRITE_ONCE(t->sig.blocked, real & ~these);
@@ -1137,11 +1137,11 @@ SYSCALL(128, rt_sigtimedwait)
 		struct waitq wq;
 		waitq_init(&wq);
 		uint64_t w = disable_lock(&wq.lock);
-		if (timeout == ~0UL)
+		if (deadline == ~0UL)
 			while (waitq_sleep_intr_locked(&wq) == 0)
 				;
 		else
-			(void)waitq_sleep_timeout_intr_locked(&wq, timeout + 1);
+			(void)waitq_sleep_until_intr_locked(&wq, deadline);
 		unlock_enable(&wq.lock, w);
 		t->sig.intr_restart = false;
 		s = disable_lock(&p->sig.lock);
@@ -1187,16 +1187,15 @@ int signal_sleep_until(uint64_t deadline, uint64_t rmtp)
 	struct thread *t = curthread();
 	t->sig.restart_fn = NULL;
 	for (;;) {
-		uint64_t now = ticks;
-		if ((int64_t)(deadline - now) <= 0)
+		if (time_monotonic_ns() >= deadline)
 			return 0;
-		if (sleep_ticks_intr(deadline - now) == -EINTR)
+		if (sleep_until_intr(deadline) == -EINTR)
 			break;
 	}
-	uint64_t now = ticks;
-	uint64_t left = (int64_t)(deadline - now) > 0 ? deadline - now : 0;
+	uint64_t now = time_monotonic_ns();
+	uint64_t left = deadline > now ? deadline - now : 0;
 	if (rmtp) {
-		uint64_t ns = left * (1000000000UL / HZ);
+		uint64_t ns = left;
 		int64_t ts[2] = { (int64_t)(ns / 1000000000UL), (int64_t)(ns % 1000000000UL) };
 		if (copyout((void *)rmtp, ts, sizeof(ts)) < 0)
 			return -EFAULT;

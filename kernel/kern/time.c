@@ -220,6 +220,7 @@ static void set_realtime(uint64_t ns)
 	__atomic_store_n(&realtime_off_ns, (int64_t)(ns - time_monotonic_ns()), __ATOMIC_RELAXED);
 	waitq_wakeup_all(&clockset_wq);
 	timers_clock_was_set();
+	timerfd_clock_was_set();
 }
 
 SYSCALL(227, clock_settime)
@@ -296,16 +297,14 @@ SYSCALL(201, time)
 /*
  * A relative sleep of ns: interruptible, with the time left written to urem
  * (if set) when a signal interrupts it; continued by restart_syscall when
- * no handler runs (signal.c).  Deadlines are in global clock ticks, the
- * time base of the monotonic clock, rounded up by one tick so the sleep is
- * never shorter than asked.
+ * no handler runs (signal.c).  The deadline is on the monotonic clock in
+ * ns: the sleep ends at it, not at the clock tick after it (clockev.c).
  */
 static int64_t sleep_relative(uint64_t ns, uint64_t urem)
 {
-	uint64_t t = (ns + TICK_NS - 1) / TICK_NS;
-	if (!t)
+	if (!ns)
 		return 0;
-	return signal_sleep_until(ticks + t + 1, urem);
+	return signal_sleep_until(time_monotonic_ns() + ns, urem);
 }
 
 /* Sleeps until the monotonic clock reaches deadline (ns); -ERESTARTNOHAND
@@ -316,7 +315,7 @@ static int sleep_until_mono(uint64_t deadline)
 		uint64_t now = time_monotonic_ns();
 		if (now >= deadline)
 			return 0;
-		if (sleep_ticks_intr((deadline - now + TICK_NS - 1) / TICK_NS) == -EINTR)
+		if (sleep_until_intr(deadline) == -EINTR)
 			return -ERESTARTNOHAND;
 	}
 }
@@ -331,8 +330,8 @@ static int sleep_until_real(int clk, uint64_t target)
 		uint64_t now = clock_read(clk);
 		int r = 0;
 		if (now < target)
-			r = waitq_sleep_timeout_intr_locked(&clockset_wq,
-							    (target - now + TICK_NS - 1) / TICK_NS);
+			r = waitq_sleep_until_intr_locked(&clockset_wq,
+							  time_monotonic_ns() + (target - now));
 		unlock_enable(&clockset_wq.lock, s);
 		if (now >= target)
 			return 0;

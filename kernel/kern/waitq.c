@@ -256,6 +256,31 @@ int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n)
 	return r == EINTR ? -EINTR : r ? -ETIMEDOUT : 0;
 }
 
+int waitq_sleep_until_locked(struct waitq *wq, uint64_t deadline)
+{
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	return sleep_locked(wq, deadline ? deadline : 1, false) ? -ETIMEDOUT : 0;
+}
+
+int waitq_sleep_until_intr_locked(struct waitq *wq, uint64_t deadline)
+{
+	if (simple_locks_held() > 1)
+		lock_check_sleep("waitq_sleep with another simple lock held");
+	int r = sleep_locked(wq, deadline ? deadline : 1, true);
+	return r == EINTR ? -EINTR : r ? -ETIMEDOUT : 0;
+}
+
+int sleep_until_intr(uint64_t deadline)
+{
+	struct waitq wq;
+	waitq_init(&wq);
+	uint64_t s = disable_lock(&wq.lock);
+	int r = waitq_sleep_until_intr_locked(&wq, deadline);
+	unlock_enable(&wq.lock, s);
+	return r == -EINTR ? -EINTR : 0;
+}
+
 int sleep_ticks_intr(uint64_t n)
 {
 	struct waitq wq;

@@ -6,7 +6,9 @@
 #define _GNU_SOURCE
 #include "utest.h"
 #include <pthread.h>
+#include <poll.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -193,6 +195,74 @@ UT_TEST(relative_realtime_timer_ignores_the_clock)
 	shift_realtime(-3600);
 	timer_delete(t);
 	signal(SIGUSR1, SIG_DFL);
+}
+
+UT_TEST(absolute_realtime_timerfd_follows_the_clock_forward)
+{
+	if (!on_concerto()) {
+		ut_skip("would move the host's clock");
+		return;
+	}
+	int fd = timerfd_create(CLOCK_REALTIME, 0);
+	T_ASSERT(fd >= 0);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct itimerspec v = { { 0, 0 }, { now.tv_sec + 3600, 0 } };
+	T_OK(timerfd_settime(fd, TFD_TIMER_ABSTIME, &v, NULL));
+	shift_realtime(3601);
+	struct pollfd p = { fd, POLLIN, 0 };
+	T_EXPECT_EQ(poll(&p, 1, 30000), 1);      /* fires at once, not in an hour */
+	uint64_t n = 0;
+	T_EXPECT_EQ(read(fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	T_EXPECT_EQ(n, 1);
+	shift_realtime(-3601);
+	close(fd);
+}
+
+static void *shift_after(void *arg)
+{
+	usleep(100000);
+	shift_realtime((long)arg);
+	return NULL;
+}
+
+UT_TEST(timerfd_cancel_on_set_reads_ecanceled)
+{
+	if (!on_concerto()) {
+		ut_skip("would move the host's clock");
+		return;
+	}
+	int fd = timerfd_create(CLOCK_REALTIME, 0);
+	T_ASSERT(fd >= 0);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct itimerspec v = { { 0, 0 }, { now.tv_sec + 3600, 0 } }, g;
+	T_OK(timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &v, NULL));
+	/* A blocked read is woken by the setting and fails with ECANCELED. */
+	pthread_t th;
+	T_ASSERT(pthread_create(&th, NULL, shift_after, (void *)10L) == 0);
+	uint64_t n = 0;
+	T_EXPECT_ERRNO(read(fd, &n, sizeof(n)), ECANCELED);
+	pthread_join(th, NULL);
+	/* Once: the timer stays armed and the next read would block. */
+	struct pollfd p = { fd, POLLIN, 0 };
+	T_EXPECT_EQ(poll(&p, 1, 0), 0);
+	T_OK(timerfd_gettime(fd, &g));
+	T_EXPECT(g.it_value.tv_sec > 3000);
+	/* A setting while nobody reads: poll shows it, read says ECANCELED. */
+	shift_realtime(-10);
+	T_EXPECT_EQ(poll(&p, 1, 1000), 1);
+	T_EXPECT_ERRNO(read(fd, &n, sizeof(n)), ECANCELED);
+	close(fd);
+	/* Without the flag (or on a relative setting) there is no cancel. */
+	fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK);
+	T_ASSERT(fd >= 0);
+	struct itimerspec rel = { { 0, 0 }, { 3600, 0 } };
+	T_OK(timerfd_settime(fd, TFD_TIMER_CANCEL_ON_SET, &rel, NULL));
+	shift_realtime(10);
+	T_EXPECT_ERRNO(read(fd, &n, sizeof(n)), EAGAIN);
+	shift_realtime(-10);
+	close(fd);
 }
 
 UT_MAIN

@@ -1,6 +1,6 @@
 /*
  * Local APIC (xAPIC, memory mapped): per-CPU set-up, EOI, the inter-processor
- * interrupt command register, and the periodic timer at HZ.  The timer and the
+ * interrupt command register, and the timer (one-shot: clockev.c).  The timer and the
  * TSC are calibrated once on the boot CPU against PIT channel 2.
  */
 #include "kernel.h"
@@ -28,7 +28,6 @@
 #define LAPIC_TIMER_DIV 0x3e0
 
 #define LVT_MASKED      (1u << 16)
-#define LVT_PERIODIC    (1u << 17)
 #define ICR_PENDING     (1u << 12)
 
 uint64_t tsc_hz;
@@ -110,11 +109,22 @@ void lapic_timer_calibrate(void)
 	}
 }
 
+/* One-shot mode, unmasked; clockev.c programs each interrupt. */
 void lapic_timer_start(void)
 {
 	wr(LAPIC_TIMER_DIV, 0x3);
-	wr(LAPIC_LVT_TIMER, LVT_PERIODIC | T_TIMER);
-	wr(LAPIC_TIMER_INIT, (uint32_t)(lapic_timer_hz / HZ));
+	wr(LAPIC_LVT_TIMER, T_TIMER);
+}
+
+/* Fires once after `count` timer counts (at lapic_timer_hz); restarts the
+ * count if it was running. */
+void lapic_timer_oneshot(uint64_t count)
+{
+	if (count == 0)
+		count = 1;
+	if (count > 0xffffffffu)
+		count = 0xffffffffu;
+	wr(LAPIC_TIMER_INIT, (uint32_t)count);
 }
 
 void udelay(uint64_t us)

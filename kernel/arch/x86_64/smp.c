@@ -10,6 +10,7 @@
  */
 #include "kernel.h"
 #include "apic.h"
+#include "clockev.h"
 #include "atomic.h"
 #include "cpu.h"
 #include "page.h"
@@ -168,7 +169,7 @@ void ap_entry(struct cpu *c)
 	cpu_set_gs(c);
 	cpu_setup(c);
 	lapic_init();
-	lapic_timer_start();
+	clockev_start();
 	__atomic_fetch_add(&ncpu_online, 1, __ATOMIC_SEQ_CST);
 	sched_init_cpu();
 	syscall_init_cpu();
