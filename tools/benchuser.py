@@ -104,6 +104,7 @@ def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False):
     words += " " + " ".join(programs)
     if kind == "concerto":
         opts = "quiet lockmode=2" if lockstat else "quiet"
+        opts += " " + os.environ.get("CONCERTO_BENCH_CMDLINE", "")   # experiments
         cmd = QEMU + ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
                       "-kernel", os.path.join(BUILD, "concerto"),
                       "-append", f"{opts} -- {words}"]

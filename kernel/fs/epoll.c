@@ -743,12 +743,9 @@ SYSCALL(441, epoll_pwait2)
 {
 	int64_t t = -1;
 	if (a3) {
-		int64_t ts[2];
-		if (copyin(ts, (void *)a3, sizeof(ts)) < 0)
-			return -EFAULT;
-		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
-			return -EINVAL;
-		t = ts[0] > INT64_MAX / 1000000000 - 1 ? -1 : ts[0] * 1000000000 + ts[1];
+		int r = timeout_from_user_timespec(a3, &t);
+		if (r)
+			return r;
 	}
 	return do_epoll_pwait((int)a0, a1, (int)a2, t, a4, a5);
 }

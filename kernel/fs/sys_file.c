@@ -1508,12 +1508,9 @@ SYSCALL(271, ppoll)
 {
 	int64_t t = -1;
 	if (a2) {
-		int64_t ts[2];
-		if (copyin(ts, (void *)a2, sizeof(ts)) < 0)
-			return -EFAULT;
-		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
-			return -EINVAL;
-		t = ts[0] * 1000000000 + ts[1];
+		int r = timeout_from_user_timespec(a2, &t);
+		if (r)
+			return r;
 	}
 	int r = call_sigmask(a3, a4);
 	if (r)
@@ -1586,12 +1583,9 @@ SYSCALL(23, select)
 {
 	int64_t t = -1;
 	if (a4) {
-		int64_t tv[2];
-		if (copyin(tv, (void *)a4, sizeof(tv)) < 0)
-			return -EFAULT;
-		if (tv[0] < 0 || tv[1] < 0 || tv[1] >= 1000000)
-			return -EINVAL;
-		t = tv[0] * 1000000000 + tv[1] * 1000;
+		int r = timeout_from_user_timeval(a4, &t);
+		if (r)
+			return r;
 	}
 	return select_common((int)a0, a1, a2, a3, t);
 }
@@ -1600,12 +1594,9 @@ SYSCALL(270, pselect6)
 {
 	int64_t t = -1;
 	if (a4) {
-		int64_t ts[2];
-		if (copyin(ts, (void *)a4, sizeof(ts)) < 0)
-			return -EFAULT;
-		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
-			return -EINVAL;
-		t = ts[0] * 1000000000 + ts[1];
+		int r = timeout_from_user_timespec(a4, &t);
+		if (r)
+			return r;
 	}
 	uint64_t sig[2] = { 0, 0 };        /* { const sigset_t *ss; size_t ss_len; } */
 	if (a5 && copyin(sig, (void *)a5, sizeof(sig)) < 0)

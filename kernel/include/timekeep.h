@@ -34,6 +34,19 @@ int64_t time_realtime_offset(void);
 #define CLOCK_BOOTTIME_ALARM 9
 #define CLOCK_TAI 11
 
+/*
+ * Timeouts from user memory (time.c): a struct timespec (or timeval) at
+ * user address u, checked as Linux does (-EFAULT; -EINVAL for a negative
+ * time or, in a timespec, tv_nsec out of range; a timeval's whole seconds of
+ * tv_usec are carried, as select does), in ns in *ns.  Seconds too large for
+ * 64 bits of ns become TIMEOUT_FOREVER_NS (about 73 years: a deadline
+ * now + it cannot overflow), so a huge timeout is "forever", never a
+ * wrapped short one.
+ */
+#define TIMEOUT_FOREVER_NS (INT64_MAX / 4)
+int timeout_from_user_timespec(uint64_t u, int64_t *ns);
+int timeout_from_user_timeval(uint64_t u, int64_t *ns);
+
 /* Called after the realtime clock was set (timer.c: absolute realtime timers). */
 void timers_clock_was_set(void);
 void timerfd_clock_was_set(void);     /* timerfd.c: absolute realtime timerfds */

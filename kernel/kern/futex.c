@@ -492,10 +492,6 @@ static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
 
 /* ---- timeouts ---- */
 
-struct ktimespec {
-	int64_t sec, nsec;
-};
-
 /*
  * The timeout at uts as a CLOCK_MONOTONIC deadline in ns (at least 1).
  * rel: relative to now; else absolute on CLOCK_REALTIME (realtime) or
@@ -503,13 +499,11 @@ struct ktimespec {
  */
 static int timeout_deadline(uint64_t uts, bool rel, bool realtime, uint64_t *deadline)
 {
-	struct ktimespec ts;
-	if (copyin(&ts, (void *)uts, sizeof(ts)) < 0)
-		return -EFAULT;
-	if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NSEC_PER_SEC)
-		return -EINVAL;
-	uint64_t ns = ts.sec > 4000000000L ? (uint64_t)1 << 62 :      /* "forever" */
-		      (uint64_t)ts.sec * NSEC_PER_SEC + (uint64_t)ts.nsec;
+	int64_t sns;
+	int r = timeout_from_user_timespec(uts, &sns);
+	if (r)
+		return r;
+	uint64_t ns = (uint64_t)sns;
 	uint64_t mono = time_monotonic_ns();
 	if (rel) {
 		*deadline = mono + ns;

@@ -1112,15 +1112,13 @@ SYSCALL(128, rt_sigtimedwait)
 	uint64_t these;
 	if (copyin(&these, (void *)a0, 8) < 0)
 		return -EFAULT;
-	int64_t ts[2] = { 0, 0 };
 	uint64_t deadline = ~0UL;               /* monotonic ns; ~0: none, 0: do not wait */
 	if (a2) {
-		if (copyin(ts, (void *)a2, sizeof(ts)) < 0)
-			return -EFAULT;
-		if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000L)
-			return -EINVAL;
-		uint64_t ns = (uint64_t)ts[0] * 1000000000UL + (uint64_t)ts[1];
-		deadline = ts[0] > 10000000L ? ~0UL : ns ? time_monotonic_ns() + ns : 0;
+		int64_t ns;
+		int r = timeout_from_user_timespec(a2, &ns);
+		if (r)
+			return r;
+		deadline = ns ? time_monotonic_ns() + (uint64_t)ns : 0;
 	}
 	these &= ~SIG_UNBLOCKABLE;
 	struct thread *t = curthread();

@@ -167,11 +167,41 @@ static int get_timespec(uint64_t uts, struct ktimespec *ts)
 	return 0;
 }
 
+/* sec s and ns ns (both checked non-negative) in ns, clamped to
+ * TIMEOUT_FOREVER_NS so that now + the result cannot overflow. */
+static int64_t clamp_ns(int64_t s, int64_t ns)
+{
+	if (s >= TIMEOUT_FOREVER_NS / (int64_t)NSEC_PER_SEC)
+		return TIMEOUT_FOREVER_NS;
+	return s * (int64_t)NSEC_PER_SEC + ns;
+}
+
 static uint64_t timespec_ns(const struct ktimespec *ts)
 {
-	if ((uint64_t)ts->tv_sec >= UINT64_MAX / NSEC_PER_SEC - 1)
-		return UINT64_MAX / 2;             /* "forever" */
-	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+	return (uint64_t)clamp_ns(ts->tv_sec, ts->tv_nsec);
+}
+
+int timeout_from_user_timespec(uint64_t uts, int64_t *ns)
+{
+	struct ktimespec ts;
+	int r = get_timespec(uts, &ts);
+	if (r == 0)
+		*ns = clamp_ns(ts.tv_sec, ts.tv_nsec);
+	return r;
+}
+
+int timeout_from_user_timeval(uint64_t utv, int64_t *ns)
+{
+	int64_t tv[2];
+	if (copyin(tv, (const void *)utv, sizeof(tv)) < 0)
+		return -EFAULT;
+	/* Linux carries whole seconds out of tv_usec (select accepts 1500000). */
+	int64_t carry = tv[1] / 1000000, usec = tv[1] % 1000000;
+	if (tv[0] < 0 || usec < 0 || (carry < 0 && tv[0] + carry < 0))
+		return -EINVAL;
+	int64_t sec = tv[0] > INT64_MAX - carry ? INT64_MAX : tv[0] + carry;
+	*ns = clamp_ns(sec, usec * 1000);
+	return 0;
 }
 
 SYSCALL(228, clock_gettime)
