@@ -5,7 +5,8 @@
  * reuses the id.  poll: POLLIN once the process has exited (proc.c calls
  * poll_wake on the process's exit_ph when it becomes a zombie).  pidfd_send_signal(2)
  * signals it; waitid(P_PIDFD) waits for it (proc.c); pidfd_getfd(2)
- * duplicates one of its descriptors.
+ * duplicates one of its descriptors.  kcmp(2), which compares what two
+ * processes use, shares the access rule and the descriptor look-up.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -13,6 +14,7 @@
 #include "proc.h"
 #include "signal.h"
 #include "syscall.h"
+#include "thread.h"
 #include "usercopy.h"
 
 #define PIDFD_NONBLOCK O_NONBLOCK
@@ -171,4 +173,97 @@ SYSCALL(438, pidfd_getfd)
 	int r = proc_file_get(p, (int)a1, &f);
 	proc_unref(p);
 	return r ? r : fd_install(f, 0, true);
+}
+
+/* ---- kcmp(2) ---- */
+
+enum { KCMP_FILE, KCMP_VM, KCMP_FILES, KCMP_FS, KCMP_SIGHAND, KCMP_IO, KCMP_SYSVSEM,
+       KCMP_EPOLL_TFD, KCMP_TYPES };
+
+/* Linux's answer for two kernel objects: 0 the same, else 1 or 2 by an
+ * order of the objects that user space may use to sort them. */
+static int kcmp_order(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+	return (x < y) | ((x > y) << 1);
+}
+
+/* The object of type `type` that p uses (p alive, p->lock held). */
+static const void *kcmp_object_locked(struct proc *p, int type)
+{
+	KASSERT(simple_lock_held(&p->lock));
+	switch (type) {
+	case KCMP_VM:      return p->map;
+	case KCMP_FILES:   return p->fdt;
+	case KCMP_FS:      return p->fs;
+	case KCMP_SIGHAND: return READ_ONCE(p->sig.hand);
+	default:           return p;   /* IO and SYSVSEM contexts are per process here */
+	}
+}
+
+/* 0 and *obj for a non-file type, -ESRCH (exited) or -EPERM (ptrace's
+ * read access rule: root, or the caller's ids are all of p's). */
+static int kcmp_object(struct proc *p, int type, const void **obj)
+{
+	int r = 0;
+	simple_lock(&p->lock);
+	if (READ_ONCE(p->state) != PS_ALIVE)
+		r = -ESRCH;
+	else if (!may_inspect_locked(p))
+		r = -EPERM;
+	else
+		*obj = kcmp_object_locked(p, type);
+	simple_unlock(&p->lock);
+	return r;
+}
+
+/* The process of thread id `tid`, referenced, or NULL. */
+static struct proc *kcmp_proc(int tid)
+{
+	struct thread *t = thread_lookup(tid);
+	if (!t)
+		return NULL;
+	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
+	if (p)
+		proc_ref(p);
+	thread_unref(t);
+	return p;
+}
+
+/* kcmp(pid1, pid2, type, idx1, idx2): do two threads share a resource? */
+SYSCALL(312, kcmp)
+{
+	int type = (int)a2;
+	if (type < 0 || type >= KCMP_TYPES)
+		return -EINVAL;
+	if (type == KCMP_EPOLL_TFD)
+		return -EOPNOTSUPP;           /* not kept: an epoll's target list */
+	struct proc *p1 = kcmp_proc((int)a0), *p2 = kcmp_proc((int)a1);
+	int r = -ESRCH;
+	if (p1 && p2) {
+		if (type == KCMP_FILE) {
+			struct file *f1 = NULL, *f2 = NULL;
+			r = proc_file_get(p1, (int)a3, &f1);
+			if (!r)
+				r = proc_file_get(p2, (int)a4, &f2);
+			if (!r)
+				r = kcmp_order(f1, f2);
+			if (f1)
+				file_unref(f1);
+			if (f2)
+				file_unref(f2);
+		} else {
+			const void *o1 = NULL, *o2 = NULL;
+			r = kcmp_object(p1, type, &o1);
+			if (!r)
+				r = kcmp_object(p2, type, &o2);
+			if (!r)
+				r = kcmp_order(o1, o2);
+		}
+	}
+	if (p1)
+		proc_unref(p1);
+	if (p2)
+		proc_unref(p2);
+	return r;
 }

@@ -568,7 +568,9 @@ SYSCALL(234, tgkill)
 	return do_tkill((int)a0, (int)a1, (int)a2);
 }
 
-int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
+/* The user's siginfo at uinfo, queued as sig to p (t == NULL) or to its
+ * thread t (rt_tgsigqueueinfo). */
+static int queue_info(struct proc *p, struct thread *t, int sig, uint64_t uinfo)
 {
 	uint8_t buf[128];
 	if (copyin(buf, (void *)uinfo, sizeof(buf)) < 0)
@@ -576,7 +578,8 @@ int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
 	struct ksiginfo info;
 	memcpy(&info, buf, sizeof(info));
 	/* Only the kernel may claim a kernel (>= 0) or tkill code for others. */
-	if ((info.code >= 0 || info.code == SI_TKILL) && p != curproc())
+	bool self = t ? t == curthread() : p == curproc();
+	if ((info.code >= 0 || info.code == SI_TKILL) && !self)
 		return -EPERM;
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
@@ -584,7 +587,28 @@ int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
 		return -EPERM;
 	info.signo = sig;
 	info.err = 0;
-	return sig ? send_info(p, NULL, &info) : 0;
+	return sig ? send_info(p, t, &info) : 0;
+}
+
+int signal_queue_info(struct proc *p, int sig, uint64_t uinfo)
+{
+	return queue_info(p, NULL, sig, uinfo);
+}
+
+/* rt_tgsigqueueinfo(tgid, tid, sig, info): rt_sigqueueinfo to one thread. */
+SYSCALL(297, rt_tgsigqueueinfo)
+{
+	int tgid = (int)a0, tid = (int)a1, sig = (int)a2;
+	if (tgid <= 0 || tid <= 0 || sig < 0 || sig > NSIG)
+		return -EINVAL;
+	struct thread *t = thread_lookup(tid);
+	if (!t)
+		return -ESRCH;
+	int r = -ESRCH;
+	if (READ_ONCE(t->tg_live) && t->proc && t->proc->pid == tgid)
+		r = queue_info(t->proc, t, sig, a3);
+	thread_unref(t);
+	return r;
 }
 
 SYSCALL(129, rt_sigqueueinfo)

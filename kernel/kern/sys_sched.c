@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "cpu.h"
 #include "errno.h"
+#include "page.h"
 #include "proc.h"
 #include "sched.h"
 #include "syscall.h"
@@ -155,6 +156,131 @@ SYSCALL(143, sched_getparam)
 	int prio = SCHED_TIMESHARE(READ_ONCE(t->policy)) ? 0 : READ_ONCE(t->rt_priority);
 	release(p);
 	return copyout((void *)a1, &prio, sizeof(prio)) < 0 ? -EFAULT : 0;
+}
+
+/* ---- sched_setattr, sched_getattr ---- */
+
+struct sched_attr {
+	uint32_t size;
+	uint32_t policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;     /* SCHED_DEADLINE */
+	uint32_t util_min, util_max;            /* version 1 */
+};
+
+#define SCHED_ATTR_SIZE_VER0 48
+#define SCHED_DEADLINE 6
+#define SCHED_FLAG_RESET_ON_FORK 0x01
+#define SCHED_FLAG_RECLAIM 0x02
+#define SCHED_FLAG_DL_OVERRUN 0x04
+#define SCHED_FLAG_KEEP_POLICY 0x08
+#define SCHED_FLAG_KEEP_PARAMS 0x10
+#define SCHED_FLAG_UTIL_CLAMP 0x60
+#define SCHED_FLAG_ALL 0x7f
+
+/*
+ * Copies in a sched_attr of the user's size (0: version 0) as Linux does:
+ * E2BIG, with the size the kernel knows written back, for a size below
+ * version 0 or above a page, or for bytes past the kernel's struct that are
+ * not zero.
+ */
+static int attr_copyin(uint64_t uattr, struct sched_attr *a)
+{
+	uint32_t size;
+	if (copyin(&size, (const void *)uattr, sizeof(size)) < 0)
+		return -EFAULT;
+	if (!size)
+		size = SCHED_ATTR_SIZE_VER0;
+	if (size < SCHED_ATTR_SIZE_VER0 || size > PAGE_SIZE)
+		goto too_big;
+	memset(a, 0, sizeof(*a));
+	if (copyin(a, (const void *)uattr, MIN(size, (uint32_t)sizeof(*a))) < 0)
+		return -EFAULT;
+	for (uint32_t off = sizeof(*a); off < size; off++) {
+		uint8_t b;
+		if (copyin(&b, (const void *)(uattr + off), 1) < 0)
+			return -EFAULT;
+		if (b)
+			goto too_big;
+	}
+	return 0;
+too_big:
+	size = sizeof(*a);
+	return copyout((void *)uattr, &size, sizeof(size)) < 0 ? -EFAULT : -E2BIG;
+}
+
+/* Lowering nice needs root or RLIMIT_NICE (20 - nice), as setpriority. */
+static int may_nice(struct thread *t, int nice)
+{
+	struct proc *me = curproc();
+	if (nice >= READ_ONCE(t->nice) || READ_ONCE(me->cred.euid) == 0)
+		return 0;
+	return (uint64_t)(20 - nice) > READ_ONCE(me->rlim_cur[RLIMIT_NICE]) ? -EPERM : 0;
+}
+
+SYSCALL(314, sched_setattr)
+{
+	int pid = (int)a0;
+	if (!a1 || pid < 0 || a2)
+		return -EINVAL;
+	struct sched_attr a;
+	int r = attr_copyin(a1, &a);
+	if (r)
+		return r;
+	if (a.flags & ~(uint64_t)SCHED_FLAG_ALL)
+		return -EINVAL;
+	if (a.flags & SCHED_FLAG_UTIL_CLAMP)
+		return -EOPNOTSUPP;           /* no utilization clamping */
+	struct thread *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	int policy = a.flags & SCHED_FLAG_KEEP_POLICY ? READ_ONCE(t->policy) : (int)a.policy;
+	int prio = a.flags & SCHED_FLAG_KEEP_PARAMS ? READ_ONCE(t->rt_priority) : (int)a.priority;
+	if (policy == SCHED_DEADLINE || (a.flags & (SCHED_FLAG_RECLAIM | SCHED_FLAG_DL_OVERRUN)))
+		r = -EINVAL;                  /* no deadline scheduling */
+	else if (SCHED_TIMESHARE(policy) && prio != 0)
+		r = -EINVAL;
+	else if (!SCHED_TIMESHARE(policy) && policy != SCHED_FIFO && policy != SCHED_RR)
+		r = -EINVAL;
+	if (!r)
+		r = may_change(t, policy, prio);
+	bool set_nice = SCHED_TIMESHARE(policy) && !(a.flags & SCHED_FLAG_KEEP_PARAMS);
+	int nice = MAX(-20, MIN(19, a.nice));
+	if (!r && set_nice)
+		r = may_nice(t, nice);
+	if (!r)
+		r = sched_setscheduler(t, policy, prio);
+	if (!r && set_nice)
+		r = sched_setnice(t, nice);
+	release(p);
+	return r;
+}
+
+SYSCALL(315, sched_getattr)
+{
+	int pid = (int)a0;
+	uint32_t usize = (uint32_t)a2;
+	if (!a1 || pid < 0 || a3 || usize < SCHED_ATTR_SIZE_VER0 || usize > PAGE_SIZE)
+		return -EINVAL;
+	int r = 0;
+	struct thread *p;
+	struct thread *t = thread_by_pid(pid, &p, &r);
+	if (!t)
+		return r;
+	struct sched_attr a;
+	memset(&a, 0, sizeof(a));
+	a.policy = (uint32_t)READ_ONCE(t->policy);
+	if (SCHED_TIMESHARE(a.policy))
+		a.nice = READ_ONCE(t->nice);
+	else
+		a.priority = (uint32_t)READ_ONCE(t->rt_priority);
+	a.util_max = 1024;                    /* Linux's "no clamp" */
+	release(p);
+	a.size = MIN(usize, (uint32_t)sizeof(a));
+	return copyout((void *)a1, &a, a.size) < 0 ? -EFAULT : 0;
 }
 
 SYSCALL(146, sched_get_priority_max)
