@@ -55,6 +55,7 @@ ARCH_OBJS := \
 KERN_OBJS := \
 	kern/main.o \
 	kern/printf.o \
+	kern/klog.o \
 	kern/string.o \
 	kern/sbuf.o \
 	kern/panic.o \

@@ -13,9 +13,15 @@ int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 void console_write_raw(const char *s, size_t n);
 void console_put_raw(const char *s, size_t n);   /* no \n -> \r\n */
 
-/* Print unless the kernel was booted with "quiet". */
-#define kinfo(...) do { if (!boot_quiet) kprintf(__VA_ARGS__); } while (0)
+/* Print unless the kernel was booted with "quiet" (the kernel log keeps
+ * the line either way: dmesg). */
+#define kinfo(...) do { if (!boot_quiet) kprintf(__VA_ARGS__); else klogf(__VA_ARGS__); } while (0)
 extern bool boot_quiet;
+
+/* The kernel log (klog.c): kvprintf appends what it prints; klogf logs
+ * without printing. */
+void klog_append(const char *s, size_t n);
+void klogf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 __noreturn void panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern volatile int panicking;  /* [a] set once by the first CPU to panic */

@@ -60,7 +60,8 @@
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \
-	X(LC_CONSOLE,      "console",       90, IPL_HIGH, SIMPLE, "serial console output (whole lines)")
+	X(LC_CONSOLE,      "console",       90, IPL_HIGH, SIMPLE, "serial console output (whole lines)") \
+	X(LC_KLOG,         "klog",          91, IPL_HIGH, SIMPLE, "the kernel log ring (klog.c): appended inside the console lock, read by syslog(2)")
 
 enum lock_class_id {
 	LC_NONE = 0,   /* an uninitialised lock has class 0 */

@@ -183,10 +183,12 @@ int kvprintf(const char *fmt, va_list ap)
 	size_t len = MIN((size_t)n, sizeof(buf) - 1);
 	if (panicking) {
 		console_write(buf, len);
+		klog_append(buf, len);
 		return n;
 	}
 	uint64_t s = disable_lock(&console_lock);
 	console_write(buf, len);
+	klog_append(buf, len);             /* in the console's order */
 	unlock_enable(&console_lock, s);
 	return n;
 }
