@@ -116,6 +116,7 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/pipe.o \
+	fs/memfd.o \
 	fs/poll.o \
 	fs/poll_test.o \
 	fs/signalfd.o \

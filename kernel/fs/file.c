@@ -119,9 +119,10 @@ static ssize_t reg_write(struct file *f, const void *ubuf, size_t n, uint64_t *o
 	lock_write(&ip->lock);
 	if (f->flags & O_APPEND)
 		*off = ip->size;
+	ssize_t r = vfs_seal_check_write(ip, *off, &n);
 	uint64_t room = n ? file_fsize_room(*off) : 1;
-	ssize_t r = room == 0 ? file_fsize_efbig() :
-		    tmpfs_write_user(ip, ubuf, MIN(n, room), *off);
+	if (r == 0)
+		r = room == 0 ? file_fsize_efbig() : tmpfs_write_user(ip, ubuf, MIN(n, room), *off);
 	lock_done(&ip->lock);
 	if (r > 0) {
 		*off += r;
@@ -374,6 +375,47 @@ int fd_close(int fd)
 	if (!f)
 		return -EBADF;
 	file_unref(f);
+	return 0;
+}
+
+/* CLOSE_RANGE_UNSHARE: a table of our own if another process shares ours
+ * (CLONE_FILES).  The other threads of this process keep using it. */
+static int fdtable_unshare(void)
+{
+	struct proc *p = curproc();
+	struct fdtable *old = p->fdt;
+	if (READ_ONCE(old->refcnt) == 1)
+		return 0;
+	struct fdtable *n = fdtable_fork(old);
+	if (!n)
+		return -ENOMEM;
+	simple_lock(&p->lock);
+	p->fdt = n;
+	simple_unlock(&p->lock);
+	fdtable_close_all(old);          /* our reference; the sharers keep theirs */
+	return 0;
+}
+
+int fd_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	if ((flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || first > last)
+		return -EINVAL;
+	if (flags & CLOSE_RANGE_UNSHARE) {
+		int r = fdtable_unshare();
+		if (r)
+			return r;
+	}
+	struct fdtable *t = cur_fdt();
+	for (unsigned fd = first; fd <= last && fd < FD_MAX; fd++) {
+		if (flags & CLOSE_RANGE_CLOEXEC) {
+			simple_lock(&t->lock);
+			if (t->fd[fd])
+				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
+			simple_unlock(&t->lock);
+		} else {
+			(void)fd_close((int)fd);  /* closed ones: nothing to do */
+		}
+	}
 	return 0;
 }
 

@@ -257,6 +257,7 @@ SYSCALL(257, openat) { return do_openat((int)a0, a1, (int)a2, (uint32_t)a3); }
 SYSCALL(85, creat) { return do_openat(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
 
 SYSCALL(3, close) { return fd_close((int)a0); }
+SYSCALL(436, close_range) { return fd_close_range((unsigned)a0, (unsigned)a1, (unsigned)a2); }
 
 /* ---- read and write ---- */
 
@@ -533,6 +534,10 @@ SYSCALL(72, fcntl)
 		r = 0;
 		break;
 	}
+	case F_ADD_SEALS:
+	case F_GET_SEALS:
+		r = memfd_fcntl(f, (int)a1, a2);
+		break;
 	case F_GETPIPE_SZ: {
 		int n;
 		r = pipe_fionread(f, &n) == 0 ? 65536 : -EBADF;

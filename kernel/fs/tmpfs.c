@@ -208,6 +208,11 @@ int vfs_truncate(struct inode *ip, uint64_t size)
 		return -EFBIG;
 	lock_write(&ip->lock);
 	uint64_t old = ip->size;
+	int sealed = vfs_seal_check_size(ip, size);
+	if (sealed) {
+		lock_done(&ip->lock);
+		return sealed;
+	}
 	if (size < old) {
 		tmpfs_free_pages(ip, ALIGN_UP(size, PAGE_SIZE) / PAGE_SIZE);
 		if (size % PAGE_SIZE) {

@@ -155,6 +155,11 @@ struct fs_info *cur_fs(void);
 struct file *fd_get(int fd);                      /* referenced, or NULL */
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
 int fd_close(int fd);
+/* close_range(2): close (or mark close-on-exec) the open descriptors in
+ * [first, last]; UNSHARE first gives the process a table of its own. */
+#define CLOSE_RANGE_UNSHARE 2
+#define CLOSE_RANGE_CLOEXEC 4
+int fd_close_range(unsigned first, unsigned last, unsigned flags);
 /* The inode of the cwd / root (referenced). */
 struct inode *cwd_get(void);
 struct inode *root_get(void);

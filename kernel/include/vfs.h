@@ -82,6 +82,7 @@ struct inode {
 	uint32_t rdev;                      /* [I] Linux encoding */
 	uint64_t size;                      /* (m) */
 	struct timespec64 atime, mtime, ctime;  /* (m) */
+	unsigned seals;                     /* (l) write to change: F_SEAL_* (memfd.c) */
 	struct superblock *mounted;         /* (n) a file system mounted here */
 	bool dead;                          /* (m) directory removed */
 	union {
@@ -205,6 +206,24 @@ ssize_t tmpfs_read_user(struct inode *ip, void *ubuf, size_t n, uint64_t off);  
 ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t off); /* (l) write */
 ssize_t tmpfs_write_kernel_locked(struct inode *ip, const void *buf, size_t n, uint64_t off); /* (l) write */
 int vfs_truncate(struct inode *ip, uint64_t size);
+
+/* File seals (memfd.c).  Both with ip->lock held for write: a write of *n
+ * bytes at off (-EPERM, or *n cut to the end of a file sealed against
+ * growing), a change of the size to size (-EPERM). */
+#define F_SEAL_SEAL         0x0001
+#define F_SEAL_SHRINK       0x0002
+#define F_SEAL_GROW         0x0004
+#define F_SEAL_WRITE        0x0008
+#define F_SEAL_FUTURE_WRITE 0x0010
+#define F_SEAL_ALL          0x001f
+#define F_ADD_SEALS         1033
+#define F_GET_SEALS         1034
+int vfs_seal_check_write(struct inode *ip, uint64_t off, size_t *n);
+int vfs_seal_check_size(struct inode *ip, uint64_t size);
+int64_t memfd_fcntl(struct file *f, int cmd, uint64_t arg);   /* F_ADD_SEALS, F_GET_SEALS */
+void memfd_init(void);                                      /* boot */
+/* Does a shared mapping that may write ip exist (vm_file.c; takes tmpfs_pages)? */
+bool vm_file_writably_mapped(struct inode *ip);
 /* The page (kernel address) holding byte off of regular tmpfs file ip, with a
  * page reference for the caller (page_unref(va_to_page(va)) when done).
  * create: allocate a zeroed page in a hole (off below the size, or any off

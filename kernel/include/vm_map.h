@@ -135,6 +135,8 @@ struct vm_obj {
 	/* File objects (vm_file.c): each is used by the regions of one map
 	 * only (fork clones it), and is on its file's list of mappings. */
 	struct vm_map *map;              /* [I] that map (no reference) */
+	bool may_write_shared;           /* [I] made by a shared mmap of a writable
+					  * descriptor (file seals: EBUSY) */
 	struct vm_obj *fnext, *fprev;    /* the file's list (tmpfs_pages lock) */
 	uint64_t tmark;                  /* (tmpfs_pages lock) last truncation pass */
 	void *priv;                      /* [I] for ops */

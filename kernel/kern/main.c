@@ -25,6 +25,7 @@
 #include "timer.h"
 #include "uart.h"
 #include "vm.h"
+#include "vfs.h"
 #include "x86.h"
 
 extern char boot_stack_top[];
@@ -83,6 +84,7 @@ void ap_main(struct cpu *c __unused)
 static void main_thread(void *arg __unused)
 {
 	sigpost_init();             /* signals posted from interrupts (timer.c) */
+	memfd_init();               /* the file system of memfd_create (memfd.c) */
 	if (bootopts.ktest[0]) {
 		int failed = ktest_run(bootopts.ktest);
 		if (lockstat_enabled())

@@ -64,11 +64,12 @@ static void file_release(struct vm_obj *obj)
 	vnode_put(ip);
 }
 
-static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags);
+static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags,
+				   bool may_write_shared);
 
 static struct vm_obj *file_clone(struct vm_obj *obj, struct vm_map *map)
 {
-	return file_obj_new(obj->priv, map, obj->vrflags);
+	return file_obj_new(obj->priv, map, obj->vrflags, obj->may_write_shared);
 }
 
 static const struct vm_obj_ops file_obj_ops = {
@@ -78,13 +79,15 @@ static const struct vm_obj_ops file_obj_ops = {
 };
 
 /* A new object for mappings of ip in map, on ip's list; NULL if no memory. */
-static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags)
+static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrflags,
+				   bool may_write_shared)
 {
 	struct vm_obj *obj = vm_obj_create(0, &file_obj_ops, ip);
 	if (obj == NULL)
 		return NULL;
 	vnode_ref(ip);
 	obj->vrflags = vrflags;
+	obj->may_write_shared = may_write_shared;
 	obj->map = map;
 	simple_lock(&ip->pages);
 	obj->fnext = ip->u.reg.mmaps;
@@ -162,7 +165,7 @@ int vm_mmap_inode_private(struct vm_map *map, vaddr_t addr, uint64_t len, int pr
 			  struct inode *ip, uint64_t off)
 {
 	KASSERT(vm_inode_mappable(ip));
-	struct vm_obj *obj = file_obj_new(ip, map, 0);
+	struct vm_obj *obj = file_obj_new(ip, map, 0, false);
 	if (obj == NULL)
 		return -ENOMEM;
 	vaddr_t got;
@@ -212,12 +215,37 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 			MAP_ANONYMOUS;
 		return vm_mmap(map, addr, len, prot, flags, out);
 	}
-	/* VR_NOWRITE: mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE). */
-	struct vm_obj *obj = file_obj_new(ip, map, type != MAP_PRIVATE &&
-					  !(f->fmode & FMODE_WRITE) ? VR_NOWRITE : 0);
+	/*
+	 * VR_NOWRITE: mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE):
+	 * a shared mapping of a read-only descriptor, or of a file sealed
+	 * against writing (memfd.c), where PROT_WRITE is refused.  The seals
+	 * are read and the object listed on the file under its lock, so
+	 * F_ADD_SEALS(F_SEAL_WRITE) sees this mapping (EBUSY) or we see it.
+	 */
+	bool shared = type != MAP_PRIVATE;
+	lock_read(&ip->lock);
+	bool sealed = shared && (ip->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
+	if (sealed && (prot & PROT_WRITE)) {
+		lock_done(&ip->lock);
+		return -EPERM;
+	}
+	bool may_write = shared && (f->fmode & FMODE_WRITE) && !sealed;
+	struct vm_obj *obj = file_obj_new(ip, map, shared && !may_write ? VR_NOWRITE : 0,
+					  may_write);
+	lock_done(&ip->lock);
 	if (obj == NULL)
 		return -ENOMEM;
 	int err = vm_mmap_obj(map, addr, len, prot, flags, obj, off, out);
 	vm_obj_unref(obj);                      /* the region holds its own */
 	return err;
+}
+
+bool vm_file_writably_mapped(struct inode *ip)
+{
+	bool any = false;
+	simple_lock(&ip->pages);
+	for (struct vm_obj *o = ip->u.reg.mmaps; o && !any; o = o->fnext)
+		any = o->may_write_shared;
+	simple_unlock(&ip->pages);
+	return any;
 }
