@@ -18,14 +18,6 @@
 #include "usercopy.h"
 #include "vfs.h"
 
-#define AT_FDCWD            (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_REMOVEDIR        0x200
-#define AT_EACCESS          0x200
-#define AT_SYMLINK_FOLLOW   0x400
-#define AT_NO_AUTOMOUNT     0x800
-#define AT_EMPTY_PATH       0x1000
-#define AT_STATX_SYNC_TYPE  0x6000
 
 #define MAX_RW 0x7ffff000UL
 
@@ -363,6 +355,40 @@ SYSCALL(19, readv) { return do_rwv((int)a0, a1, a2, NULL, false); }
 SYSCALL(20, writev) { return do_rwv((int)a0, a1, a2, NULL, true); }
 SYSCALL(295, preadv) { int64_t o = (int64_t)a3; return o < 0 ? -EINVAL : do_rwv((int)a0, a1, a2, &o, false); }
 SYSCALL(296, pwritev) { int64_t o = (int64_t)a3; return o < 0 ? -EINVAL : do_rwv((int)a0, a1, a2, &o, true); }
+
+#define RWF_HIPRI  0x01
+#define RWF_DSYNC  0x02
+#define RWF_SYNC   0x04
+#define RWF_NOWAIT 0x08
+#define RWF_APPEND 0x10
+
+/*
+ * preadv2/pwritev2(fd, iov, cnt, off, off_hi, flags): offset -1 is the
+ * file's own; HIPRI, DSYNC and SYNC change nothing on tmpfs (its writes
+ * are durable as soon as they are done); APPEND writes at the end; NOWAIT
+ * is not offered (EOPNOTSUPP, as for a file without FMODE_NOWAIT).
+ */
+static ssize_t do_rwv2(int fd, uint64_t uiov, uint64_t cnt, int64_t off, int flags, bool write)
+{
+	if (flags & ~(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND))
+		return -EOPNOTSUPP;
+	if (flags & RWF_NOWAIT)
+		return -EOPNOTSUPP;
+	if (off < -1)
+		return -EINVAL;
+	if (write && (flags & RWF_APPEND)) {
+		struct file *f = fd_get(fd);
+		if (!f)
+			return -EBADF;
+		bool reg = f->ip && S_ISREG(f->ip->mode) && f->fops && f->fops->seekable;
+		off = reg ? (int64_t)READ_ONCE(f->ip->size) : off;
+		file_unref(f);
+	}
+	return off == -1 ? do_rwv(fd, uiov, cnt, NULL, write) : do_rwv(fd, uiov, cnt, &off, write);
+}
+
+SYSCALL(327, preadv2) { return do_rwv2((int)a0, a1, a2, (int64_t)a3, (int)a5, false); }
+SYSCALL(328, pwritev2) { return do_rwv2((int)a0, a1, a2, (int64_t)a3, (int)a5, true); }
 
 #define SEEK_SET 0
 #define SEEK_CUR 1
@@ -1237,6 +1263,26 @@ static int64_t do_utimes(int dirfd, uint64_t upath, uint64_t utv)
 }
 
 SYSCALL(235, utimes) { return do_utimes(AT_FDCWD, a0, a1); }
+
+/* utime(path, {actime, modtime}): whole seconds; NULL is now. */
+SYSCALL(132, utime)
+{
+	struct timespec64 ts[2];
+	if (a1) {
+		int64_t t[2];
+		if (copyin(t, (void *)a1, sizeof(t)) < 0)
+			return -EFAULT;
+		ts[0] = (struct timespec64){ t[0], 0 };
+		ts[1] = (struct timespec64){ t[1], 0 };
+	}
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, a0, 0, &ip);
+	if (r)
+		return r;
+	r = set_times(ip, a1 ? ts : NULL);
+	vnode_put(ip);
+	return r;
+}
 SYSCALL(261, futimesat) { return do_utimes((int)a0, a1, a2); }
 
 /* ---- directories, cwd ---- */
@@ -1325,13 +1371,18 @@ struct dents_ctx {
 	size_t cap, pos;
 	uint64_t next;
 	bool full;
+	bool old;                       /* getdents: struct linux_dirent */
 };
 
+/* One entry: linux_dirent64 (ino, off, reclen, type, name) or, for the old
+ * getdents, linux_dirent (ino, off, reclen, name, NUL, type in the last
+ * byte). */
 static int dents_emit(void *arg, const char *name, size_t len, uint64_t ino, unsigned type,
 		      uint64_t next)
 {
 	struct dents_ctx *c = arg;
-	size_t reclen = ALIGN_UP(19 + len + 1, 8);
+	size_t name_at = c->old ? 18 : 19;
+	size_t reclen = ALIGN_UP(name_at + len + 1 + c->old, 8);
 	if (c->pos + reclen > c->cap) {
 		c->full = true;
 		return 1;
@@ -1342,16 +1393,22 @@ static int dents_emit(void *arg, const char *name, size_t len, uint64_t ino, uns
 	memcpy(d + 8, &next, 8);
 	uint16_t rl = (uint16_t)reclen;
 	memcpy(d + 16, &rl, 2);
-	d[18] = (char)type;
-	memcpy(d + 19, name, len);
+	d[c->old ? reclen - 1 : 18] = (char)type;
+	memcpy(d + name_at, name, len);
 	c->pos += reclen;
 	c->next = next;
 	return 0;
 }
 
-SYSCALL(217, getdents64)
+static int64_t do_getdents(int fd, uint64_t ubuf, uint64_t n, bool old);
+
+SYSCALL(217, getdents64) { return do_getdents((int)a0, a1, a2, false); }
+SYSCALL(78, getdents) { return do_getdents((int)a0, a1, a2, true); }
+
+static int64_t do_getdents(int fd, uint64_t ubuf, uint64_t n, bool old)
 {
-	struct file *f = fd_get((int)a0);
+	uint64_t a1 = ubuf, a2 = n;
+	struct file *f = fd_get(fd);
 	if (!f)
 		return -EBADF;
 	int64_t r;
@@ -1367,7 +1424,7 @@ SYSCALL(217, getdents64)
 		r = -EFAULT;
 		goto out;
 	}
-	struct dents_ctx c = { .cap = MIN(a2, 65536) };
+	struct dents_ctx c = { .cap = MIN(a2, 65536), .old = old };
 	c.buf = kmalloc(MAX(c.cap, 8), 0);
 	if (!c.buf) {
 		r = -ENOMEM;
@@ -1415,6 +1472,44 @@ SYSCALL(74, fsync)
 }
 SYSCALL_ALIAS(75, fdatasync, fsync);
 SYSCALL_ALIAS(306, syncfs, fsync);
+
+/* The descriptor's file for a hint that needs nothing done on tmpfs:
+ * -EBADF, or 0 with its mode in *mode. */
+static int hint_file(int fd, uint32_t *mode, int *fmode)
+{
+	struct file *f = fd_get(fd);
+	if (!f)
+		return -EBADF;
+	*mode = f->ip ? f->ip->mode : S_IFIFO;   /* pipes have no inode */
+	*fmode = f->fmode;
+	file_unref(f);
+	return 0;
+}
+
+/* sync_file_range(fd, off, n, flags): tmpfs has nothing to write back. */
+SYSCALL(277, sync_file_range)
+{
+	int64_t off = (int64_t)a1, n = (int64_t)a2;
+	if (a3 & ~7UL || off < 0 || n < 0 || off + n < off)
+		return -EINVAL;
+	uint32_t mode;
+	int fmode, r = hint_file((int)a0, &mode, &fmode);
+	if (r)
+		return r;
+	return S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode) || S_ISBLK(mode) ? 0 : -ESPIPE;
+}
+
+/* readahead(fd, off, count): the pages are in memory already. */
+SYSCALL(187, readahead)
+{
+	uint32_t mode;
+	int fmode, r = hint_file((int)a0, &mode, &fmode);
+	if (r)
+		return r;
+	if (!(fmode & FMODE_READ))
+		return -EBADF;
+	return S_ISREG(mode) ? 0 : -EINVAL;
+}
 
 /* ---- pipes ---- */
 

@@ -1182,6 +1182,11 @@ static void lend(struct inode *ip)
 	vnode_put(old);
 }
 
+void fs_lend(struct inode *ip)
+{
+	lend(ip);
+}
+
 int fs_lookup_at(struct inode *root, struct inode *cwd, const char *path, int flags,
 		 struct inode **out)
 {

@@ -47,6 +47,16 @@ struct poll_head;
 #define O_PATH      010000000
 #define O_TMPFILE   020200000
 
+/* The *at(2) calls' directory and flags (Linux). */
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+#define AT_EACCESS          0x200
+#define AT_SYMLINK_FOLLOW   0x400
+#define AT_NO_AUTOMOUNT     0x800
+#define AT_EMPTY_PATH       0x1000
+#define AT_STATX_SYNC_TYPE  0x6000
+
 #define FMODE_READ  1
 #define FMODE_WRITE 2
 

@@ -96,7 +96,9 @@ int initramfs_load_tree(struct inode *root, const void *buf, size_t len,
  * over FS_NAME_MAX or the path, or a link expansion, of FS_PATH_MAX or
  * more), -ELOOP (more than FS_MAXSYMLINKS links), -ENOMEM.
  */
-int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out);  /* cwd NULL: the process cwd (or the root) */
+int fs_lookup(struct inode *cwd, const char *path, int flags, struct inode **out);
+/* Lends ip's reference (the caller's) to the process, as the look-ups do. */
+void fs_lend(struct inode *ip);  /* cwd NULL: the process cwd (or the root) */
 /* As fs_lookup with an explicit root for absolute paths and "..". */
 int fs_lookup_at(struct inode *root, struct inode *cwd, const char *path, int flags,
 		 struct inode **out);

@@ -210,6 +210,8 @@ void proc_set_subreaper(struct proc *p, int on);
  * group pgid (0: the caller's; under the group lock, -ESRCH if none). */
 int proc_foreach_every(int (*fn)(struct proc *, void *), void *arg);
 int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *arg);
+int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *const argv[],
+		   char *const envp[], struct trapframe *tf);
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
 		struct trapframe *tf);
 struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done */

@@ -93,6 +93,14 @@ static void exec_creds(struct proc *p, struct inode *ip, struct cred *nc, struct
 int exec_kernel(struct proc *p, const char *path, char *const argv[], char *const envp[],
 		struct trapframe *tf)
 {
+	return exec_kernel_at(p, NULL, path, argv, envp, tf);
+}
+
+/* As exec_kernel; first, when not NULL, is the program (lent to p, as
+ * fs_lookup lends) and path only its name (execveat). */
+int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *const argv[],
+		   char *const envp[], struct trapframe *tf)
+{
 	char *sargv[MAX_SCRIPT_DEPTH * 2 + 256 + 1];
 	char interp[MAX_SCRIPT_DEPTH][128], iarg[MAX_SCRIPT_DEPTH][128];
 	char *const *av = argv;
@@ -101,7 +109,11 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	int depth = 0;
 
 	for (;;) {
-		int r = fs_lookup(NULL, file, 0, &ip);
+		int r = 0;
+		if (first && depth == 0)
+			ip = first;
+		else
+			r = fs_lookup(NULL, file, 0, &ip);
 		if (r < 0)
 			return r;
 		struct fs_stat st;

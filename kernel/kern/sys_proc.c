@@ -20,6 +20,7 @@
 #include "trap.h"
 #include "uart.h"
 #include "usercopy.h"
+#include "vfs.h"
 #include "vm_map.h"
 #include "waitq.h"
 #include "x86.h"
@@ -319,24 +320,79 @@ static int copy_strv(uint64_t uv, char ***out, char **blob, size_t *used)
 	return 0;
 }
 
-SYSCALL(59, execve)
+/*
+ * The program execveat(dirfd, path, ..., flags) names, lent to the process
+ * (fs_lend), with the name the new image sees (AT_EXECFN, a script's
+ * interpreter): path itself when absolute or from the cwd, else
+ * "/dev/fd/N/path", or "/dev/fd/N" for AT_EMPTY_PATH (Linux).
+ */
+static int execat_resolve(int dirfd, char *path, size_t pathmax, int flags, struct inode **out)
+{
+	if (!path[0] && !(flags & AT_EMPTY_PATH))
+		return -ENOENT;
+	struct inode *dir = NULL, *ip = NULL;
+	if (dirfd != AT_FDCWD && path[0] != '/') {
+		struct file *f = fd_get(dirfd);
+		if (!f)
+			return -EBADF;
+		if (f->ip)
+			vnode_ref(dir = f->ip);
+		file_unref(f);
+		if (!dir)
+			return path[0] ? -ENOTDIR : -EACCES;
+	}
+	int r = 0;
+	if (!path[0]) {                    /* the descriptor's (or cwd's) file itself */
+		ip = dir ? dir : cwd_get();
+		dir = NULL;
+		fs_lend(ip);
+	} else if (dir && !S_ISDIR(dir->mode)) {
+		r = -ENOTDIR;
+	} else {
+		r = fs_lookup(dir, path, (flags & AT_SYMLINK_NOFOLLOW) ? FS_NOFOLLOW : 0, &ip);
+	}
+	vnode_put(dir);
+	if (r)
+		return r;
+	if (S_ISLNK(ip->mode))
+		return -ELOOP;                 /* AT_SYMLINK_NOFOLLOW on a link */
+	if (dirfd != AT_FDCWD && path[0] != '/') {
+		char *rel = kmalloc(pathmax, 0);
+		if (!rel)
+			return -ENOMEM;
+		strlcpy(rel, path, pathmax);
+		ksnprintf(path, pathmax, rel[0] ? "/dev/fd/%d/%s" : "/dev/fd/%d", dirfd, rel);
+		kfree(rel);
+	}
+	*out = ip;
+	return 0;
+}
+
+/* execve, and execveat when flags >= 0 (dirfd, AT_EMPTY_PATH,
+ * AT_SYMLINK_NOFOLLOW). */
+static int64_t do_execve(struct trapframe *tf, int dirfd, uint64_t upath, uint64_t uargv,
+			 uint64_t uenvp, int flags)
 {
 	char *path = kmalloc(4096, 0);
 	char *blob = kmalloc(ARG_MAX_BYTES, 0);
 	char **argv = NULL, **envp = NULL;
 	size_t used = 0, len;
+	struct inode *ip = NULL;
 	int r = -ENOMEM;
 	if (!path || !blob)
 		goto out;
-	r = copyinstr(path, (const void *)a0, 4096, &len);
+	r = copyinstr(path, (const void *)upath, 4096, &len);
 	if (r < 0)
 		goto out;
-	r = copy_strv(a1, &argv, &blob, &used);
+	if (flags >= 0 && (r = execat_resolve(dirfd, path, 4096, flags, &ip)) < 0)
+		goto out;
+	r = copy_strv(uargv, &argv, &blob, &used);
 	if (r == 0)
-		r = copy_strv(a2, &envp, &blob, &used);
+		r = copy_strv(uenvp, &envp, &blob, &used);
 	if (r == 0) {
 		char *empty[] = { NULL };
-		r = exec_kernel(curproc(), path, argv ? argv : empty, envp ? envp : empty, tf);
+		r = exec_kernel_at(curproc(), ip, path, argv ? argv : empty, envp ? envp : empty,
+				   tf);
 	}
 out:
 	kfree(argv);
@@ -344,6 +400,16 @@ out:
 	kfree(blob);
 	kfree(path);
 	return r == 0 ? (int64_t)tf->rax : r;   /* success: rax of the new image (0) */
+}
+
+SYSCALL(59, execve) { return do_execve(tf, AT_FDCWD, a0, a1, a2, -1); }
+
+SYSCALL(322, execveat)
+{
+	int flags = (int)a4;
+	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return -EINVAL;
+	return do_execve(tf, (int)a0, a1, a2, a3, flags);
 }
 
 SYSCALL(109, setpgid) { return proc_setpgid((int)a0, (int)a1); }
