@@ -32,6 +32,10 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 ifdef DEBUG
 CFLAGS += -DCONFIG_DEBUG
 endif
+# NOTRACE=1: no trace hooks at all (the baseline of docs/tracing.md's cost figures)
+ifdef NOTRACE
+CFLAGS += -DCONFIG_NOTRACE
+endif
 
 ARCH_OBJS := \
 	arch/x86_64/boot.o \
@@ -62,6 +66,8 @@ KERN_OBJS := \
 	kern/lock.o \
 	kern/lockdebug.o \
 	kern/lockstat.o \
+	kern/trace.o \
+	kern/trace_test.o \
 	kern/lock_test.o \
 	kern/lock_bench.o \
 	kern/sched.o \
