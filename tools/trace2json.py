@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Turns a Concerto trace dump into Chrome/Perfetto trace-event JSON
+(ui.perfetto.dev or chrome://tracing opens it).
+
+    python3 tools/trace2json.py DUMP_OR_CONSOLE_LOG [-o trace.json]
+
+The input is a binary dump (/proc/trace, `trace -o FILE`) or a serial
+console log holding the base64 dump of `trace -x` (make trace).  Output:
+
+  * process "CPUs": one track per CPU, with a slice per thread run
+    (switch_in to switch_out, named after the thread), interrupt slices
+    nested in them, and a short "wakeup" slice where a thread was woken;
+    a flow arrow leads from each wakeup to the run it caused;
+  * a counter per CPU, "runqueue N": threads queued on it, at each switch;
+  * one process per guest process, a track per thread: its system calls as
+    slices (name, arguments, result), and instants for page faults,
+    signals, fork, exec, exit and user markers (trace_marker).
+
+Times are microseconds from the first record (TSC / tsc_hz).
+"""
+import argparse
+import json
+import sys
+
+import tracefmt
+
+CPU_PID = 1_000_000   # the "CPUs" process (guest pids are smaller)
+STATES = {0: "embryo", 1: "runnable", 2: "running", 3: "sleeping", 4: "zombie", 5: "idle"}
+
+
+def thread_names(d):
+    """tid -> name, from exec records (the first 16 bytes of the name)."""
+    names = {}
+    for r in d.sorted():
+        if r.name == "exec":
+            raw = r.args[1].to_bytes(8, "little") + r.args[2].to_bytes(8, "little")
+            names[r.tid] = raw.split(b"\0")[0].decode("utf-8", "replace")
+    return names
+
+
+def convert(d):
+    ev = []
+    names = thread_names(d)
+    pid_of = {}
+    for r in d.records:
+        if r.name in ("switch_in", "wakeup") and r.args[0]:
+            pid = d.a(r, "pid")
+            if pid:
+                pid_of[r.args[0]] = pid
+        if r.name == "fork":
+            pid_of[d.a(r, "tid")] = d.a(r, "pid")
+
+    def tname(tid):
+        return names.get(tid, f"tid {tid}") if tid else "idle"
+
+    def ppid(tid):
+        return pid_of.get(tid, 0) or tid or 0
+
+    ev.append({"ph": "M", "name": "process_name", "pid": CPU_PID, "args": {"name": "CPUs"}})
+    ev.append({"ph": "M", "name": "process_sort_index", "pid": CPU_PID,
+               "args": {"sort_index": -1}})
+    for c in range(d.ncpu):
+        ev.append({"ph": "M", "name": "thread_name", "pid": CPU_PID, "tid": c,
+                   "args": {"name": f"CPU {c}"}})
+        ev.append({"ph": "M", "name": "thread_sort_index", "pid": CPU_PID, "tid": c,
+                   "args": {"sort_index": c}})
+
+    # CPU tracks: runs, interrupts, wakeups (with flows to the runs they cause).
+    flow_id = 0
+    pending_wake = {}        # tid -> flow id of its last wakeup without a run yet
+    for c, recs in d.per_cpu.items():
+        run = None           # (start record)
+        irq = []
+        for r in recs:
+            ts = d.us(r.tsc)
+            if r.name == "switch_in":
+                run = r
+                ev.append({"ph": "C", "name": f"runqueue {c}", "pid": CPU_PID, "ts": ts,
+                           "args": {"queued": d.a(r, "queued")}})
+            elif r.name == "switch_out" and run is not None and run.args[0] == r.args[0]:
+                tid = r.args[0]
+                ev.append({"ph": "X", "name": tname(tid), "cat": "run", "pid": CPU_PID,
+                           "tid": c, "ts": d.us(run.tsc), "dur": max(ts - d.us(run.tsc), 0.001),
+                           "args": {"tid": tid, "pid": ppid(tid),
+                                    "state after": STATES.get(d.a(r, "state"), "?")}})
+                ev.append({"ph": "C", "name": f"runqueue {c}", "pid": CPU_PID, "ts": ts,
+                           "args": {"queued": d.a(r, "queued")}})
+                run = None
+            elif r.name == "irq_enter":
+                irq.append(r)
+            elif r.name == "irq_exit" and irq:
+                s = irq.pop()
+                ev.append({"ph": "X", "name": f"irq {s.args[0]:#x}", "cat": "irq",
+                           "pid": CPU_PID, "tid": c, "ts": d.us(s.tsc),
+                           "dur": max(ts - d.us(s.tsc), 0.001)})
+            elif r.name == "wakeup":
+                tid = r.args[0]
+                flow_id += 1
+                pending_wake[tid] = (flow_id, r)
+                ev.append({"ph": "X", "name": f"wakeup {tname(tid)}", "cat": "wakeup",
+                           "pid": CPU_PID, "tid": c, "ts": ts, "dur": 0.001,
+                           "args": {"wakee": tid, "target cpu": tracefmt.signed(r.args[1])}})
+                ev.append({"ph": "s", "id": flow_id, "name": "wakeup", "cat": "wakeup",
+                           "pid": CPU_PID, "tid": c, "ts": ts})
+            elif r.name in ("migrate", "steal", "ipi_send", "tlb_shootdown", "callout",
+                            "lock_miss", "lock_sleep"):
+                args = dict(zip(d.argnames[r.ev], r.args))
+                if r.name.startswith("lock"):
+                    args["class"] = d.lockclasses.get(r.args[0], r.args[0])
+                ev.append({"ph": "i", "s": "t", "name": r.name, "cat": r.name,
+                           "pid": CPU_PID, "tid": c, "ts": ts, "args": args})
+    # Flow ends: the first run of the wakee after its wakeup.
+    for r in d.sorted():
+        if r.name == "wakeup":
+            pending_wake[r.args[0]] = pending_wake.get(r.args[0])
+        if r.name == "switch_in" and r.args[0] in pending_wake and pending_wake[r.args[0]]:
+            fid, w = pending_wake.pop(r.args[0])
+            if r.tsc >= w.tsc:
+                ev.append({"ph": "f", "bp": "e", "id": fid, "name": "wakeup", "cat": "wakeup",
+                           "pid": CPU_PID, "tid": r.cpu, "ts": d.us(r.tsc)})
+
+    # Thread tracks: system calls and instants.
+    open_sys = {}
+    seen = set()
+    for r in d.sorted():
+        tid = r.tid
+        if not tid:
+            continue
+        pid = ppid(tid)
+        if tid not in seen:
+            seen.add(tid)
+            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                       "args": {"name": f"{tname(tid)} ({tid})"}})
+        if r.name == "sys_enter":
+            open_sys[tid] = r
+        elif r.name == "sys_exit":
+            s = open_sys.pop(tid, None)
+            nr = r.args[0]
+            if s is not None and s.args[0] == nr:
+                ev.append({"ph": "X", "name": d.syscalls.get(nr, f"sys_{nr}"), "cat": "syscall",
+                           "pid": pid, "tid": tid, "ts": d.us(s.tsc),
+                           "dur": max(d.us(r.tsc) - d.us(s.tsc), 0.001),
+                           "args": {"args": [hex(a) for a in s.args[1:]],
+                                    "result": tracefmt.signed(r.args[1]), "cpu": s.cpu,
+                                    "exit cpu": r.cpu}})
+        elif r.name in ("page_fault", "signal_generate", "signal_deliver", "fork", "exec",
+                        "exit", "marker", "lock_hold"):
+            args = dict(zip(d.argnames[r.ev], r.args))
+            name = r.name
+            if r.name == "marker":
+                raw = b"".join(a.to_bytes(8, "little") for a in r.args[1:])
+                name = "marker: " + raw[:min(r.args[0], 24)].decode("utf-8", "replace").strip()
+            if r.name == "lock_hold":
+                continue   # too many to show; tracesum.py summarises them
+            ev.append({"ph": "i", "s": "t", "name": name, "cat": r.name, "pid": pid,
+                       "tid": tid, "ts": d.us(r.tsc),
+                       "args": {k: (hex(v) if v > 0xffff else v) for k, v in args.items()}})
+    for pid in sorted({e["pid"] for e in ev if e.get("pid") not in (None, CPU_PID)}):
+        ev.append({"ph": "M", "name": "process_name", "pid": pid,
+                   "args": {"name": f"pid {pid}"}})
+    return {"traceEvents": ev, "displayTimeUnit": "ns",
+            "otherData": {"source": "Concerto trace", "cpus": d.ncpu, "tsc_hz": d.tsc_hz,
+                          "mode": d.mode,
+                          "lost": sum(v.get("lost", 0) for v in d.cpus.values()),
+                          "dropped": sum(v.get("dropped", 0) for v in d.cpus.values())}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dump", help="binary dump or console log with `trace -x` output")
+    ap.add_argument("-o", "--output", default="-", help="JSON file (default stdout)")
+    a = ap.parse_args()
+    try:
+        d = tracefmt.load(a.dump)
+    except (OSError, ValueError) as e:
+        sys.exit(f"trace2json: {a.dump}: {e}")
+    out = convert(d)
+    if a.output == "-":
+        json.dump(out, sys.stdout)
+    else:
+        with open(a.output, "w") as f:
+            json.dump(out, f)
+        print(f"trace2json: {len(d.records)} records, {len(out['traceEvents'])} events "
+              f"-> {a.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
