@@ -67,20 +67,25 @@ def convert(d):
 
     # CPU tracks: runs, interrupts, wakeups (with flows to the runs they cause).
     flow_id = 0
-    pending_wake = {}        # tid -> flow id of its last wakeup without a run yet
+    flow_of = {}             # id(wakeup record) -> flow id
     for c, recs in d.per_cpu.items():
         run = None           # (start record)
+        seen_in = False
         irq = []
         for r in recs:
             ts = d.us(r.tsc)
             if r.name == "switch_in":
                 run = r
+                seen_in = True
                 ev.append({"ph": "C", "name": f"runqueue {c}", "pid": CPU_PID, "ts": ts,
                            "args": {"queued": d.a(r, "queued")}})
-            elif r.name == "switch_out" and run is not None and run.args[0] == r.args[0]:
+            elif r.name == "switch_out" and (run is None and not seen_in or
+                                             run is not None and run.args[0] == r.args[0]):
+                # (a run that began before the trace starts at its first record)
                 tid = r.args[0]
+                t_in = d.us(run.tsc) if run is not None else d.us(recs[0].tsc)
                 ev.append({"ph": "X", "name": tname(tid), "cat": "run", "pid": CPU_PID,
-                           "tid": c, "ts": d.us(run.tsc), "dur": max(ts - d.us(run.tsc), 0.001),
+                           "tid": c, "ts": t_in, "dur": max(ts - t_in, 0.001),
                            "args": {"tid": tid, "pid": ppid(tid),
                                     "state after": STATES.get(d.a(r, "state"), "?")}})
                 ev.append({"ph": "C", "name": f"runqueue {c}", "pid": CPU_PID, "ts": ts,
@@ -96,7 +101,7 @@ def convert(d):
             elif r.name == "wakeup":
                 tid = r.args[0]
                 flow_id += 1
-                pending_wake[tid] = (flow_id, r)
+                flow_of[id(r)] = flow_id
                 ev.append({"ph": "X", "name": f"wakeup {tname(tid)}", "cat": "wakeup",
                            "pid": CPU_PID, "tid": c, "ts": ts, "dur": 0.001,
                            "args": {"wakee": tid, "target cpu": tracefmt.signed(r.args[1])}})
@@ -110,14 +115,13 @@ def convert(d):
                 ev.append({"ph": "i", "s": "t", "name": r.name, "cat": r.name,
                            "pid": CPU_PID, "tid": c, "ts": ts, "args": args})
     # Flow ends: the first run of the wakee after its wakeup.
+    pending = {}             # tid -> flow id of its last wakeup not yet run
     for r in d.sorted():
         if r.name == "wakeup":
-            pending_wake[r.args[0]] = pending_wake.get(r.args[0])
-        if r.name == "switch_in" and r.args[0] in pending_wake and pending_wake[r.args[0]]:
-            fid, w = pending_wake.pop(r.args[0])
-            if r.tsc >= w.tsc:
-                ev.append({"ph": "f", "bp": "e", "id": fid, "name": "wakeup", "cat": "wakeup",
-                           "pid": CPU_PID, "tid": r.cpu, "ts": d.us(r.tsc)})
+            pending[r.args[0]] = flow_of[id(r)]
+        elif r.name == "switch_in" and r.args[0] in pending:
+            ev.append({"ph": "f", "bp": "e", "id": pending.pop(r.args[0]), "name": "wakeup",
+                       "cat": "wakeup", "pid": CPU_PID, "tid": r.cpu, "ts": d.us(r.tsc)})
 
     # Thread tracks: system calls and instants.
     open_sys = {}
@@ -165,16 +169,59 @@ def convert(d):
                           "dropped": sum(v.get("dropped", 0) for v in d.cpus.values())}}
 
 
+def check(d, out):
+    """Problems in the JSON made from d (tools/hosttest.py): [] if none."""
+    bad = []
+    ev = json.loads(json.dumps(out))["traceEvents"]
+    cpus = {e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
+            and e["pid"] == CPU_PID}
+    if cpus != set(range(d.ncpu)):
+        bad.append(f"CPU tracks {sorted(cpus)}, expected {d.ncpu}")
+    runs = [e for e in ev if e["ph"] == "X" and e.get("cat") == "run"]
+    switch_in = sum(r.name == "switch_in" for r in d.records)
+    if switch_in and not runs:
+        bad.append("no run slices")
+    if any(e["dur"] <= 0 for e in ev if e["ph"] == "X"):
+        bad.append("a slice with no duration")
+    starts = {e["id"] for e in ev if e["ph"] == "s"}
+    ends = [e["id"] for e in ev if e["ph"] == "f"]
+    if not set(ends) <= starts or len(ends) != len(set(ends)):
+        bad.append("a flow end without its start, or twice")
+    wakeups = sum(r.name == "wakeup" for r in d.records)
+    if wakeups and not ends:
+        bad.append("wakeups but no flow arrows")
+    if switch_in and not any(e["ph"] == "C" for e in ev):
+        bad.append("no run-queue counters")
+    enters = sum(r.name == "sys_enter" for r in d.records)
+    sys_slices = sum(e.get("cat") == "syscall" for e in ev)
+    if enters and sys_slices < enters // 2:
+        bad.append(f"{sys_slices} system-call slices for {enters} entries")
+    for e in ev:
+        if e["ph"] in "XiCsf" and not (0 <= e["ts"] <= d.us(d.t1) + 1):
+            bad.append(f"time {e['ts']} outside the trace")
+            break
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump", help="binary dump or console log with `trace -x` output")
     ap.add_argument("-o", "--output", default="-", help="JSON file (default stdout)")
+    ap.add_argument("--check", action="store_true",
+                    help="check the conversion (tests) instead of writing it")
     a = ap.parse_args()
     try:
         d = tracefmt.load(a.dump)
     except (OSError, ValueError) as e:
         sys.exit(f"trace2json: {a.dump}: {e}")
     out = convert(d)
+    if a.check:
+        bad = check(d, out)
+        for b in bad:
+            print(f"trace2json: {b}")
+        print(f"trace2json: {len(d.records)} records, {len(out['traceEvents'])} events, "
+              f"{'bad' if bad else 'ok'}")
+        sys.exit(1 if bad else 0)
     if a.output == "-":
         json.dump(out, sys.stdout)
     else:

@@ -6,6 +6,7 @@ text header ("key value" lines ending with "end"), then each CPU's records,
 oldest first: u64 tsc, u32 tid, u16 event, u8 cpu, u8 flags, 4 x u64 args.
 """
 import base64
+import gzip
 import re
 import struct
 
@@ -118,6 +119,8 @@ def load(path):
     """A dump from a binary file or a console log holding `trace -x` output."""
     with open(path, "rb") as f:
         data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
     if data[:8] == b"CTRACE01":
         return Dump(data)
     return Dump(from_console(data.decode("utf-8", "replace")))

@@ -18,7 +18,9 @@ DIR/locks.png (matplotlib: tools/deps.sh bench installs it).
 """
 import argparse
 import collections
+import io
 import os
+import subprocess
 import sys
 
 import tracefmt
@@ -113,8 +115,11 @@ def report(d, top):
     print(f"{'call':20} {'count':>7} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}")
     for name, n in count.most_common(top):
         v = lat.get(name, [])
+        if not v:
+            print(f"{name:20} {n:7d} {'-':>9} {'-':>9} {'-':>9} {'-':>9}   (no return)")
+            continue
         print(f"{name:20} {n:7d} {pct(v, 50):9.1f} {pct(v, 90):9.1f} {pct(v, 99):9.1f} "
-              f"{max(v, default=0):9.1f}")
+              f"{max(v):9.1f}")
 
     busy = cpu_busy(d)
     print("\nCPU utilisation (share of the span running a thread)")
@@ -156,6 +161,14 @@ def plots(d, out, lat, count, busy, locks, wl, top):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        # Debian's python3-matplotlib serves the system python: plot there.
+        system_python = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) != os.path.realpath(system_python) and \
+                os.path.exists(system_python) and d.path:
+            r = subprocess.run([system_python, os.path.abspath(__file__), d.path, "--png", out,
+                                "--top", str(top), "--plots-only"])
+            if r.returncode == 0:
+                return
         print("tracesum: no matplotlib (tools/deps.sh bench): no plots", file=sys.stderr)
         return
     os.makedirs(out, exist_ok=True)
@@ -209,12 +222,20 @@ def main():
     ap.add_argument("dump", help="binary dump or console log with `trace -x` output")
     ap.add_argument("--png", metavar="DIR", help="write PNG plots into DIR")
     ap.add_argument("--top", type=int, default=15, help="rows per table (default 15)")
+    ap.add_argument("--plots-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     try:
         d = tracefmt.load(a.dump)
     except (OSError, ValueError) as e:
         sys.exit(f"tracesum: {a.dump}: {e}")
-    res = report(d, a.top)
+    d.path = a.dump
+    if a.plots_only:
+        real, sys.stdout = sys.stdout, io.StringIO()
+        res = report(d, a.top)
+        sys.stdout = real
+    else:
+        res = report(d, a.top)
+    sys.stdout.flush()
     if a.png:
         plots(d, a.png, *res, a.top)
 
