@@ -213,6 +213,7 @@ bench: deps all user-bench
 	@tools/deps.sh bench
 	$(PYTHON) tools/bench.py
 	$(PYTHON) tools/benchuser.py $(BENCH_ARGS)
+	$(PYTHON) tools/tracebench.py
 
 # Trace one command (docs/tracing.md): boots with /bin/trace as init, which
 # runs CMD under `sh -c` with TRACE_CLASSES on and prints the dump on the

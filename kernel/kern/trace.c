@@ -40,6 +40,7 @@ struct tbuf {
 	int order;               /* [I] pages_alloc order */
 	volatile uint64_t head;  /* [o] records written since the last clear */
 	volatile uint64_t tail;  /* [o] the oldest held (head - tail <= cap) */
+	uint64_t widx;           /* [o] head % cap: the next slot (no division when recording) */
 	volatile uint64_t lost;  /* [o] overwritten (overwrite mode) */
 	volatile uint64_t dropped; /* [o] refused because full (stop mode) */
 } __cacheline_aligned;
@@ -98,7 +99,9 @@ void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 		b->tail = h - b->cap + 1;
 		b->lost++;
 	}
-	struct trace_rec *r = &b->rec[h % b->cap];
+	struct trace_rec *r = &b->rec[b->widx];
+	if (++b->widx == b->cap)
+		b->widx = 0;
 	r->tsc = rdtsc();
 	r->tid = c->curthread ? (uint32_t)c->curthread->tid : 0;
 	r->event = (uint16_t)ev;
@@ -196,7 +199,7 @@ static void clear_here(void *arg __unused)
 {
 	uint64_t f = intr_disable();
 	struct tbuf *b = &tbufs[cpu_id()];
-	b->head = b->tail = 0;
+	b->head = b->tail = b->widx = 0;
 	b->lost = b->dropped = 0;
 	intr_restore(f);
 }

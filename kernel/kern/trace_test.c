@@ -174,3 +174,58 @@ KTEST(trace_sched_hooks_record_sleep_and_wakeup)
 	trace_clear();
 	trace_mask = m;
 }
+
+/* ---- cost (make bench: tools/tracebench.py; run by name only) ---- */
+
+#define HOOK_LOOPS 200000
+
+/* Least TSC cycles per iteration of fn over 5 trials (interrupts off). */
+static uint64_t least_cycles100(void (*fn)(void))
+{
+	uint64_t best = ~0UL;
+	for (int trial = 0; trial < 5; trial++) {
+		uint64_t f = intr_disable();
+		uint64_t t0 = rdtsc();
+		fn();
+		uint64_t t = rdtsc() - t0;
+		intr_restore(f);
+		if (t < best)
+			best = t;
+	}
+	return best * 100 / HOOK_LOOPS;
+}
+
+static void loop_empty(void)
+{
+	for (int i = 0; i < HOOK_LOOPS; i++)
+		__asm__ __volatile__("" : : "r"(i) : "memory");
+}
+
+static void loop_hook(void)
+{
+	for (int i = 0; i < HOOK_LOOPS; i++) {
+		__asm__ __volatile__("" : : "r"(i) : "memory");
+		TRACE(TEV_MARKER, i, 0, 0, 0);
+	}
+}
+
+static void print_cycles(const char *name, uint64_t c100)
+{
+	kprintf("bench: %s %lu.%02lu cycles\n", name, c100 / 100, c100 % 100);
+}
+
+/* A hook's cost when its class is off and on: loop with it minus loop without. */
+KTEST_MANUAL(bench_trace_hook)
+{
+	uint32_t m = trace_quiet();
+	uint64_t empty = least_cycles100(loop_empty);
+	uint64_t off = least_cycles100(loop_hook);
+	trace_mask = TC_MARKER;
+	uint64_t on = least_cycles100(loop_hook);
+	trace_mask = 0;
+	trace_clear();
+	print_cycles("trace_loop_empty", empty);
+	print_cycles("trace_hook_off", off > empty ? off - empty : 0);
+	print_cycles("trace_hook_on", on > empty ? on - empty : 0);
+	trace_mask = m;
+}
