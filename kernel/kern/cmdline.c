@@ -72,8 +72,8 @@ static void option(const char *key, const char *val)
 		set_string(bootopts.trace, sizeof(bootopts.trace), key, val ? val : "all");
 	} else if (!strcmp(key, "tracebuf")) {
 		int kb;
-		if (!val || !parse_int(val, &kb) || kb > 65536)
-			kprintf("concerto: warning: tracebuf= takes 0..65536 (KiB per CPU), "
+		if (!val || !parse_int(val, &kb) || kb > 4096)
+			kprintf("concerto: warning: tracebuf= takes 0..4096 (KiB per CPU), "
 				"using the default\n");
 		else
 			bootopts.tracebuf_kb = kb;
