@@ -25,6 +25,11 @@ import sys
 import tracefmt
 
 CPU_PID = 1_000_000   # the "CPUs" process (guest pids are smaller)
+
+
+def cpu_tid(c):
+    """CPU c's track: a tid no guest thread has (Perfetto keys threads by tid)."""
+    return CPU_PID + 1 + c
 STATES = {0: "embryo", 1: "runnable", 2: "running", 3: "sleeping", 4: "zombie", 5: "idle"}
 
 
@@ -60,9 +65,9 @@ def convert(d):
     ev.append({"ph": "M", "name": "process_sort_index", "pid": CPU_PID,
                "args": {"sort_index": -1}})
     for c in range(d.ncpu):
-        ev.append({"ph": "M", "name": "thread_name", "pid": CPU_PID, "tid": c,
+        ev.append({"ph": "M", "name": "thread_name", "pid": CPU_PID, "tid": cpu_tid(c),
                    "args": {"name": f"CPU {c}"}})
-        ev.append({"ph": "M", "name": "thread_sort_index", "pid": CPU_PID, "tid": c,
+        ev.append({"ph": "M", "name": "thread_sort_index", "pid": CPU_PID, "tid": cpu_tid(c),
                    "args": {"sort_index": c}})
 
     # CPU tracks: runs, interrupts, wakeups (with flows to the runs they cause).
@@ -85,7 +90,7 @@ def convert(d):
                 tid = r.args[0]
                 t_in = d.us(run.tsc) if run is not None else d.us(recs[0].tsc)
                 ev.append({"ph": "X", "name": tname(tid), "cat": "run", "pid": CPU_PID,
-                           "tid": c, "ts": t_in, "dur": max(ts - t_in, 0.001),
+                           "tid": cpu_tid(c), "ts": t_in, "dur": max(ts - t_in, 0.001),
                            "args": {"tid": tid, "pid": ppid(tid),
                                     "state after": STATES.get(d.a(r, "state"), "?")}})
                 ev.append({"ph": "C", "name": f"runqueue {c}", "pid": CPU_PID, "ts": ts,
@@ -96,24 +101,24 @@ def convert(d):
             elif r.name == "irq_exit" and irq:
                 s = irq.pop()
                 ev.append({"ph": "X", "name": f"irq {s.args[0]:#x}", "cat": "irq",
-                           "pid": CPU_PID, "tid": c, "ts": d.us(s.tsc),
+                           "pid": CPU_PID, "tid": cpu_tid(c), "ts": d.us(s.tsc),
                            "dur": max(ts - d.us(s.tsc), 0.001)})
             elif r.name == "wakeup":
                 tid = r.args[0]
                 flow_id += 1
                 flow_of[id(r)] = flow_id
                 ev.append({"ph": "X", "name": f"wakeup {tname(tid)}", "cat": "wakeup",
-                           "pid": CPU_PID, "tid": c, "ts": ts, "dur": 0.001,
+                           "pid": CPU_PID, "tid": cpu_tid(c), "ts": ts, "dur": 0.001,
                            "args": {"wakee": tid, "target cpu": tracefmt.signed(r.args[1])}})
                 ev.append({"ph": "s", "id": flow_id, "name": "wakeup", "cat": "wakeup",
-                           "pid": CPU_PID, "tid": c, "ts": ts})
+                           "pid": CPU_PID, "tid": cpu_tid(c), "ts": ts})
             elif r.name in ("migrate", "steal", "ipi_send", "tlb_shootdown", "callout",
                             "lock_miss", "lock_sleep"):
                 args = dict(zip(d.argnames[r.ev], r.args))
                 if r.name.startswith("lock"):
                     args["class"] = d.lockclasses.get(r.args[0], r.args[0])
                 ev.append({"ph": "i", "s": "t", "name": r.name, "cat": r.name,
-                           "pid": CPU_PID, "tid": c, "ts": ts, "args": args})
+                           "pid": CPU_PID, "tid": cpu_tid(c), "ts": ts, "args": args})
     # Flow ends: the first run of the wakee after its wakeup.
     pending = {}             # tid -> flow id of its last wakeup not yet run
     for r in d.sorted():
@@ -121,7 +126,7 @@ def convert(d):
             pending[r.args[0]] = flow_of[id(r)]
         elif r.name == "switch_in" and r.args[0] in pending:
             ev.append({"ph": "f", "bp": "e", "id": pending.pop(r.args[0]), "name": "wakeup",
-                       "cat": "wakeup", "pid": CPU_PID, "tid": r.cpu, "ts": d.us(r.tsc)})
+                       "cat": "wakeup", "pid": CPU_PID, "tid": cpu_tid(r.cpu), "ts": d.us(r.tsc)})
 
     # Thread tracks: system calls and instants.
     open_sys = {}
@@ -173,7 +178,7 @@ def check(d, out):
     """Problems in the JSON made from d (tools/hosttest.py): [] if none."""
     bad = []
     ev = json.loads(json.dumps(out))["traceEvents"]
-    cpus = {e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
+    cpus = {e["tid"] - CPU_PID - 1 for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
             and e["pid"] == CPU_PID}
     if cpus != set(range(d.ncpu)):
         bad.append(f"CPU tracks {sorted(cpus)}, expected {d.ncpu}")
