@@ -34,12 +34,15 @@ STATES = {0: "embryo", 1: "runnable", 2: "running", 3: "sleeping", 4: "zombie", 
 
 
 def thread_names(d):
-    """tid -> name, from exec records (the first 16 bytes of the name)."""
-    names = {}
+    """tid -> name: the last exec's name (its first 16 bytes), else the name
+    inherited at fork, else the name of a process alive at the dump."""
+    names = dict(d.processes)
     for r in d.sorted():
         if r.name == "exec":
             raw = r.args[1].to_bytes(8, "little") + r.args[2].to_bytes(8, "little")
             names[r.tid] = raw.split(b"\0")[0].decode("utf-8", "replace")
+        elif r.name == "fork" and r.tid in names:
+            names.setdefault(r.args[1], names[r.tid])
     return names
 
 

@@ -40,6 +40,7 @@ class Dump:
         self.argnames = {}      # id -> [arg names]
         self.syscalls = {}      # nr -> name
         self.lockclasses = {}   # class -> name
+        self.processes = {}     # pid -> name (processes alive when the dump was read)
         for line in text.splitlines():
             w = line.split()
             if not w:
@@ -60,6 +61,8 @@ class Dump:
                 self.syscalls[int(w[1])] = w[2]
             elif w[0] == "lockclass":
                 self.lockclasses[int(w[1])] = w[2]
+            elif w[0] == "process" and len(w) > 2:
+                self.processes[int(w[1])] = " ".join(w[2:])
         self.records = []       # all, per CPU in order, CPUs one after another
         self.per_cpu = {c: [] for c in range(self.ncpu)}
         off = 16 + hlen

@@ -17,6 +17,7 @@
 #include "apic.h"
 #include "boot.h"
 #include "cpu.h"
+#include "kmem.h"
 #include "lock.h"
 #include "page.h"
 #include "proc.h"
@@ -327,6 +328,42 @@ bool trace_get(int cpu, uint64_t i, struct trace_rec *out)
 	return true;
 }
 
+/* Live processes' names for the header (the tools name threads by them). */
+#define NAMES_MAX 512
+struct pname {
+	int pid;
+	char name[PROC_NAME];
+};
+struct pnames {
+	struct pname *v;
+	int n;
+};
+
+/* Under proctree (rank 24); takes p->lock (30).  Copies only: no allocation. */
+static int copy_name(struct proc *p, void *arg)
+{
+	struct pnames *pn = arg;
+	if (pn->n == NAMES_MAX)
+		return 0;
+	struct pname *e = &pn->v[pn->n++];
+	e->pid = p->pid;
+	simple_lock(&p->lock);
+	strlcpy(e->name, p->name, sizeof(e->name));
+	simple_unlock(&p->lock);
+	return 0;
+}
+
+static void process_names(struct sbuf *sb)
+{
+	struct pnames pn = { kmalloc(NAMES_MAX * sizeof(struct pname), 0), 0 };
+	if (!pn.v)
+		return;
+	proc_foreach_every(copy_name, &pn);
+	for (int i = 0; i < pn.n; i++)
+		sbuf_printf(sb, "process %d %s\n", pn.v[i].pid, pn.v[i].name);
+	kfree(pn.v);
+}
+
 /*
  * The dump's text header (docs/tracing.md): after the 16-byte binary
  * prefix "CTRACE01", u32 text length, u32 record size.
@@ -348,6 +385,7 @@ static void header_text(struct sbuf *sb)
 			sbuf_printf(sb, "syscall %lu %s\n", nr, syscall_name(nr));
 	for (int k = 1; k < LC_COUNT; k++)
 		sbuf_printf(sb, "lockclass %d %s\n", k, lock_classes[k].name);
+	process_names(sb);
 	sbuf_printf(sb, "end\n");
 }
 
