@@ -585,7 +585,7 @@ __noreturn void scheduler(void)
 			continue;
 		}
 		t->state = TS_RUNNING;
-		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, s->rq.nr, t->cpu);
+		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), t->cpu);
 		if (t->cpu != c->id && t->cpu >= 0) {
 			TRACE(TEV_MIGRATE, t->tid, t->cpu, c->id, 0);
 			t->nmigrate++;
@@ -612,7 +612,7 @@ __noreturn void scheduler(void)
 		swtch(&c->sched_ctx, t->ctx);
 
 		/* t switched back to us with t->lock held. */
-		TRACE(TEV_SWITCH_OUT, t->tid, t->state, s->rq.nr, 0);
+		TRACE(TEV_SWITCH_OUT, t->tid, t->state, READ_ONCE(s->rq.nr), 0);
 		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
 		t->slice_tsc = 0;
 		t->pmap = c->pmap;                  /* what it had loaded */
