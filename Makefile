@@ -32,6 +32,10 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segmen
 ifdef DEBUG
 CFLAGS += -DCONFIG_DEBUG
 endif
+# NOTRACE=1: no trace hooks at all (the baseline of docs/tracing.md's cost figures)
+ifdef NOTRACE
+CFLAGS += -DCONFIG_NOTRACE
+endif
 
 ARCH_OBJS := \
 	arch/x86_64/boot.o \
@@ -63,6 +67,8 @@ KERN_OBJS := \
 	kern/lock.o \
 	kern/lockdebug.o \
 	kern/lockstat.o \
+	kern/trace.o \
+	kern/trace_test.o \
 	kern/lock_test.o \
 	kern/lock_bench.o \
 	kern/sched.o \
@@ -133,7 +139,7 @@ FS_OBJS := \
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))
 
-.PHONY: all run test bench qemu-gdb clean deps run-deps docs
+.PHONY: all run test bench qemu-gdb clean deps run-deps docs trace
 
 all: $(BUILD)/concerto
 
@@ -210,6 +216,24 @@ bench: deps all user-bench
 	@tools/deps.sh bench
 	$(PYTHON) tools/bench.py
 	$(PYTHON) tools/benchuser.py $(BENCH_ARGS)
+	$(PYTHON) tools/tracebench.py
+
+# Trace one command (docs/tracing.md): boots with /bin/trace as init, which
+# runs CMD under `sh -c` with TRACE_CLASSES on and prints the dump on the
+# console; build/trace/ gets console.log, trace.json (ui.perfetto.dev) and
+# the summary (summary.txt, *.png).  TRACE_KERNEL adds kernel options.
+CMD ?= ls /
+TRACE_CLASSES ?= all
+TRACE_KERNEL ?=
+trace: CMDLINE = quiet $(TRACE_KERNEL) rdinit=/bin/trace -- --init -x -e $(TRACE_CLASSES) $(CMD)
+trace: deps all $(BUILD)/initramfs.cpio
+	@tools/deps.sh bench
+	@mkdir -p $(BUILD)/trace
+	@echo "  TRACE   $(CMD) ($(SMP) CPUs)"
+	$(Q)timeout 1200 $(QEMU) $(QEMU_ARGS) < /dev/null > $(BUILD)/trace/console.log 2>&1; \
+		s=$$?; [ $$s -eq 0 ] || [ $$s -eq 1 ] || { tail -20 $(BUILD)/trace/console.log; exit 1; }
+	$(PYTHON) tools/trace2json.py $(BUILD)/trace/console.log -o $(BUILD)/trace/trace.json
+	$(PYTHON) tools/tracesum.py $(BUILD)/trace/console.log --png $(BUILD)/trace | tee $(BUILD)/trace/summary.txt
 
 # Regenerate the lock-order table in docs/locking.md from lockclass.h.
 docs:

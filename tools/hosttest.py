@@ -16,7 +16,9 @@ builds nothing (run "make user" first) and runs:
                      "utest: P passed, F failed" line;
   mkinitramfs/...    the cpio writer's self-test (build, parse back,
                      compare, deterministic) and a check of
-                     build/initramfs-test.cpio against its spec.
+                     build/initramfs-test.cpio against its spec;
+  trace2json/...,    tools/trace2json.py --check and tools/tracesum.py on
+  tracesum/...       the captured dumps tools/testdata/trace-*.dat.gz.
 
 The last line is "N passed, M failed"; exit status 0 iff M == 0 and N > 0.
 
@@ -247,6 +249,17 @@ def run_all(a, res):
                  f"{len(lines)} entries" if not missing else "missing " + ", ".join(missing))
     else:
         res.case("mkinitramfs/test-initramfs", False, f"{cpio} not built")
+
+    # The trace tools on a captured dump (docs/tracing.md).
+    for dump in sorted(glob.glob(os.path.join(ROOT, "tools", "testdata", "trace-*.dat.gz"))):
+        base = os.path.basename(dump)
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace2json.py"),
+                            "--check", dump], capture_output=True, text=True)
+        res.case(f"trace2json/{base}", p.returncode == 0, "", p.stdout + p.stderr)
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "tracesum.py"), dump],
+                           capture_output=True, text=True)
+        res.case(f"tracesum/{base}", p.returncode == 0 and "system calls" in p.stdout, "",
+                 p.stdout + p.stderr)
 
     print(f"# host run of {len(names)} programs: {total:.2f} s")
     print(f"{res.passed} passed, {res.failed} failed")

@@ -8,6 +8,8 @@
  *   /proc/lockstat       lock statistics (raw, for the lockstat command);
  *                        write "on", "off" or "reset"
  *   /proc/sched          per-CPU scheduler statistics
+ *   /proc/trace          the trace dump (binary); write a command (trace.c)
+ *   /proc/trace_marker   a write is a user marker in the trace
  *   /proc/self           symbolic link to the caller's PID directory
  *   /proc/thread-self    symbolic link to the caller's PID/task/TID directory
  *   /proc/PID/{stat,status,cmdline,maps,comm}
@@ -33,6 +35,7 @@
 #include "signal.h"
 #include "thread.h"
 #include "timekeep.h"
+#include "trace.h"
 #include "vfs.h"
 #include "vm_map.h"
 
@@ -378,6 +381,14 @@ struct pentry {
 	bool writable;
 };
 
+static void gen_none(struct sbuf *sb __unused, const struct pnode *n __unused) { }
+
+static ssize_t trace_write_cmd(const void *buf, size_t n)
+{
+	int r = trace_command(buf, n);
+	return r < 0 ? r : (ssize_t)n;
+}
+
 static const struct pentry root_files[] = {
 	{ "cpuinfo", gen_cpuinfo, false },
 	{ "meminfo", gen_meminfo, false },
@@ -388,6 +399,8 @@ static const struct pentry root_files[] = {
 	{ "version", gen_version, false },
 	{ "lockstat", gen_lockstat, true },
 	{ "sched", gen_sched, false },
+	{ "trace", gen_none, true },          /* read and written by trace.c */
+	{ "trace_marker", gen_none, true },
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 
@@ -816,6 +829,8 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 		return -ESRCH;
 	if (p->kind == PK_TIDFILE && !tid_alive(p->pid, p->tid))
 		return -ESRCH;
+	if (p->kind == PK_FILE && !strcmp(e->name, "trace"))
+		return trace_read(buf, n, off);
 	struct sbuf sb;
 	sbuf_init(&sb);
 	e->gen(&sb, p);
@@ -835,6 +850,10 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off __unused)
 {
 	struct pnode *p = pn(ip);
+	if (p->kind == PK_FILE && !strcmp(root_files[p->idx].name, "trace"))
+		return trace_write_cmd(buf, n);
+	if (p->kind == PK_FILE && !strcmp(root_files[p->idx].name, "trace_marker"))
+		return trace_marker_write(buf, n);
 	if (p->kind != PK_FILE || strcmp(root_files[p->idx].name, "lockstat"))
 		return -EINVAL;
 	char cmd[16];

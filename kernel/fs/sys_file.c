@@ -226,8 +226,10 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 		if (r)
 			goto out_ip;
 	}
+	/* A synthetic file (/proc: ip->ops) ignores O_TRUNC, as Linux's do:
+	 * `echo on > /proc/lockstat` works. */
 	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
-	    (acc == O_WRONLY || acc == O_RDWR)) {
+	    !ip->ops && (acc == O_WRONLY || acc == O_RDWR)) {
 		r = vfs_truncate(ip, 0);
 		if (r)
 			goto out_ip;

@@ -27,6 +27,7 @@
 #include "param.h"
 #include "timekeep.h"
 #include "x86.h"
+#include "trace.h"
 
 struct callout_cpu {
 	struct simple_lock lock;
@@ -186,6 +187,7 @@ bool callout_tick(void)
 		void (*fn)(void *) = c->fn;
 		void *arg = c->arg;
 		simple_unlock(&cc->lock);
+		TRACE(TEV_CALLOUT, fn, arg, 0, 0);
 		fn(arg);                 /* c may be re-armed or freed from here on */
 		simple_lock(&cc->lock);
 		cc->running = NULL;

@@ -5,7 +5,8 @@
 #include "kernel.h"
 #include "boot.h"
 
-struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1 };
+struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1,
+			     .tracebuf_kb = -1 };
 bool boot_quiet;
 
 static bool parse_int(const char *s, int *out)
@@ -67,6 +68,15 @@ static void option(const char *key, const char *val)
 		bootopts.strace = true;
 	} else if (!strcmp(key, "lockstat") && !val) {
 		bootopts.lockstat = true;
+	} else if (!strcmp(key, "trace")) {
+		set_string(bootopts.trace, sizeof(bootopts.trace), key, val ? val : "all");
+	} else if (!strcmp(key, "tracebuf")) {
+		int kb;
+		if (!val || !parse_int(val, &kb) || kb > 4096)
+			kprintf("concerto: warning: tracebuf= takes 0..4096 (KiB per CPU), "
+				"using the default\n");
+		else
+			bootopts.tracebuf_kb = kb;
 	} else if (!strcmp(key, "quiet") && !val) {
 		bootopts.quiet = true;
 		boot_quiet = true;

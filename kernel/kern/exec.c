@@ -21,6 +21,7 @@
 #include "trap.h"
 #include "vm_map.h"
 #include "x86.h"
+#include "trace.h"
 
 #define MAX_SCRIPT_DEPTH 4
 
@@ -207,6 +208,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	uint64_t fl = disable_lock(&t->lock);
 	strlcpy(t->name, base, sizeof(t->name));
 	unlock_enable(&t->lock, fl);
+	TRACE_EXEC(p->pid, t->name);
 	kfree(oldcmd);
 	simple_lock(&p->lock);
 	p->cred = nc;                   /* set-user-id and set-group-id programs */

@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "smp.h"
 #include "x86.h"
+#include "trace.h"
 
 struct lockstat_entry {
 	uint64_t acquisitions;
@@ -61,6 +62,7 @@ void lockstat_acquired(int c, bool missed, uint64_t spins, uint64_t wait)
 	struct lockstat_entry *e = &stats[cpu_id()][c < LC_COUNT ? c : 0];
 	e->acquisitions++;
 	if (missed) {
+		TRACE_LOCK(TEV_LOCK_MISS, c, wait, spins);
 		e->misses++;
 		e->spins += spins;
 		e->wait_total += wait;
@@ -71,13 +73,16 @@ void lockstat_acquired(int c, bool missed, uint64_t spins, uint64_t wait)
 
 void lockstat_slept(int c)
 {
-	if (lockstat_on)
+	if (lockstat_on) {
+		TRACE_LOCK(TEV_LOCK_SLEEP, c, 0, 0);
 		stats[cpu_id()][c < LC_COUNT ? c : 0].sleeps++;
+	}
 }
 
 void lockstat_held(int c, uint64_t cycles)
 {
 	struct lockstat_entry *e = &stats[cpu_id()][c < LC_COUNT ? c : 0];
+	TRACE_LOCK(TEV_LOCK_HOLD, c, cycles, 0);
 	e->hold_total += cycles;
 	if (cycles > e->hold_max)
 		e->hold_max = cycles;

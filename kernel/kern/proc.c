@@ -24,6 +24,7 @@
 #include "vm_map.h"
 #include "waitq.h"
 #include "x86.h"
+#include "trace.h"
 
 #define PIDHASH 256
 #define PID_MAX 32768
@@ -815,6 +816,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	}
 	if (flags & CLONE_PARENT_SETTID)
 		store_u32((void *)ptid, (uint32_t)tid);   /* errors ignored, as Linux */
+	TRACE(TEV_FORK, p->pid, tid, flags, 0);
 	thread_start(t);
 	return tid;
 }
@@ -943,6 +945,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	}
 	if (flags & CLONE_PARENT_SETTID)
 		store_u32((void *)ptid, (uint32_t)p->pid);   /* errors ignored, as Linux */
+	TRACE(TEV_FORK, p->pid, t->tid, flags, 0);
 	thread_start(t);
 	if (flags & CLONE_VFORK) {
 		/* Suspended (not interruptibly) until the child execs or exits. */
@@ -1103,6 +1106,7 @@ __noreturn void proc_thread_exit(int status)
 	struct proc *p = curproc();
 	struct thread *t = curthread();
 	KASSERT(p != NULL);
+	TRACE(TEV_EXIT, p->pid, status, 0, 0);
 	/* Robust futexes and CLONE_CHILD_CLEARTID while the memory is there;
 	 * Linux clears the tid word only if someone else shares the memory. */
 	bool shared = READ_ONCE(p->nthreads) > 1 || (p->map && p->map->refcnt > 1);

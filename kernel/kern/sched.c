@@ -46,6 +46,8 @@
 #include "trap.h"
 #include "waitq.h"
 #include "x86.h"
+#include "proc.h"
+#include "trace.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
 #define RR_QUANTUM      10     /* ticks: SCHED_RR slice (Linux: 100 ms) */
@@ -384,6 +386,7 @@ static void enqueue_locked(struct thread *t, bool front, bool waking)
 	runq_insert_locked(rq, t, front, cpu);
 	simple_unlock(&rq->lock);
 	if (waking) {
+		TRACE(TEV_WAKEUP, t->tid, cpu, t->proc ? t->proc->pid : 0, 0);
 		scpu[cpu_id()].st.wakeups++;
 		if (cpu != cpu_id())
 			scpu[cpu_id()].st.remote_wakeups++;
@@ -457,9 +460,10 @@ static struct thread *try_steal(int me)
 		}
 	}
 	struct thread *t = victim >= 0 ? steal_from(victim, me) : NULL;
-	if (t)
+	if (t) {
+		TRACE(TEV_STEAL, t->tid, victim, me, 0);
 		s->st.steals++;
-	else
+	} else
 		s->out_of_balance = 0;   /* nothing eligible: back in balance */
 	return t;
 }
@@ -582,7 +586,9 @@ __noreturn void scheduler(void)
 			continue;
 		}
 		t->state = TS_RUNNING;
+		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), t->cpu);
 		if (t->cpu != c->id && t->cpu >= 0) {
+			TRACE(TEV_MIGRATE, t->tid, t->cpu, c->id, 0);
 			t->nmigrate++;
 			s->st.migrations++;
 		}
@@ -607,6 +613,7 @@ __noreturn void scheduler(void)
 		swtch(&c->sched_ctx, t->ctx);
 
 		/* t switched back to us with t->lock held. */
+		TRACE(TEV_SWITCH_OUT, t->tid, t->state, READ_ONCE(s->rq.nr), 0);
 		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
 		t->slice_tsc = 0;
 		t->pmap = c->pmap;                  /* what it had loaded */

@@ -43,6 +43,7 @@
 #include "usercopy.h"
 #include "waitq.h"
 #include "x86.h"
+#include "trace.h"
 
 #define VEC_SYSCALL 0x100
 #define NR_RESTART_SYSCALL 219
@@ -322,6 +323,7 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 	struct sigstate *ss = &p->sig;
 	if (ss->dead)
 		return 0;
+	TRACE(TEV_SIG_GEN, sig, p->pid, t ? t->tid : 0, 0);
 
 	/* Side effects at generation time (Linux prepare_signal). */
 	if (bit & SIG_STOPSET) {
@@ -1362,6 +1364,7 @@ void signal_deliver(struct trapframe *tf)
 				}
 				syscall = false;
 			}
+			TRACE(TEV_SIG_DELIVER, sig, ka.handler, 0, 0);
 			if (setup_frame(t, tf, sig, &ka, &info, oldmask) < 0) {
 				/* Linux force_sigsegv: a SIGSEGV handler that cannot
 				 * run is reset, so the process dies. */

@@ -15,6 +15,7 @@
 #include "syscall.h"
 #include "trap.h"
 #include "x86.h"
+#include "trace.h"
 
 extern const struct syscall_def __syscalls_start[], __syscalls_end[];
 
@@ -51,7 +52,9 @@ void syscall_dispatch(struct trapframe *tf)
 		tf->rax = -ENOSYS;
 	} else {
 		uint64_t a0 = tf->rdi, a1 = tf->rsi, a2 = tf->rdx, a3 = tf->r10;
+		TRACE(TEV_SYS_ENTER, nr, a0, a1, a2);
 		tf->rax = systab[nr]->fn(tf, tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
+		TRACE(TEV_SYS_EXIT, nr, tf->rax, 0, 0);
 		if (bootopts.strace)
 			kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n", curproc()->pid,
 				systab[nr]->name, a0, a1, a2, a3, (int64_t)tf->rax);

@@ -33,6 +33,7 @@
 #include "trap.h"
 #include "vm_map.h"
 #include "x86.h"
+#include "trace.h"
 
 #define CR4_PCIDE  (1UL << 17)
 #define CR3_NOFLUSH (1UL << 63)  /* with PCIDE: keep the new PCID's entries */
@@ -306,6 +307,7 @@ static void tlb_shootdown_locked(struct pmap *pm, vaddr_t start, vaddr_t end)
 	r->full = full;
 	atomic_store64(&r->pending, targets);
 	st->remote++;
+	TRACE(TEV_TLB_SHOOT, targets, start, full ? 0 : (end - start) >> PAGE_SHIFT, 0);
 	for (uint64_t t = targets; t; t &= t - 1) {
 		int cpu = __builtin_ctzll(t);
 		fetch_and_or(&tlb_mbox[cpu].from, mybit);

@@ -21,6 +21,7 @@
 #include "thread.h"
 #include "sched.h"
 #include "pmap.h"
+#include "trace.h"
 
 #define ICR_FIXED      (0u << 8)
 #define ICR_NMI        (4u << 8)
@@ -47,12 +48,14 @@ void syscall_init_cpu(void);
 void ipi_send(int cpu, int vector)
 {
 	mycpu()->ipi_sent++;
+	TRACE(TEV_IPI_SEND, cpu, vector, 0, 0);
 	lapic_icr(cpus[cpu].apic_id, ICR_FIXED | ICR_ASSERT | vector);
 }
 
 void ipi_send_allbutself(int vector)
 {
 	mycpu()->ipi_sent += ncpu_online - 1;
+	TRACE(TEV_IPI_SEND, -1, vector, 0, 0);
 	lapic_icr(0, ICR_ALLBUTSELF | ICR_FIXED | ICR_ASSERT | vector);
 }
 

@@ -15,6 +15,7 @@
 #include "proc.h"
 #include "signal.h"
 #include "vm_map.h"
+#include "trace.h"
 
 static intr_handler_t handlers[256];
 
@@ -168,6 +169,8 @@ void trap(struct trapframe *tf)
 	if (v < 32) {
 		uint64_t cr2 = v == 14 ? read_cr2() : 0;
 		int pferr = v == 14 ? vm_page_fault(tf, cr2) : -EFAULT;
+		if (v == 14)
+			TRACE(TEV_PGFAULT, cr2, tf->error, tf->rip, pferr);
 		if (v == 14 && pferr == 0)
 			return;
 		if (!(tf->cs & 3) && extable_fixup(tf))
@@ -190,10 +193,12 @@ void trap(struct trapframe *tf)
 	if (v == T_SPURIOUS)
 		return;                         /* no EOI for the APIC spurious vector */
 	c->intr_depth++;
+	TRACE(TEV_IRQ_ENTER, v, tf->cs & 3, 0, 0);
 	if (handlers[v])
 		handlers[v](tf);
 	else
 		kprintf("concerto: unexpected interrupt %lu on cpu %d\n", v, c->id);
+	TRACE(TEV_IRQ_EXIT, v, 0, 0, 0);
 	c->intr_depth--;
 	lapic_eoi();
 user_exit:
