@@ -37,6 +37,8 @@
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks") \
 	X(LC_PTIMERS,      "ptimers",       36, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick") \
+	X(LC_SYSV_MSG,     "sysv_msg",      38, IPL_NONE, SIMPLE, "System V message queues (ipc/msg.c): the id table, every queue's messages and sleeping senders and receivers; takes a sleeper's waitq lock to wake it") \
+	X(LC_SYSV_SEM,     "sysv_sem",      39, IPL_NONE, SIMPLE, "System V semaphores (ipc/sem.c): the id table, every set's values, waiters and SEM_UNDO records (and each process's list of them); takes a waiter's waitq lock to wake it") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
 	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
@@ -47,6 +49,7 @@
 	X(LC_FUTEX,        "futex",         46, IPL_NONE, SIMPLE, "one futex hash bucket: its list of waiters and their keys and states; a second bucket is taken only by try-lock in bucket-index order (requeue, wake_op)") \
 	X(LC_EPOLL,        "epoll",         47, IPL_NONE, SIMPLE, "every epoll instance's list of registrations, each open file's list of the registrations watching it, the nesting checks (one global lock: ctl and final releases, never epoll_wait; a registration's ready state is under its instance's waitq lock); adds and removes poll entries under it; no file's poll is called under it") \
 	X(LC_POLLHEAD,     "pollhead",      48, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; never two at once (nested epolls are woken after it is dropped)") \
+	X(LC_SYSV_SHM,     "sysv_shm",      49, IPL_NONE, SIMPLE, "System V shared memory (ipc/shm.c): the id table and every segment's fields; taken by the segment object's release hook inside the map lock, so above vm_map; no VM call under it") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \

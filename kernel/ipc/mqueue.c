@@ -1,0 +1,1 @@
+/* POSIX message queues: to come. */
