@@ -156,6 +156,7 @@ UT_TEST(signal_interrupts_with_eintr)
 UT_TEST(rmid_wakes_sleepers_with_eidrm)
 {
 	int id = T_OK(newset(2));
+	T_OK(semctl(id, 1, SETVAL, (union semun){ .val = 1 }));
 	pid_t c[2];
 	for (int i = 0; i < 2; i++) {
 		c[i] = fork();
@@ -165,7 +166,6 @@ UT_TEST(rmid_wakes_sleepers_with_eidrm)
 			_exit(r == -1 && errno == EIDRM ? 0 : 1);
 		}
 	}
-	T_OK(semctl(id, 1, SETVAL, (union semun){ .val = 1 }));
 	T_EXPECT(wait_cnt(id, 0, GETNCNT, 1));
 	T_EXPECT(wait_cnt(id, 1, GETZCNT, 1));
 	T_OK(semctl(id, 0, IPC_RMID));
