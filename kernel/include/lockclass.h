@@ -37,6 +37,7 @@
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks") \
 	X(LC_PTIMERS,      "ptimers",       36, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick") \
+	X(LC_MQUEUE,       "mqueue",        37, IPL_NONE, SIMPLE, "POSIX message queues (ipc/mqueue.c): the name table and every queue's messages, sleepers, notification; takes a sleeper's waitq lock to wake it; dropped before user copies, poll wakeups and signals") \
 	X(LC_SYSV_MSG,     "sysv_msg",      38, IPL_NONE, SIMPLE, "System V message queues (ipc/msg.c): the id table, every queue's messages and sleeping senders and receivers; takes a sleeper's waitq lock to wake it") \
 	X(LC_SYSV_SEM,     "sysv_sem",      39, IPL_NONE, SIMPLE, "System V semaphores (ipc/sem.c): the id table, every set's values, waiters and SEM_UNDO records (and each process's list of them); takes a waiter's waitq lock to wake it") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
