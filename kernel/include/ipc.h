@@ -94,6 +94,8 @@ bool ipc_owner(const struct ipc_obj *o);
 void ipc_perm_out(const struct ipc_obj *o, struct uipc_perm *u);
 /* IPC_SET: the new owner and permission bits from u. */
 void ipc_perm_set(struct ipc_obj *o, const struct uipc_perm *u);
+/* mode in octal, as %o would (the kernel printf has no %o): buf of 8. */
+const char *ipc_octal(uint32_t mode, char *buf);
 /* The wall clock in seconds (the *_time fields). */
 int64_t ipc_now(void);
 

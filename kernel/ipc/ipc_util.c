@@ -121,6 +121,21 @@ void ipc_perm_set(struct ipc_obj *o, const struct uipc_perm *u)
 	o->mode = (o->mode & ~0777u) | (u->mode & 0777);
 }
 
+const char *ipc_octal(uint32_t mode, char *buf)
+{
+	char tmp[8];
+	int n = 0;
+	mode &= 07777;
+	do {
+		tmp[n++] = (char)('0' + (mode & 7));
+		mode >>= 3;
+	} while (mode);
+	for (int i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = 0;
+	return buf;
+}
+
 int64_t ipc_now(void)
 {
 	return (int64_t)(time_realtime_ns() / NSEC_PER_SEC);

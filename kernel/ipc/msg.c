@@ -439,8 +439,9 @@ void msg_proc_format(struct sbuf *sb)
 		struct msq *q = (struct msq *)msg_ids.slot[i];
 		if (!q)
 			continue;
-		sbuf_printf(sb, "%10d %10d  %4o  %10lu %10lu %5d %5d %5u %5u %5u %5u %10ld %10ld %10ld\n",
-			    q->perm.key, q->perm.id, q->perm.mode & 0777, q->cbytes, q->qnum,
+		char oct[8];
+		sbuf_printf(sb, "%10d %10d  %4s  %10lu %10lu %5d %5d %5u %5u %5u %5u %10ld %10ld %10ld\n",
+			    q->perm.key, q->perm.id, ipc_octal(q->perm.mode & 0777, oct), q->cbytes, q->qnum,
 			    q->lspid, q->lrpid, q->perm.uid, q->perm.gid, q->perm.cuid,
 			    q->perm.cgid, q->stime, q->rtime, q->ctime);
 	}

@@ -659,8 +659,9 @@ void sem_proc_format(struct sbuf *sb)
 		struct sem_set *s = (struct sem_set *)sem_ids.slot[i];
 		if (!s)
 			continue;
-		sbuf_printf(sb, "%10d %10d  %4o %10d %5u %5u %5u %5u %10ld %10ld\n",
-			    s->perm.key, s->perm.id, s->perm.mode & 0777, s->nsems, s->perm.uid,
+		char oct[8];
+		sbuf_printf(sb, "%10d %10d  %4s %10d %5u %5u %5u %5u %10ld %10ld\n",
+			    s->perm.key, s->perm.id, ipc_octal(s->perm.mode & 0777, oct), s->nsems, s->perm.uid,
 			    s->perm.gid, s->perm.cuid, s->perm.cgid, s->otime, s->ctime);
 	}
 	simple_unlock(&sem_ids.lock);

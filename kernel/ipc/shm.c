@@ -355,8 +355,9 @@ void shm_proc_format(struct sbuf *sb)
 		struct shm_seg *s = (struct shm_seg *)shm_ids.slot[i];
 		if (!s)
 			continue;
-		sbuf_printf(sb, "%10d %10d  %4o %21lu %5d %5d  %5lu %5u %5u %5u %5u %10ld %10ld %10ld %21lu %21lu\n",
-			    s->perm.key, s->perm.id, s->perm.mode & 01777, s->size, s->cpid,
+		char oct[8];
+		sbuf_printf(sb, "%10d %10d  %4s %21lu %5d %5d  %5lu %5u %5u %5u %5u %10ld %10ld %10ld %21lu %21lu\n",
+			    s->perm.key, s->perm.id, ipc_octal(s->perm.mode & 01777, oct), s->size, s->cpid,
 			    s->lpid, shm_nattch(s), s->perm.uid, s->perm.gid, s->perm.cuid,
 			    s->perm.cgid, s->atime, s->dtime, s->ctime,
 			    READ_ONCE(s->obj->npages) << PAGE_SHIFT, 0UL);

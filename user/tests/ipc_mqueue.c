@@ -43,7 +43,10 @@ static struct timespec in_ms(long ms)
 static int reap(pid_t c)
 {
 	int st;
-	if (waitpid(c, &st, 0) != c)
+	pid_t w;
+	while ((w = waitpid(c, &st, 0)) == -1 && errno == EINTR)
+		;
+	if (w != c)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
@@ -180,7 +183,7 @@ UT_TEST(notify_signal_once_and_ebusy)
 	const char *n = name("ntf");
 	mqd_t q = mkq(n, 4, 16, 0);
 	T_ASSERT(q != (mqd_t)-1);
-	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO }, old;
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO | SA_RESTART }, old;
 	sigaction(SIGUSR1, &sa, &old);
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
 	ev.sigev_value.sival_int = 4242;

@@ -5,12 +5,17 @@
  * segment keeps the memory until the last detach (SHM_DEST, key private);
  * keys with IPC_CREAT|IPC_EXCL, SHM_RDONLY (a write faults), SHM_RND and
  * attach at an address; bad input: EINVAL (size, id, address, command),
- * ENOENT, EEXIST, EFAULT, EACCES and EPERM for another user. */
+ * ENOENT, EEXIST, EFAULT, EACCES and EPERM for another user;
+ * /proc/sysvipc/{shm,sem,msg} list the objects (shm with its nattch). */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/shm.h>
 #include <time.h>
 #include "utest.h"
@@ -209,6 +214,51 @@ UT_TEST(bad_input_einval_efault)
 	T_EXPECT(shmctl(0, IPC_INFO, (struct shmid_ds *)&si) >= 0);
 	T_EXPECT_EQ(si.shmmni, 4096);
 	T_OK(shmctl(id, IPC_RMID, NULL));
+}
+
+/* True if /proc/sysvipc/<what> has a line whose second column is id
+ * (and, for shm, whose nattch column is nattch). */
+static int proc_lists(const char *what, int id, long nattch_want)
+{
+	char path[64], buf[16384];
+	snprintf(path, sizeof(path), "/proc/sysvipc/%s", what);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = 0, r;
+	while ((r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = 0;
+	for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		long key, lid, perms, size, cpid, lpid, nattch;
+		int k = sscanf(line + 1, "%ld %ld %lo %ld %ld %ld %ld", &key, &lid, &perms, &size,
+			       &cpid, &lpid, &nattch);
+		if (k >= 2 && lid == id)
+			return nattch_want < 0 || (k == 7 && nattch == nattch_want);
+	}
+	if (nattch_want >= 0)
+		ut_diag("%s", buf);
+	return 0;
+}
+
+UT_TEST(proc_sysvipc_lists_objects)
+{
+	int shm = T_OK(shmget(IPC_PRIVATE, PG, 0600));
+	int sem = T_OK(semget(IPC_PRIVATE, 2, 0600));
+	int msg = T_OK(msgget(IPC_PRIVATE, 0600));
+	char *a = shmat(shm, NULL, 0);
+	T_ASSERT(a != (void *)-1);
+	T_EXPECT(proc_lists("shm", shm, 1));
+	T_EXPECT(proc_lists("sem", sem, -1));
+	T_EXPECT(proc_lists("msg", msg, -1));
+	T_OK(shmdt(a));
+	T_EXPECT(proc_lists("shm", shm, 0));
+	T_OK(shmctl(shm, IPC_RMID, NULL));
+	T_OK(semctl(sem, 0, IPC_RMID));
+	T_OK(msgctl(msg, IPC_RMID, NULL));
+	T_EXPECT(!proc_lists("shm", shm, -1));
+	T_EXPECT(!proc_lists("sem", sem, -1));
 }
 
 /* As uid/gid 1000 (no groups): a 0600 segment of root's is not ours. */
