@@ -285,6 +285,9 @@ int main(int argc, char **argv)
 		mkdir("/dev/shm", 01777);
 		if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
 			out("# tinit: mount /dev/shm: %s (ignored)\n", strerror(errno));
+		mkdir("/dev/mqueue", 01777);         /* POSIX message queues, listed */
+		if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV, NULL) != 0)
+			out("# tinit: mount /dev/mqueue: %s (ignored)\n", strerror(errno));
 	} else {
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	}

@@ -1,6 +1,7 @@
 /*
  * POSIX message queues: mq_open, mq_unlink, mq_timedsend, mq_timedreceive,
- * mq_notify, mq_getsetattr (Linux numbers 240-245 and semantics).
+ * mq_notify, mq_getsetattr (Linux numbers 240-245 and semantics), and the
+ * mqueue file system.
  *
  * A queue is named in a flat kernel name space (the names musl passes,
  * without the leading '/') and opened as a descriptor: poll and epoll see
@@ -15,6 +16,12 @@
  * mq_notify: a message arriving in an empty queue with no sleeping receiver
  * sends the registered process its signal (SI_MESGQ) and ends the
  * registration; SIGEV_NONE registers without a signal.
+ *
+ * The file system "mqueue" (mounted at /dev/mqueue by the initramfs
+ * images) lists the queues: each name is a regular file with the queue's
+ * mode and owner whose read gives the QSIZE line.  Queues are made and
+ * removed only by mq_open and mq_unlink (the file system has no create or
+ * unlink).
  *
  * Locking: one lock, mqueue_lock (class mqueue), guards the name table and
  * every queue's messages, sleepers, notification and attributes.  It is
@@ -34,6 +41,7 @@
 #include "signal.h"
 #include "syscall.h"
 #include "usercopy.h"
+#include "vfs.h"
 
 #ifndef EMSGSIZE
 #define EMSGSIZE 90            /* Linux; errno.h lacks it today */
@@ -548,17 +556,23 @@ SYSCALL(245, mq_getsetattr)
 	return 0;
 }
 
+/* Linux's status line of q into sb. */
+static void mq_status(struct mqueue *q, struct sbuf *sb)
+{
+	simple_lock(&mqueue_lock);
+	uint64_t qsize = q->qbytes;
+	int how = q->notify_pid ? q->notify_how : 0, sig = q->notify_sig, pid = q->notify_pid;
+	simple_unlock(&mqueue_lock);
+	sbuf_printf(sb, "QSIZE:%-10lu NOTIFY:%-5d SIGNO:%-5d NOTIFY_PID:%-6d\n", qsize, how,
+		    sig, pid);
+}
+
 static ssize_t mq_read(struct file *f, void *ubuf, size_t n, uint64_t *off)
 {
 	struct mqueue *q = f->priv;
 	struct sbuf sb;
 	sbuf_init(&sb);
-	simple_lock(&mqueue_lock);
-	uint64_t qsize = q->qbytes;
-	int how = q->notify_pid ? q->notify_how : 0, sig = q->notify_sig, pid = q->notify_pid;
-	simple_unlock(&mqueue_lock);
-	sbuf_printf(&sb, "QSIZE:%-10lu NOTIFY:%-5d SIGNO:%-5d NOTIFY_PID:%-6d\n", qsize, how,
-		    sig, pid);
+	mq_status(q, &sb);
 	ssize_t r = 0;
 	size_t len = sb.len;
 	if (*off < len) {
@@ -609,3 +623,106 @@ static const struct file_ops mq_fops = {
 	.read = mq_read, .poll = mq_poll, .poll_head = mq_poll_head,
 	.release = mq_release, .seekable = true, .anon_name = "[mqueue]",
 };
+
+/* ---- the mqueue file system ---- */
+
+static ssize_t mqfs_read(struct inode *ip, void *buf, size_t n, uint64_t off)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	mq_status(ip->priv, &sb);
+	ssize_t r = 0;
+	if (sb.overflow)
+		r = -ENOMEM;
+	else if (off < sb.len) {
+		r = (ssize_t)MIN(n, sb.len - off);
+		memcpy(buf, sb.buf + off, (size_t)r);
+	}
+	sbuf_free(&sb);
+	return r;
+}
+
+static void mqfs_release(struct inode *ip)
+{
+	struct mqueue *q = ip->priv;
+	ip->priv = NULL;
+	if (q)
+		mq_unref(q);
+}
+
+static const struct inode_ops mqfs_file_ops = { .read = mqfs_read, .release = mqfs_release };
+
+static int mqfs_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	char nm[MQ_NAME_MAX + 1];
+	if (len > MQ_NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(nm, name, len);
+	nm[len] = 0;
+	simple_lock(&mqueue_lock);
+	struct mqueue *q = mq_lookup_locked(nm);
+	if (q)
+		q->refcnt++;
+	simple_unlock(&mqueue_lock);
+	if (!q)
+		return -ENOENT;
+	struct inode *ip = vnode_alloc(dir->sb, S_IFREG | q->mode);
+	if (!ip) {
+		mq_unref(q);
+		return -ENOMEM;
+	}
+	ip->priv = q;
+	ip->ops = &mqfs_file_ops;
+	ip->uid = q->uid;
+	ip->gid = q->gid;
+	*out = ip;
+	return 0;
+}
+
+/* Cookies: 0 ".", 1 "..", then 2 + the position in the name table (a
+ * listing racing with mq_open/mq_unlink may miss or repeat a name). */
+static uint64_t mqfs_readdir(struct inode *dir, uint64_t cookie,
+			     int (*emit)(void *arg, const char *name, size_t len, uint64_t ino,
+					 unsigned type, uint64_t next), void *arg)
+{
+	if (cookie == 0) {
+		if (emit(arg, ".", 1, dir->ino, 4, 1))
+			return 0;
+		cookie = 1;
+	}
+	if (cookie == 1) {
+		if (emit(arg, "..", 2, dir->ino, 4, 2))
+			return 1;
+		cookie = 2;
+	}
+	for (;;) {
+		char nm[MQ_NAME_MAX + 1];
+		uint64_t i = 2;
+		simple_lock(&mqueue_lock);
+		struct mqueue *q = mq_names;
+		for (; q && i < cookie; q = q->hnext)
+			i++;
+		if (q)
+			strlcpy(nm, q->name, sizeof(nm));
+		simple_unlock(&mqueue_lock);
+		if (!q || emit(arg, nm, strlen(nm), 0x100000 + cookie, 8, cookie + 1))
+			return cookie;
+		cookie++;
+	}
+}
+
+static const struct inode_ops mqfs_root_ops = { .lookup = mqfs_lookup, .readdir = mqfs_readdir };
+
+static int mqfs_fill(struct superblock *sb, const void *data __unused)
+{
+	struct inode *root = vnode_alloc(sb, S_IFDIR | 01777);
+	if (!root)
+		return -ENOMEM;
+	root->ops = &mqfs_root_ops;
+	root->nlink = 2;
+	sb->root = root;
+	return 0;
+}
+
+/* Linked into the list of file-system types by vfs_init. */
+struct fs_type mqueue_fs_type = { .name = "mqueue", .fill = mqfs_fill };

@@ -7,13 +7,16 @@
  * (SI_MESGQ, with the value) once, when a message reaches an empty queue,
  * SIGEV_NONE registers without one, a second registration is EBUSY;
  * mq_getsetattr; bad input: EMSGSIZE, EBADF, EINVAL, ENOENT, EEXIST,
- * EACCES, EFAULT. */
+ * EACCES, EFAULT; /dev/mqueue (where mounted) lists each queue as a file
+ * of its mode and owner whose read gives the QSIZE line. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <mqueue.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "utest.h"
 
@@ -262,6 +265,40 @@ UT_TEST(bad_input)
 	T_OK(mq_close(ro));
 	T_OK(mq_close(q));
 	T_OK(mq_unlink(n));
+}
+
+UT_TEST(dev_mqueue_lists_queues)
+{
+	struct stat st;
+	if (stat("/dev/mqueue", &st) != 0) {
+		ut_skip("no /dev/mqueue mounted here");
+		return;
+	}
+	const char *n = name("fs");
+	mqd_t q = mkq(n, 4, 16, 0);
+	T_ASSERT(q != (mqd_t)-1);
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/mqueue%s", n);
+	T_ASSERT(stat(path, &st) == 0);
+	T_EXPECT(S_ISREG(st.st_mode));
+	T_EXPECT_EQ(st.st_mode & 0777, 0600);
+	T_EXPECT_EQ(st.st_uid, geteuid());
+	T_OK(mq_send(q, "1234567", 7, 0));
+	int fd = T_OK(open(path, O_RDONLY));
+	char line[128] = { 0 };
+	T_EXPECT(read(fd, line, sizeof(line) - 1) > 0);
+	T_EXPECT(strncmp(line, "QSIZE:7 ", 8) == 0);
+	close(fd);
+	int found = 0;
+	DIR *d = opendir("/dev/mqueue");
+	T_ASSERT(d);
+	for (struct dirent *e; (e = readdir(d));)
+		found += strcmp(e->d_name, n + 1) == 0;
+	closedir(d);
+	T_EXPECT_EQ(found, 1);
+	T_OK(mq_close(q));
+	T_OK(mq_unlink(n));
+	T_EXPECT_ERRNO(stat(path, &st), ENOENT);
 }
 
 static int other_user(void *arg)
