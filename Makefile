@@ -133,7 +133,8 @@ IPC_OBJS := \
 	ipc/shm.o \
 	ipc/sem.o \
 	ipc/msg.o \
-	ipc/mqueue.o
+	ipc/mqueue.o \
+	ipc/ipc_test.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS))
 

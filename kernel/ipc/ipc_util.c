@@ -50,10 +50,10 @@ int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t
 		idx++;
 	if (idx == ids->max)
 		return -ENOSPC;
-	struct cred *c = &curproc()->cred;
+	struct proc *p = curproc();         /* NULL in kernel tests: root */
 	o->key = key;
-	o->uid = o->cuid = READ_ONCE(c->euid);
-	o->gid = o->cgid = READ_ONCE(c->egid);
+	o->uid = o->cuid = p ? READ_ONCE(p->cred.euid) : 0;
+	o->gid = o->cgid = p ? READ_ONCE(p->cred.egid) : 0;
 	o->mode = mode & 0777;
 	o->seq = ids->seq++;
 	if (ids->seq >= (1 << 16) >> 1)     /* ids stay positive ints */

@@ -6,7 +6,10 @@
  *     consumer gets all it waited for (no lost wakeup: each wait has a
  *     generous timeout that would show one), the value ends at 0.
  * (3) Sleepers on different semaphores of one set: a post of one wakes
- *     its own sleepers only; every sleeper ends woken exactly once. */
+ *     its own sleepers only; every sleeper ends woken exactly once.
+ * (4) Takers with 1 ms semtimedop timeouts racing posters: every post is
+ *     taken exactly once (a completion racing a timeout is not lost or
+ *     counted twice). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/ipc.h>
@@ -124,6 +127,60 @@ UT_TEST(posts_wake_their_own_semaphore)
 		T_EXPECT_EQ(semctl(sh->id, s, GETNCNT), 0);
 	}
 	T_OK(semctl(sh->id, 0, IPC_RMID));
+	race_free(r);
+}
+
+/* Half the contenders post K times; the other half take with 1 ms
+ * timeouts until every post is taken: a completion racing with a timeout
+ * must be counted exactly once (taken or still there). */
+struct tally {
+	int id;
+	volatile int posters_done;
+	volatile long taken;
+};
+
+static int timeout_contender(struct race *r, int id, void *arg)
+{
+	(void)arg;
+	struct tally *t = race_scratch(r);
+	if (id % 2) {
+		for (int i = 0; i < K; i++) {
+			struct sembuf b = { 0, 1, 0 };
+			if (semop(t->id, &b, 1))
+				return 1;
+			if (i % 8 == 0)
+				sched_yield();
+		}
+		__atomic_add_fetch(&t->posters_done, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	long mine = 0;
+	for (;;) {
+		struct sembuf b = { 0, -1, 0 };
+		struct timespec ts = { 0, 1000000 };
+		if (semtimedop(t->id, &b, 1, &ts) == 0)
+			mine++;
+		else if (errno != EAGAIN)
+			return 1;
+		else if (__atomic_load_n(&t->posters_done, __ATOMIC_SEQ_CST) == N / 2 &&
+			 semctl(t->id, 0, GETVAL) == 0)
+			break;
+	}
+	__atomic_add_fetch(&t->taken, mine, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+UT_TEST(timeouts_racing_posts_lose_nothing)
+{
+	struct race *r = race_new_kind(N, RACE_PROCESS);
+	T_ASSERT(r);
+	struct tally *t = race_scratch(r);
+	t->id = T_OK(semget(IPC_PRIVATE, 1, 0600));
+	int bad = race_run(r, timeout_contender, NULL);
+	T_EXPECT_EQ(bad, 0);
+	T_EXPECT_EQ(t->taken + semctl(t->id, 0, GETVAL), (long)(N / 2) * K);
+	T_EXPECT_EQ(semctl(t->id, 0, GETNCNT), 0);
+	T_OK(semctl(t->id, 0, IPC_RMID));
 	race_free(r);
 }
 
