@@ -234,10 +234,11 @@ SYSCALL(240, mq_open)
 	if (have_attr && copyin(&attr, (const void *)a3, sizeof(attr)))
 		return -EFAULT;
 	struct mqueue *fresh = NULL;
+	int create_err = 0;     /* bad attributes matter only if it is created */
 	if (oflag & O_CREAT) {
-		r = mq_new(name, mode, have_attr ? &attr : NULL, &fresh);
-		if (r)
-			return r;
+		create_err = mq_new(name, mode, have_attr ? &attr : NULL, &fresh);
+		if (create_err == -ENOMEM)
+			return create_err;
 	}
 	struct file *f = file_alloc(&mq_fops, acc | (oflag & O_NONBLOCK));
 	if (!f) {
@@ -254,7 +255,7 @@ SYSCALL(240, mq_open)
 		if (r == 0)
 			q->refcnt++;
 	} else if (!fresh) {
-		r = -ENOENT;
+		r = create_err ? create_err : -ENOENT;
 	} else if (mq_count >= MQ_QUEUES_MAX && READ_ONCE(curproc()->cred.euid) != 0) {
 		r = -ENOSPC;
 	} else {

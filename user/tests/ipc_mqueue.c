@@ -240,6 +240,11 @@ UT_TEST(bad_input)
 	mqd_t q = mkq(n, 4, 16, 0);
 	T_ASSERT(q != (mqd_t)-1);
 	T_EXPECT_ERRNO(mkq(n, 4, 16, 0), EEXIST);
+	struct mq_attr zero = { .mq_maxmsg = 0 };   /* ignored: it exists */
+	mqd_t again = mq_open(n, O_CREAT | O_RDWR, 0600, &zero);
+	T_EXPECT(again != (mqd_t)-1);
+	if (again != (mqd_t)-1)
+		mq_close(again);
 	char big[64] = { 0 };
 	T_EXPECT_ERRNO(mq_send(q, big, 17, 0), EMSGSIZE);
 	T_EXPECT_ERRNO(mq_receive(q, big, 15, NULL), EMSGSIZE);   /* below msgsize */
