@@ -137,7 +137,15 @@ FS_OBJS := \
 	fs/initramfs_test.o \
 	fs/vfs_test.o
 
-OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))
+IPC_OBJS := \
+	ipc/ipc_util.o \
+	ipc/shm.o \
+	ipc/sem.o \
+	ipc/msg.o \
+	ipc/mqueue.o \
+	ipc/ipc_test.o
+
+OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS))
 
 .PHONY: all run test bench qemu-gdb clean deps run-deps docs trace
 

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -279,6 +280,14 @@ int main(int argc, char **argv)
 	if (is_init) {
 		if (mount_proc && mount("proc", "/proc", "proc", 0, NULL) != 0)
 			out("# tinit: mount /proc: %s (ignored)\n", strerror(errno));
+		/* POSIX shared memory and named semaphores (musl's shm_open,
+		 * sem_open) live in a tmpfs at /dev/shm, as on Linux. */
+		mkdir("/dev/shm", 01777);
+		if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
+			out("# tinit: mount /dev/shm: %s (ignored)\n", strerror(errno));
+		mkdir("/dev/mqueue", 01777);         /* POSIX message queues, listed */
+		if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV, NULL) != 0)
+			out("# tinit: mount /dev/mqueue: %s (ignored)\n", strerror(errno));
 	} else {
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	}

@@ -16,6 +16,8 @@
  *   /proc/PID/task/TID/{stat,status,comm,cmdline,maps}   one per live thread
  *   /proc/TID/           a thread that is not a process: found by lookup,
  *                        not listed (as Linux); its files show that thread
+ *   /proc/sysvipc/{shm,sem,msg}  System V IPC objects (kernel/ipc/, under
+ *                        their table locks)
  *
  * Locking: none of its own.  A node's identity (kind, pid, tid) is
  * immutable; process data is read under the locks proc.c and vm_map.c
@@ -26,6 +28,7 @@
  */
 #include "kernel.h"
 #include "errno.h"
+#include "ipc.h"
 #include "kmem.h"
 #include "lock.h"
 #include "proc.h"
@@ -40,7 +43,7 @@
 #include "vm_map.h"
 
 enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE, PK_TASKDIR, PK_TIDDIR,
-	PK_TIDFILE };
+	PK_TIDFILE, PK_SVDIR, PK_SVFILE };
 
 /* [I] after creation. */
 struct pnode {
@@ -404,6 +407,18 @@ static const struct pentry root_files[] = {
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 
+static void gen_sv_shm(struct sbuf *sb, const struct pnode *n __unused) { shm_proc_format(sb); }
+static void gen_sv_sem(struct sbuf *sb, const struct pnode *n __unused) { sem_proc_format(sb); }
+static void gen_sv_msg(struct sbuf *sb, const struct pnode *n __unused) { msg_proc_format(sb); }
+
+/* /proc/sysvipc/ */
+static const struct pentry sysvipc_files[] = {
+	{ "shm", gen_sv_shm, false },
+	{ "sem", gen_sv_sem, false },
+	{ "msg", gen_sv_msg, false },
+};
+#define NSV_FILES ((int)(sizeof(sysvipc_files) / sizeof(sysvipc_files[0])))
+
 /* /proc/PID/ (gen NULL: the task directory). */
 static const struct pentry pid_files[] = {
 	{ "stat", gen_pid_stat, false },
@@ -433,6 +448,8 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 		return &root_files[n->idx];
 	case PK_PIDFILE:
 		return &pid_files[n->idx];
+	case PK_SVFILE:
+		return &sysvipc_files[n->idx];
 	default:
 		return &tid_files[n->idx];
 	}
@@ -441,7 +458,7 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 /* ---- inodes ---- */
 
 static const struct inode_ops root_ops, piddir_ops, taskdir_ops, tiddir_ops, file_ops,
-	self_ops;
+	self_ops, sysvipc_ops;
 
 static struct pnode *pn(struct inode *ip)
 {
@@ -472,6 +489,10 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 	case PK_TIDDIR:
 		*mode = S_IFDIR | 0555;
 		*ops = &tiddir_ops;
+		return;
+	case PK_SVDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &sysvipc_ops;
 		return;
 	case PK_SELF:
 		*mode = S_IFLNK | 0777;
@@ -580,6 +601,8 @@ static int root_lookup(struct inode *dir, const char *name, size_t len, struct i
 		ip = pnode_new(dir, PK_SELF, 0, 0, 0);
 	} else if (name_is(name, len, "thread-self")) {
 		ip = pnode_new(dir, PK_SELF, 1, 0, 0);
+	} else if (name_is(name, len, "sysvipc")) {
+		ip = pnode_new(dir, PK_SVDIR, 0, 0, 0);
 	} else {
 		for (int i = 0; i < NROOT_FILES && !ip; i++)
 			if (name_is(name, len, root_files[i].name))
@@ -612,7 +635,7 @@ static int collect_pid(struct proc *p, void *arg)
  * read is stable).
  */
 #define COOKIE_PIDS 1000
-#define NROOT_LINKS 2
+#define NROOT_LINKS 3      /* self, thread-self, and the directory sysvipc */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -678,8 +701,8 @@ static uint64_t root_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, v
 	for (; cookie < 2 + (uint64_t)NROOT_FILES + NROOT_LINKS; cookie++) {
 		int i = (int)cookie - 2;
 		const char *name = i < NROOT_FILES ? root_files[i].name :
-			i == NROOT_FILES ? "self" : "thread-self";
-		unsigned type = i < NROOT_FILES ? 8 : 10;
+			i == NROOT_FILES ? "self" : i == NROOT_FILES + 1 ? "thread-self" : "sysvipc";
+		unsigned type = i < NROOT_FILES ? 8 : i < NROOT_FILES + 2 ? 10 : 4;
 		if (emit(arg, name, strlen(name), 0x10000 + cookie, type, cookie + 1))
 			return cookie;
 	}
@@ -821,6 +844,18 @@ static uint64_t tiddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit,
 	return full ? cookie : emit_table(dir, tid_files, NTID_FILES, cookie, emit, arg);
 }
 
+static int sysvipc_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	return table_lookup(dir, sysvipc_files, NSV_FILES, PK_SVFILE, name, len, out);
+}
+
+static uint64_t sysvipc_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	return full ? cookie : emit_table(dir, sysvipc_files, NSV_FILES, cookie, emit, arg);
+}
+
 static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
@@ -889,6 +924,9 @@ static const struct inode_ops taskdir_ops = {
 };
 static const struct inode_ops tiddir_ops = {
 	.lookup = tiddir_lookup, .readdir = tiddir_readdir, .release = pnode_release,
+};
+static const struct inode_ops sysvipc_ops = {
+	.lookup = sysvipc_lookup, .readdir = sysvipc_readdir, .release = pnode_release,
 };
 static const struct inode_ops file_ops = {
 	.read = file_read, .write = file_write, .release = pnode_release,

@@ -404,6 +404,7 @@ static struct fs_type tmpfs_type = { .name = "tmpfs", .fill = tmpfs_fill };
 static struct fs_type devtmpfs_type = { .name = "devtmpfs", .fill = devfs_fill };
 static struct fs_type devfs_type = { .name = "devfs", .fill = devfs_fill };
 extern struct fs_type procfs_type;
+extern struct fs_type mqueue_fs_type;
 
 struct superblock *tmpfs_create(void)
 {
@@ -541,6 +542,7 @@ void vfs_init(void)
 	tmpfs_type.next = &devtmpfs_type;
 	devtmpfs_type.next = &devfs_type;
 	devfs_type.next = &procfs_type;        /* procfs.c */
+	procfs_type.next = &mqueue_fs_type;    /* ipc/mqueue.c */
 	root_sb = sb_new(&tmpfs_type);
 	if (!root_sb || tmpfs_fill(root_sb, NULL) != 0)
 		panic("vfs: no memory for the root file system");

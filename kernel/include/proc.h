@@ -155,6 +155,8 @@ struct proc {
 	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
 					 * first use; none after fork */
 	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */
+	struct sem_undo *semundo;       /* (sysv_sem lock) SEM_UNDO records, applied at exit
+					 * (ipc/sem.c); none after fork */
 };
 
 /* clone flags (Linux values) */

@@ -77,6 +77,7 @@
 #define SI_KERNEL 0x80
 #define SI_QUEUE (-1)
 #define SI_TIMER (-2)
+#define SI_MESGQ (-3)
 #define SI_TKILL (-6)
 #define SEGV_MAPERR 1
 #define SEGV_ACCERR 2
@@ -217,6 +218,8 @@ struct sigthread {
  * held other than none ranked above it.  Returns 0 or -errno.
  */
 int signal_send_proc(struct proc *p, int sig, int code, int pid, int status);
+/* The same with a siginfo made by the caller (mq_notify: SI_MESGQ). */
+int signal_send_info(struct proc *p, const struct ksiginfo *info);
 
 /* signalfd: take the current thread's next pending signal of mask (its own
  * first, then the process's) into *info: the signal, 0 if none. */

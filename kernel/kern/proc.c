@@ -4,6 +4,7 @@
  * funneling: every path runs on any CPU.
  */
 #include "kernel.h"
+#include "ipc.h"
 #include "tty.h"
 #include "atomic.h"
 #include "errno.h"
@@ -1202,6 +1203,7 @@ static void signal_orphaned(const int *pgids, int n)
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
 	timers_exit(p);
+	sem_exit(p);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;

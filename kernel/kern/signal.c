@@ -395,6 +395,11 @@ static int send_info(struct proc *p, struct thread *t, const struct ksiginfo *in
 	return r;
 }
 
+int signal_send_info(struct proc *p, const struct ksiginfo *info)
+{
+	return sig_valid(info->signo) ? send_info(p, NULL, info) : -EINVAL;
+}
+
 int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 {
 	if (sig == 0)

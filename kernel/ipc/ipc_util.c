@@ -1,0 +1,202 @@
+/*
+ * What the System V IPC types share: id tables, permission checks by the
+ * caller's credentials, the user ipc64_perm, and per-thread sleepers.
+ * See ipc.h.
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "ipc.h"
+#include "proc.h"
+#include "signal.h"
+#include "thread.h"
+#include "timekeep.h"
+#include "usercopy.h"
+#include "vfs.h"
+
+struct ipc_obj *ipc_find_key_locked(struct ipc_ids *ids, int32_t key)
+{
+	KASSERT(simple_lock_held(&ids->lock));
+	for (int i = 0; i < ids->top; i++) {
+		struct ipc_obj *o = ids->slot[i];
+		if (o && o->key == key)
+			return o;
+	}
+	return NULL;
+}
+
+struct ipc_obj *ipc_find_id_locked(struct ipc_ids *ids, int id)
+{
+	KASSERT(simple_lock_held(&ids->lock));
+	if (id < 0)
+		return NULL;
+	int idx = id & (IPCMNI - 1);
+	if (idx >= ids->top)
+		return NULL;
+	struct ipc_obj *o = ids->slot[idx];
+	return o && o->id == id ? o : NULL;
+}
+
+struct ipc_obj *ipc_at_locked(struct ipc_ids *ids, int idx)
+{
+	KASSERT(simple_lock_held(&ids->lock));
+	return idx >= 0 && idx < ids->top ? ids->slot[idx] : NULL;
+}
+
+int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t mode)
+{
+	KASSERT(simple_lock_held(&ids->lock));
+	int idx = 0;
+	while (idx < ids->max && ids->slot[idx])
+		idx++;
+	if (idx == ids->max)
+		return -ENOSPC;
+	struct proc *p = curproc();         /* NULL in kernel tests: root */
+	o->key = key;
+	o->uid = o->cuid = p ? READ_ONCE(p->cred.euid) : 0;
+	o->gid = o->cgid = p ? READ_ONCE(p->cred.egid) : 0;
+	o->mode = mode & 0777;
+	o->seq = ids->seq++;
+	if (ids->seq >= (1 << 16) >> 1)     /* ids stay positive ints */
+		ids->seq = 0;
+	o->id = (o->seq << IPCMNI_SHIFT) | idx;
+	o->removed = false;
+	ids->slot[idx] = o;
+	ids->used++;
+	if (idx >= ids->top)
+		ids->top = idx + 1;
+	return o->id;
+}
+
+void ipc_remove_locked(struct ipc_ids *ids, struct ipc_obj *o)
+{
+	KASSERT(simple_lock_held(&ids->lock));
+	if (o->removed)
+		return;
+	int idx = o->id & (IPCMNI - 1);
+	KASSERT(ids->slot[idx] == o);
+	ids->slot[idx] = NULL;
+	ids->used--;
+	while (ids->top > 0 && ids->slot[ids->top - 1] == NULL)
+		ids->top--;
+	o->removed = true;
+	o->key = IPC_PRIVATE;
+}
+
+int ipc_permission(const struct ipc_obj *o, int may)
+{
+	struct cred *c = &curproc()->cred;
+	uint32_t euid = READ_ONCE(c->euid);
+	if (euid == 0)
+		return 0;
+	uint32_t bits = o->mode;
+	if (euid == o->uid || euid == o->cuid)
+		bits >>= 6;
+	else if (vfs_in_group(o->gid, false) || vfs_in_group(o->cgid, false))
+		bits >>= 3;
+	return (may & ~bits & 7) ? -EACCES : 0;
+}
+
+bool ipc_owner(const struct ipc_obj *o)
+{
+	uint32_t euid = READ_ONCE(curproc()->cred.euid);
+	return euid == 0 || euid == o->uid || euid == o->cuid;
+}
+
+void ipc_perm_out(const struct ipc_obj *o, struct uipc_perm *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->key = o->key;
+	u->uid = o->uid;
+	u->gid = o->gid;
+	u->cuid = o->cuid;
+	u->cgid = o->cgid;
+	u->mode = o->mode;
+	u->seq = o->seq;
+}
+
+void ipc_perm_set(struct ipc_obj *o, const struct uipc_perm *u)
+{
+	o->uid = u->uid;
+	o->gid = u->gid;
+	o->mode = (o->mode & ~0777u) | (u->mode & 0777);
+}
+
+const char *ipc_octal(uint32_t mode, char *buf)
+{
+	char tmp[8];
+	int n = 0;
+	mode &= 07777;
+	do {
+		tmp[n++] = (char)('0' + (mode & 7));
+		mode >>= 3;
+	} while (mode);
+	for (int i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = 0;
+	return buf;
+}
+
+int64_t ipc_now(void)
+{
+	return (int64_t)(time_realtime_ns() / NSEC_PER_SEC);
+}
+
+void ipc_sleeper_init(struct ipc_sleeper *s)
+{
+	waitq_init(&s->wq);
+	s->status = IPC_PENDING;
+}
+
+void ipc_sleeper_done_locked(struct ipc_sleeper *s, int status)
+{
+	uint64_t fl = disable_lock(&s->wq.lock);
+	s->status = status;
+	waitq_wakeup_one_locked(&s->wq);
+	unlock_enable(&s->wq.lock, fl);
+}
+
+int ipc_sleeper_wait(struct ipc_sleeper *s, uint64_t deadline)
+{
+	int r = 0;
+	uint64_t fl = disable_lock(&s->wq.lock);
+	while (s->status == IPC_PENDING) {
+		if (deadline) {
+			uint64_t now = time_monotonic_ns();
+			if (now >= deadline) {
+				r = -ETIMEDOUT;
+				break;
+			}
+			r = waitq_sleep_timeout_intr_locked(&s->wq,
+							    (deadline - now + TICK_NS - 1) / TICK_NS);
+		} else {
+			r = waitq_sleep_intr_locked(&s->wq);
+		}
+		if (r == -EINTR)
+			break;
+		r = 0;
+	}
+	int st = s->status;
+	unlock_enable(&s->wq.lock, fl);
+	/* The callers decide about restarting (System V calls never restart
+	 * after a handler). */
+	curthread()->sig.intr_restart = false;
+	return st != IPC_PENDING ? st : r;
+}
+
+int ipc_timeout(uint64_t uts, bool abs, uint64_t *deadline)
+{
+	int64_t ts[2];
+	if (copyin(ts, (const void *)uts, sizeof(ts)))
+		return -EFAULT;
+	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= (int64_t)NSEC_PER_SEC)
+		return -EINVAL;
+	uint64_t ns = ts[0] > (int64_t)(~0UL / NSEC_PER_SEC / 4) ? ~0UL / 4 :
+		      (uint64_t)ts[0] * NSEC_PER_SEC + (uint64_t)ts[1];
+	uint64_t now = time_monotonic_ns();
+	if (abs) {
+		uint64_t rnow = time_realtime_ns();
+		ns = ns > rnow ? ns - rnow : 0;
+	}
+	*deadline = now + ns + 1;     /* never 0 */
+	return 0;
+}
