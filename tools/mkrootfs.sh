@@ -8,7 +8,9 @@ echo "dir /bin 755 0 0"
 echo "dir /sbin 755 0 0"
 echo "dir /usr/bin 755 0 0"
 echo "dir /usr/sbin 755 0 0"
-for d in dev proc sys tmp root etc; do echo "dir /$d 755 0 0"; done
+for d in dev proc sys root etc; do echo "dir /$d 755 0 0"; done
+echo "dir /tmp 1777 0 0"
+echo "slink /etc/mtab /proc/mounts 777 0 0"   # df, mount -a look here (Linux: a link)
 echo "file /bin/busybox $BUSYBOX 755 0 0"
 "$BUSYBOX" --list-full | while read -r path; do
 	[ "$path" = "bin/busybox" ] && continue

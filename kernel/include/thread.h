@@ -58,6 +58,7 @@ struct thread {
 	int policy;                  /* (t) SCHED_OTHER, FIFO, RR, BATCH, IDLE */
 	int rt_priority;             /* (t) 1..99 for FIFO/RR (Linux numbering) */
 	int nice;                    /* (t) -20..19 for time-share */
+	int ioprio;                  /* [a] ioprio_set's value (class << 13 | data); 0: none */
 	int base_pri;                /* (t) priority from policy, nice and CPU use */
 	int pri;                     /* (t) effective: base_pri or a lock boost */
 	int boosted;                 /* (t) boost count (L8) */

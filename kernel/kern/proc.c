@@ -753,6 +753,7 @@ static void clone_user_state(struct thread *t, struct trapframe *tf, uint64_t fl
 	t->policy = pt->policy;
 	t->rt_priority = pt->rt_priority;
 	t->nice = pt->nice;
+	t->ioprio = READ_ONCE(pt->ioprio);   /* inherited, as Linux copies io_context's */
 	t->affinity = pt->affinity;
 	struct trapframe *ctf = thread_utf(t);
 	*ctf = *tf;

@@ -554,6 +554,130 @@ SYSCALL(141, setpriority)
 	return r < 0 ? r : op.err;
 }
 
+/* ---- I/O priority ---- */
+
+/*
+ * ioprio_set/ioprio_get: the value is kept per thread (inherited by fork
+ * and clone) and reported, but tmpfs does no I/O to schedule by it.
+ * Classes: 0 none (data 0), 1 real time (root), 2 best effort (data 0-7),
+ * 3 idle.  Who: 1 a thread (0: the caller), 2 a process group, 3 a user.
+ */
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_WHO_PGRP 2
+#define IOPRIO_WHO_USER 3
+
+struct ioprio_op {
+	bool set;
+	int value;          /* set: the new one; get: the best found */
+	int found, err;
+	bool by_uid;
+	uint32_t uid;
+	struct cred me;
+};
+
+/* Linux's ioprio_best: a lower class number wins, then lower data; none
+ * counts as best effort with data 4 (nice 0). */
+static int ioprio_rank(int v)
+{
+	int cls = v >> 13, data = v & 0x1fff;
+	if (cls == 0) {
+		cls = 2;
+		data = 4;
+	}
+	return cls << 13 | data;
+}
+
+static int ioprio_one(struct proc *p, void *arg)
+{
+	struct ioprio_op *op = arg;
+	simple_lock(&p->lock);
+	uint32_t ruid = p->cred.ruid, euid = p->cred.euid;
+	simple_unlock(&p->lock);
+	if (op->by_uid && ruid != op->uid)
+		return 0;
+	op->found++;
+	struct thread *t = p->thread;
+	if (!op->set) {
+		int v = READ_ONCE(t->ioprio);
+		if (op->found == 1 || ioprio_rank(v) < ioprio_rank(op->value))
+			op->value = v;
+		return 0;
+	}
+	if (ruid != op->me.euid && ruid != op->me.ruid && euid != op->me.euid &&
+	    op->me.euid != 0) {
+		op->err = -EPERM;
+		return 0;
+	}
+	WRITE_ONCE(t->ioprio, op->value);
+	return 0;
+}
+
+static int ioprio_do(int which, int who, struct ioprio_op *op)
+{
+	struct proc *me = curproc();
+	op->me = me->cred;
+	switch (which) {
+	case IOPRIO_WHO_PROCESS: {
+		struct thread *t = who ? thread_lookup(who) : curthread();
+		if (!t || !READ_ONCE(t->tg_live) || !t->proc) {
+			if (t && who)
+				thread_unref(t);
+			return -ESRCH;
+		}
+		struct proc *p = t->proc;
+		if (op->set && p != me && me->cred.euid != 0) {
+			simple_lock(&p->lock);
+			uint32_t ruid = p->cred.ruid, euid = p->cred.euid;
+			simple_unlock(&p->lock);
+			if (ruid != me->cred.euid && ruid != me->cred.ruid && euid != me->cred.euid)
+				op->err = -EPERM;
+		}
+		if (!op->err) {
+			if (op->set)
+				WRITE_ONCE(t->ioprio, op->value);
+			else
+				op->value = READ_ONCE(t->ioprio);
+		}
+		op->found = 1;
+		if (who)
+			thread_unref(t);
+		break;
+	}
+	case IOPRIO_WHO_PGRP:
+		if (who < 0 || proc_foreach_pgrp_alive(who, ioprio_one, op) < 0)
+			return -ESRCH;
+		break;
+	case IOPRIO_WHO_USER:
+		op->by_uid = true;
+		op->uid = who ? (uint32_t)who : me->cred.ruid;
+		proc_foreach_every(ioprio_one, op);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!op->found)
+		return -ESRCH;
+	return op->err;
+}
+
+SYSCALL(251, ioprio_set)
+{
+	int v = (int)a2, cls = v >> 13, data = v & 0x1fff;
+	if (cls > 3 || cls < 0 || (cls == 0 && data) || ((cls == 1 || cls == 2) && data >= 8))
+		return -EINVAL;
+	if (cls == 1 && READ_ONCE(curproc()->cred.euid) != 0)
+		return -EPERM;                   /* CAP_SYS_ADMIN / CAP_SYS_NICE */
+	struct ioprio_op op = { .set = true, .value = v };
+	return ioprio_do((int)a0, (int)a1, &op);
+}
+
+SYSCALL(252, ioprio_get)
+{
+	struct ioprio_op op = { .set = false };
+	int r = ioprio_do((int)a0, (int)a1, &op);
+	return r < 0 ? r : op.value;
+}
+
 /* ---- resource limits ---- */
 
 struct rlimit64 {
