@@ -61,6 +61,7 @@
 	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
+	X(LC_NTP,          "ntp",           62, IPL_NONE, SIMPLE, "adjtimex's clock state (time.c): status, offset, frequency, errors, tick; takes nothing") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \

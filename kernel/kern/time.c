@@ -253,6 +253,156 @@ static void set_realtime(uint64_t ns)
 	timerfd_clock_was_set();
 }
 
+/* ---- adjtimex, clock_adjtime ---- */
+
+/*
+ * The kernel's NTP state as adjtimex(2) reports and sets it.  The clock is
+ * not disciplined by it (no phase-locked loop: the emulated TSC is what it
+ * is); the values are kept and returned, ADJ_SETOFFSET steps the clock,
+ * and the return value follows STA_UNSYNC as Linux's.
+ */
+struct ktimex {
+	uint32_t modes;
+	int32_t pad0;
+	int64_t offset, freq, maxerror, esterror;
+	int32_t status, pad1;
+	int64_t constant, precision, tolerance;
+	int64_t time_sec, time_usec;
+	int64_t tick, ppsfreq, jitter;
+	int32_t shift, pad2;
+	int64_t stabil, jitcnt, calcnt, errcnt, stbcnt;
+	int32_t tai;
+	int32_t reserved[11];
+};
+
+#define ADJ_OFFSET            0x0001
+#define ADJ_FREQUENCY         0x0002
+#define ADJ_MAXERROR          0x0004
+#define ADJ_ESTERROR          0x0008
+#define ADJ_STATUS            0x0010
+#define ADJ_TIMECONST         0x0020
+#define ADJ_TAI               0x0080
+#define ADJ_SETOFFSET         0x0100
+#define ADJ_MICRO             0x1000
+#define ADJ_NANO              0x2000
+#define ADJ_TICK              0x4000
+#define ADJ_ADJTIME           0x8000      /* with ADJ_OFFSET: ADJ_OFFSET_SINGLESHOT */
+#define ADJ_OFFSET_READONLY   0x2000      /* with ADJ_ADJTIME: ADJ_OFFSET_SS_READ */
+#define STA_UNSYNC            0x0040
+#define STA_NANO              0x2000
+#define STA_RONLY             0xff00      /* status bits the kernel owns */
+#define TIME_OK               0
+#define TIME_ERROR            5
+#define USER_HZ               100
+
+static struct simple_lock ntp_lock = SIMPLE_LOCK_INIT(LC_NTP);
+static struct {                 /* (ntp_lock) */
+	int64_t offset, freq, maxerror, esterror, constant, tick;
+	int64_t adjust;             /* adjtime(3)'s pending adjustment (us) */
+	int32_t status, tai;
+} ntp = { 0, 0, 16000000, 16000000, 2, 1000000 / USER_HZ, 0, STA_UNSYNC, 0 };
+
+/* Linux's timekeeping_validate_timex, in its order (unknown mode bits are
+ * ignored, as there). */
+static int timex_validate(const struct ktimex *t)
+{
+	if (t->modes & ADJ_ADJTIME) {
+		if (!(t->modes & ADJ_OFFSET_READONLY) && !may_set_time())
+			return -EPERM;
+	} else {
+		if (t->modes && !may_set_time())
+			return -EPERM;
+		if ((t->modes & ADJ_TICK) &&
+		    (t->tick < 900000 / USER_HZ || t->tick > 1100000 / USER_HZ))
+			return -EINVAL;
+	}
+	if (t->modes & ADJ_SETOFFSET) {
+		if (!may_set_time())
+			return -EPERM;
+		int64_t lim = (t->modes & ADJ_NANO) ? (int64_t)NSEC_PER_SEC : 1000000;
+		if (t->time_usec < 0 || t->time_usec >= lim)
+			return -EINVAL;
+	}
+	if ((t->modes & ADJ_FREQUENCY) &&
+	    (t->freq < INT64_MIN / 1000000 || t->freq > INT64_MAX / 1000000))
+		return -EINVAL;
+	return 0;
+}
+
+static int do_adjtimex(uint64_t utx)
+{
+	struct ktimex t;
+	if (copyin(&t, (const void *)utx, sizeof(t)) < 0)
+		return -EFAULT;
+	int r = timex_validate(&t);
+	if (r)
+		return r;
+	if (t.modes & ADJ_SETOFFSET) {
+		int64_t ns = t.time_sec * (int64_t)NSEC_PER_SEC +
+			     ((t.modes & ADJ_NANO) ? t.time_usec : t.time_usec * 1000);
+		set_realtime(time_realtime_ns() + (uint64_t)ns);
+	}
+	uint64_t fl = disable_lock(&ntp_lock);
+	int64_t old_adjust = ntp.adjust;
+	if (t.modes & ADJ_ADJTIME) {
+		if (!(t.modes & ADJ_OFFSET_READONLY))
+			ntp.adjust = t.offset;
+	} else if (t.modes & ADJ_OFFSET) {
+		ntp.offset = t.offset;
+	}
+	if (t.modes & ADJ_STATUS)
+		ntp.status = (ntp.status & STA_RONLY) | (t.status & ~STA_RONLY);
+	if (t.modes & ADJ_NANO)
+		ntp.status |= STA_NANO;
+	if (t.modes & ADJ_MICRO)
+		ntp.status &= ~STA_NANO;
+	if (t.modes & ADJ_FREQUENCY)
+		ntp.freq = t.freq;
+	if (t.modes & ADJ_MAXERROR)
+		ntp.maxerror = t.maxerror;
+	if (t.modes & ADJ_ESTERROR)
+		ntp.esterror = t.esterror;
+	if (t.modes & ADJ_TIMECONST)
+		ntp.constant = t.constant;
+	if ((t.modes & ADJ_TAI) && t.constant >= 0)
+		ntp.tai = (int32_t)t.constant;
+	if (t.modes & ADJ_TICK)
+		ntp.tick = t.tick;
+	bool nano = ntp.status & STA_NANO;
+	int state = (ntp.status & STA_UNSYNC) ? TIME_ERROR : TIME_OK;
+	t.offset = (t.modes & ADJ_ADJTIME) ? old_adjust : ntp.offset;
+	t.freq = ntp.freq;
+	t.maxerror = ntp.maxerror;
+	t.esterror = ntp.esterror;
+	t.status = ntp.status;
+	t.constant = ntp.constant;
+	t.tick = ntp.tick;
+	t.tai = ntp.tai;
+	unlock_enable(&ntp_lock, fl);
+	t.precision = 1;
+	t.tolerance = 500 << 16;          /* 500 ppm, scaled as Linux */
+	uint64_t now = time_realtime_ns();
+	t.time_sec = (int64_t)(now / NSEC_PER_SEC);
+	t.time_usec = (int64_t)(now % NSEC_PER_SEC) / (nano ? 1 : 1000);
+	t.ppsfreq = t.jitter = t.stabil = t.jitcnt = t.calcnt = t.errcnt = t.stbcnt = 0;
+	t.shift = 0;
+	if (copyout((void *)utx, &t, sizeof(t)) < 0)
+		return -EFAULT;
+	return state;
+}
+
+SYSCALL(159, adjtimex) { return do_adjtimex(a0); }
+
+SYSCALL(305, clock_adjtime)
+{
+	int clk = (int)a0;
+	if (clk == CLOCK_REALTIME)
+		return do_adjtimex(a1);
+	if (!clock_valid(clk) && clk >= 0)
+		return -EINVAL;
+	return -EOPNOTSUPP;               /* other clocks cannot be adjusted (Linux) */
+}
+
 SYSCALL(227, clock_settime)
 {
 	int clk = (int)a0;
