@@ -378,9 +378,9 @@ int fd_close(int fd)
 	return 0;
 }
 
-/* CLOSE_RANGE_UNSHARE: a table of our own if another process shares ours
- * (CLONE_FILES).  The other threads of this process keep using it. */
-static int fdtable_unshare(void)
+/* CLOSE_RANGE_UNSHARE, unshare(CLONE_FILES): a table of our own if another
+ * process shares ours (CLONE_FILES).  Our threads use the new one. */
+int fdtable_unshare(void)
 {
 	struct proc *p = curproc();
 	struct fdtable *old = p->fdt;
@@ -393,6 +393,23 @@ static int fdtable_unshare(void)
 	p->fdt = n;
 	simple_unlock(&p->lock);
 	fdtable_close_all(old);          /* our reference; the sharers keep theirs */
+	return 0;
+}
+
+/* unshare(CLONE_FS): cwd, root and umask of our own if shared. */
+int fs_info_unshare(void)
+{
+	struct proc *p = curproc();
+	struct fs_info *old = p->fs;
+	if (READ_ONCE(old->refcnt) == 1)
+		return 0;
+	struct fs_info *n = fs_info_copy(old);
+	if (!n)
+		return -ENOMEM;
+	simple_lock(&p->lock);
+	p->fs = n;
+	simple_unlock(&p->lock);
+	fs_info_unref(old);
 	return 0;
 }
 

@@ -170,6 +170,10 @@ int fd_close(int fd);
 #define CLOSE_RANGE_UNSHARE 2
 #define CLOSE_RANGE_CLOEXEC 4
 int fd_close_range(unsigned first, unsigned last, unsigned flags);
+/* unshare(2): a descriptor table / cwd-root-umask of the process's own if
+ * another process shares it (CLONE_FILES, CLONE_FS); 0 or -ENOMEM. */
+int fdtable_unshare(void);
+int fs_info_unshare(void);
 /* The inode of the cwd / root (referenced). */
 struct inode *cwd_get(void);
 struct inode *root_get(void);

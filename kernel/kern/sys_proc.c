@@ -412,6 +412,43 @@ SYSCALL(322, execveat)
 	return do_execve(tf, (int)a0, a1, a2, a3, flags);
 }
 
+/*
+ * unshare(flags): CLONE_FILES and CLONE_FS give the process its own copy
+ * of a descriptor table or cwd/root/umask shared with another process (for
+ * the whole process: threads share them here, Linux would give only the
+ * caller a copy); CLONE_SYSVSEM has nothing to detach (SEM_UNDO lists are
+ * never shared); CLONE_THREAD, SIGHAND and VM only in a single-threaded
+ * process that shares neither (EINVAL otherwise, as Linux).  Namespaces
+ * need root (EPERM) and are not offered (EINVAL: a kernel built without
+ * them).
+ */
+#define UNSHARE_NS (0x20000 | 0x4000000 | 0x8000000 | 0x10000000 | 0x20000000 | 0x40000000 | \
+		    0x2000000 | 0x80)   /* NEWNS, UTS, IPC, USER, PID, NET, CGROUP, TIME */
+#define UNSHARE_OK (CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM | CLONE_FILES | \
+		    CLONE_SYSVSEM | UNSHARE_NS)
+
+SYSCALL(272, unshare)
+{
+	uint64_t f = a0 & 0xffffffffUL;
+	if (f & ~(uint64_t)UNSHARE_OK)
+		return -EINVAL;
+	struct proc *p = curproc();
+	if (f & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) {
+		if (READ_ONCE(p->nthreads) > 1)
+			return -EINVAL;
+		if ((f & CLONE_VM) && READ_ONCE(p->map->refcnt) > 1)
+			return -EINVAL;
+	}
+	if (f & UNSHARE_NS)
+		return READ_ONCE(p->cred.euid) == 0 ? -EINVAL : -EPERM;
+	int r = 0;
+	if (f & CLONE_FILES)
+		r = fdtable_unshare();
+	if (!r && (f & CLONE_FS))
+		r = fs_info_unshare();
+	return r;
+}
+
 SYSCALL(109, setpgid) { return proc_setpgid((int)a0, (int)a1); }
 
 SYSCALL(121, getpgid)
