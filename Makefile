@@ -128,7 +128,11 @@ FS_OBJS := \
 	fs/initramfs_test.o \
 	fs/vfs_test.o
 
-OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS))
+NET_OBJS := \
+	net/socket.o \
+	net/unix.o
+
+OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(NET_OBJS))
 
 .PHONY: all run test bench qemu-gdb clean deps run-deps docs
 

@@ -35,6 +35,7 @@ struct kpollfd {
 };
 int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns);
 int pipe_fionread(struct file *f, int *n);
+bool sock_stat_mode(struct file *f, uint32_t *mode);    /* kernel/net/socket.c */
 
 /* ---- paths ---- */
 
@@ -612,7 +613,10 @@ static void stat_anon(struct file *f, struct fs_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->nlink = 1;
-	if (f->fops && f->fops->anon_name) {
+	if (sock_stat_mode(f, &st->mode)) {
+		st->ino = (uint64_t)f->priv >> 6;
+		st->dev = 8;
+	} else if (f->fops && f->fops->anon_name) {
 		st->mode = 0600;             /* Linux's anonymous inodes: no type */
 		st->dev = 15;
 		st->ino = 1;

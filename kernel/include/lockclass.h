@@ -22,6 +22,7 @@
 	X(LC_VNODE,        "vnode",         14, IPL_NONE, COMPLEX, "an inode: a directory's entries (write: create, unlink; read: getdents), a file's data and size (write: write, truncate; read: read); rename takes a second one by try-lock") \
 	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy; splice and tee between two pipes take the second by try-lock") \
 	X(LC_TTY,          "tty",           16, IPL_NONE, COMPLEX, "a terminal's writers: one write(2)'s output stays whole (its state is under its wait queue's lock)") \
+	X(LC_UNIX_IO,      "unix_io",       17, IPL_NONE, COMPLEX, "an AF_UNIX socket's readers: one at a time removes from its receive queue, held across the copy out (kernel/net/unix.c)") \
 	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
@@ -37,6 +38,8 @@
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks") \
 	X(LC_PTIMERS,      "ptimers",       36, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick") \
+	X(LC_UNIX_NAMES,   "unix_names",    37, IPL_NONE, SIMPLE, "the AF_UNIX name table (bound paths and abstract names), every socket's address and file, the list of all unix sockets, the in-flight descriptor counts (with the queue's socket lock) and the collector's marks") \
+	X(LC_UNIX_SOCK,    "unix_sock",     38, IPL_NONE, SIMPLE, "an AF_UNIX socket: state, peer, shutdown, options, receive queue and a listener's queue of connections; never two at once") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
 	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
