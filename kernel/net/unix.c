@@ -354,14 +354,15 @@ static bool addr_is_abstract(const struct ksockaddr *a)
 }
 
 /* The bound socket with address a (abstract) or inode ip (path); referenced.
- * Names lock held. */
-static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip)
+ * Names lock held.  Abstract names are per socket type (Linux). */
+static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, int type)
 {
 	for (struct usock *s = all_socks; s; s = s->all_next) {
 		if (!s->in_table)
 			continue;
 		if (ip ? s->bound_ip == ip :
-		    (!s->bound_ip && s->addr->len == a->len && !memcmp(s->addr->b, a->b, a->len))) {
+		    (!s->bound_ip && s->type == type && s->addr->len == a->len &&
+		     !memcmp(s->addr->b, a->b, a->len))) {
 			sock_ref(s);
 			return s;
 		}
@@ -444,13 +445,13 @@ int unix_bind(struct usock *s, const struct ksockaddr *a)
 			for (int i = 0; i < 5; i++)
 				na->b[3 + i] = "0123456789abcdef"[(v >> (16 - 4 * i)) & 0xf];
 			na->len = 8;
-			struct usock *o = lookup_locked(na, NULL);
+			struct usock *o = lookup_locked(na, NULL, s->type);
 			if (!o)
 				break;
 			fetch_and_add(&o->refcnt, -1UL);   /* still bound: not the last */
 		}
 	} else if (!ip) {
-		struct usock *o = lookup_locked(na, NULL);
+		struct usock *o = lookup_locked(na, NULL, s->type);
 		if (o) {
 			fetch_and_add(&o->refcnt, -1UL);
 			r = -EADDRINUSE;
@@ -473,7 +474,7 @@ int unix_bind(struct usock *s, const struct ksockaddr *a)
 
 /* The bound socket that address a names, referenced: 0, -ENOENT, -EACCES,
  * -ECONNREFUSED. */
-static int find_target(const struct ksockaddr *a, struct usock **out)
+static int find_target(const struct ksockaddr *a, int type, struct usock **out)
 {
 	struct inode *ip = NULL;
 	if (!addr_is_abstract(a)) {
@@ -499,7 +500,7 @@ static int find_target(const struct ksockaddr *a, struct usock **out)
 		}
 	}
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(a, ip);
+	struct usock *t = lookup_locked(a, ip, type);
 	simple_unlock(&names_lock);
 	if (ip)
 		vnode_put(ip);
@@ -581,7 +582,7 @@ static int dgram_connect(struct usock *s, const struct ksockaddr *a)
 {
 	struct usock *t = NULL;
 	if (a->len >= 2 && a->b[0] != AF_UNSPEC) {
-		int r = find_target(a, &t);
+		int r = find_target(a, s->type, &t);
 		if (r)
 			return r;
 		if (t->type != s->type) {
@@ -618,7 +619,7 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	if (a->len <= 2)
 		return -EINVAL;
 	struct usock *t;
-	int r = find_target(a, &t);
+	int r = find_target(a, s->type, &t);
 	if (r)
 		return r;
 	struct usock *e = usock_new(s->type);
@@ -988,7 +989,7 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 	if (km->name.len) {
 		if (km->name.len < 2 || km->name.b[0] != AF_UNIX || km->name.len <= 2)
 			return -EINVAL;
-		e = find_target(&km->name, &r);
+		e = find_target(&km->name, s->type, &r);
 		if (e)
 			return e;
 		if (r->type != SOCK_DGRAM) {
@@ -999,9 +1000,7 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 		e = s->shut & SEND_SHUT ? -EPIPE : 0;
 		simple_unlock(&s->lock);
 	} else {
-		e = send_peer(s, &r);
-		if (e == -ENOTCONN)
-			e = -EDESTADDRREQ;
+		e = send_peer(s, &r);         /* Linux: ENOTCONN, not EDESTADDRREQ */
 	}
 	if (e) {
 		if (e == -EPIPE) {
@@ -1127,79 +1126,89 @@ static void told_room(struct usock *s)
 	}
 }
 
+/* What one read gathers besides the data: the first message's sender and
+ * credentials, the descriptors of (at most) one message. */
+struct recv_state {
+	bool any;                        /* a message was read */
+	struct kucred cred;
+	struct file **fds;
+	int nfds;
+};
+
+/* Whether a stream read may go on from message m (Linux: never past a
+ * message with descriptors; with SO_PASSCRED never across senders). */
+static bool may_gather(const struct recv_state *st, const struct umsg *m, bool passcred)
+{
+	if (!st->any)
+		return true;
+	if (st->fds)
+		return false;
+	return !passcred || (m->cred.pid == st->cred.pid && m->cred.uid == st->cred.uid &&
+			     m->cred.gid == st->cred.gid);
+}
+
 /*
- * Read from s (io held).  Returns bytes (a stream may gather several
- * messages), 0 at end, or -errno; the control data of the first message
- * read goes to km.
+ * Read from s (io held) into km.  Returns the bytes (a stream gathers
+ * messages), 0 at the end, or -errno; fills st.  *freed: a message went.
  */
-static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool *freed)
+static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool *freed,
+			   struct recv_state *st)
 {
 	bool stream = s->type == SOCK_STREAM, peek = km->flags & MSG_PEEK;
 	size_t want = km->iov.left, copied = 0;
 	size_t target = stream && (km->flags & MSG_WAITALL) && !peek ? want : 1;
 	uint64_t deadline = deadline_of(READ_ONCE(s->rcvtimeo));
-	size_t peek_off = 0;
-	struct umsg *pm = NULL;
+	struct umsg *pm = NULL;          /* peek: the last message peeked */
 	for (;;) {
 		simple_lock(&s->lock);
-		struct umsg *m = peek ? (pm ? pm->next : s->qhead) : s->qhead;
+		struct umsg *m = pm ? pm->next : s->qhead;
+		bool passcred = s->passcred;
 		if (!m) {
 			bool end = (s->shut & RCV_SHUT) || s->dead;
-			int err = s->err;
-			if (err && !copied)
+			int err = copied ? 0 : s->err;
+			if (err)
 				s->err = 0;
-			bool passcred = s->passcred;
 			simple_unlock(&s->lock);
-			(void)passcred;
-			if (copied >= target || (copied && (end || nonblock)))
+			if (copied >= target || (copied && (end || nonblock || peek)))
 				return (ssize_t)copied;
-			if (err && !copied)
+			if (err)
 				return -err;
 			if (end)
 				return 0;
-			if (nonblock || (copied && peek))
-				return copied ? (ssize_t)copied : -EAGAIN;
+			if (nonblock)
+				return -EAGAIN;
 			lock_done(&s->io);
 			int e = wait_data(s, deadline);
 			lock_write(&s->io);
 			if (e)
 				return copied ? (ssize_t)copied : e;
-			pm = NULL;
-			peek_off = 0;
-			if (peek && copied)
-				return (ssize_t)copied;
 			continue;
 		}
-		bool passcred = s->passcred;
-		size_t off = peek ? (pm == NULL ? m->off : 0) : m->off;
-		(void)peek_off;
+		size_t off = pm ? 0 : m->off;
 		simple_unlock(&s->lock);
-		/* a stream does not gather across messages carrying descriptors,
-		 * or with other credentials */
-		if (copied && (m->nfds || !stream))
+		if (!may_gather(st, m, passcred) || (st->any && !stream))
 			return (ssize_t)copied;
 		size_t avail = m->len - off;
 		size_t k = MIN(avail, want - copied);
 		if (kiov_copyout(&km->iov, m->data + off, k))
 			return copied ? (ssize_t)copied : -EFAULT;
-		if (copied == 0) {
+		if (!st->any) {
+			st->any = true;
+			st->cred = m->cred;
 			km->name = m->from;
-			struct file **fds = NULL;
-			int n = m->nfds ? take_fds(s, m, peek, &fds) : 0;
-			int ce = sock_put_cmsgs(km, passcred ? &m->cred : NULL, fds, n);
-			if (ce)
-				return ce;
 		}
+		bool had_fds = m->nfds != 0;
+		if (had_fds)
+			st->nfds = take_fds(s, m, peek, &st->fds);
 		copied += k;
 		if (!stream) {
-			if (k < avail) {
+			if (k < avail)
 				km->oflags |= MSG_TRUNC;
-			}
 			if (km->flags & MSG_TRUNC)
 				copied = m->len;
 		}
 		if (peek) {
-			if (!stream || copied >= want)
+			if (!stream || copied >= want || had_fds)
 				return (ssize_t)copied;
 			pm = m;
 			continue;
@@ -1218,9 +1227,7 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 			umsg_free(done);
 			*freed = true;
 		}
-		if (!stream || copied >= want)
-			return (ssize_t)copied;
-		if (copied >= target && !READ_ONCE(s->qhead))
+		if (!stream || copied >= want || had_fds)
 			return (ssize_t)copied;
 	}
 }
@@ -1231,15 +1238,22 @@ ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
 		return -EOPNOTSUPP;
 	if (s->type != SOCK_DGRAM) {
 		int st = READ_ONCE(s->state);
-		if (st == US_LISTEN || st == US_UNCONNECTED)
+		if (st == US_LISTEN || st == US_UNCONNECTED || st == US_CONNECTING)
 			return -EINVAL;
 	}
 	bool freed = false;
+	struct recv_state st = { 0 };
 	lock_write(&s->io);
-	ssize_t r = recv_locked(s, km, nonblock, &freed);
+	ssize_t r = recv_locked(s, km, nonblock, &freed, &st);
+	bool passcred = READ_ONCE(s->passcred);
 	lock_done(&s->io);
 	if (freed || (r > 0 && !(km->flags & MSG_PEEK)))
 		told_room(s);
+	if (st.any) {
+		int e = sock_put_cmsgs(km, passcred ? &st.cred : NULL, st.fds, st.nfds);
+		if (e && r >= 0)
+			r = e;
+	}
 	return r;
 }
 

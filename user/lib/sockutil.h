@@ -6,6 +6,10 @@
 #ifndef SOCKUTIL_H
 #define SOCKUTIL_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* sendmmsg, recvmmsg, struct ucred */
+#endif
+
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* AF_UNIX stream sockets: connect/accept and echo, socketpair, shutdown,
  * EPIPE with SIGPIPE, nonblocking use, MSG_PEEK and MSG_WAITALL, readv and
  * writev, a megabyte through a connection intact. */
-#include <sys/uio.h>
 #include "sockutil.h"
+#include <sys/uio.h>
 
 static int echo_client(void *arg)
 {
