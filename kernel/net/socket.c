@@ -448,7 +448,7 @@ SYSCALL(54, setsockopt)
 	uint32_t len = (uint32_t)a4;
 	char buf[16];
 	if (level != SOL_SOCKET)
-		r = -ENOPROTOOPT;
+		r = -EOPNOTSUPP;                 /* Linux: AF_UNIX has no other level */
 	else if ((int)len < 0)
 		r = -EINVAL;
 	else if (copyin(buf, (void *)a3, MIN(len, sizeof(buf))))
@@ -471,7 +471,7 @@ SYSCALL(55, getsockopt)
 	char buf[16];
 	uint32_t len = 0;
 	if (level != SOL_SOCKET)
-		r = -ENOPROTOOPT;
+		r = -EOPNOTSUPP;                 /* Linux: AF_UNIX has no other level */
 	else if (copyin(&have, (void *)a4, sizeof(have)))
 		r = -EFAULT;
 	else if (have < 0)
