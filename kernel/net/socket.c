@@ -21,6 +21,8 @@
 #define UIO_MAXIOV 1024
 #define MAX_RW     0x7ffff000UL
 
+static void kmsg_free(struct kmsg *m);
+
 /* ---- the socket file ---- */
 
 void *sock_of(struct file *f)
@@ -55,6 +57,8 @@ static ssize_t sock_read(struct file *f, void *ubuf, size_t n, uint64_t *off __u
 {
 	struct kmsg m;
 	struct kiovec v;
+	if (n == 0)
+		return 0;                        /* Linux: read(2) of nothing */
 	kmsg_one(&m, &v, ubuf, n, 0);
 	return unix_recvmsg(f->priv, &m, nonblocking(f, 0));
 }
@@ -206,6 +210,24 @@ static int iov_in(struct kiov *it, uint64_t uiov, uint64_t n)
 	it->n = used;
 	it->left = sum;
 	return 0;
+}
+
+/* readv/writev on socket f: one message (a datagram stays whole). */
+ssize_t sock_rwv(struct file *f, uint64_t uiov, uint64_t cnt, bool write)
+{
+	struct kmsg km;
+	memset(&km, 0, sizeof(km));
+	int r = iov_in(&km.iov, uiov, cnt);
+	if (r)
+		return r == -EMSGSIZE ? -EINVAL : r;
+	ssize_t n;
+	if (!write && km.iov.left == 0)
+		n = 0;
+	else
+		n = write ? unix_sendmsg(f->priv, &km, nonblocking(f, 0)) :
+			    unix_recvmsg(f->priv, &km, nonblocking(f, 0));
+	kmsg_free(&km);
+	return n;
 }
 
 /* ---- addresses ---- */

@@ -950,6 +950,12 @@ static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
 	uint64_t deadline = deadline_of(READ_ONCE(s->sndtimeo));
 	size_t total = km->iov.left, sent = 0;
 	bool packet = s->type == SOCK_SEQPACKET;
+	if (!packet && total == 0) {
+		/* Linux: nothing is queued (an empty message would read as
+		 * end of file); descriptors sent with no data are dropped */
+		sock_unref(p);
+		return 0;
+	}
 	if (packet && total > (size_t)READ_ONCE(s->sndbuf) - 32) {
 		sock_unref(p);
 		return -EMSGSIZE;

@@ -2,6 +2,7 @@
  * MSG_TRUNC (flag out and in), connected and unconnected datagrams,
  * sendto/recvfrom addresses, sendmmsg/recvmmsg, EOF of a packet stream. */
 #include "sockutil.h"
+#include <sys/uio.h>
 
 UT_TEST(dgram_keeps_boundaries)
 {
@@ -170,6 +171,21 @@ UT_TEST(sendmmsg_recvmmsg_move_several)
 	/* MSG_WAITFORONE: returns with what is there after the first */
 	T_EXPECT_EQ(send(sv[0], "z", 1, 0), 1);
 	T_EXPECT_EQ(recvmmsg(sv[1], in, 3, MSG_WAITFORONE, NULL), 1);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+UT_TEST(writev_sends_one_datagram)
+{
+	int sv[2];
+	T_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+	struct iovec w[3] = { { "ab", 2 }, { "", 0 }, { "cde", 3 } };
+	T_EXPECT_EQ(writev(sv[0], w, 3), 5);
+	char x[2], y[8];
+	struct iovec r[2] = { { x, 2 }, { y, 8 } };
+	T_EXPECT_EQ(readv(sv[1], r, 2), 5);
+	T_EXPECT(memcmp(x, "ab", 2) == 0 && memcmp(y, "cde", 3) == 0);
+	T_EXPECT_ERRNO(recv(sv[1], y, 1, MSG_DONTWAIT), EAGAIN);
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -47,6 +47,10 @@ UT_TEST(socketpair_carries_both_ways)
 	int sv[2];
 	T_ASSERT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	char buf[16];
+	/* nothing written is not an end of file */
+	T_EXPECT_EQ(write(sv[0], "", 0), 0);
+	T_EXPECT_EQ(read(sv[1], buf, 0), 0);
+	T_EXPECT_ERRNO(recv(sv[1], buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
 	T_EXPECT_EQ(write(sv[0], "abc", 3), 3);
 	T_EXPECT_EQ(send(sv[0], "def", 3, 0), 3);
 	T_EXPECT_EQ(su_read_full(sv[1], buf, 6), 6);
