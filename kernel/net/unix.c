@@ -939,7 +939,8 @@ static void pipe_error(struct kmsg *km)
 static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	struct usock *p;
-	if (km->name.len)
+	/* Linux: a packet socket ignores the address, a stream refuses it */
+	if (km->name.len && s->type == SOCK_STREAM)
 		return READ_ONCE(s->state) == US_CONNECTED ? -EISCONN : -EOPNOTSUPP;
 	int e = send_peer(s, &p);
 	if (e) {

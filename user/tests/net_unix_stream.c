@@ -2,6 +2,7 @@
  * EPIPE with SIGPIPE, nonblocking use, MSG_PEEK and MSG_WAITALL, readv and
  * writev, a megabyte through a connection intact. */
 #include "sockutil.h"
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 
 static int echo_client(void *arg)
@@ -56,6 +57,9 @@ UT_TEST(socketpair_carries_both_ways)
 	T_EXPECT_EQ(su_read_full(sv[1], buf, 6), 6);
 	T_EXPECT(memcmp(buf, "abcdef", 6) == 0);
 	T_EXPECT_EQ(write(sv[1], "xyz", 3), 3);
+	int avail = -1;
+	T_OK(ioctl(sv[0], FIONREAD, &avail));
+	T_EXPECT_EQ(avail, 3);
 	T_EXPECT_EQ(recv(sv[0], buf, sizeof buf, 0), 3);
 	T_EXPECT(memcmp(buf, "xyz", 3) == 0);
 	close(sv[0]);
