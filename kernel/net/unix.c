@@ -625,7 +625,8 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	struct usock *e = usock_new(s->type);
 	struct ksockaddr *eaddr = kmalloc(sizeof(*eaddr), 0);
 	if (!e || !eaddr) {
-		sock_unref(e);
+		if (e)
+			unix_release(e);      /* off the list of all sockets too */
 		kfree(eaddr);
 		sock_unref(t);
 		return -ENOMEM;
@@ -813,7 +814,9 @@ void unix_release(struct usock *s)
 	wake_all(s);
 	if (p) {
 		simple_lock(&p->lock);
-		if (type != SOCK_DGRAM && p->peer == s) {
+		/* p->peer is still NULL when s is the embryo of a connect
+		 * that has not yet set it (its listener closed meanwhile) */
+		if (type != SOCK_DGRAM && (p->peer == s || !p->peer)) {
 			p->shut = RCV_SHUT | SEND_SHUT;
 			if (unread)
 				p->err = ECONNRESET;

@@ -81,9 +81,15 @@ UT_TEST(connect_needs_write_permission_on_the_file)
 	}
 	int st;
 	waitpid(pid, &st, 0);
-	T_EXPECT(UT_CHILD_OK(st));
-	if (!UT_CHILD_OK(st))
-		ut_diag("child: %s", ut_status_str(st));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+		/* the scratch directory's parents are closed to other users
+		 * (a host run under a private TMPDIR) */
+		ut_skip("the scratch directory is not reachable by another user");
+	} else {
+		T_EXPECT(UT_CHILD_OK(st));
+		if (!UT_CHILD_OK(st))
+			ut_diag("child: %s", ut_status_str(st));
+	}
 	close(l);
 	close(l2);
 	unlink(a.sun_path);
