@@ -145,7 +145,12 @@ IPC_OBJS := \
 	ipc/mqueue.o \
 	ipc/ipc_test.o
 
-OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS))
+NET_OBJS := \
+	net/socket.o \
+	net/unix.o
+
+OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
+	$(NET_OBJS))
 
 .PHONY: all run test bench qemu-gdb clean deps run-deps docs trace
 

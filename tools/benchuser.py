@@ -57,6 +57,7 @@ EXPERIMENT_PROGRAM = {
     "open_close": "sys_ops", "devzero": "sys_ops", "mkdir": "sys_ops",
     "sched_yield": "sys_ops", "brk": "sys_ops", "cond": "cond_pingpong",
     "pthread": "pthread_create_join", "futex": "futex_wake_nowaiter",
+    "unix": "unix_stream",
 }
 
 
@@ -68,6 +69,8 @@ GOALS = [
     ("fork+exit+wait", r"^fork_exit_wait_", 1.5),
     ("fork+exec+wait", r"^fork_exec_wait_", 1.5),
     ("soft-affinity test", r"^softaff_\d+jobs", 1.0),
+    ("unix stream round trips", r"^unix_pingpong_", 1.5),
+    ("unix 64 KB stream throughput", r"^unix_stream_64k", 1.5),
 ]
 
 

@@ -49,8 +49,14 @@ bool file_ref_live(struct file *f)
 
 void file_unref(struct file *f)
 {
-	if (!f || fetch_and_add(&f->refcnt, -1UL) != 1)
+	if (!f)
 		return;
+	void (*hint)(void) = f->fops ? f->fops->unref_hint : NULL;
+	if (fetch_and_add(&f->refcnt, -1UL) != 1) {
+		if (hint)
+			hint();
+		return;
+	}
 	if (READ_ONCE(f->epitems))
 		epoll_file_release(f);
 	if (f->fops && f->fops->release)

@@ -27,6 +27,10 @@ struct kpollfd {
 };
 int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns);
 int pipe_fionread(struct file *f, int *n);
+/* kernel/net/socket.c */
+bool sock_stat_mode(struct file *f, uint32_t *mode);
+void *sock_of(struct file *f);
+ssize_t sock_rwv(struct file *f, uint64_t uiov, uint64_t cnt, bool write);
 
 /* ---- paths ---- */
 
@@ -312,6 +316,14 @@ struct iovec_u {
 
 static ssize_t do_rwv(int fd, uint64_t uiov, uint64_t cnt, int64_t *off, bool write)
 {
+	struct file *sf = off ? NULL : fd_get(fd);
+	if (sf && sock_of(sf)) {
+		/* one message: a datagram is not split per iovec */
+		ssize_t r = sock_rwv(sf, uiov, cnt, write);
+		file_unref(sf);
+		return r;
+	}
+	file_unref(sf);
 	if ((int64_t)cnt < 0 || cnt > 1024)
 		return -EINVAL;
 	struct iovec_u *iov = kmalloc(MAX(cnt, 1) * sizeof(*iov), 0);
@@ -645,7 +657,10 @@ static void stat_anon(struct file *f, struct fs_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->nlink = 1;
-	if (f->fops && f->fops->anon_name) {
+	if (sock_stat_mode(f, &st->mode)) {
+		st->ino = (uint64_t)f->priv >> 6;
+		st->dev = 8;
+	} else if (f->fops && f->fops->anon_name) {
 		st->mode = 0600;             /* Linux's anonymous inodes: no type */
 		st->dev = 15;
 		st->ino = 1;

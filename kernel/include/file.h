@@ -94,6 +94,10 @@ struct file_ops {
 	 * Regular files and pipes have their own paths. */
 	ssize_t (*kread)(struct file *f, void *buf, size_t n, uint64_t *off);
 	ssize_t (*kwrite)(struct file *f, const void *buf, size_t n, uint64_t *off);
+	/* Called (no lock held) after a reference other than the last went;
+	 * no argument: the file may be gone already (unix sockets: the
+	 * collector of descriptors in flight). */
+	void (*unref_hint)(void);
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */

@@ -1,0 +1,156 @@
+/*
+ * Sockets (kernel/net): the generic layer (socket.c: the system calls,
+ * msghdr and control-message marshalling) and the one family, AF_UNIX
+ * (unix.c).  Linux x86_64 numbers and layouts.
+ *
+ * A socket is an open file whose priv is the family's socket (struct usock
+ * for AF_UNIX); sock_of() finds it.  The system calls copy the user's
+ * msghdr into a struct kmsg (iovecs, name, the descriptors and credentials
+ * of the control messages) and hand it to unix.c; unix.c copies the data
+ * with the user iovecs itself (kiov_*), never holding a simple lock across
+ * a copy.
+ *
+ * Lock order (lockclass.h): unix_io (17, a socket's readers, across the
+ * copy out) < unix_names (37, the name table and the list of all sockets
+ * for the descriptor collector) < unix_sock (38, one socket's state and
+ * queue; never two at once) < ... < fdtable (43) < pollhead (48) < waitq.
+ */
+#ifndef CONCERTO_NET_H
+#define CONCERTO_NET_H
+
+#include "types.h"
+
+struct file;
+
+#define AF_UNSPEC 0
+#define AF_UNIX   1
+#define AF_MAX    46
+
+#define SOCK_STREAM    1
+#define SOCK_DGRAM     2
+#define SOCK_RAW       3
+#define SOCK_SEQPACKET 5
+#define SOCK_TYPE_MASK 0xf
+#define SOCK_NONBLOCK  04000
+#define SOCK_CLOEXEC   02000000
+
+#define SOL_SOCKET 1
+
+#define SO_TYPE       3
+#define SO_ERROR      4
+#define SO_SNDBUF     7
+#define SO_RCVBUF     8
+#define SO_PASSCRED   16
+#define SO_PEERCRED   17
+#define SO_RCVTIMEO   20
+#define SO_SNDTIMEO   21
+#define SO_ACCEPTCONN 30
+#define SO_SNDBUFFORCE 32
+#define SO_RCVBUFFORCE 33
+#define SO_PROTOCOL   38
+#define SO_DOMAIN     39
+
+#define SCM_RIGHTS      1
+#define SCM_CREDENTIALS 2
+#define SCM_MAX_FD      253
+
+#define MSG_OOB          0x1
+#define MSG_PEEK         0x2
+#define MSG_CTRUNC       0x8
+#define MSG_TRUNC        0x20
+#define MSG_DONTWAIT     0x40
+#define MSG_EOR          0x80
+#define MSG_WAITALL      0x100
+#define MSG_NOSIGNAL     0x4000
+#define MSG_WAITFORONE   0x10000
+#define MSG_CMSG_CLOEXEC 0x40000000
+
+#define SHUT_RD   0
+#define SHUT_WR   1
+#define SHUT_RDWR 2
+
+#define UNIX_PATH_MAX 108
+#define SUN_LEN_MAX   (2 + UNIX_PATH_MAX)      /* sizeof(struct sockaddr_un) */
+
+/* struct ucred (SO_PEERCRED, SCM_CREDENTIALS). */
+struct kucred {
+	int32_t pid;
+	uint32_t uid, gid;
+};
+
+/* A socket address in kernel memory. */
+struct ksockaddr {
+	uint32_t len;                    /* bytes used (0: none) */
+	char b[SUN_LEN_MAX];
+};
+
+/* Iterator over a user iovec array (kernel copy of the vector). */
+struct kiovec {
+	uint64_t base, len;
+};
+struct kiov {
+	struct kiovec *v;
+	size_t n, i;                     /* entries, current entry */
+	size_t off;                      /* bytes done in entry i */
+	size_t left;                     /* bytes left in all */
+};
+/* Copy up to k bytes between the iterator's user memory and buf, advancing
+ * it: 0 or -EFAULT (the iterator then stands where the fault was). */
+int kiov_copyin(struct kiov *it, void *buf, size_t k);
+int kiov_copyout(struct kiov *it, const void *buf, size_t k);
+
+/* One message: what sendmsg gives and recvmsg fills. */
+struct kmsg {
+	struct kiov iov;
+	struct ksockaddr name;           /* send: destination; recv: the source */
+	int flags;                       /* MSG_* of the call */
+	/* send: the control messages, parsed */
+	struct file **fds;               /* SCM_RIGHTS (referenced) */
+	int nfds;
+	bool has_cred;                   /* SCM_CREDENTIALS given */
+	struct kucred cred;
+	/* recv: results */
+	int oflags;                      /* MSG_TRUNC, MSG_CTRUNC for msg_flags */
+	uint64_t control, controllen;    /* user control buffer */
+	uint64_t controlused;            /* bytes of it filled */
+};
+
+/* ---- socket.c ---- */
+extern const struct file_ops sock_fops;
+/* The socket of an open file, or NULL (not a socket). */
+void *sock_of(struct file *f);
+/* Ready to deliver a peer's signal: SIGPIPE to the calling thread. */
+void sock_sigpipe(void);
+/* Write the control messages: creds (if cred) and the descriptors (installed
+ * here; those that do not fit are closed, MSG_CTRUNC).  Consumes the file
+ * references.  0 or -errno. */
+int sock_put_cmsgs(struct kmsg *m, const struct kucred *cred, struct file **fds, int nfds);
+
+/* ---- unix.c (AF_UNIX) ---- */
+struct usock;
+int unix_create(int type, int protocol, struct usock **out);
+int unix_pair(struct usock *a, struct usock *b);
+void unix_release(struct usock *s);
+int unix_bind(struct usock *s, const struct ksockaddr *a);
+int unix_listen(struct usock *s, int backlog);
+int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock);
+/* A connection from listener s (new socket in *out): 0 or -errno. */
+int unix_accept(struct usock *s, bool nonblock, struct usock **out);
+int unix_shutdown(struct usock *s, int how);
+int unix_getname(struct usock *s, bool peer, struct ksockaddr *a);
+ssize_t unix_sendmsg(struct usock *s, struct kmsg *m, bool nonblock);
+ssize_t unix_recvmsg(struct usock *s, struct kmsg *m, bool nonblock);
+int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len);
+int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len);
+int unix_poll(struct usock *s);
+struct poll_head *unix_poll_head(struct usock *s);
+/* The file of socket s is made (socket, socketpair, accept). */
+void unix_set_file(struct usock *s, struct file *f);
+int unix_type(struct usock *s);
+/* file_ops.unref_hint: a reference to a unix socket file went (not the
+ * last): descriptors in flight may have become garbage. */
+void unix_gc_hint(void);
+/* The bytes waiting (FIONREAD) */
+int unix_inq(struct usock *s);
+
+#endif

@@ -1,0 +1,1517 @@
+/*
+ * AF_UNIX sockets (unix(7)): stream, datagram and sequenced-packet
+ * sockets, path names in tmpfs and the abstract name space, descriptor and
+ * credential passing, and a collector for descriptors in flight.
+ *
+ * A socket (struct usock) has a receive queue of messages (struct umsg):
+ * a sender copies the user's data into a new message with no lock held,
+ * then appends it to the receiver's queue under the receiver's lock
+ * (class unix_sock, simple: never two at once, never across a user copy)
+ * and wakes the receiver after unlocking (seed 002: post after unlock).
+ * Readers of one socket take its io lock (class unix_io, complex) across
+ * the copy out, so only the io holder removes messages from the head while
+ * senders append at the tail.  A stream is a queue of messages read across
+ * their boundaries; datagrams and packets keep them.
+ *
+ * Connections.  A listener's queue of embryos (server sockets made by
+ * connect, not yet accepted) is under its lock; connect makes the embryo,
+ * pairs it with the client, queues it and wakes ONE acceptor
+ * (waitq_wakeup_one: no thundering herd); an acceptor that leaves without
+ * taking a queued connection passes the wakeup on.
+ *
+ * Names.  The name table (a list; class unix_names) maps a bound tmpfs
+ * inode (S_IFSOCK, referenced while bound) or an abstract name to its
+ * socket, and holds the list of all sockets for the collector.  A socket's
+ * address is written once under the table lock.
+ *
+ * Descriptors in flight.  Each socket counts the references to its file
+ * held by messages in queues (inflight; changed with the table lock and
+ * the queue's lock held).  When some reference to a unix socket file goes
+ * while descriptors are in flight (file_ops.unref_hint), unix_gc runs:
+ * under the table lock, sockets whose every file reference is in flight are
+ * candidates; everything reachable from a queue of a non-candidate is
+ * marked (to a fixed point); the queues of the unmarked candidates are
+ * emptied and their messages freed after the lock is dropped, which
+ * releases the cycle (a socket sent over itself and closed).
+ */
+#include "kernel.h"
+#include "atomic.h"
+#include "errno.h"
+#include "file.h"
+#include "kmem.h"
+#include "net.h"
+#include "param.h"
+#include "poll.h"
+#include "proc.h"
+#include "signal.h"
+#include "thread.h"
+#include "timekeep.h"
+#include "usercopy.h"
+#include "vfs.h"
+#include "waitq.h"
+
+#define UNIX_BUF_DEFAULT 212992          /* Linux's wmem_default/rmem_default */
+#define UNIX_BUF_MAX     (2 * 212992)
+#define UNIX_BUF_MIN     4608
+#define STREAM_CHUNK     65536           /* bytes per stream message */
+#define SOMAXCONN        4096
+#define DGRAM_QLEN       512             /* messages queued on a datagram socket */
+
+enum { US_UNCONNECTED, US_LISTEN, US_CONNECTING, US_CONNECTED };
+#define RCV_SHUT  1
+#define SEND_SHUT 2
+
+/* A message in a receive queue.  Lock key: (s) the queue's socket lock;
+ * [I] set before it is queued. */
+struct umsg {
+	struct umsg *next;               /* (s) */
+	size_t len;                      /* [I] data bytes */
+	size_t off;                      /* (s)+io: bytes already read (stream) */
+	struct file **fds;               /* (n)+(s) SCM_RIGHTS, NULL once taken */
+	int nfds;                        /* (n)+(s) */
+	struct kucred cred;              /* [I] the sender's */
+	struct ksockaddr from;           /* [I] the sender's address */
+	char data[];
+};
+
+/*
+ * Lock key: (s) lock, (n) the name table lock, (io) io lock held to remove
+ * from the queue's head, [a] atomic, [I] immutable.  Fields read without
+ * the lock for sleeping (READ_ONCE) are re-checked under the waitq lock
+ * after every change is followed by a wakeup.
+ */
+struct usock {
+	struct complex_lock io;          /* readers, across the copy out */
+	struct simple_lock lock;
+	struct waitq rwait;              /* readers (data) and acceptors (one woken) */
+	struct waitq wwait;              /* writers to this socket (room), connectors */
+	struct poll_head ph;
+	volatile uint64_t refcnt;        /* [a] file + peers + listener queue */
+	int type;                        /* [I] */
+	volatile int state;              /* (s) US_* */
+	volatile int shut;               /* (s) RCV_SHUT, SEND_SHUT */
+	volatile bool dead;              /* (s) released */
+	int err;                         /* (s) SO_ERROR */
+	struct usock *peer;              /* (s) referenced */
+	struct umsg *qhead, *qtail;      /* (s) receive queue */
+	volatile size_t qbytes;          /* (s) data bytes queued */
+	volatile int qlen;               /* (s) messages queued */
+	struct usock *acc_head, *acc_tail; /* (s) listener: embryos */
+	struct usock *acc_next;          /* (s of the listener) */
+	volatile int nacc;               /* (s) embryos queued */
+	int backlog;                     /* (s) */
+	bool passcred;                   /* (s) SO_PASSCRED */
+	int sndbuf, rcvbuf;              /* (s) */
+	uint64_t rcvtimeo, sndtimeo;     /* (s) ns, 0: none */
+	struct kucred peercred;          /* (s) SO_PEERCRED */
+	struct kucred cred;              /* (s) at listen / connect */
+	struct ksockaddr *addr;          /* (n) bound (or a listener's, accepted) */
+	bool in_table;                   /* (n) the name table names it */
+	struct inode *bound_ip;          /* (n) path name's inode (referenced) */
+	struct file *file;               /* (n) its file (NULL: embryo) */
+	volatile uint32_t inflight;      /* (n)+(s of the queue) refs of file in queues */
+	struct usock *all_next, *all_prev; /* (n) all sockets */
+	bool gc_cand, gc_mark;           /* (n) collector */
+};
+
+static struct simple_lock names_lock = SIMPLE_LOCK_INIT(LC_UNIX_NAMES);
+static struct usock *all_socks;          /* (n) */
+static volatile uint64_t total_inflight; /* [a] descriptors of unix sockets in flight */
+static uint32_t autobind_next;           /* (n) */
+
+/* ---- references and creation ---- */
+
+static void sock_ref(struct usock *s)
+{
+	fetch_and_add(&s->refcnt, 1);
+}
+
+static void sock_unref(struct usock *s)
+{
+	if (!s || fetch_and_add(&s->refcnt, -1UL) != 1)
+		return;
+	KASSERT(!s->qhead && !s->acc_head && !s->peer);
+	kfree(s->addr);
+	kfree(s);
+}
+
+static void cred_self(struct kucred *c)
+{
+	struct proc *p = curproc();
+	c->pid = p->pid;
+	c->uid = p->cred.euid;
+	c->gid = p->cred.egid;
+}
+
+static struct usock *usock_new(int type)
+{
+	struct usock *s = kzalloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	complex_lock_init(&s->io, LC_UNIX_IO, 0);
+	simple_lock_init(&s->lock, LC_UNIX_SOCK);
+	waitq_init(&s->rwait);
+	waitq_init(&s->wwait);
+	poll_head_init(&s->ph);
+	s->refcnt = 1;
+	s->type = type;
+	s->sndbuf = s->rcvbuf = UNIX_BUF_DEFAULT;
+	s->peercred.pid = 0;
+	s->peercred.uid = s->peercred.gid = ~0u;
+	simple_lock(&names_lock);
+	s->all_next = all_socks;
+	if (all_socks)
+		all_socks->all_prev = s;
+	all_socks = s;
+	simple_unlock(&names_lock);
+	return s;
+}
+
+int unix_create(int type, int protocol, struct usock **out)
+{
+	if (protocol != 0 && protocol != AF_UNIX)
+		return -EPROTONOSUPPORT;
+	if (type == SOCK_RAW)
+		type = SOCK_DGRAM;
+	if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_SEQPACKET)
+		return -ESOCKTNOSUPPORT;
+	struct usock *s = usock_new(type);
+	if (!s)
+		return -ENOMEM;
+	*out = s;
+	return 0;
+}
+
+void unix_set_file(struct usock *s, struct file *f)
+{
+	simple_lock(&names_lock);
+	s->file = f;
+	simple_unlock(&names_lock);
+}
+
+int unix_type(struct usock *s)
+{
+	return s->type;
+}
+
+struct poll_head *unix_poll_head(struct usock *s)
+{
+	return &s->ph;
+}
+
+/* Wake the sleepers of wq (all, or one) and the pollers of s for events.
+ * No lock held. */
+static void wake(struct usock *s, struct waitq *wq, bool one, uint32_t events)
+{
+	if (wq) {
+		uint64_t x = disable_lock(&wq->lock);
+		if (one)
+			waitq_wakeup_one_locked(wq);
+		else
+			waitq_wakeup_all_locked(wq);
+		unlock_enable(&wq->lock, x);
+	}
+	if (events)
+		poll_wake(&s->ph, events);
+}
+
+static void wake_all(struct usock *s)
+{
+	wake(s, &s->rwait, false, 0);
+	wake(s, &s->wwait, false, POLL_ANY);
+}
+
+/* ---- messages ---- */
+
+static struct umsg *umsg_alloc(size_t len)
+{
+	struct umsg *m = kmalloc(sizeof(*m) + len, 0);
+	if (!m)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->len = len;
+	return m;
+}
+
+/* Drop the descriptors m still carries (inflight already adjusted). */
+static void umsg_free(struct umsg *m)
+{
+	for (int i = 0; i < m->nfds; i++)
+		file_unref(m->fds[i]);
+	kfree(m->fds);
+	kfree(m);
+}
+
+static void umsg_free_list(struct umsg *m)
+{
+	while (m) {
+		struct umsg *n = m->next;
+		umsg_free(m);
+		m = n;
+	}
+}
+
+/* The unix socket of file f, or NULL. */
+static struct usock *file_usock(struct file *f)
+{
+	return f && f->fops == &sock_fops ? f->priv : NULL;
+}
+
+/* m's descriptors enter (dir 1) or leave (dir -1) flight.  Names lock held. */
+static void inflight_adjust_locked(struct umsg *m, int dir)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	for (int i = 0; i < m->nfds; i++) {
+		struct usock *t = file_usock(m->fds[i]);
+		if (t) {
+			t->inflight += (uint32_t)dir;
+			fetch_and_add(&total_inflight, (uint64_t)(int64_t)dir);
+		}
+	}
+}
+
+/* Append m to r's queue.  r locked (and the names lock if m has fds). */
+static void enqueue_locked(struct usock *r, struct umsg *m)
+{
+	KASSERT(simple_lock_held(&r->lock));
+	if (m->nfds)
+		inflight_adjust_locked(m, 1);
+	m->next = NULL;
+	if (r->qtail)
+		r->qtail->next = m;
+	else
+		r->qhead = m;
+	r->qtail = m;
+	r->qbytes += m->len;
+	r->qlen++;
+}
+
+/* Remove the head message of r.  r locked. */
+static struct umsg *dequeue_locked(struct usock *r)
+{
+	KASSERT(simple_lock_held(&r->lock));
+	struct umsg *m = r->qhead;
+	if (!m)
+		return NULL;
+	r->qhead = m->next;
+	if (!r->qhead)
+		r->qtail = NULL;
+	r->qbytes -= m->len - m->off;
+	r->qlen--;
+	return m;
+}
+
+/* Take the whole queue of r (names lock and r locked): the descriptors
+ * leave flight. */
+static struct umsg *queue_take_locked(struct usock *r)
+{
+	struct umsg *list = r->qhead;
+	for (struct umsg *m = list; m; m = m->next)
+		if (m->nfds)
+			inflight_adjust_locked(m, -1);
+	r->qhead = r->qtail = NULL;
+	r->qbytes = 0;
+	r->qlen = 0;
+	return list;
+}
+
+/* ---- sleeping ---- */
+
+/* Ticks to sleep until deadline (0: no deadline); -ETIMEDOUT if passed. */
+static int64_t ticks_left(uint64_t deadline)
+{
+	if (!deadline)
+		return 0;
+	uint64_t now = time_monotonic_ns();
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	return (int64_t)((deadline - now + TICK_NS - 1) / TICK_NS);
+}
+
+/* One interruptible sleep on wq (its lock held) with an optional deadline:
+ * 0, -EINTR, -EAGAIN (timed out). */
+static int sleep_on_locked(struct waitq *wq, uint64_t deadline)
+{
+	if (!deadline)
+		return waitq_sleep_intr_locked(wq) ? -EINTR : 0;
+	int64_t t = ticks_left(deadline);
+	if (t < 0)
+		return -EAGAIN;
+	int r = waitq_sleep_timeout_intr_locked(wq, (uint64_t)t);
+	return r == -ETIMEDOUT ? (ticks_left(deadline) < 0 ? -EAGAIN : 0) : r;
+}
+
+static uint64_t deadline_of(uint64_t timeo)
+{
+	return timeo ? time_monotonic_ns() + timeo : 0;
+}
+
+/* ---- names ---- */
+
+static bool addr_is_abstract(const struct ksockaddr *a)
+{
+	return a->len > 2 && a->b[2] == '\0';
+}
+
+/* The bound socket with address a (abstract) or inode ip (path); referenced.
+ * Names lock held.  Abstract names are per socket type (Linux). */
+static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, int type)
+{
+	for (struct usock *s = all_socks; s; s = s->all_next) {
+		if (!s->in_table)
+			continue;
+		if (ip ? s->bound_ip == ip :
+		    (!s->bound_ip && s->type == type && s->addr->len == a->len &&
+		     !memcmp(s->addr->b, a->b, a->len))) {
+			sock_ref(s);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* The path of a path address, NUL-terminated in buf (UNIX_PATH_MAX + 1). */
+static void addr_path(const struct ksockaddr *a, char *buf)
+{
+	size_t n = a->len - 2;
+	memcpy(buf, a->b + 2, n);
+	buf[n] = '\0';
+}
+
+static int path_lookup(const char *path, int flags, struct lookup *lk)
+{
+	struct inode *start = cwd_get(), *root = root_get();
+	int r = vfs_lookup(root, start, path, flags, lk);
+	vnode_put(start);
+	vnode_put(root);
+	return r;
+}
+
+/* Make the socket file of path a: the inode (referenced) or -errno. */
+static int path_create(const struct ksockaddr *a, struct inode **ip)
+{
+	char path[UNIX_PATH_MAX + 1];
+	addr_path(a, path);
+	if (!path[0])
+		return -ENOENT;
+	struct lookup *lk = kmalloc(sizeof(*lk), 0);
+	if (!lk)
+		return -ENOMEM;
+	int r = path_lookup(path, LK_PARENT, lk);
+	if (r == 0) {
+		if (lk->lastlen == 0 || lk->trailing_slash)
+			r = -EEXIST;
+		else
+			r = vfs_create(lk->ip, lk->last, lk->lastlen,
+				       S_IFSOCK | (0777 & ~READ_ONCE(cur_fs()->umask)), 0, NULL, ip);
+		vnode_put(lk->ip);
+	}
+	kfree(lk);
+	return r == -EEXIST ? -EADDRINUSE : r;
+}
+
+int unix_bind(struct usock *s, const struct ksockaddr *a)
+{
+	struct ksockaddr *na = kmalloc(sizeof(*na), 0);
+	if (!na)
+		return -ENOMEM;
+	*na = *a;
+	bool autob = a->len == 2;
+	struct inode *ip = NULL;
+	if (!autob && !addr_is_abstract(a)) {
+		/* Linux: the length is that of the path with its NUL */
+		char path[UNIX_PATH_MAX + 1];
+		addr_path(a, path);
+		na->len = 2 + (uint32_t)strlen(path) + 1;
+		if (READ_ONCE(s->addr)) {
+			kfree(na);
+			return -EINVAL;
+		}
+		int r = path_create(na, &ip);
+		if (r) {
+			kfree(na);
+			return r;
+		}
+	}
+	int r = 0;
+	simple_lock(&names_lock);
+	if (s->addr) {
+		r = -EINVAL;
+	} else if (autob) {
+		/* "\0XXXXX": five hex digits not in use */
+		for (int tries = 0; tries < 0x100000; tries++) {
+			uint32_t v = autobind_next++ & 0xfffff;
+			na->b[2] = '\0';
+			for (int i = 0; i < 5; i++)
+				na->b[3 + i] = "0123456789abcdef"[(v >> (16 - 4 * i)) & 0xf];
+			na->len = 8;
+			struct usock *o = lookup_locked(na, NULL, s->type);
+			if (!o)
+				break;
+			fetch_and_add(&o->refcnt, -1UL);   /* still bound: not the last */
+		}
+	} else if (!ip) {
+		struct usock *o = lookup_locked(na, NULL, s->type);
+		if (o) {
+			fetch_and_add(&o->refcnt, -1UL);
+			r = -EADDRINUSE;
+		}
+	}
+	if (r == 0) {
+		s->addr = na;
+		s->bound_ip = ip;
+		s->in_table = true;
+	}
+	simple_unlock(&names_lock);
+	if (r) {
+		kfree(na);
+		if (ip) {
+			vnode_put(ip);   /* Linux leaves the file of a failed bind too */
+		}
+	}
+	return r;
+}
+
+/* The bound socket that address a names, referenced: 0, -ENOENT, -EACCES,
+ * -ECONNREFUSED. */
+static int find_target(const struct ksockaddr *a, int type, struct usock **out)
+{
+	struct inode *ip = NULL;
+	if (!addr_is_abstract(a)) {
+		char path[UNIX_PATH_MAX + 1];
+		addr_path(a, path);
+		if (!path[0])
+			return -ENOENT;
+		struct lookup *lk = kmalloc(sizeof(*lk), 0);
+		if (!lk)
+			return -ENOMEM;
+		int r = path_lookup(path, 0, lk);
+		ip = lk->ip;
+		kfree(lk);
+		if (r)
+			return r;
+		if (!S_ISSOCK(ip->mode))
+			r = -ECONNREFUSED;
+		else
+			r = vfs_permission(ip, MAY_WRITE);
+		if (r) {
+			vnode_put(ip);
+			return r;
+		}
+	}
+	simple_lock(&names_lock);
+	struct usock *t = lookup_locked(a, ip, type);
+	simple_unlock(&names_lock);
+	if (ip)
+		vnode_put(ip);
+	if (!t)
+		return -ECONNREFUSED;
+	*out = t;
+	return 0;
+}
+
+int unix_getname(struct usock *s, bool peer, struct ksockaddr *a)
+{
+	struct usock *t = s;
+	if (peer) {
+		simple_lock(&s->lock);
+		t = s->state == US_CONNECTED || (s->type == SOCK_DGRAM && s->peer) ? s->peer : NULL;
+		if (t)
+			sock_ref(t);
+		simple_unlock(&s->lock);
+		if (!t)
+			return -ENOTCONN;
+	}
+	simple_lock(&names_lock);
+	if (t->addr)
+		*a = *t->addr;
+	else
+		a->len = 2;
+	simple_unlock(&names_lock);
+	a->b[0] = AF_UNIX;
+	a->b[1] = 0;
+	if (peer)
+		sock_unref(t);
+	return 0;
+}
+
+/* ---- connections ---- */
+
+int unix_pair(struct usock *a, struct usock *b)
+{
+	struct kucred c;
+	cred_self(&c);
+	sock_ref(a);
+	sock_ref(b);
+	a->peer = b;
+	b->peer = a;
+	a->peercred = b->peercred = c;
+	a->cred = b->cred = c;
+	if (a->type != SOCK_DGRAM)
+		a->state = b->state = US_CONNECTED;
+	return 0;
+}
+
+int unix_listen(struct usock *s, int backlog)
+{
+	if (s->type == SOCK_DGRAM)
+		return -EOPNOTSUPP;
+	if ((unsigned)backlog > SOMAXCONN)
+		backlog = SOMAXCONN;
+	int r = 0;
+	simple_lock(&names_lock);
+	bool bound = s->addr != NULL;
+	simple_unlock(&names_lock);
+	simple_lock(&s->lock);
+	if (!bound || (s->state != US_UNCONNECTED && s->state != US_LISTEN)) {
+		r = -EINVAL;
+	} else {
+		if (s->state != US_LISTEN)
+			cred_self(&s->cred);
+		s->state = US_LISTEN;
+		s->backlog = backlog;
+	}
+	simple_unlock(&s->lock);
+	if (r == 0)
+		wake(s, &s->wwait, false, 0);     /* connectors waiting for room */
+	return r;
+}
+
+/* Connect datagram socket s to a (AF_UNSPEC: disconnect). */
+static int dgram_connect(struct usock *s, const struct ksockaddr *a)
+{
+	struct usock *t = NULL;
+	if (a->len >= 2 && a->b[0] != AF_UNSPEC) {
+		int r = find_target(a, s->type, &t);
+		if (r)
+			return r;
+		if (t->type != s->type) {
+			sock_unref(t);
+			return -EPROTOTYPE;
+		}
+	}
+	simple_lock(&s->lock);
+	struct usock *old = s->peer;
+	s->peer = t;
+	simple_unlock(&s->lock);
+	sock_unref(old);
+	return 0;
+}
+
+/* Sleep until listener t has room for a connection (or stops listening). */
+static int wait_backlog(struct usock *t, uint64_t deadline)
+{
+	int r = 0;
+	uint64_t x = disable_lock(&t->wwait.lock);
+	while (READ_ONCE(t->nacc) > READ_ONCE(t->backlog) && READ_ONCE(t->state) == US_LISTEN &&
+	       !READ_ONCE(t->dead) && r == 0)
+		r = sleep_on_locked(&t->wwait, deadline);
+	unlock_enable(&t->wwait.lock, x);
+	return r;
+}
+
+int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
+{
+	if (a->len < 2 || (a->b[0] != AF_UNIX && !(s->type == SOCK_DGRAM && a->b[0] == AF_UNSPEC)))
+		return -EINVAL;
+	if (s->type == SOCK_DGRAM)
+		return dgram_connect(s, a);
+	if (a->len <= 2)
+		return -EINVAL;
+	struct usock *t;
+	int r = find_target(a, s->type, &t);
+	if (r)
+		return r;
+	struct usock *e = usock_new(s->type);
+	struct ksockaddr *eaddr = kmalloc(sizeof(*eaddr), 0);
+	if (!e || !eaddr) {
+		if (e)
+			unix_release(e);      /* off the list of all sockets too */
+		kfree(eaddr);
+		sock_unref(t);
+		return -ENOMEM;
+	}
+	simple_lock(&s->lock);
+	if (s->state == US_CONNECTED)
+		r = -EISCONN;
+	else if (s->state == US_LISTEN)
+		r = -EINVAL;
+	else if (s->state == US_CONNECTING)
+		r = -EALREADY;
+	else {
+		s->state = US_CONNECTING;
+		cred_self(&s->cred);
+	}
+	uint64_t timeo = s->sndtimeo;
+	simple_unlock(&s->lock);
+	if (r)
+		goto fail;
+	if (t->type != s->type) {
+		r = -EPROTOTYPE;
+		goto undo;
+	}
+	/* the listener's address (a listener is bound: set once) */
+	simple_lock(&names_lock);
+	*eaddr = *t->addr;
+	simple_unlock(&names_lock);
+	uint64_t deadline = deadline_of(timeo);
+	for (;;) {
+		simple_lock(&t->lock);
+		if (t->state != US_LISTEN || t->dead) {
+			simple_unlock(&t->lock);
+			r = -ECONNREFUSED;
+			goto undo;
+		}
+		if (t->nacc <= t->backlog)
+			break;
+		simple_unlock(&t->lock);
+		if (nonblock) {
+			r = -EAGAIN;
+			goto undo;
+		}
+		r = wait_backlog(t, deadline);
+		if (r)
+			goto undo;
+	}
+	/* t locked and has room: the embryo e, paired with s */
+	e->addr = eaddr;
+	eaddr = NULL;
+	e->state = US_CONNECTED;
+	e->cred = t->cred;
+	e->peercred = s->cred;
+	e->sndbuf = t->sndbuf;
+	e->rcvbuf = t->rcvbuf;
+	e->passcred = t->passcred;
+	sock_ref(s);
+	e->peer = s;
+	sock_ref(e);                      /* the listener's queue's */
+	if (t->acc_tail)
+		t->acc_tail->acc_next = e;
+	else
+		t->acc_head = e;
+	t->acc_tail = e;
+	t->nacc++;
+	struct kucred tc = t->cred;
+	simple_unlock(&t->lock);
+	simple_lock(&s->lock);
+	s->peer = e;                     /* the creation reference */
+	s->peercred = tc;
+	s->state = US_CONNECTED;
+	simple_unlock(&s->lock);
+	wake(t, &t->rwait, true, POLLIN | POLLRDNORM);   /* one acceptor */
+	sock_unref(t);
+	return 0;
+undo:
+	simple_lock(&s->lock);
+	s->state = US_UNCONNECTED;
+	simple_unlock(&s->lock);
+fail:
+	kfree(eaddr);
+	unix_release(e);
+	sock_unref(t);
+	return r;
+}
+
+int unix_accept(struct usock *s, bool nonblock, struct usock **out)
+{
+	if (s->type == SOCK_DGRAM)
+		return -EOPNOTSUPP;
+	simple_lock(&s->lock);
+	uint64_t deadline = deadline_of(s->rcvtimeo);
+	simple_unlock(&s->lock);
+	bool slept = false;
+	for (;;) {
+		simple_lock(&s->lock);
+		if (s->state != US_LISTEN) {
+			simple_unlock(&s->lock);
+			return -EINVAL;
+		}
+		struct usock *e = s->acc_head;
+		if (e) {
+			s->acc_head = e->acc_next;
+			if (!s->acc_head)
+				s->acc_tail = NULL;
+			e->acc_next = NULL;
+			s->nacc--;
+			bool more = s->acc_head != NULL;
+			simple_unlock(&s->lock);
+			wake(s, &s->wwait, true, 0);           /* one connector waiting for room */
+			if (more && slept)
+				wake(s, &s->rwait, true, 0);   /* pass it on */
+			*out = e;                              /* the queue's reference */
+			return 0;
+		}
+		simple_unlock(&s->lock);
+		if (nonblock)
+			return -EAGAIN;
+		int r = 0;
+		uint64_t x = disable_lock(&s->rwait.lock);
+		while (!READ_ONCE(s->acc_head) && READ_ONCE(s->state) == US_LISTEN && r == 0)
+			r = sleep_on_locked(&s->rwait, deadline);
+		unlock_enable(&s->rwait.lock, x);
+		slept = true;
+		if (r) {
+			/* a wakeup meant for us must not be lost */
+			if (READ_ONCE(s->acc_head))
+				wake(s, &s->rwait, true, 0);
+			return r;
+		}
+	}
+}
+
+int unix_shutdown(struct usock *s, int how)
+{
+	if (how < SHUT_RD || how > SHUT_RDWR)
+		return -EINVAL;
+	int mode = how + 1;              /* RCV_SHUT, SEND_SHUT or both */
+	simple_lock(&s->lock);
+	s->shut |= mode;
+	struct usock *p = s->type != SOCK_DGRAM && s->state == US_CONNECTED ? s->peer : NULL;
+	if (p)
+		sock_ref(p);
+	simple_unlock(&s->lock);
+	if (p) {
+		int pm = (mode & RCV_SHUT ? SEND_SHUT : 0) | (mode & SEND_SHUT ? RCV_SHUT : 0);
+		simple_lock(&p->lock);
+		p->shut |= pm;
+		simple_unlock(&p->lock);
+		wake_all(p);
+		sock_unref(p);
+	}
+	wake_all(s);
+	return 0;
+}
+
+/* Release socket s (its file went, or an embryo nobody accepted). */
+void unix_release(struct usock *s)
+{
+	struct inode *ip = NULL;
+	simple_lock(&names_lock);
+	if (s->in_table) {
+		s->in_table = false;
+		ip = s->bound_ip;
+		s->bound_ip = NULL;
+	}
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		all_socks = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
+	s->file = NULL;
+	simple_lock(&s->lock);
+	s->dead = true;
+	bool unread = s->qhead != NULL;
+	struct umsg *q = queue_take_locked(s);
+	struct usock *p = s->peer, *emb = s->acc_head;
+	s->peer = NULL;
+	s->acc_head = s->acc_tail = NULL;
+	s->nacc = 0;
+	s->shut = RCV_SHUT | SEND_SHUT;
+	int type = s->type;
+	simple_unlock(&s->lock);
+	simple_unlock(&names_lock);
+	wake_all(s);
+	if (p) {
+		simple_lock(&p->lock);
+		/* p->peer is still NULL when s is the embryo of a connect
+		 * that has not yet set it (its listener closed meanwhile) */
+		if (type != SOCK_DGRAM && (p->peer == s || !p->peer)) {
+			p->shut = RCV_SHUT | SEND_SHUT;
+			if (unread)
+				p->err = ECONNRESET;
+		}
+		simple_unlock(&p->lock);
+		wake_all(p);
+		sock_unref(p);
+	}
+	while (emb) {
+		struct usock *n = emb->acc_next;
+		emb->acc_next = NULL;
+		unix_release(emb);
+		emb = n;
+	}
+	umsg_free_list(q);
+	if (ip)
+		vnode_put(ip);
+	sock_unref(s);
+}
+
+/* ---- sending ---- */
+
+/* Free room in r for a sender with buffer sndbuf (a hint, no lock). */
+static bool has_room(struct usock *r, int sndbuf)
+{
+	if (r->type == SOCK_STREAM)
+		return READ_ONCE(r->qbytes) < (size_t)sndbuf;
+	return READ_ONCE(r->qlen) < DGRAM_QLEN && READ_ONCE(r->qbytes) < (size_t)sndbuf;
+}
+
+/* Sleep until r has room, is gone or shut for reading.  0, -EINTR, -EAGAIN. */
+static int wait_room(struct usock *r, int sndbuf, uint64_t deadline)
+{
+	int e = 0;
+	uint64_t x = disable_lock(&r->wwait.lock);
+	while (!has_room(r, sndbuf) && !READ_ONCE(r->dead) && !(READ_ONCE(r->shut) & RCV_SHUT) &&
+	       e == 0)
+		e = sleep_on_locked(&r->wwait, deadline);
+	unlock_enable(&r->wwait.lock, x);
+	return e;
+}
+
+/* The connected peer of s for sending, referenced: 0 or -errno. */
+static int send_peer(struct usock *s, struct usock **out)
+{
+	int r = 0;
+	simple_lock(&s->lock);
+	if (s->shut & SEND_SHUT)
+		r = -EPIPE;
+	else if (s->type != SOCK_DGRAM && s->state != US_CONNECTED)
+		r = -ENOTCONN;
+	else if (!s->peer)
+		r = s->type == SOCK_DGRAM ? -ENOTCONN : -EPIPE;
+	else
+		sock_ref(*out = s->peer);
+	simple_unlock(&s->lock);
+	return r;
+}
+
+/* Queue m on r: 0, -EPIPE (r gone or shut), -ECONNREFUSED (datagram
+ * target gone), -EPERM (r connected to another), -EAGAIN (full). */
+static int deliver(struct usock *s, struct usock *r, struct umsg *m, bool force)
+{
+	int e = 0;
+	if (m->nfds)
+		simple_lock(&names_lock);
+	simple_lock(&r->lock);
+	if (r->dead)
+		e = s->type == SOCK_DGRAM ? -ECONNREFUSED : -EPIPE;
+	else if (r->shut & RCV_SHUT)
+		e = -EPIPE;
+	else if (s->type == SOCK_DGRAM && r->peer && r->peer != s)
+		e = -EPERM;
+	else if (!force && !has_room(r, READ_ONCE(s->sndbuf)))
+		e = -EAGAIN;
+	else
+		enqueue_locked(r, m);
+	simple_unlock(&r->lock);
+	if (m->nfds)
+		simple_unlock(&names_lock);
+	if (e == 0)
+		wake(r, &r->rwait, false, POLLIN | POLLRDNORM);
+	return e;
+}
+
+/* A message of len bytes from the iterator with m's control data: NULL
+ * and *err on failure. */
+static struct umsg *build(struct usock *s, struct kmsg *km, size_t len, bool first, int *err)
+{
+	struct umsg *m = umsg_alloc(len);
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (kiov_copyin(&km->iov, m->data, len)) {
+		kfree(m);
+		*err = -EFAULT;
+		return NULL;
+	}
+	if (km->has_cred)
+		m->cred = km->cred;
+	else
+		cred_self(&m->cred);
+	simple_lock(&names_lock);
+	if (s->addr)
+		m->from = *s->addr;
+	simple_unlock(&names_lock);
+	if (first && km->nfds) {
+		m->fds = km->fds;
+		m->nfds = km->nfds;
+		km->fds = NULL;
+		km->nfds = 0;
+	}
+	return m;
+}
+
+static void pipe_error(struct kmsg *km)
+{
+	if (!(km->flags & MSG_NOSIGNAL))
+		sock_sigpipe();
+}
+
+static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	struct usock *p;
+	/* Linux: a packet socket ignores the address, a stream refuses it */
+	if (km->name.len && s->type == SOCK_STREAM)
+		return READ_ONCE(s->state) == US_CONNECTED ? -EISCONN : -EOPNOTSUPP;
+	int e = send_peer(s, &p);
+	if (e) {
+		if (e == -EPIPE)
+			pipe_error(km);
+		return e;
+	}
+	uint64_t deadline = deadline_of(READ_ONCE(s->sndtimeo));
+	size_t total = km->iov.left, sent = 0;
+	bool packet = s->type == SOCK_SEQPACKET;
+	if (!packet && total == 0) {
+		/* Linux: nothing is queued (an empty message would read as
+		 * end of file); descriptors sent with no data are dropped */
+		sock_unref(p);
+		return 0;
+	}
+	if (packet && total > (size_t)READ_ONCE(s->sndbuf) - 32) {
+		sock_unref(p);
+		return -EMSGSIZE;
+	}
+	do {
+		int sndbuf = READ_ONCE(s->sndbuf);
+		if (!has_room(p, sndbuf)) {
+			if (nonblock) {
+				e = -EAGAIN;
+				break;
+			}
+			e = wait_room(p, sndbuf, deadline);
+			if (e)
+				break;
+		}
+		size_t k = packet ? total : MIN(total - sent, STREAM_CHUNK);
+		struct umsg *m = build(s, km, k, sent == 0, &e);
+		if (!m)
+			break;
+		e = deliver(s, p, m, true);
+		if (e) {
+			umsg_free(m);
+			if (e == -EPIPE && sent == 0)
+				pipe_error(km);
+			break;
+		}
+		sent += k;
+	} while (sent < total);
+	sock_unref(p);
+	return sent ? (ssize_t)sent : e;
+}
+
+static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	struct usock *r;
+	int e;
+	if (km->name.len) {
+		if (km->name.len < 2 || km->name.b[0] != AF_UNIX || km->name.len <= 2)
+			return -EINVAL;
+		e = find_target(&km->name, s->type, &r);
+		if (e)
+			return e;
+		if (r->type != SOCK_DGRAM) {
+			sock_unref(r);
+			return -EPROTOTYPE;
+		}
+		simple_lock(&s->lock);
+		e = s->shut & SEND_SHUT ? -EPIPE : 0;
+		simple_unlock(&s->lock);
+	} else {
+		e = send_peer(s, &r);         /* Linux: ENOTCONN, not EDESTADDRREQ */
+	}
+	if (e) {
+		if (e == -EPIPE) {
+			pipe_error(km);
+			if (km->name.len)
+				sock_unref(r);
+		}
+		return e;
+	}
+	size_t len = km->iov.left;
+	struct umsg *m = NULL;
+	if (len > (size_t)READ_ONCE(s->sndbuf) - 32)
+		e = -EMSGSIZE;
+	else
+		m = build(s, km, len, true, &e);
+	uint64_t deadline = deadline_of(READ_ONCE(s->sndtimeo));
+	while (m) {
+		e = deliver(s, r, m, false);
+		if (e != -EAGAIN || nonblock)
+			break;
+		e = wait_room(r, READ_ONCE(s->sndbuf), deadline);
+		if (e)
+			break;
+	}
+	if (e && m)
+		umsg_free(m);
+	if (e == -ECONNREFUSED && !km->name.len) {
+		/* the connected peer is gone: disconnect */
+		simple_lock(&s->lock);
+		struct usock *old = s->peer == r ? s->peer : NULL;
+		if (old)
+			s->peer = NULL;
+		simple_unlock(&s->lock);
+		sock_unref(old);
+	}
+	sock_unref(r);
+	return e ? e : (ssize_t)len;
+}
+
+ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	if (km->flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (km->has_cred) {
+		struct proc *p = curproc();
+		struct cred *c = &p->cred;
+		bool root = c->euid == 0;
+		if ((!root && km->cred.pid != p->pid) ||
+		    (!root && km->cred.uid != c->ruid && km->cred.uid != c->euid &&
+		     km->cred.uid != c->suid) ||
+		    (!root && km->cred.gid != c->rgid && km->cred.gid != c->egid &&
+		     km->cred.gid != c->sgid))
+			return -EPERM;
+	}
+	if (s->type == SOCK_DGRAM)
+		return dgram_send(s, km, nonblock);
+	return stream_send(s, km, nonblock);
+}
+
+/* ---- receiving ---- */
+
+/* Sleep until s has data or no more can come.  0, -EINTR, -EAGAIN. */
+static int wait_data(struct usock *s, uint64_t deadline)
+{
+	int e = 0;
+	uint64_t x = disable_lock(&s->rwait.lock);
+	while (!READ_ONCE(s->qhead) && !(READ_ONCE(s->shut) & RCV_SHUT) && !READ_ONCE(s->dead) &&
+	       e == 0)
+		e = sleep_on_locked(&s->rwait, deadline);
+	unlock_enable(&s->rwait.lock, x);
+	return e;
+}
+
+/* The descriptors of head message m (s's io held), for delivery: taken out
+ * of m (leaving flight) or, with peek, new references. */
+static int take_fds(struct usock *s, struct umsg *m, bool peek, struct file ***fds)
+{
+	int n = 0;
+	simple_lock(&names_lock);
+	simple_lock(&s->lock);
+	if (m->nfds) {
+		n = m->nfds;
+		if (peek) {
+			*fds = kmalloc(sizeof(struct file *) * (size_t)n, 0);
+			if (*fds) {
+				for (int i = 0; i < n; i++) {
+					file_ref(m->fds[i]);
+					(*fds)[i] = m->fds[i];
+				}
+			} else {
+				n = 0;
+			}
+		} else {
+			inflight_adjust_locked(m, -1);
+			*fds = m->fds;
+			m->fds = NULL;
+			m->nfds = 0;
+		}
+	}
+	simple_unlock(&s->lock);
+	simple_unlock(&names_lock);
+	return n;
+}
+
+/* The peer of s to tell of room (referenced), or NULL. */
+static struct usock *room_peer(struct usock *s)
+{
+	simple_lock(&s->lock);
+	struct usock *p = s->peer;
+	if (p)
+		sock_ref(p);
+	simple_unlock(&s->lock);
+	return p;
+}
+
+static void told_room(struct usock *s)
+{
+	wake(s, &s->wwait, false, 0);
+	struct usock *p = room_peer(s);
+	if (p) {
+		poll_wake(&p->ph, POLLOUT | POLLWRNORM);
+		sock_unref(p);
+	}
+}
+
+/* What one read gathers besides the data: the first message's sender and
+ * credentials, the descriptors of (at most) one message. */
+struct recv_state {
+	bool any;                        /* a message was read */
+	struct kucred cred;
+	struct file **fds;
+	int nfds;
+};
+
+/* Whether a stream read may go on from message m (Linux: never past a
+ * message with descriptors; with SO_PASSCRED never across senders). */
+static bool may_gather(const struct recv_state *st, const struct umsg *m, bool passcred)
+{
+	if (!st->any)
+		return true;
+	if (st->fds)
+		return false;
+	return !passcred || (m->cred.pid == st->cred.pid && m->cred.uid == st->cred.uid &&
+			     m->cred.gid == st->cred.gid);
+}
+
+/*
+ * Read from s (io held) into km.  Returns the bytes (a stream gathers
+ * messages), 0 at the end, or -errno; fills st.  *freed: a message went.
+ */
+static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool *freed,
+			   struct recv_state *st)
+{
+	bool stream = s->type == SOCK_STREAM, peek = km->flags & MSG_PEEK;
+	size_t want = km->iov.left, copied = 0;
+	size_t target = stream && (km->flags & MSG_WAITALL) && !peek ? want : 1;
+	uint64_t deadline = deadline_of(READ_ONCE(s->rcvtimeo));
+	struct umsg *pm = NULL;          /* peek: the last message peeked */
+	for (;;) {
+		simple_lock(&s->lock);
+		struct umsg *m = pm ? pm->next : s->qhead;
+		bool passcred = s->passcred;
+		if (!m) {
+			bool end = (s->shut & RCV_SHUT) || s->dead;
+			int err = copied ? 0 : s->err;
+			if (err)
+				s->err = 0;
+			simple_unlock(&s->lock);
+			if (copied >= target || (copied && (end || nonblock || peek)))
+				return (ssize_t)copied;
+			if (err)
+				return -err;
+			if (end)
+				return 0;
+			if (nonblock)
+				return -EAGAIN;
+			lock_done(&s->io);
+			int e = wait_data(s, deadline);
+			lock_write(&s->io);
+			if (e)
+				return copied ? (ssize_t)copied : e;
+			continue;
+		}
+		size_t off = pm ? 0 : m->off;
+		simple_unlock(&s->lock);
+		if (!may_gather(st, m, passcred) || (st->any && !stream))
+			return (ssize_t)copied;
+		size_t avail = m->len - off;
+		size_t k = MIN(avail, want - copied);
+		if (kiov_copyout(&km->iov, m->data + off, k))
+			return copied ? (ssize_t)copied : -EFAULT;
+		if (!st->any) {
+			st->any = true;
+			st->cred = m->cred;
+			km->name = m->from;
+		}
+		bool had_fds = m->nfds != 0;
+		if (had_fds)
+			st->nfds = take_fds(s, m, peek, &st->fds);
+		copied += k;
+		if (!stream) {
+			if (k < avail)
+				km->oflags |= MSG_TRUNC;
+			if (km->flags & MSG_TRUNC)
+				copied = m->len;
+		}
+		if (peek) {
+			if (!stream || copied >= want || had_fds)
+				return (ssize_t)copied;
+			pm = m;
+			continue;
+		}
+		simple_lock(&s->lock);
+		struct umsg *done = NULL;
+		if (!stream || k == avail) {
+			done = dequeue_locked(s);
+			KASSERT(done == m);
+		} else {
+			m->off += k;
+			s->qbytes -= k;
+		}
+		simple_unlock(&s->lock);
+		if (done) {
+			umsg_free(done);
+			*freed = true;
+		}
+		if (!stream || copied >= want || had_fds)
+			return (ssize_t)copied;
+	}
+}
+
+ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	if (km->flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (s->type != SOCK_DGRAM) {
+		int st = READ_ONCE(s->state);
+		if (st == US_LISTEN || st == US_UNCONNECTED || st == US_CONNECTING)
+			return -EINVAL;
+	}
+	bool freed = false;
+	struct recv_state st = { 0 };
+	lock_write(&s->io);
+	ssize_t r = recv_locked(s, km, nonblock, &freed, &st);
+	bool passcred = READ_ONCE(s->passcred);
+	lock_done(&s->io);
+	if (freed || (r > 0 && !(km->flags & MSG_PEEK)))
+		told_room(s);
+	if (st.any) {
+		int e = sock_put_cmsgs(km, passcred ? &st.cred : NULL, st.fds, st.nfds);
+		if (e && r >= 0)
+			r = e;
+	}
+	return r;
+}
+
+/* ---- options, poll ---- */
+
+static int buf_size(int v)
+{
+	int64_t d = (int64_t)v * 2;
+	if (d < UNIX_BUF_MIN)
+		d = UNIX_BUF_MIN;
+	if (d > UNIX_BUF_MAX)
+		d = UNIX_BUF_MAX;
+	return (int)d;
+}
+
+struct ktimeval {
+	int64_t sec, usec;
+};
+
+int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
+{
+	int v = 0;
+	struct ktimeval tv;
+	if (opt == SO_RCVTIMEO || opt == SO_SNDTIMEO) {
+		if (len < sizeof(tv))
+			return -EINVAL;
+		memcpy(&tv, val, sizeof(tv));
+		if (tv.usec < 0 || tv.usec >= 1000000)
+			return -EDOM;
+	} else {
+		if (len < sizeof(int))
+			return -EINVAL;
+		memcpy(&v, val, sizeof(int));
+	}
+	int r = 0;
+	simple_lock(&s->lock);
+	switch (opt) {
+	case SO_PASSCRED:
+		s->passcred = v != 0;
+		break;
+	case SO_SNDBUF:
+	case SO_SNDBUFFORCE:
+		s->sndbuf = buf_size(v);
+		break;
+	case SO_RCVBUF:
+	case SO_RCVBUFFORCE:
+		s->rcvbuf = buf_size(v);
+		break;
+	case SO_RCVTIMEO:
+	case SO_SNDTIMEO: {
+		uint64_t ns = tv.sec < 0 ? 0 : (uint64_t)tv.sec * NSEC_PER_SEC + (uint64_t)tv.usec * 1000;
+		if (tv.sec < 0)
+			ns = 1;                   /* Linux: a negative time is "at once" */
+		if (opt == SO_RCVTIMEO)
+			s->rcvtimeo = ns;
+		else
+			s->sndtimeo = ns;
+		break;
+	}
+	case SO_TYPE: case SO_ERROR: case SO_PEERCRED: case SO_ACCEPTCONN:
+	case SO_PROTOCOL: case SO_DOMAIN:
+		r = -ENOPROTOOPT;
+		break;
+	default:
+		r = -ENOPROTOOPT;
+	}
+	simple_unlock(&s->lock);
+	if (opt == SO_SNDBUF || opt == SO_SNDBUFFORCE)
+		wake_all(s);
+	return r;
+}
+
+int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len)
+{
+	int v = 0;
+	int r = 0;
+	simple_lock(&s->lock);
+	switch (opt) {
+	case SO_TYPE:
+		v = s->type;
+		break;
+	case SO_ERROR:
+		v = s->err;
+		s->err = 0;
+		break;
+	case SO_SNDBUF:
+		v = s->sndbuf;
+		break;
+	case SO_RCVBUF:
+		v = s->rcvbuf;
+		break;
+	case SO_PASSCRED:
+		v = s->passcred;
+		break;
+	case SO_ACCEPTCONN:
+		v = s->state == US_LISTEN;
+		break;
+	case SO_PROTOCOL:
+		v = 0;
+		break;
+	case SO_DOMAIN:
+		v = AF_UNIX;
+		break;
+	case SO_PEERCRED:
+		memcpy(val, &s->peercred, sizeof(s->peercred));
+		*len = sizeof(s->peercred);
+		simple_unlock(&s->lock);
+		return 0;
+	case SO_RCVTIMEO:
+	case SO_SNDTIMEO: {
+		uint64_t ns = opt == SO_RCVTIMEO ? s->rcvtimeo : s->sndtimeo;
+		struct ktimeval tv = { (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC / 1000) };
+		memcpy(val, &tv, sizeof(tv));
+		*len = sizeof(tv);
+		simple_unlock(&s->lock);
+		return 0;
+	}
+	default:
+		r = -ENOPROTOOPT;
+	}
+	simple_unlock(&s->lock);
+	if (r == 0) {
+		memcpy(val, &v, sizeof(v));
+		*len = sizeof(v);
+	}
+	return r;
+}
+
+int unix_poll(struct usock *s)
+{
+	int ev = 0;
+	simple_lock(&s->lock);
+	if (s->state == US_LISTEN) {
+		if (s->acc_head)
+			ev |= POLLIN | POLLRDNORM;
+		simple_unlock(&s->lock);
+		return ev;
+	}
+	if (s->err)
+		ev |= POLLERR;
+	if (s->qhead)
+		ev |= POLLIN | POLLRDNORM;
+	if (s->shut & RCV_SHUT)
+		ev |= POLLIN | POLLRDNORM | POLLRDHUP;
+	if (s->shut == (RCV_SHUT | SEND_SHUT))
+		ev |= POLLHUP;
+	if (s->type != SOCK_DGRAM && s->state == US_UNCONNECTED)
+		ev |= POLLHUP;
+	struct usock *p = s->peer;
+	int sndbuf = s->sndbuf;
+	bool shut_send = s->shut & SEND_SHUT;
+	if (!p) {
+		if (s->type == SOCK_DGRAM || s->state == US_UNCONNECTED)
+			ev |= POLLOUT | POLLWRNORM;
+	} else if (shut_send) {
+		ev |= POLLOUT | POLLWRNORM;
+	} else if (READ_ONCE(p->qbytes) * 4 <= (size_t)sndbuf && READ_ONCE(p->qlen) < DGRAM_QLEN) {
+		ev |= POLLOUT | POLLWRNORM;
+	}
+	simple_unlock(&s->lock);
+	return ev;
+}
+
+int unix_inq(struct usock *s)
+{
+	simple_lock(&s->lock);
+	int n = s->type == SOCK_STREAM ? (int)s->qbytes : (s->qhead ? (int)(s->qhead->len) : 0);
+	simple_unlock(&s->lock);
+	return n;
+}
+
+/* ---- the collector of descriptors in flight ---- */
+
+static volatile uint32_t gc_running;     /* [a] one collection at a time */
+static volatile uint32_t gc_again;       /* [a] a reference went during one */
+
+/* Mark what s's queue (and its embryos') reaches.  Names lock held.
+ * Returns true if something new was marked. */
+static bool gc_scan_locked(struct usock *s)
+{
+	bool more = false;
+	simple_lock(&s->lock);
+	for (struct umsg *m = s->qhead; m; m = m->next)
+		for (int i = 0; i < m->nfds; i++) {
+			struct usock *t = file_usock(m->fds[i]);
+			if (t && !t->gc_mark) {
+				t->gc_mark = true;
+				more = true;
+			}
+		}
+	simple_unlock(&s->lock);
+	return more;
+}
+
+/* One collection: the messages to free (their descriptors out of flight). */
+static struct umsg *gc_collect(void)
+{
+	struct umsg *garbage = NULL;
+	simple_lock(&names_lock);
+	for (struct usock *s = all_socks; s; s = s->all_next) {
+		s->gc_cand = s->file && s->inflight > 0 &&
+			     READ_ONCE(s->file->refcnt) == s->inflight;
+		s->gc_mark = !s->gc_cand;
+	}
+	bool more = true;
+	while (more) {
+		more = false;
+		for (struct usock *s = all_socks; s; s = s->all_next)
+			if (s->gc_mark && gc_scan_locked(s))
+				more = true;
+		/* (each pass rescans marked sockets: the sets are small) */
+	}
+	for (struct usock *s = all_socks; s; s = s->all_next) {
+		if (s->gc_mark)
+			continue;
+		simple_lock(&s->lock);
+		struct umsg *q = queue_take_locked(s);
+		simple_unlock(&s->lock);
+		while (q) {
+			struct umsg *n = q->next;
+			q->next = garbage;
+			garbage = q;
+			q = n;
+		}
+	}
+	simple_unlock(&names_lock);
+	return garbage;
+}
+
+static void unix_gc(void)
+{
+	for (;;) {
+		if (!compare_and_swap32(&gc_running, 0, 1))
+			return;                   /* the running one goes again */
+		while (atomic_xchg32(&gc_again, 0)) {
+			struct umsg *g = gc_collect();
+			umsg_free_list(g);        /* may come back here: gc_again */
+		}
+		WRITE_ONCE(gc_running, 0);
+		if (!READ_ONCE(gc_again))
+			return;
+	}
+}
+
+void unix_gc_hint(void)
+{
+	if (!READ_ONCE(total_inflight) || simple_locks_held() > 0)
+		return;
+	WRITE_ONCE(gc_again, 1);
+	unix_gc();
+}
