@@ -113,6 +113,7 @@ FS_OBJS := \
 	fs/vfs.o \
 	fs/tmpfs.o \
 	fs/file.o \
+	fs/flock.o \
 	fs/pipe.o \
 	fs/poll.o \
 	fs/poll_test.o \

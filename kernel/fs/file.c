@@ -6,6 +6,7 @@
 #include "errno.h"
 #include "poll.h"
 #include "file.h"
+#include "flock.h"
 #include "tty.h"
 #include "kmem.h"
 #include "proc.h"
@@ -53,6 +54,8 @@ void file_unref(struct file *f)
 		return;
 	if (READ_ONCE(f->epitems))
 		epoll_file_release(f);
+	if (f->ip)
+		flock_file_release(f);
 	if (f->fops && f->fops->release)
 		f->fops->release(f);
 	if (f->ip) {
@@ -228,6 +231,7 @@ void fdtable_close_all(struct fdtable *t)
 	for (int fd = 0; fd < FD_MAX; fd++) {
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
+		flock_close(f, t);
 		file_unref(f);
 	}
 	vnode_put(t->borrowed);
@@ -307,6 +311,7 @@ void fdtable_exec(struct fdtable *t)
 		t->fd[fd] = NULL;
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
 		simple_unlock(&t->lock);
+		flock_close(f, t);
 		file_unref(f);
 	}
 	simple_lock(&t->lock);
@@ -373,6 +378,7 @@ int fd_close(int fd)
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;
+	flock_close(f, t);
 	file_unref(f);
 	return 0;
 }

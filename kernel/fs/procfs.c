@@ -8,6 +8,7 @@
  *   /proc/lockstat       lock statistics (raw, for the lockstat command);
  *                        write "on", "off" or "reset"
  *   /proc/sched          per-CPU scheduler statistics
+ *   /proc/locks          advisory locks held (flock.c)
  *   /proc/self           symbolic link to the caller's PID directory
  *   /proc/thread-self    symbolic link to the caller's PID/task/TID directory
  *   /proc/PID/{stat,status,cmdline,maps,comm}
@@ -24,6 +25,7 @@
  */
 #include "kernel.h"
 #include "errno.h"
+#include "flock.h"
 #include "kmem.h"
 #include "lock.h"
 #include "proc.h"
@@ -55,6 +57,7 @@ static void gen_uptime(struct sbuf *sb, const struct pnode *n __unused) { procge
 static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lockstat_format(sb); }
 static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
 static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
+static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
@@ -388,6 +391,7 @@ static const struct pentry root_files[] = {
 	{ "version", gen_version, false },
 	{ "lockstat", gen_lockstat, true },
 	{ "sched", gen_sched, false },
+	{ "locks", gen_locks, false },
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 

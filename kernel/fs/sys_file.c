@@ -7,6 +7,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "flock.h"
 #include "tty.h"
 #include "initramfs.h"
 #include "kmem.h"
@@ -430,6 +431,7 @@ static int do_dup3(int oldfd, int newfd, int flags)
 	else
 		t->cloexec[newfd / 64] &= ~(1ULL << (newfd % 64));
 	simple_unlock(&t->lock);
+	flock_close(old, t);
 	file_unref(old);
 	return newfd;
 }
@@ -472,6 +474,9 @@ SYSCALL(32, dup)
 #define F_GETLK 5
 #define F_SETLK 6
 #define F_SETLKW 7
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
 #define F_DUPFD_CLOEXEC 1030
 #define F_GETPIPE_SZ 1032
 #define FD_CLOEXEC 1
@@ -533,6 +538,14 @@ SYSCALL(72, fcntl)
 		r = 0;
 		break;
 	}
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		r = flock_fcntl(fd, f, (int)a1, a2);
+		break;
 	case F_GETPIPE_SZ: {
 		int n;
 		r = pipe_fionread(f, &n) == 0 ? 65536 : -EBADF;
@@ -541,6 +554,16 @@ SYSCALL(72, fcntl)
 	default:
 		r = -EINVAL;
 	}
+	file_unref(f);
+	return r;
+}
+
+SYSCALL(73, flock)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = flock_flock(f, (int)a1);
 	file_unref(f);
 	return r;
 }

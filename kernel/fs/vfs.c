@@ -14,6 +14,7 @@
 #include "sched.h"
 #include "timekeep.h"
 #include "vfs.h"
+#include "flock.h"
 
 /* ---- credentials and permissions ---- */
 
@@ -143,6 +144,7 @@ static void vnode_free(struct inode *ip)
 	struct superblock *sb = ip->sb;
 	if (ip->ops && ip->ops->release)
 		ip->ops->release(ip);
+	flock_inode_release(ip);
 	if (S_ISREG(ip->mode) && !ip->ops) {
 		tmpfs_free_pages(ip, 0);
 		kfree(ip->u.reg.page);

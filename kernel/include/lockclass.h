@@ -47,7 +47,9 @@
 	X(LC_FUTEX,        "futex",         46, IPL_NONE, SIMPLE, "one futex hash bucket: its list of waiters and their keys and states; a second bucket is taken only by try-lock in bucket-index order (requeue, wake_op)") \
 	X(LC_EPOLL,        "epoll",         47, IPL_NONE, SIMPLE, "every epoll instance's list of registrations, each open file's list of the registrations watching it, the nesting checks (one global lock: ctl and final releases, never epoll_wait; a registration's ready state is under its instance's waitq lock); adds and removes poll entries under it; no file's poll is called under it") \
 	X(LC_POLLHEAD,     "pollhead",      48, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; never two at once (nested epolls are woken after it is dropped)") \
+	X(LC_FILE_LOCKS,   "file_locks",    49, IPL_NONE, SIMPLE, "an inode's advisory locks (flock.c): its POSIX/OFD and flock lock lists and blocked waiters; wakes a waiter under its wait queue's lock") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
+	X(LC_FLOCK_GRAPH,  "flock_graph",   51, IPL_NONE, SIMPLE, "the wait graph of blocked POSIX lock requests (deadlock detection) and the list of lock contexts (/proc/locks takes a context's lock only by try-lock)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
 	X(LC_SIGPOST,      "sigpost",       54, IPL_HIGH, SIMPLE, "a CPU's queue of signal requests posted from interrupt context for the sigpost thread (timer.c)") \

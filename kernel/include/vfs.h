@@ -37,6 +37,7 @@ struct dentry;
 struct file;
 struct poll_table;
 struct vm_obj;
+struct flock_ctx;
 
 struct timespec64 {
 	int64_t sec;
@@ -84,6 +85,7 @@ struct inode {
 	struct timespec64 atime, mtime, ctime;  /* (m) */
 	struct superblock *mounted;         /* (n) a file system mounted here */
 	bool dead;                          /* (m) directory removed */
+	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
