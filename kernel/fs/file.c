@@ -6,6 +6,7 @@
 #include "errno.h"
 #include "poll.h"
 #include "file.h"
+#include "pipe.h"
 #include "flock.h"
 #include "tty.h"
 #include "kmem.h"
@@ -167,7 +168,13 @@ int file_open_inode(struct inode *ip, int flags, struct file **out)
 	vnode_ref(ip);
 	fetch_and_add(&ip->sb->active, 1);
 	f->ip = ip;
-	if (!(flags & O_PATH) && (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) ||
+	if (!(flags & O_PATH) && S_ISFIFO(mode) && !ip->ops) {
+		int r = fifo_open(ip, f);
+		if (r) {
+			file_unref(f);
+			return r;
+		}
+	} else if (!(flags & O_PATH) && (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) ||
 				  S_ISSOCK(mode))) {
 		int r = S_ISCHR(mode) ? dev_open(ip, f) : -ENXIO;
 		if (r) {

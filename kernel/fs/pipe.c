@@ -47,6 +47,10 @@ struct pipe {
 	volatile uint32_t writers;       /* [a] write ends open */
 	volatile uint32_t ends;          /* [a] both */
 	uint8_t wake;                    /* (p) PIPE_WAKE_* owed at pipe_unlock */
+	/* FIFOs (fifo_open): */
+	struct inode *fifo;              /* (f) the FIFO's inode, or NULL (pipe(2)) */
+	uint32_t rgen, wgen;             /* (f)[a] read/write opens so far */
+	struct waitq owait;              /* opens waiting for the other end */
 };
 
 #define PIPE_WAKE_READERS 1
@@ -208,21 +212,27 @@ static int pipe_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	return -ENOTTY;
 }
 
+static void pipe_free(struct pipe *p)
+{
+	for (int i = 0; i < PIPE_PAGES; i++)
+		if (p->page[i])
+			page_free(p->page[i]);
+	kfree(p);
+}
+
+static bool fifo_put_end(struct pipe *p);
+
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
 	if (f->fmode & FMODE_READ)
 		fetch_and_add32(&p->readers, -1u);
-	else
+	if (f->fmode & FMODE_WRITE)
 		fetch_and_add32(&p->writers, -1u);
 	wake(p, &p->rwait, 0);
 	wake(p, &p->wwait, POLL_ANY);     /* EOF, POLLHUP or POLLERR for the other end */
-	if (fetch_and_add32(&p->ends, -1u) == 1) {
-		for (int i = 0; i < PIPE_PAGES; i++)
-			if (p->page[i])
-				page_free(p->page[i]);
-		kfree(p);
-	}
+	if (p->fifo ? fifo_put_end(p) : fetch_and_add32(&p->ends, -1u) == 1)
+		pipe_free(p);
 }
 
 static struct poll_head *pipe_poll_head(struct file *f)
@@ -358,15 +368,24 @@ int pipe_fionread(struct file *f, int *n)
 	return 0;
 }
 
-int pipe_create(struct file **rd, struct file **wr, int flags)
+static struct pipe *pipe_alloc(void)
 {
 	struct pipe *p = kzalloc(sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	complex_lock_init(&p->lock, LC_PIPE, 0);
 	waitq_init(&p->rwait);
 	waitq_init(&p->wwait);
+	waitq_init(&p->owait);
 	poll_head_init(&p->ph);
+	return p;
+}
+
+int pipe_create(struct file **rd, struct file **wr, int flags)
+{
+	struct pipe *p = pipe_alloc();
+	if (!p)
+		return -ENOMEM;
 	p->readers = p->writers = 1;
 	p->ends = 2;
 	struct file *r = file_alloc(&pipe_fops, O_RDONLY | (flags & O_NONBLOCK));
@@ -380,5 +399,97 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	r->priv = w->priv = p;
 	*rd = r;
 	*wr = w;
+	return 0;
+}
+
+/*
+ * ---- FIFOs (named pipes) ----
+ *
+ * A FIFO inode has a pipe while it is open (ip->u.fifo.pipe, under
+ * fifo_lock, class fifo); the pipe's ends count the open files and the
+ * last close detaches and frees it (its data goes, as Linux).  An open for
+ * reading waits for a writer's open and one for writing for a reader's:
+ * each open bumps its side's generation (rgen/wgen) and wakes owait, and a
+ * waiter sleeps until the other side's generation moves (so an opener that
+ * came and went still counts).  O_RDWR never waits.
+ */
+static struct simple_lock fifo_lock = SIMPLE_LOCK_INIT(LC_FIFO);
+
+/* Drop one end of FIFO pipe p: true if it was the last (p detached: the
+ * caller frees it). */
+static bool fifo_put_end(struct pipe *p)
+{
+	simple_lock(&fifo_lock);
+	bool last = --p->ends == 0;
+	if (last)
+		p->fifo->u.fifo.pipe = NULL;
+	simple_unlock(&fifo_lock);
+	return last;
+}
+
+static void wake_openers(struct pipe *p)
+{
+	uint64_t s = disable_lock(&p->owait.lock);
+	waitq_wakeup_all_locked(&p->owait);
+	unlock_enable(&p->owait.lock, s);
+}
+
+/* Sleep until *gen differs from seen: 0 or -EINTR. */
+static int fifo_wait(struct pipe *p, volatile uint32_t *gen, uint32_t seen)
+{
+	int r = 0;
+	uint64_t s = disable_lock(&p->owait.lock);
+	while (READ_ONCE(*gen) == seen && r == 0)
+		r = waitq_sleep_intr_locked(&p->owait);
+	unlock_enable(&p->owait.lock, s);
+	return r;
+}
+
+int fifo_open(struct inode *ip, struct file *f)
+{
+	bool rd = f->fmode & FMODE_READ, wr = f->fmode & FMODE_WRITE;
+	bool nonblock = f->flags & O_NONBLOCK;
+	f->fops = NULL;                  /* not a pipe end until attached */
+	if (!rd && !wr)
+		return -EINVAL;
+	struct pipe *n = pipe_alloc();
+	if (!n)
+		return -ENOMEM;
+	simple_lock(&fifo_lock);
+	struct pipe *p = ip->u.fifo.pipe;
+	if (wr && !rd && nonblock && (!p || READ_ONCE(p->readers) == 0)) {
+		simple_unlock(&fifo_lock);
+		pipe_free(n);
+		return -ENXIO;
+	}
+	if (!p) {
+		p = n;
+		n = NULL;
+		p->fifo = ip;
+		ip->u.fifo.pipe = p;
+	}
+	p->ends++;
+	if (rd) {
+		fetch_and_add32(&p->readers, 1);
+		WRITE_ONCE(p->rgen, p->rgen + 1);
+	}
+	if (wr) {
+		fetch_and_add32(&p->writers, 1);
+		WRITE_ONCE(p->wgen, p->wgen + 1);
+	}
+	uint32_t rseen = p->rgen, wseen = p->wgen;
+	bool wait_writer = rd && !wr && !nonblock && READ_ONCE(p->writers) == 0;
+	bool wait_reader = wr && !rd && READ_ONCE(p->readers) == 0;
+	simple_unlock(&fifo_lock);
+	if (n)
+		pipe_free(n);
+	f->priv = p;
+	f->fops = &pipe_fops;            /* attached: file_unref releases the end */
+	wake_openers(p);
+	wake(p, &p->rwait, POLLIN);      /* a reader waiting at EOF sees a writer */
+	if (wait_writer && fifo_wait(p, &p->wgen, wseen))
+		return -EINTR;
+	if (wait_reader && fifo_wait(p, &p->rgen, rseen))
+		return -EINTR;
 	return 0;
 }

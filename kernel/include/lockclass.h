@@ -57,6 +57,7 @@
 	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's callout queue, its running callout and the queued callouts' state (callout.c); handlers run without it") \
 	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
+	X(LC_FIFO,         "fifo",          59, IPL_NONE, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \

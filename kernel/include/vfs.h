@@ -38,6 +38,7 @@ struct file;
 struct poll_table;
 struct vm_obj;
 struct flock_ctx;
+struct pipe;
 
 struct timespec64 {
 	int64_t sec;
@@ -99,6 +100,9 @@ struct inode {
 			uint64_t cap;                 /* (g) slots in page[] */
 			struct vm_obj *mmaps;         /* (g) its mappings (vm_file.c) */
 		} reg;
+		struct {                    /* FIFO (pipe.c) */
+			struct pipe *pipe;            /* the fifo lock: while open */
+		} fifo;
 		struct {                    /* symbolic link */
 			char *target;                 /* [I] NUL-terminated */
 		} lnk;
