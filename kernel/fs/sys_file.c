@@ -747,6 +747,12 @@ struct kstatx {
 	uint64_t spare[14];
 };
 
+#define STATX_BASIC_STATS 0x7ffU
+#define STATX_BTIME 0x800U
+#define STATX__RESERVED 0x80000000U
+
+/* statx(dirfd, path, flags, mask, buf): every basic field is filled
+ * whatever mask asks (as Linux); btime where the file system keeps it. */
 SYSCALL(332, statx)
 {
 	int flags = (int)a2;
@@ -754,7 +760,7 @@ SYSCALL(332, statx)
 		return -EINVAL;
 	if ((flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
 		return -EINVAL;
-	if (a3 & 0x80000000U)              /* STATX__RESERVED */
+	if ((uint32_t)a3 & STATX__RESERVED)
 		return -EINVAL;
 	if (!user_range_ok((void *)a4, sizeof(struct kstatx)))
 		return -EFAULT;
@@ -764,7 +770,9 @@ SYSCALL(332, statx)
 		return r;
 	struct kstatx x;
 	memset(&x, 0, sizeof(x));
-	x.mask = 0x7ff;                    /* STATX_BASIC_STATS */
+	x.mask = STATX_BASIC_STATS | (st.has_btime ? STATX_BTIME : 0);
+	if (st.has_btime)
+		x.btime = (struct statx_ts){ st.btime, st.btime_ns, 0 };
 	x.blksize = 4096;
 	x.nlink = st.nlink;
 	x.uid = st.uid;
@@ -778,8 +786,8 @@ SYSCALL(332, statx)
 	x.ctime = (struct statx_ts){ st.ctime, st.ctime_ns, 0 };
 	x.rdev_major = (st.rdev >> 8) & 0xfff;
 	x.rdev_minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xffu);
-	x.dev_major = 0;
-	x.dev_minor = (uint32_t)st.dev;
+	x.dev_major = (st.dev >> 8) & 0xfff;
+	x.dev_minor = (st.dev & 0xff) | ((st.dev >> 12) & ~0xffu);
 	return copyout((void *)a4, &x, sizeof(x)) < 0 ? -EFAULT : 0;
 }
 

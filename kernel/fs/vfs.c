@@ -127,7 +127,7 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode)
 	ip->ino = fetch_and_add(&sb->next_ino, 1);
 	ip->mode = mode;
 	vfs_cred(&ip->uid, &ip->gid);
-	ip->atime = ip->mtime = ip->ctime = now();
+	ip->atime = ip->mtime = ip->ctime = ip->btime = now();
 	if (S_ISDIR(mode)) {
 		ip->u.dir.next_cookie = 2;
 		ip->u.dir.parent = ip;
@@ -1120,6 +1120,9 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 	st->ctime_ns = (uint32_t)ip->ctime.nsec;
 	simple_unlock(&ip->meta);
 	st->dev = ip->sb->dev;
+	st->has_btime = !ip->ops;            /* tmpfs keeps it; proc does not */
+	st->btime = ip->btime.sec;
+	st->btime_ns = (uint32_t)ip->btime.nsec;
 	if (S_ISDIR(st->mode))
 		st->size = 4096, st->blocks = 8;
 }

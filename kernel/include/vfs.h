@@ -84,6 +84,7 @@ struct inode {
 	uint32_t rdev;                      /* [I] Linux encoding */
 	uint64_t size;                      /* (m) */
 	struct timespec64 atime, mtime, ctime;  /* (m) */
+	struct timespec64 btime;            /* [I] birth time (statx) */
 	struct superblock *mounted;         /* (n) a file system mounted here */
 	bool dead;                          /* (m) directory removed */
 	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
