@@ -63,7 +63,27 @@ void file_unref(struct file *f)
 		fetch_and_add(&f->ip->sb->active, -1UL);
 		vnode_put(f->ip);
 	}
+	kfree(f->path);
 	kfree(f);
+}
+
+int file_path_of(struct file *f, char *buf, size_t n)
+{
+	int len;
+	if (f->path)
+		len = ksnprintf(buf, n, "%s%s", f->path,
+				f->ip && READ_ONCE(f->ip->nlink) == 0 ? " (deleted)" : "");
+	else if (f->fops && f->fops->anon_name)
+		len = ksnprintf(buf, n, "anon_inode:%s", f->fops->anon_name);
+	else if (f->fops == &tty_fops && f->priv == &console_tty)
+		len = ksnprintf(buf, n, "/dev/console");
+	else if (f->ip && S_ISDIR(f->ip->mode) && (len = vfs_path_of(vfs_root(), f->ip, buf, n)) >= 0)
+		return len;
+	else if (f->ip)
+		len = ksnprintf(buf, n, "/");
+	else
+		len = ksnprintf(buf, n, "pipe:[%llu]", (unsigned long long)((uint64_t)f->priv >> 6));
+	return MIN(len, (int)n - 1);
 }
 
 

@@ -26,12 +26,13 @@
 #include "timekeep.h"
 #include "param.h"
 #include "pipe.h"
+#include "sysctl.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
 
-#define PIPE_PAGES 16
-#define PIPE_CAP (PIPE_PAGES * PAGE_SIZE)
+#define PIPE_PAGES 16                    /* the default size: 64 KiB */
+#define PIPE_ROOT_MAX (16u << 20)        /* F_SETPIPE_SZ's ceiling even for root */
 #define PIPE_BUF 4096
 
 /* Lock key: (p) lock; counts also read under the waitq locks for sleeping;
@@ -40,7 +41,10 @@ struct pipe {
 	struct complex_lock lock;
 	struct waitq rwait, wwait;
 	struct poll_head ph;             /* pollers of both ends */
-	char *page[PIPE_PAGES];          /* (p) allocated on first use */
+	char **page;                     /* (p) cap / PAGE_SIZE slots, pages made on use:
+					  * inl, or kmalloc'd after F_SETPIPE_SZ */
+	char *inl[PIPE_PAGES];           /* (p) the default ring's slots */
+	volatile uint32_t cap;           /* (p) bytes: a power of two pages (F_SETPIPE_SZ) */
 	uint32_t head;                   /* (p) read position */
 	volatile uint32_t count;         /* (p) bytes in the ring */
 	volatile uint32_t readers;       /* [a] read ends open */
@@ -74,7 +78,7 @@ static int ring_copy(struct pipe *p, uint32_t pos, void *ubuf, size_t k, bool in
 {
 	size_t done = 0;
 	while (done < k) {
-		uint32_t at = (pos + done) % PIPE_CAP;
+		uint32_t at = (pos + done) % p->cap;
 		uint32_t pi = at / PAGE_SIZE, po = at % PAGE_SIZE;
 		size_t c = MIN(k - done, PAGE_SIZE - po);
 		if (!p->page[pi] && !(p->page[pi] = page_alloc(0)))
@@ -99,7 +103,7 @@ static ssize_t pipe_read(struct file *f, void *ubuf, size_t n, uint64_t *off __u
 			size_t k = MIN(n, p->count);
 			int r = ring_copy(p, p->head, ubuf, k, false);
 			if (r == 0) {
-				p->head = (p->head + k) % PIPE_CAP;
+				p->head = (p->head + k) % p->cap;
 				p->count -= k;
 			}
 			lock_done(&p->lock);
@@ -151,10 +155,10 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 			raise_sigpipe();
 			return total ? (ssize_t)total : -EPIPE;
 		}
-		uint32_t space = PIPE_CAP - p->count;
+		uint32_t space = p->cap - p->count;
 		if (space >= need) {
 			size_t k = MIN(space, left);
-			int r = ring_copy(p, (p->head + p->count) % PIPE_CAP,
+			int r = ring_copy(p, (p->head + p->count) % p->cap,
 					  (char *)ubuf + total, k, true);
 			if (r == 0)
 				p->count += k;
@@ -169,7 +173,7 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 		if (f->flags & O_NONBLOCK)
 			return total ? (ssize_t)total : -EAGAIN;
 		uint64_t s = disable_lock(&p->wwait.lock);
-		while (PIPE_CAP - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
+		while (p->cap - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
 			if (waitq_sleep_intr_locked(&p->wwait)) {
 				unlock_enable(&p->wwait.lock, s);
 				return total ? (ssize_t)total : -EINTR;
@@ -192,7 +196,7 @@ static int pipe_poll(struct file *f)
 			ev |= POLLHUP;
 	}
 	if (f->fmode & FMODE_WRITE) {
-		if (PIPE_CAP - count >= PIPE_BUF)
+		if (p->cap - count >= PIPE_BUF)
 			ev |= POLLOUT | POLLWRNORM;
 		if (READ_ONCE(p->readers) == 0)
 			ev |= POLLERR;
@@ -283,7 +287,7 @@ ssize_t pipe_drain_locked(struct pipe *p, size_t n, bool consume, pipe_actor_t f
 	size_t want = MIN(n, p->count), done = 0;
 	ssize_t err = 0;
 	while (done < want) {
-		uint32_t at = (p->head + done) % PIPE_CAP;
+		uint32_t at = (p->head + done) % p->cap;
 		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
 		ssize_t r = fn(arg, p->page[at / PAGE_SIZE] + at % PAGE_SIZE, c);
 		if (r < 0) {
@@ -295,7 +299,7 @@ ssize_t pipe_drain_locked(struct pipe *p, size_t n, bool consume, pipe_actor_t f
 			break;
 	}
 	if (consume && done) {
-		p->head = (p->head + done) % PIPE_CAP;
+		p->head = (p->head + done) % p->cap;
 		p->count -= done;
 		p->wake |= PIPE_WAKE_WRITERS;
 	}
@@ -307,12 +311,12 @@ ssize_t pipe_fill_locked(struct pipe *p, size_t n, pipe_actor_t fn, void *arg)
 	KASSERT(lock_write_held(&p->lock));
 	if (READ_ONCE(p->readers) == 0)
 		return -EPIPE;
-	if (p->count == PIPE_CAP)
+	if (p->count == p->cap)
 		return -EAGAIN;
-	size_t want = MIN(n, PIPE_CAP - p->count), done = 0;
+	size_t want = MIN(n, p->cap - p->count), done = 0;
 	ssize_t err = 0;
 	while (done < want) {
-		uint32_t at = (p->head + p->count + done) % PIPE_CAP;
+		uint32_t at = (p->head + p->count + done) % p->cap;
 		uint32_t pi = at / PAGE_SIZE;
 		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
 		if (!p->page[pi] && !(p->page[pi] = page_alloc(0))) {
@@ -337,7 +341,7 @@ ssize_t pipe_fill_locked(struct pipe *p, size_t n, pipe_actor_t fn, void *arg)
 
 size_t pipe_room(struct pipe *p)
 {
-	return PIPE_CAP - READ_ONCE(p->count);
+	return p->cap - READ_ONCE(p->count);
 }
 
 int pipe_wait_data(struct pipe *p)
@@ -354,10 +358,76 @@ int pipe_wait_room(struct pipe *p)
 {
 	int r = 0;
 	uint64_t s = disable_lock(&p->wwait.lock);
-	while (READ_ONCE(p->count) == PIPE_CAP && READ_ONCE(p->readers) > 0 && r == 0)
+	while (READ_ONCE(p->count) == p->cap && READ_ONCE(p->readers) > 0 && r == 0)
 		r = waitq_sleep_intr_locked(&p->wwait);
 	unlock_enable(&p->wwait.lock, s);
 	return r ? -EINTR : 0;
+}
+
+/*
+ * F_SETPIPE_SZ: resize f's pipe to n bytes rounded up to a power of two
+ * pages; the data moves to the start of the new ring.  Returns the new
+ * size, -EBADF (not a pipe), -EPERM (above fs/pipe-max-size without
+ * privilege), -EBUSY (the data does not fit), -EINVAL, -ENOMEM.
+ */
+int64_t pipe_set_size(struct file *f, uint64_t n, bool privileged)
+{
+	if (f->fops != &pipe_fops)
+		return -EBADF;
+	if (n > (1ULL << 31))
+		return -EINVAL;
+	uint64_t want = PAGE_SIZE;
+	while (want < n)
+		want <<= 1;
+	if (want > READ_ONCE(sysctl_pipe_max_size) && !privileged)
+		return -EPERM;
+	if (want > PIPE_ROOT_MAX)
+		return -ENOMEM;
+	struct pipe *p = f->priv;
+	uint32_t np = (uint32_t)(want / PAGE_SIZE);
+	char **pages = kzalloc(np * sizeof(char *));
+	if (!pages)
+		return -ENOMEM;
+	lock_write(&p->lock);
+	if (p->count > want) {
+		lock_done(&p->lock);
+		kfree(pages);
+		return -EBUSY;
+	}
+	int r = 0;
+	for (uint32_t done = 0; done < p->count && r == 0;) {      /* move the data */
+		uint32_t at = (p->head + done) % p->cap;
+		uint32_t k = MIN(p->count - done, PAGE_SIZE - MAX(at % PAGE_SIZE, done % PAGE_SIZE));
+		char *dst = pages[done / PAGE_SIZE];
+		if (!dst && !(dst = pages[done / PAGE_SIZE] = page_alloc(0)))
+			r = -ENOMEM;
+		else
+			memcpy(dst + done % PAGE_SIZE, p->page[at / PAGE_SIZE] + at % PAGE_SIZE, k);
+		done += k;
+	}
+	char **old = p->page;
+	uint32_t oldn = p->cap / PAGE_SIZE;
+	if (r == 0) {
+		p->page = pages;
+		p->cap = (uint32_t)want;
+		p->head = 0;
+		pages = old;                     /* free the old ring below */
+		np = oldn;
+	}
+	lock_done(&p->lock);
+	for (uint32_t i = 0; i < np; i++)
+		if (pages[i])
+			page_free(pages[i]);
+	if (pages != p->inl)
+		kfree(pages);
+	if (r == 0)
+		wake(p, &p->wwait, POLLOUT | POLLWRNORM);
+	return r ? r : (int64_t)want;
+}
+
+int64_t pipe_get_size(struct file *f)
+{
+	return f->fops == &pipe_fops ? (int64_t)READ_ONCE(((struct pipe *)f->priv)->cap) : -EBADF;
 }
 
 int pipe_fionread(struct file *f, int *n)
@@ -373,6 +443,8 @@ static struct pipe *pipe_alloc(void)
 	struct pipe *p = kzalloc(sizeof(*p));
 	if (!p)
 		return NULL;
+	p->cap = PIPE_PAGES * PAGE_SIZE;
+	p->page = p->inl;
 	complex_lock_init(&p->lock, LC_PIPE, 0);
 	waitq_init(&p->rwait);
 	waitq_init(&p->wwait);
@@ -393,7 +465,7 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	if (!r || !w) {
 		kfree(r);
 		kfree(w);
-		kfree(p);
+		pipe_free(p);
 		return -ENOMEM;
 	}
 	r->priv = w->priv = p;

@@ -7,6 +7,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "pipe.h"
 #include "flock.h"
 #include "tty.h"
 #include "initramfs.h"
@@ -148,6 +149,18 @@ static uint32_t cur_umask(void)
 	return READ_ONCE(cur_fs()->umask);
 }
 
+/* The absolute name of (dirfd, path) for /proc/PID/fd, or NULL. */
+static char *open_path(int dirfd, const char *path)
+{
+	struct inode *start = NULL, *root = root_get();
+	char *r = NULL;
+	if (start_dir(dirfd, path, &start) == 0)
+		r = vfs_abs_path(root, start, path);
+	vnode_put(start);
+	vnode_put(root);
+	return r;
+}
+
 static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 {
 	if ((flags & O_TMPFILE) == O_TMPFILE)
@@ -245,6 +258,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 	r = file_open_inode(ip, flags, &f);
 	if (r)
 		goto out_ip;
+	f->path = open_path(dirfd, path);
 	r = fd_install(f, 0, flags & O_CLOEXEC);
 out_ip:
 	vnode_put(ip);
@@ -478,6 +492,7 @@ SYSCALL(32, dup)
 #define F_OFD_SETLK 37
 #define F_OFD_SETLKW 38
 #define F_DUPFD_CLOEXEC 1030
+#define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
 #define FD_CLOEXEC 1
 
@@ -546,11 +561,12 @@ SYSCALL(72, fcntl)
 	case F_OFD_SETLKW:
 		r = flock_fcntl(fd, f, (int)a1, a2);
 		break;
-	case F_GETPIPE_SZ: {
-		int n;
-		r = pipe_fionread(f, &n) == 0 ? 65536 : -EBADF;
+	case F_GETPIPE_SZ:
+		r = pipe_get_size(f);
 		break;
-	}
+	case F_SETPIPE_SZ:                  /* above fs/pipe-max-size: root only */
+		r = pipe_set_size(f, (uint32_t)a2, curproc()->cred.euid == 0);
+		break;
 	default:
 		r = -EINVAL;
 	}

@@ -1169,6 +1169,62 @@ int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
 	return (int)len;
 }
 
+/* Lexically clean absolute path p in place: "//", "." and ".." go. */
+static void path_clean(char *p)
+{
+	char *out = p;                        /* p[0] == '/' */
+	const char *in = p;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		const char *c = in;
+		while (*in && *in != '/')
+			in++;
+		size_t len = (size_t)(in - c);
+		if (len == 0 || (len == 1 && c[0] == '.'))
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, c, len);
+		out += len;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+char *vfs_abs_path(struct inode *root, struct inode *start, const char *path)
+{
+	char *buf = kmalloc(FS_PATH_MAX, 0);
+	if (!buf)
+		return NULL;
+	size_t plen = strlen(path);
+	int len = 0;
+	if (path[0] != '/') {
+		len = start ? vfs_path_of(root, start, buf, FS_PATH_MAX) : -ENOENT;
+		if (len < 0 || (size_t)len + plen + 2 > FS_PATH_MAX) {
+			kfree(buf);
+			return NULL;
+		}
+	} else if (plen + 1 > FS_PATH_MAX) {
+		kfree(buf);
+		return NULL;
+	}
+	buf[len++] = '/';
+	memcpy(buf + len, path, plen + 1);
+	path_clean(buf);
+	size_t n = strlen(buf) + 1;
+	char *r = kmalloc(n, 0);            /* kept long: only its own size */
+	if (r)
+		memcpy(r, buf, n);
+	kfree(buf);
+	return r;
+}
+
 /* ---- the old interface (exec, the ELF loader, private trees) ---- */
 
 /* Lends ip's reference to the calling process (see initramfs.h). */
@@ -1260,6 +1316,35 @@ void fs_tree_free(struct inode *root)
 int initramfs_load(const void *buf, size_t len)
 {
 	return initramfs_load_tree(vfs_root(), buf, len, NULL);
+}
+
+/* /proc/PID/mountinfo: one line per mounted file system, root first:
+ * mount id, parent id, major:minor, root, mount point, options, "-",
+ * type, source, super options.  Ids are 20 + the file system's device. */
+void vfs_mountinfo_format(struct sbuf *out)
+{
+	struct mnt { const char *type; struct inode *covered; uint32_t dev, pdev; } list[32];
+	int n = 0;
+	lock_read(&ns_lock);
+	for (struct superblock *sb = mounts; sb && n < 32; sb = sb->next) {
+		if (sb == root_sb || !sb->covered)
+			continue;
+		list[n] = (struct mnt){ sb->type->name, sb->covered, sb->dev, sb->covered->sb->dev };
+		vnode_ref(sb->covered);
+		n++;
+	}
+	lock_done(&ns_lock);
+	uint32_t rdev = root_sb ? root_sb->dev : 0;
+	sbuf_printf(out, "%u 1 0:%u / / rw,relatime shared:1 - %s rootfs rw\n", 20 + rdev, rdev,
+		    root_sb ? root_sb->type->name : "tmpfs");
+	char *path = kmalloc(FS_PATH_MAX, 0);
+	for (int i = n - 1; i >= 0; i--) {
+		if (path && vfs_path_of(vfs_root(), list[i].covered, path, FS_PATH_MAX) >= 0)
+			sbuf_printf(out, "%u %u 0:%u / %s rw,relatime - %s %s rw\n", 20 + list[i].dev,
+				    20 + list[i].pdev, list[i].dev, path, list[i].type, list[i].type);
+		vnode_put(list[i].covered);
+	}
+	kfree(path);
 }
 
 /* /proc/mounts: one line per mounted file system, root first (fstab format). */

@@ -98,6 +98,8 @@ struct file {
 	uint64_t off;                    /* (o) */
 	uint64_t dircookie;              /* (o) directories: getdents position */
 	struct epitem *epitems;          /* (e) epoll registrations of this file (epoll.c) */
+	char *path;                      /* [I] absolute name it was opened by (kmalloc'd),
+					  * or NULL: /proc/PID/fd */
 };
 
 struct file *file_alloc(const struct file_ops *fops, int flags);
@@ -158,6 +160,10 @@ int fd_close(int fd);
 /* The inode of the cwd / root (referenced). */
 struct inode *cwd_get(void);
 struct inode *root_get(void);
+
+/* What /proc/PID/fd/N shows for f (Linux's forms: a path, "pipe:[N]",
+ * "anon_inode:[eventfd]"...) into buf (NUL-terminated): its length. */
+int file_path_of(struct file *f, char *buf, size_t n);
 
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);

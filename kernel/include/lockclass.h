@@ -59,6 +59,7 @@
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
 	X(LC_FIFO,         "fifo",          59, IPL_NONE, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
+	X(LC_UTS,          "uts",           61, IPL_NONE, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \

@@ -63,6 +63,10 @@ int pipe_wait_room(struct pipe *p);
 struct inode;
 int fifo_open(struct inode *ip, struct file *f);
 
+/* F_SETPIPE_SZ / F_GETPIPE_SZ on f: the size in bytes or -errno. */
+int64_t pipe_set_size(struct file *f, uint64_t n, bool privileged);
+int64_t pipe_get_size(struct file *f);
+
 /* SIGPIPE to the calling process (a write with no reader). */
 void pipe_sigpipe(void);
 

@@ -232,12 +232,17 @@ uint64_t vfs_readdir(struct inode *dir, uint64_t cookie,
 /* getcwd: the path of dir from root into buf (NUL-terminated): length or -errno. */
 int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n);
 
+/* The absolute, lexically cleaned form of path (relative to start unless
+ * it begins with '/'), kmalloc'd; NULL if out of memory or too long. */
+char *vfs_abs_path(struct inode *root, struct inode *start, const char *path);
+
 /* mount(2)/umount2(2) helpers. */
 int vfs_mount_at(struct inode *dir, const char *type, const void *data);
 int vfs_umount(struct inode *root_of_fs);
 
 struct sbuf;
 void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
+void vfs_mountinfo_format(struct sbuf *out);       /* /proc/PID/mountinfo */
 
 /* Name cache statistics and tests. */
 struct ncache_stats {
