@@ -60,6 +60,11 @@ void file_unref(struct file *f)
 	if (f->fops && f->fops->release)
 		f->fops->release(f);
 	if (f->ip) {
+		if (!(f->flags & O_PATH)) {
+			fetch_and_add32(&f->ip->nopen, -1u);
+			if (f->fmode & FMODE_WRITE)
+				fetch_and_add32(&f->ip->nwrite, -1u);
+		}
 		fetch_and_add(&f->ip->sb->active, -1UL);
 		vnode_put(f->ip);
 	}
@@ -188,6 +193,11 @@ int file_open_inode(struct inode *ip, int flags, struct file **out)
 	vnode_ref(ip);
 	fetch_and_add(&ip->sb->active, 1);
 	f->ip = ip;
+	if (!(flags & O_PATH)) {
+		fetch_and_add32(&ip->nopen, 1);
+		if (f->fmode & FMODE_WRITE)
+			fetch_and_add32(&ip->nwrite, 1);
+	}
 	if (!(flags & O_PATH) && S_ISFIFO(mode) && !ip->ops) {
 		int r = fifo_open(ip, f);
 		if (r) {

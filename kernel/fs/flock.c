@@ -21,6 +21,10 @@
 #include "errno.h"
 #include "file.h"
 #include "flock.h"
+#include "fown.h"
+#include "param.h"
+#include "sched.h"
+#include "sysctl.h"
 #include "kmem.h"
 #include "lock.h"
 #include "proc.h"
@@ -52,7 +56,13 @@
 #define OFFSET_MAX INT64_MAX
 #define DEADLOCK_STEPS 10            /* as Linux: longer chains are not followed */
 
-enum { FL_POSIX = 1, FL_OFD = 2, FL_FLOCK = 3 };
+enum { FL_POSIX = 1, FL_OFD = 2, FL_FLOCK = 3, FL_LEASE = 4 };
+
+/* Which list a lock or waiter belongs to: POSIX/OFD, flock, lease. */
+static int kind_of(int flavor)
+{
+	return flavor == FL_FLOCK ? 1 : flavor == FL_LEASE ? 2 : 0;
+}
 
 /*
  * One lock.  Lock key: (c) its context's lock; [I] immutable.
@@ -64,6 +74,10 @@ struct file_lock {
 	int type;                        /* (c) F_RDLCK or F_WRLCK */
 	int pid;                         /* (c) the setter's process (GETLK, /proc/locks) */
 	int64_t start, end;              /* (c) inclusive */
+	/* leases: */
+	int fd;                          /* (c) the descriptor that set it (si_fd) */
+	int target;                      /* (c) breaking to F_RDLCK/F_UNLCK, or -1 */
+	uint64_t deadline;               /* (c) tick the break is forced at */
 };
 
 /*
@@ -86,6 +100,7 @@ struct flock_ctx {
 	struct simple_lock lock;
 	struct file_lock *posix;         /* (c) POSIX and OFD locks */
 	struct file_lock *flocks;        /* (c) flock locks */
+	struct file_lock *leases;        /* (c) leases (F_SETLEASE) */
 	struct flock_waiter *waiters;    /* (c) */
 	uint64_t dev, ino;               /* [I] for /proc/locks */
 	struct flock_ctx *gnext;         /* (w) every context (/proc/locks) */
@@ -132,7 +147,7 @@ void flock_inode_release(struct inode *ip)
 	struct flock_ctx *c = ip->flctx;
 	if (!c)
 		return;
-	KASSERT(!c->posix && !c->flocks && !c->waiters);
+	KASSERT(!c->posix && !c->flocks && !c->leases && !c->waiters);
 	simple_lock(&graph_lock);
 	*c->gprev = c->gnext;
 	if (c->gnext)
@@ -170,12 +185,13 @@ static struct file_lock *find_conflict_locked(struct flock_ctx *c, const struct 
 	return NULL;
 }
 
-/* Wake the waiters of list kind flock (or not) whose range overlaps [s, e]. */
-static void wake_range_locked(struct flock_ctx *c, bool flock, int64_t s, int64_t e)
+/* Wake the waiters of list kind (kind_of: 0 POSIX/OFD, 1 flock, 2 lease)
+ * whose range overlaps [s, e]. */
+static void wake_range_locked(struct flock_ctx *c, int kind, int64_t s, int64_t e)
 {
 	KASSERT(simple_lock_held(&c->lock));
 	for (struct flock_waiter *w = c->waiters; w; w = w->next) {
-		if ((w->req.flavor == FL_FLOCK) != flock || w->req.start > e || s > w->req.end)
+		if (kind_of(w->req.flavor) != kind || w->req.start > e || s > w->req.end)
 			continue;
 		uint64_t f = disable_lock(&w->wq.lock);
 		w->woken = true;
@@ -254,7 +270,7 @@ static void posix_apply_locked(struct flock_ctx *c, const struct file_lock *req,
 		c->posix = n;
 	}
 	if (req->type != F_WRLCK)                  /* a range was freed or downgraded */
-		wake_range_locked(c, false, req->start, req->end);
+		wake_range_locked(c, 0, req->start, req->end);
 }
 
 /* flock: drop owner's lock (a conversion drops it first, as Linux).  true
@@ -269,13 +285,175 @@ static bool flock_drop_locked(struct flock_ctx *c, void *owner, int keep)
 			return true;
 		*pp = l->next;
 		kfree(l);
-		wake_range_locked(c, true, 0, OFFSET_MAX);
+		wake_range_locked(c, 1, 0, OFFSET_MAX);
 		return false;
 	}
 	return false;
 }
 
 /* ---- waiting ---- */
+
+/* ---- leases ---- */
+
+/* Does lease l (until its break is done) conflict with an open for
+ * writing (write) or reading? */
+static bool lease_conflicts(const struct file_lock *l, bool write)
+{
+	return l->type == F_WRLCK || write;
+}
+
+int flock_setlease(struct file *f, int fd, int type)
+{
+	struct inode *ip = f->ip;
+	if (type != F_RDLCK && type != F_WRLCK && type != F_UNLCK)
+		return -EINVAL;
+	if (!ip || !S_ISREG(ip->mode) || ip->ops)
+		return -EINVAL;
+	if (!vfs_owner_or_root(ip))
+		return -EACCES;
+	bool self_w = (f->fmode & FMODE_WRITE) != 0;
+	if (type == F_RDLCK && READ_ONCE(ip->nwrite) > 0)
+		return -EAGAIN;
+	if (type == F_WRLCK && (READ_ONCE(ip->nopen) > 1 || READ_ONCE(ip->nwrite) > (self_w ? 1u : 0u)))
+		return -EAGAIN;
+	struct flock_ctx *c = ctx_get(ip, type != F_UNLCK);
+	if (!c)
+		return type == F_UNLCK ? 0 : -ENOLCK;
+	struct file_lock *n = type != F_UNLCK ? kzalloc(sizeof(*n)) : NULL;
+	if (type != F_UNLCK && !n)
+		return -ENOLCK;
+	if (type != F_UNLCK && !READ_ONCE(f->fown))     /* Linux: the setter owns f */
+		WRITE_ONCE(f->fown, (1ULL << 32) | (uint32_t)curproc()->pid);
+	simple_lock(&c->lock);
+	struct file_lock **pp = &c->leases;
+	while (*pp && (*pp)->owner != f)
+		pp = &(*pp)->next;
+	struct file_lock *l = *pp;
+	if (l && type == F_UNLCK) {
+		*pp = l->next;
+		kfree(l);
+	} else if (l) {
+		l->type = type;
+		l->target = -1;
+		l->fd = fd;
+	} else if (type != F_UNLCK) {
+		*n = (struct file_lock){ .owner = f, .flavor = FL_LEASE, .type = type,
+					 .pid = curproc()->pid, .end = OFFSET_MAX, .fd = fd,
+					 .target = -1, .next = c->leases };
+		c->leases = n;
+		n = NULL;
+	}
+	wake_range_locked(c, 2, 0, OFFSET_MAX);
+	simple_unlock(&c->lock);
+	kfree(n);
+	return 0;
+}
+
+int flock_getlease(struct file *f)
+{
+	struct flock_ctx *c = f->ip ? ctx_get(f->ip, false) : NULL;
+	int type = F_UNLCK;
+	if (!c)
+		return type;
+	simple_lock(&c->lock);
+	for (struct file_lock *l = c->leases; l; l = l->next)
+		if (l->owner == f)
+			type = l->target >= 0 ? l->target : l->type;
+	simple_unlock(&c->lock);
+	return type;
+}
+
+/* Leases whose break time passed take their target type.  (c) held. */
+static void lease_expire_locked(struct flock_ctx *c)
+{
+	for (struct file_lock **pp = &c->leases; *pp;) {
+		struct file_lock *l = *pp;
+		if (l->target < 0 || (int64_t)(ticks - l->deadline) < 0) {
+			pp = &l->next;
+			continue;
+		}
+		if (l->target == F_UNLCK) {
+			*pp = l->next;
+			kfree(l);
+			continue;
+		}
+		l->type = l->target;
+		l->target = -1;
+		pp = &l->next;
+	}
+}
+
+#define BREAK_MAX 8                      /* holders signalled per pass */
+
+int flock_break_lease(struct inode *ip, int flags)
+{
+	struct flock_ctx *c = ctx_get(ip, false);
+	if (!c || !READ_ONCE(c->leases))
+		return 0;
+	bool write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	struct flock_waiter w;
+	int r = 0;
+	simple_lock(&c->lock);
+	for (;;) {
+		lease_expire_locked(c);
+		struct { struct file *f; int fd; } sig[BREAK_MAX];
+		int nsig = 0;
+		uint64_t first = 0;
+		bool any = false;
+		for (struct file_lock *l = c->leases; l; l = l->next) {
+			if (!lease_conflicts(l, write))
+				continue;
+			if (l->target < 0) {            /* start its break: tell the holder */
+				l->target = write ? F_UNLCK : F_RDLCK;
+				l->deadline = ticks + (uint64_t)READ_ONCE(sysctl_lease_break_time) * HZ;
+				if (nsig < BREAK_MAX && file_ref_live(l->owner))
+					sig[nsig++] = (typeof(sig[0])){ l->owner, l->fd };
+			}
+			if (!any || (int64_t)(l->deadline - first) < 0)
+				first = l->deadline;
+			any = true;
+		}
+		if (nsig) {
+			simple_unlock(&c->lock);
+			for (int i = 0; i < nsig; i++) {
+				fown_send(sig[i].f, sig[i].fd, POLL_MSG, 0);
+				file_unref(sig[i].f);
+			}
+			simple_lock(&c->lock);
+			continue;                       /* look again */
+		}
+		if (!any)
+			break;
+		if (flags & O_NONBLOCK) {
+			r = -EWOULDBLOCK;
+			break;
+		}
+		memset(&w, 0, sizeof(w));
+		w.req = (struct file_lock){ .flavor = FL_LEASE, .start = 0, .end = OFFSET_MAX };
+		waitq_init(&w.wq);
+		w.next = c->waiters;
+		c->waiters = &w;
+		simple_unlock(&c->lock);
+		int64_t left = (int64_t)(first - ticks);
+		uint64_t s = disable_lock(&w.wq.lock);
+		int e = 0;
+		if (!w.woken && left > 0)
+			e = waitq_sleep_timeout_intr_locked(&w.wq, (uint64_t)left);
+		unlock_enable(&w.wq.lock, s);
+		simple_lock(&c->lock);
+		for (struct flock_waiter **pp = &c->waiters; *pp; pp = &(*pp)->next)
+			if (*pp == &w) {
+				*pp = w.next;
+				break;
+			}
+		if (e == -EINTR) {
+			r = -EINTR;
+			break;
+		}
+	}
+	simple_unlock(&c->lock);
+	return r;
+}
 
 /* Would owner me waiting for owner blocker close a cycle?  (w) held. */
 static bool would_deadlock_locked(void *me, void *blocker)
@@ -555,9 +733,9 @@ int flock_flock(struct file *f, int op)
 
 /* ---- release ---- */
 
-/* Remove the locks of owner (of flavor, 0: any) from list *pp; wakes. */
+/* Remove the locks of owner from list *pp (of kind, kind_of); wakes. */
 static void remove_owner_locked(struct flock_ctx *c, struct file_lock **pp, void *owner,
-				bool flock)
+				int kind)
 {
 	while (*pp) {
 		struct file_lock *l = *pp;
@@ -566,7 +744,7 @@ static void remove_owner_locked(struct flock_ctx *c, struct file_lock **pp, void
 			continue;
 		}
 		*pp = l->next;
-		wake_range_locked(c, flock, l->start, l->end);
+		wake_range_locked(c, kind, l->start, l->end);
 		kfree(l);
 	}
 }
@@ -579,7 +757,7 @@ void flock_close(struct file *f, struct fdtable *owner)
 	if (!c || !READ_ONCE(c->posix))
 		return;
 	simple_lock(&c->lock);
-	remove_owner_locked(c, &c->posix, owner, false);
+	remove_owner_locked(c, &c->posix, owner, 0);
 	simple_unlock(&c->lock);
 }
 
@@ -591,8 +769,9 @@ void flock_file_release(struct file *f)
 	if (!c)
 		return;
 	simple_lock(&c->lock);
-	remove_owner_locked(c, &c->posix, f, false);
-	remove_owner_locked(c, &c->flocks, f, true);
+	remove_owner_locked(c, &c->posix, f, 0);
+	remove_owner_locked(c, &c->flocks, f, 1);
+	remove_owner_locked(c, &c->leases, f, 2);
 	simple_unlock(&c->lock);
 }
 

@@ -26,6 +26,7 @@
 #include "timekeep.h"
 #include "param.h"
 #include "pipe.h"
+#include "fown.h"
 #include "sysctl.h"
 #include "usercopy.h"
 #include "vfs.h"
@@ -55,6 +56,7 @@ struct pipe {
 	struct inode *fifo;              /* (f) the FIFO's inode, or NULL (pipe(2)) */
 	uint32_t rgen, wgen;             /* (f)[a] read/write opens so far */
 	struct waitq owait;              /* opens waiting for the other end */
+	struct fasync *fasync;           /* (fasync lock) O_ASYNC ends (fown.h) */
 };
 
 #define PIPE_WAKE_READERS 1
@@ -69,6 +71,12 @@ static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
 	unlock_enable(&wq->lock, s);
 	if (events)
 		poll_wake(&p->ph, events);
+	if (events == POLL_ANY)              /* a release: pipe_release decides */
+		return;
+	if (events & POLLIN)                 /* O_ASYNC: data for the read ends */
+		fasync_notify(&p->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+	else if (events & POLLOUT)           /* room for the write ends */
+		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
 }
 
 /* ---- pipe ends ---- */
@@ -226,15 +234,26 @@ static void pipe_free(struct pipe *p)
 
 static bool fifo_put_end(struct pipe *p);
 
+static int pipe_fasync(struct file *f, int fd, bool on)
+{
+	return fasync_update(&((struct pipe *)f->priv)->fasync, f, fd, on);
+}
+
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
+	if (READ_ONCE(f->flags) & O_ASYNC)
+		fasync_update(&p->fasync, f, -1, false);
 	if (f->fmode & FMODE_READ)
 		fetch_and_add32(&p->readers, -1u);
 	if (f->fmode & FMODE_WRITE)
 		fetch_and_add32(&p->writers, -1u);
 	wake(p, &p->rwait, 0);
 	wake(p, &p->wwait, POLL_ANY);     /* EOF, POLLHUP or POLLERR for the other end */
+	if (!READ_ONCE(p->readers) != !READ_ONCE(p->writers)) {   /* Linux: one side gone */
+		fasync_notify(&p->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
+	}
 	if (p->fifo ? fifo_put_end(p) : fetch_and_add32(&p->ends, -1u) == 1)
 		pipe_free(p);
 }
@@ -247,7 +266,7 @@ static struct poll_head *pipe_poll_head(struct file *f)
 static const struct file_ops pipe_fops = {
 	.read = pipe_read, .write = pipe_write, .poll = pipe_poll, .ioctl = pipe_ioctl,
 	.poll_head = pipe_poll_head,
-	.release = pipe_release,
+	.release = pipe_release, .fasync = pipe_fasync,
 };
 
 /* ---- the splice interface (pipe.h) ---- */

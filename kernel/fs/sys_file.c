@@ -7,6 +7,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "fown.h"
 #include "pipe.h"
 #include "flock.h"
 #include "tty.h"
@@ -248,7 +249,12 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 		if (r)
 			goto out_ip;
 	}
-	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
+	if (S_ISREG(ip->mode) && !(flags & O_PATH)) {
+		r = flock_break_lease(ip, flags);      /* F_SETLEASE holders first */
+		if (r)
+			goto out_ip;
+	}
+	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !ip->ops && !(flags & O_PATH) && !created &&
 	    (acc == O_WRONLY || acc == O_RDWR)) {
 		r = vfs_truncate(ip, 0);
 		if (r)
@@ -488,9 +494,17 @@ SYSCALL(32, dup)
 #define F_GETLK 5
 #define F_SETLK 6
 #define F_SETLKW 7
+#define F_SETOWN 8
+#define F_GETOWN 9
+#define F_SETSIG 10
+#define F_GETSIG 11
+#define F_SETOWN_EX 15
+#define F_GETOWN_EX 16
 #define F_OFD_GETLK 36
 #define F_OFD_SETLK 37
 #define F_OFD_SETLKW 38
+#define F_SETLEASE 1024
+#define F_GETLEASE 1025
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
@@ -514,6 +528,21 @@ static void fd_set_cloexec(int fd, bool on)
 	else
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
 	simple_unlock(&t->lock);
+}
+
+/* O_ASYNC on or off for f (F_SETFL, FIOASYNC): the file's source lists it. */
+static int set_async(struct file *f, int fd, bool on)
+{
+	if (on == ((READ_ONCE(f->flags) & O_ASYNC) != 0))
+		return 0;
+	int r = f->fops && f->fops->fasync ? f->fops->fasync(f, fd, on) : 0;
+	if (r)
+		return r;
+	if (on)
+		__atomic_fetch_or(&f->flags, O_ASYNC, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&f->flags, ~O_ASYNC, __ATOMIC_RELAXED);
+	return 0;
 }
 
 SYSCALL(72, fcntl)
@@ -548,11 +577,21 @@ SYSCALL(72, fcntl)
 		break;
 	}
 	case F_SETFL: {
-		int keep = f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME);
+		r = set_async(f, fd, ((int)a2 & O_ASYNC) != 0);
+		if (r)
+			break;
+		int keep = f->flags & ~(O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME);
 		f->flags = keep | ((int)a2 & (O_APPEND | O_NONBLOCK | O_NOATIME));
-		r = 0;
 		break;
 	}
+	case F_SETOWN:
+	case F_GETOWN:
+	case F_SETSIG:
+	case F_GETSIG:
+	case F_SETOWN_EX:
+	case F_GETOWN_EX:
+		r = fown_fcntl(f, (int)a1, a2);
+		break;
 	case F_GETLK:
 	case F_SETLK:
 	case F_SETLKW:
@@ -563,6 +602,12 @@ SYSCALL(72, fcntl)
 		break;
 	case F_GETPIPE_SZ:
 		r = pipe_get_size(f);
+		break;
+	case F_SETLEASE:
+		r = flock_setlease(f, fd, (int)a2);
+		break;
+	case F_GETLEASE:
+		r = flock_getlease(f);
 		break;
 	case F_SETPIPE_SZ:                  /* above fs/pipe-max-size: root only */
 		r = pipe_set_size(f, (uint32_t)a2, curproc()->cred.euid == 0);
@@ -615,6 +660,11 @@ SYSCALL(16, ioctl)
 		else
 			__atomic_fetch_and(&f->flags, ~O_NONBLOCK, __ATOMIC_RELAXED);
 		r = 0;
+		break;
+	}
+	case FIOASYNC: {
+		int on;
+		r = copyin(&on, (void *)a2, sizeof(on)) < 0 ? -EFAULT : set_async(f, fd, on != 0);
 		break;
 	}
 	case FIONREAD:

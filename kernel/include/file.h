@@ -84,6 +84,9 @@ struct file_ops {
 	 * Regular files and pipes have their own paths. */
 	ssize_t (*kread)(struct file *f, void *buf, size_t n, uint64_t *off);
 	ssize_t (*kwrite)(struct file *f, const void *buf, size_t n, uint64_t *off);
+	/* O_ASYNC turned on or off through descriptor fd (fown.h); NULL: the
+	 * flag is kept but nothing signals. */
+	int (*fasync)(struct file *f, int fd, bool on);
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */
@@ -100,6 +103,8 @@ struct file {
 	struct epitem *epitems;          /* (e) epoll registrations of this file (epoll.c) */
 	char *path;                      /* [I] absolute name it was opened by (kmalloc'd),
 					  * or NULL: /proc/PID/fd */
+	volatile uint64_t fown;          /* [a] F_SETOWN owner: type << 32 | id (fown.c) */
+	volatile int fsig;               /* [a] F_SETSIG signal, 0: SIGIO */
 };
 
 struct file *file_alloc(const struct file_ops *fops, int flags);

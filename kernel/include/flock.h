@@ -28,6 +28,14 @@ struct sbuf;
 int flock_fcntl(int fd, struct file *f, int cmd, uint64_t uarg);
 /* flock(2) on f: 0 or -errno. */
 int flock_flock(struct file *f, int op);
+/* F_SETLEASE (type F_RDLCK, F_WRLCK, F_UNLCK; fd for si_fd) / F_GETLEASE. */
+int flock_setlease(struct file *f, int fd, int type);
+int flock_getlease(struct file *f);
+/* An open of ip with flags is about to happen: break the leases it
+ * conflicts with (signal the holders) and wait until they are released,
+ * downgraded or their break time (fs/lease-break-time) passed.  0,
+ * -EWOULDBLOCK (O_NONBLOCK), -EINTR. */
+int flock_break_lease(struct inode *ip, int flags);
 /* Descriptor of f closed by owner fdt: its POSIX locks on the file go. */
 void flock_close(struct file *f, struct fdtable *owner);
 /* Open file f is being freed: its OFD and flock locks go (and leases). */

@@ -88,6 +88,7 @@ struct inode {
 	struct superblock *mounted;         /* (n) a file system mounted here */
 	bool dead;                          /* (m) directory removed */
 	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
+	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
