@@ -1113,7 +1113,7 @@ static const struct inode_ops sysdir_ops = {
 	.lookup = sysdir_lookup, .readdir = sysdir_readdir, .release = pnode_release,
 };
 static const struct inode_ops plink_ops = {
-	.readlink = plink_readlink, .release = pnode_release,
+	.readlink = plink_readlink, .release = pnode_release, .magic = true,
 };
 
 static int procfs_fill(struct superblock *sb, const void *data __unused)

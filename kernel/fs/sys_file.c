@@ -83,19 +83,40 @@ static int start_dir(int dirfd, const char *path, struct inode **out)
 	return r;
 }
 
-/* Look up path relative to dirfd.  flags: LK_*. */
-static int lookup_at(int dirfd, const char *path, int flags, struct lookup *lk)
+/* Look up path relative to dirfd.  flags: LK_*; LK_BENEATH or anchored
+ * (openat2's RESOLVE_IN_ROOT) make the start directory the root. */
+static int lookup_at_r(int dirfd, const char *path, int flags, bool anchored,
+		       struct lookup *lk)
 {
 	struct inode *start, *root;
-	int r = start_dir(dirfd, path, &start);
+	int r = start_dir(dirfd, path[0] == '/' && (anchored || (flags & LK_BENEATH)) ? "" : path,
+			  &start);
 	if (r)
 		return r;
-	root = root_get();
+	if (anchored || (flags & LK_BENEATH)) {
+		root = start;
+		vnode_ref(root);
+	} else {
+		root = root_get();
+	}
 	r = vfs_lookup(root, start, path, flags, lk);
 	vnode_put(start);
 	vnode_put(root);
 	return r;
 }
+
+static int lookup_at(int dirfd, const char *path, int flags, struct lookup *lk)
+{
+	return lookup_at_r(dirfd, path, flags, false, lk);
+}
+
+/* openat2's resolve flags: the LK_* flags added to every lookup of one open
+ * and whether the start directory is the root (RESOLVE_IN_ROOT). */
+struct resolve {
+	int lk;
+	bool anchored;
+};
+static const struct resolve no_resolve = { 0, false };
 
 /* Resolve (dirfd, upath) to an inode; AT_EMPTY_PATH and AT_SYMLINK_NOFOLLOW
  * honoured per at_flags. */
@@ -162,7 +183,8 @@ static char *open_path(int dirfd, const char *path)
 	return r;
 }
 
-static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
+static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
+			   const struct resolve *rs)
 {
 	if ((flags & O_TMPFILE) == O_TMPFILE)
 		return -EOPNOTSUPP;
@@ -177,7 +199,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 	bool created = false;
 	if (flags & O_CREAT) {
 		struct lookup lk;
-		r = lookup_at(dirfd, path, LK_PARENT, &lk);
+		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
 		if (r)
 			goto out;
 		struct inode *dir = lk.ip;
@@ -197,7 +219,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 				struct lookup l2;
 				vnode_put(ip);
 				ip = NULL;
-				r = lookup_at(dirfd, path, 0, &l2);
+				r = lookup_at_r(dirfd, path, rs->lk, rs->anchored, &l2);
 				if (r == 0)
 					ip = l2.ip;
 			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
@@ -220,7 +242,8 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 			goto out_ip;
 	} else {
 		struct lookup lk;
-		r = lookup_at(dirfd, path, (flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0, &lk);
+		r = lookup_at_r(dirfd, path, ((flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0) | rs->lk,
+				rs->anchored, &lk);
 		if (r)
 			goto out;
 		ip = lk.ip;
@@ -271,6 +294,84 @@ out_ip:
 out:
 	kfree(path);
 	return r;
+}
+
+static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
+{
+	return do_openat_r(dirfd, upath, flags, mode, &no_resolve);
+}
+
+#define RESOLVE_NO_XDEV       0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS   0x04
+#define RESOLVE_BENEATH       0x08
+#define RESOLVE_IN_ROOT       0x10
+#define RESOLVE_CACHED        0x20
+#define OPEN_HOW_SIZE0 24
+/* Linux's VALID_OPEN_FLAGS */
+#define VALID_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
+			  O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | \
+			  O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC | O_PATH | \
+			  O_TMPFILE)
+
+struct open_how {
+	uint64_t flags, mode, resolve;
+};
+
+/* Bytes [from, size) of the user struct at u are zero: 0, -E2BIG, -EFAULT. */
+static int tail_zero(uint64_t u, size_t from, size_t size)
+{
+	char chunk[64];
+	for (size_t at = from; at < size; at += sizeof(chunk)) {
+		size_t k = MIN(sizeof(chunk), size - at);
+		if (copyin(chunk, (const void *)(u + at), k) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < k; i++)
+			if (chunk[i])
+				return -E2BIG;
+	}
+	return 0;
+}
+
+/* openat2(dirfd, path, how, size): openat with strict flags and RESOLVE_*. */
+SYSCALL(437, openat2)
+{
+	size_t size = a3;
+	if (size < OPEN_HOW_SIZE0)
+		return -EINVAL;
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	struct open_how how;
+	if (copyin(&how, (const void *)a2, sizeof(how)) < 0)
+		return -EFAULT;
+	int r = tail_zero(a2, sizeof(how), size);
+	if (r)
+		return r;
+	if (how.flags & ~(uint64_t)VALID_OPEN_FLAGS)
+		return -EINVAL;
+	if (how.resolve & ~(uint64_t)0x3f)
+		return -EINVAL;
+	if (how.mode & ~(uint64_t)07777)
+		return -EINVAL;
+	int flags = (int)how.flags;
+	if (!(flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE && how.mode)
+		return -EINVAL;
+	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	if ((flags & O_PATH) && (flags & ~(O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)))
+		return -EINVAL;
+	if ((how.resolve & RESOLVE_CACHED) && (flags & (O_CREAT | O_TRUNC | O_TMPFILE)))
+		return -EAGAIN;
+	struct resolve rs = { 0, (how.resolve & RESOLVE_IN_ROOT) != 0 };
+	if (how.resolve & RESOLVE_NO_XDEV)
+		rs.lk |= LK_NO_XDEV;
+	if (how.resolve & RESOLVE_NO_MAGICLINKS)
+		rs.lk |= LK_NO_MAGICLINKS;
+	if (how.resolve & RESOLVE_NO_SYMLINKS)
+		rs.lk |= LK_NO_SYMLINKS | LK_NO_MAGICLINKS;
+	if (how.resolve & RESOLVE_BENEATH)
+		rs.lk |= LK_BENEATH;
+	return do_openat_r((int)a0, a1, flags, (uint32_t)how.mode, &rs);
 }
 
 SYSCALL(2, open) { return do_openat(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }

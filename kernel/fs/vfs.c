@@ -645,6 +645,16 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 	memcpy(buf, path, len + 1);
 	int nlinks = 0, err = 0;
 	char *p = buf;
+	if (*p == '/' && (flags & LK_BENEATH)) {
+		kfree(buf);
+		kfree(tbuf);
+		return -EXDEV;
+	}
+	if (*p == '/' && (flags & LK_NO_XDEV) && root->sb != start->sb) {
+		kfree(buf);
+		kfree(tbuf);
+		return -EXDEV;
+	}
 	struct inode *cur = *p == '/' ? root : start;
 	vnode_ref(cur);
 	lk->trailing_slash = false;
@@ -685,8 +695,17 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 		if (n == 1 && s[0] == '.')
 			continue;
 		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			if (cur == root && (flags & LK_BENEATH)) {
+				err = -EXDEV;                /* would leave the anchor */
+				goto fail;
+			}
+			struct superblock *from = cur->sb;
 			if ((err = dotdot(root, cur, &cur)) != 0) {
 				cur = NULL;
+				goto fail;
+			}
+			if ((flags & LK_NO_XDEV) && cur->sb != from) {
+				err = -EXDEV;
 				goto fail;
 			}
 			continue;
@@ -695,7 +714,18 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 		if ((err = vfs_lookup_child(cur, s, n, &ip)) != 0)
 			goto fail;
 		ip = cross_mounts(ip);
+		if ((flags & LK_NO_XDEV) && ip->sb != cur->sb) {
+			vnode_put(ip);
+			err = -EXDEV;
+			goto fail;
+		}
 		if (S_ISLNK(ip->mode) && (!last || trailing || !(flags & LK_NOFOLLOW))) {
+			if ((flags & LK_NO_SYMLINKS) ||
+			    ((flags & LK_NO_MAGICLINKS) && ip->ops && ip->ops->magic)) {
+				vnode_put(ip);
+				err = -ELOOP;
+				goto fail;
+			}
 			if (++nlinks > FS_MAXSYMLINKS) {
 				vnode_put(ip);
 				err = -ELOOP;
@@ -719,6 +749,11 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 			memmove(buf + tlen, rest, rlen + 1);
 			memcpy(buf, tbuf, tlen);
 			p = buf;
+			if (*p == '/' && (flags & (LK_BENEATH | LK_NO_XDEV)) &&
+			    ((flags & LK_BENEATH) || root->sb != cur->sb)) {
+				err = -EXDEV;                /* an absolute link */
+				goto fail;
+			}
 			if (*p == '/') {
 				vnode_put(cur);
 				cur = root;

@@ -58,6 +58,7 @@ struct inode_ops {
 	ssize_t (*read)(struct inode *ip, void *buf, size_t n, uint64_t off);
 	ssize_t (*write)(struct inode *ip, const void *buf, size_t n, uint64_t off);
 	ssize_t (*readlink)(struct inode *ip, char *buf, size_t n);
+	bool magic;                 /* its links are "magic" (/proc/PID/fd/N, exe...) */
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
 
@@ -162,6 +163,11 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);
 #define LK_NOFOLLOW  0x1    /* do not follow a final symbolic link */
 #define LK_PARENT    0x2    /* stop at the parent of the last component */
 #define LK_DIRECTORY 0x4    /* the result must be a directory */
+/* openat2's RESOLVE_* (root is then the anchor: the start directory) */
+#define LK_BENEATH       0x10   /* never leave root: absolute names and ".." above it: EXDEV */
+#define LK_NO_XDEV       0x20   /* never cross a mount: EXDEV */
+#define LK_NO_SYMLINKS   0x40   /* following any symbolic link: ELOOP */
+#define LK_NO_MAGICLINKS 0x80   /* following a /proc magic link: ELOOP */
 
 struct lookup {
 	struct inode *ip;          /* result (referenced); LK_PARENT: the parent */
