@@ -114,6 +114,7 @@ FS_OBJS := \
 	fs/tmpfs.o \
 	fs/file.o \
 	fs/flock.o \
+	fs/xattr.o \
 	fs/fown.o \
 	fs/procsys.o \
 	fs/pipe.o \

@@ -152,6 +152,11 @@ static int resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out)
 	return r;
 }
 
+int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out)
+{
+	return resolve(dirfd, upath, at_flags, out);
+}
+
 /* The parent of (dirfd, upath) and the last component. */
 static int resolve_parent(int dirfd, uint64_t upath, struct lookup *lk)
 {

@@ -145,6 +145,7 @@ static void vnode_free(struct inode *ip)
 	if (ip->ops && ip->ops->release)
 		ip->ops->release(ip);
 	flock_inode_release(ip);
+	xattr_inode_release(ip);
 	if (S_ISREG(ip->mode) && !ip->ops) {
 		tmpfs_free_pages(ip, 0);
 		kfree(ip->u.reg.page);

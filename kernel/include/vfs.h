@@ -38,6 +38,7 @@ struct file;
 struct poll_table;
 struct vm_obj;
 struct flock_ctx;
+struct xattr;
 struct pipe;
 
 struct timespec64 {
@@ -90,6 +91,7 @@ struct inode {
 	bool dead;                          /* (m) directory removed */
 	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
 	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
+	struct xattr *xattrs;               /* (m) user.* attributes (xattr.c) */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
@@ -258,6 +260,9 @@ struct ncache_stats {
 	uint64_t misses;
 };
 void ncache_stats(struct ncache_stats *st);
+
+/* The inode is being freed: its extended attributes go (xattr.c). */
+void xattr_inode_release(struct inode *ip);
 
 /* tmpfs instance without a mount (private trees: tests). */
 struct superblock *tmpfs_create(void);
