@@ -188,11 +188,52 @@ static char *open_path(int dirfd, const char *path)
 	return r;
 }
 
+/* O_TMPFILE: an unnamed regular file in the directory path names (linkat
+ * with AT_EMPTY_PATH can name it unless O_EXCL). */
+static int64_t do_tmpfile(int dirfd, const char *path, int flags, uint32_t mode,
+			  const struct resolve *rs)
+{
+	int acc = flags & O_ACCMODE;
+	if (acc != O_WRONLY && acc != O_RDWR)
+		return -EINVAL;
+	struct lookup lk;
+	int r = lookup_at_r(dirfd, path, LK_DIRECTORY | rs->lk, rs->anchored, &lk);
+	if (r)
+		return r;
+	struct inode *dir = lk.ip;
+	if (dir->ops)
+		r = -EOPNOTSUPP;
+	else
+		r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	struct inode *ip = NULL;
+	if (r == 0 && !(ip = vnode_alloc(dir->sb, S_IFREG | (mode & 07777 & ~cur_umask()))))
+		r = -ENOMEM;
+	struct file *f = NULL;
+	if (r == 0) {
+		ip->linkable = !(flags & O_EXCL);
+		r = file_open_inode(ip, flags & ~(O_TMPFILE | O_CREAT | O_EXCL), &f);
+	}
+	if (r == 0) {
+		f->path = open_path(dirfd, path);
+		r = fd_install(f, 0, flags & O_CLOEXEC);
+	}
+	vnode_put(ip);                       /* the open file keeps it */
+	vnode_put(dir);
+	return r;
+}
+
 static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			   const struct resolve *rs)
 {
-	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return -EOPNOTSUPP;
+	if ((flags & O_TMPFILE) == O_TMPFILE) {
+		char *p;
+		int r = path_in(upath, &p, false);
+		if (r)
+			return r;
+		int64_t v = do_tmpfile(dirfd, p, flags, mode, rs);
+		kfree(p);
+		return v;
+	}
 	if (flags & O_PATH)
 		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	char *path;
@@ -380,6 +421,59 @@ SYSCALL(437, openat2)
 }
 
 SYSCALL(2, open) { return do_openat(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }
+
+#define FALLOC_FL_KEEP_SIZE 0x01
+#define FALLOC_FL_PUNCH_HOLE 0x02
+
+/* fallocate(fd, mode, offset, len): tmpfs has allocate (KEEP_SIZE or not)
+ * and PUNCH_HOLE|KEEP_SIZE; other modes EOPNOTSUPP, as Linux's shmem. */
+SYSCALL(285, fallocate)
+{
+	int mode = (int)a1;
+	int64_t off = (int64_t)a2, len = (int64_t)a3;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int64_t r;
+	if (!(f->fmode & FMODE_WRITE))
+		r = -EBADF;
+	else if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		r = -EOPNOTSUPP;
+	else if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		r = -EOPNOTSUPP;
+	else if (!f->ip)
+		r = -ESPIPE;
+	else if (S_ISDIR(f->ip->mode))
+		r = -EISDIR;
+	else if (!S_ISREG(f->ip->mode) || f->ip->ops)
+		r = -ENODEV;
+	else if (off > INT64_MAX - len)
+		r = -EFBIG;
+	else if (!(mode & FALLOC_FL_KEEP_SIZE) && file_fsize_room((uint64_t)off) < (uint64_t)len)
+		r = file_fsize_efbig();
+	else
+		r = tmpfs_fallocate(f->ip, mode & FALLOC_FL_PUNCH_HOLE, mode & FALLOC_FL_KEEP_SIZE,
+				    (uint64_t)off, (uint64_t)len);
+	file_unref(f);
+	return r;
+}
+
+/* posix_fadvise: advice 0..5 accepted (nothing to tune on tmpfs). */
+SYSCALL(221, fadvise64)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int64_t r = 0;
+	if (!f->ip || S_ISFIFO(f->ip->mode))
+		r = -ESPIPE;
+	else if ((int64_t)a2 < 0 || (int)a3 < 0 || (int)a3 > 5)
+		r = -EINVAL;
+	file_unref(f);
+	return r;
+}
 SYSCALL(257, openat) { return do_openat((int)a0, a1, (int)a2, (uint32_t)a3); }
 SYSCALL(85, creat) { return do_openat(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
 

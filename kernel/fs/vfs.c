@@ -935,10 +935,11 @@ int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len)
 		r = -EEXIST;
 	} else {
 		simple_lock(&ip->meta);
-		if (ip->nlink == 0) {
+		if (ip->nlink == 0 && !ip->linkable) {
 			r = -ENOENT;
 		} else {
 			ip->nlink++;
+			ip->linkable = false;        /* an O_TMPFILE file gets its name */
 			ip->ctime = now();
 		}
 		simple_unlock(&ip->meta);

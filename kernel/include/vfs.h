@@ -92,6 +92,7 @@ struct inode {
 	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
 	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
 	struct xattr *xattrs;               /* (m) user.* attributes (xattr.c) */
+	bool linkable;                      /* (m) an O_TMPFILE file linkat may name */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
@@ -221,6 +222,7 @@ ssize_t tmpfs_read_user(struct inode *ip, void *ubuf, size_t n, uint64_t off);  
 ssize_t tmpfs_write_user(struct inode *ip, const void *ubuf, size_t n, uint64_t off); /* (l) write */
 ssize_t tmpfs_write_kernel_locked(struct inode *ip, const void *buf, size_t n, uint64_t off); /* (l) write */
 int vfs_truncate(struct inode *ip, uint64_t size);
+int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, uint64_t len);
 /* The page (kernel address) holding byte off of regular tmpfs file ip, with a
  * page reference for the caller (page_unref(va_to_page(va)) when done).
  * create: allocate a zeroed page in a hole (off below the size, or any off
