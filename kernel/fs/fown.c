@@ -177,7 +177,7 @@ int fasync_update(struct fasync **head, struct file *f, int fd, bool on)
 	struct fasync *n = on ? kmalloc(sizeof(*n), 0) : NULL;
 	if (on && !n)
 		return -ENOMEM;
-	simple_lock(&fasync_lock);
+	uint64_t ipl = disable_lock(&fasync_lock);
 	struct fasync **pp = head;
 	while (*pp && (*pp)->file != f)
 		pp = &(*pp)->next;
@@ -193,7 +193,7 @@ int fasync_update(struct fasync **head, struct file *f, int fd, bool on)
 		*head = n;
 		n = NULL;
 	}
-	simple_unlock(&fasync_lock);
+	unlock_enable(&fasync_lock, ipl);
 	kfree(n);
 	if (!on)
 		kfree(old);
@@ -206,12 +206,12 @@ void fasync_notify(struct fasync **head, int fmode, int code, int band)
 		return;
 	struct target t[NOTIFY_MAX];
 	int n = 0;
-	simple_lock(&fasync_lock);
+	uint64_t ipl = disable_lock(&fasync_lock);
 	for (struct fasync *a = *head; a && n < NOTIFY_MAX; a = a->next)
 		if (a->file->fmode & fmode)
 			t[n++] = (struct target){ READ_ONCE(a->file->fown), READ_ONCE(a->file->fsig),
 					  a->fd };
-	simple_unlock(&fasync_lock);
+	unlock_enable(&fasync_lock, ipl);
 	for (int i = 0; i < n; i++)
 		send_target(&t[i], code, band);
 }

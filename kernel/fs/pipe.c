@@ -510,11 +510,11 @@ static struct simple_lock fifo_lock = SIMPLE_LOCK_INIT(LC_FIFO);
  * caller frees it). */
 static bool fifo_put_end(struct pipe *p)
 {
-	simple_lock(&fifo_lock);
+	uint64_t ipl = disable_lock(&fifo_lock);
 	bool last = --p->ends == 0;
 	if (last)
 		p->fifo->u.fifo.pipe = NULL;
-	simple_unlock(&fifo_lock);
+	unlock_enable(&fifo_lock, ipl);
 	return last;
 }
 
@@ -546,10 +546,10 @@ int fifo_open(struct inode *ip, struct file *f)
 	struct pipe *n = pipe_alloc();
 	if (!n)
 		return -ENOMEM;
-	simple_lock(&fifo_lock);
+	uint64_t ipl = disable_lock(&fifo_lock);
 	struct pipe *p = ip->u.fifo.pipe;
 	if (wr && !rd && nonblock && (!p || READ_ONCE(p->readers) == 0)) {
-		simple_unlock(&fifo_lock);
+		unlock_enable(&fifo_lock, ipl);
 		pipe_free(n);
 		return -ENXIO;
 	}
@@ -571,7 +571,7 @@ int fifo_open(struct inode *ip, struct file *f)
 	uint32_t rseen = p->rgen, wseen = p->wgen;
 	bool wait_writer = rd && !wr && !nonblock && READ_ONCE(p->writers) == 0;
 	bool wait_reader = wr && !rd && READ_ONCE(p->readers) == 0;
-	simple_unlock(&fifo_lock);
+	unlock_enable(&fifo_lock, ipl);
 	if (n)
 		pipe_free(n);
 	f->priv = p;

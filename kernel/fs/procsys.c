@@ -36,25 +36,25 @@ static char domainname[HOST_MAX + 1] = "(none)";   /* (u) */
 
 void uts_hostname(char *buf)
 {
-	simple_lock(&uts_lock);
+	uint64_t ipl = disable_lock(&uts_lock);
 	memcpy(buf, hostname, sizeof(hostname));
-	simple_unlock(&uts_lock);
+	unlock_enable(&uts_lock, ipl);
 }
 
 void uts_domainname(char *buf)
 {
-	simple_lock(&uts_lock);
+	uint64_t ipl = disable_lock(&uts_lock);
 	memcpy(buf, domainname, sizeof(domainname));
-	simple_unlock(&uts_lock);
+	unlock_enable(&uts_lock, ipl);
 }
 
 /* Set name (len bytes, not NUL-terminated) into dst. */
 static void uts_set(char *dst, const char *name, size_t len)
 {
-	simple_lock(&uts_lock);
+	uint64_t ipl = disable_lock(&uts_lock);
 	memcpy(dst, name, len);
 	dst[len] = '\0';
-	simple_unlock(&uts_lock);
+	unlock_enable(&uts_lock, ipl);
 }
 
 /* sethostname / setdomainname(name, len): root only. */

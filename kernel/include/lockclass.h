@@ -57,10 +57,10 @@
 	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's callout queue, its running callout and the queued callouts' state (callout.c); handlers run without it") \
 	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
-	X(LC_FIFO,         "fifo",          59, IPL_NONE, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
+	X(LC_FIFO,         "fifo",          59, IPL_HIGH, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
-	X(LC_UTS,          "uts",           61, IPL_NONE, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
-	X(LC_FASYNC,       "fasync",        62, IPL_NONE, SIMPLE, "every source's list of O_ASYNC files (fown.c: pipes, FIFOs); a leaf: owners are copied out and signalled after it is dropped") \
+	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
+	X(LC_FASYNC,       "fasync",        62, IPL_HIGH, SIMPLE, "every source's list of O_ASYNC files (fown.c: pipes, FIFOs); a leaf: owners are copied out and signalled after it is dropped") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \

@@ -127,6 +127,31 @@ UT_TEST(o_async_fifo_sends_sigio)
 	unlink(path);
 }
 
+UT_TEST(o_async_terminal_sends_sigio_on_input)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	if (m < 0) {
+		ut_skip("no pseudo-terminals");
+		return;
+	}
+	T_OK(grantpt(m));
+	T_OK(unlockpt(m));
+	char *name = ptsname(m);
+	T_ASSERT(name);
+	int sl = open(name, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	T_ASSERT(sl >= 0);
+	block(SIGIO, 1);
+	T_OK(fcntl(sl, F_SETOWN, getpid()));
+	T_OK(fcntl(sl, F_SETFL, O_ASYNC | O_NONBLOCK));
+	wait_sig(SIGIO, 10);
+	T_EXPECT_EQ(write(m, "k\n", 2), 2);            /* input for the terminal */
+	T_EXPECT_EQ(wait_sig(SIGIO, 2000).si_signo, SIGIO);
+	T_OK(fcntl(sl, F_SETFL, O_NONBLOCK));
+	block(SIGIO, 0);
+	close(sl);
+	close(m);
+}
+
 /* ---- leases ---- */
 
 static int lease_file(const char *name, char *path)
