@@ -121,6 +121,10 @@ FS_OBJS := \
 	fs/vfs.o \
 	fs/tmpfs.o \
 	fs/file.o \
+	fs/flock.o \
+	fs/xattr.o \
+	fs/fown.o \
+	fs/procsys.o \
 	fs/pipe.o \
 	fs/memfd.o \
 	fs/poll.o \

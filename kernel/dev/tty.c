@@ -30,6 +30,7 @@
 #include "atomic.h"
 #include "trap.h"
 #include "tty.h"
+#include "fown.h"
 #include "uart.h"
 #include "timekeep.h"
 #include "usercopy.h"
@@ -357,12 +358,19 @@ static void changed_unlock(struct tty *tty, uint64_t s)
 	send_pending(sigs, pgrp);
 }
 
+/* New input: SIGIO (or the F_SETSIG signal) to the owners of O_ASYNC files. */
+static void input_notify(struct tty *tty)
+{
+	fasync_notify(&tty->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+}
+
 void tty_input(struct tty *tty, const char *s, size_t n)
 {
 	uint64_t fl = disable_lock(&tty->wq.lock);
 	for (size_t i = 0; i < n; i++)
 		input_locked(tty, s[i]);
 	changed_unlock(tty, fl);
+	input_notify(tty);
 }
 
 /* ---- the UART: interrupt and the tty thread ---- */
@@ -447,6 +455,8 @@ static ssize_t input_wait(struct tty *tty, const char *s, size_t n, bool intr, b
 		input_locked(tty, s[i]);
 	}
 	changed_unlock(tty, fl);
+	if (i)
+		input_notify(tty);
 	return (ssize_t)i;
 }
 
@@ -1012,9 +1022,16 @@ static int tty_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	}
 }
 
+static int tty_fasync(struct file *f, int fd, bool on)
+{
+	return fasync_update(&((struct tty *)f->priv)->fasync, f, fd, on);
+}
+
 static void tty_release(struct file *f)
 {
 	struct tty *tty = f->priv;
+	if (READ_ONCE(f->flags) & O_ASYNC)
+		fasync_update(&tty->fasync, f, -1, false);
 	if (tty->index >= 0) {
 		uint64_t s = disable_lock(&tty->wq.lock);
 		tty->slave_opens--;
@@ -1026,7 +1043,7 @@ static void tty_release(struct file *f)
 const struct file_ops tty_fops = {
 	.read = tty_read, .write = tty_write, .poll = tty_poll,
 	.poll_head = tty_poll_head, .ioctl = tty_ioctl, .release = tty_release,
-	.kwrite = tty_kwrite,
+	.kwrite = tty_kwrite, .fasync = tty_fasync,
 };
 
 /* ---- pseudo-terminals ---- */

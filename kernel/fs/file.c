@@ -6,6 +6,8 @@
 #include "errno.h"
 #include "poll.h"
 #include "file.h"
+#include "pipe.h"
+#include "flock.h"
 #include "tty.h"
 #include "kmem.h"
 #include "proc.h"
@@ -59,13 +61,40 @@ void file_unref(struct file *f)
 	}
 	if (READ_ONCE(f->epitems))
 		epoll_file_release(f);
+	if (f->ip)
+		flock_file_release(f);
 	if (f->fops && f->fops->release)
 		f->fops->release(f);
 	if (f->ip) {
+		if (!(f->flags & O_PATH)) {
+			fetch_and_add32(&f->ip->nopen, -1u);
+			if (f->fmode & FMODE_WRITE)
+				fetch_and_add32(&f->ip->nwrite, -1u);
+		}
 		fetch_and_add(&f->ip->sb->active, -1UL);
 		vnode_put(f->ip);
 	}
+	kfree(f->path);
 	kfree(f);
+}
+
+int file_path_of(struct file *f, char *buf, size_t n)
+{
+	int len;
+	if (f->path)
+		len = ksnprintf(buf, n, "%s%s", f->path,
+				f->ip && READ_ONCE(f->ip->nlink) == 0 ? " (deleted)" : "");
+	else if (f->fops && f->fops->anon_name)
+		len = ksnprintf(buf, n, "anon_inode:%s", f->fops->anon_name);
+	else if (f->fops == &tty_fops && f->priv == &console_tty)
+		len = ksnprintf(buf, n, "/dev/console");
+	else if (f->ip && S_ISDIR(f->ip->mode) && (len = vfs_path_of(vfs_root(), f->ip, buf, n)) >= 0)
+		return len;
+	else if (f->ip)
+		len = ksnprintf(buf, n, "/");
+	else
+		len = ksnprintf(buf, n, "pipe:[%llu]", (unsigned long long)((uint64_t)f->priv >> 6));
+	return MIN(len, (int)n - 1);
 }
 
 
@@ -171,7 +200,18 @@ int file_open_inode(struct inode *ip, int flags, struct file **out)
 	vnode_ref(ip);
 	fetch_and_add(&ip->sb->active, 1);
 	f->ip = ip;
-	if (!(flags & O_PATH) && (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) ||
+	if (!(flags & O_PATH)) {
+		fetch_and_add32(&ip->nopen, 1);
+		if (f->fmode & FMODE_WRITE)
+			fetch_and_add32(&ip->nwrite, 1);
+	}
+	if (!(flags & O_PATH) && S_ISFIFO(mode) && !ip->ops) {
+		int r = fifo_open(ip, f);
+		if (r) {
+			file_unref(f);
+			return r;
+		}
+	} else if (!(flags & O_PATH) && (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) ||
 				  S_ISSOCK(mode))) {
 		int r = S_ISCHR(mode) ? dev_open(ip, f) : -ENXIO;
 		if (r) {
@@ -235,6 +275,7 @@ void fdtable_close_all(struct fdtable *t)
 	for (int fd = 0; fd < FD_MAX; fd++) {
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
+		flock_close(f, t);
 		file_unref(f);
 	}
 	vnode_put(t->borrowed);
@@ -314,6 +355,7 @@ void fdtable_exec(struct fdtable *t)
 		t->fd[fd] = NULL;
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
 		simple_unlock(&t->lock);
+		flock_close(f, t);
 		file_unref(f);
 	}
 	simple_lock(&t->lock);
@@ -380,6 +422,7 @@ int fd_close(int fd)
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;
+	flock_close(f, t);
 	file_unref(f);
 	return 0;
 }

@@ -26,12 +26,14 @@
 #include "timekeep.h"
 #include "param.h"
 #include "pipe.h"
+#include "fown.h"
+#include "sysctl.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
 
-#define PIPE_PAGES 16
-#define PIPE_CAP (PIPE_PAGES * PAGE_SIZE)
+#define PIPE_PAGES 16                    /* the default size: 64 KiB */
+#define PIPE_ROOT_MAX (16u << 20)        /* F_SETPIPE_SZ's ceiling even for root */
 #define PIPE_BUF 4096
 
 /* Lock key: (p) lock; counts also read under the waitq locks for sleeping;
@@ -40,13 +42,21 @@ struct pipe {
 	struct complex_lock lock;
 	struct waitq rwait, wwait;
 	struct poll_head ph;             /* pollers of both ends */
-	char *page[PIPE_PAGES];          /* (p) allocated on first use */
+	char **page;                     /* (p) cap / PAGE_SIZE slots, pages made on use:
+					  * inl, or kmalloc'd after F_SETPIPE_SZ */
+	char *inl[PIPE_PAGES];           /* (p) the default ring's slots */
+	volatile uint32_t cap;           /* (p) bytes: a power of two pages (F_SETPIPE_SZ) */
 	uint32_t head;                   /* (p) read position */
 	volatile uint32_t count;         /* (p) bytes in the ring */
 	volatile uint32_t readers;       /* [a] read ends open */
 	volatile uint32_t writers;       /* [a] write ends open */
 	volatile uint32_t ends;          /* [a] both */
 	uint8_t wake;                    /* (p) PIPE_WAKE_* owed at pipe_unlock */
+	/* FIFOs (fifo_open): */
+	struct inode *fifo;              /* (f) the FIFO's inode, or NULL (pipe(2)) */
+	uint32_t rgen, wgen;             /* (f)[a] read/write opens so far */
+	struct waitq owait;              /* opens waiting for the other end */
+	struct fasync *fasync;           /* (fasync lock) O_ASYNC ends (fown.h) */
 };
 
 #define PIPE_WAKE_READERS 1
@@ -61,6 +71,12 @@ static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
 	unlock_enable(&wq->lock, s);
 	if (events)
 		poll_wake(&p->ph, events);
+	if (events == POLL_ANY)              /* a release: pipe_release decides */
+		return;
+	if (events & POLLIN)                 /* O_ASYNC: data for the read ends */
+		fasync_notify(&p->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+	else if (events & POLLOUT)           /* room for the write ends */
+		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
 }
 
 /* ---- pipe ends ---- */
@@ -70,7 +86,7 @@ static int ring_copy(struct pipe *p, uint32_t pos, void *ubuf, size_t k, bool in
 {
 	size_t done = 0;
 	while (done < k) {
-		uint32_t at = (pos + done) % PIPE_CAP;
+		uint32_t at = (pos + done) % p->cap;
 		uint32_t pi = at / PAGE_SIZE, po = at % PAGE_SIZE;
 		size_t c = MIN(k - done, PAGE_SIZE - po);
 		if (!p->page[pi] && !(p->page[pi] = page_alloc(0)))
@@ -95,7 +111,7 @@ static ssize_t pipe_read(struct file *f, void *ubuf, size_t n, uint64_t *off __u
 			size_t k = MIN(n, p->count);
 			int r = ring_copy(p, p->head, ubuf, k, false);
 			if (r == 0) {
-				p->head = (p->head + k) % PIPE_CAP;
+				p->head = (p->head + k) % p->cap;
 				p->count -= k;
 			}
 			lock_done(&p->lock);
@@ -147,10 +163,10 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 			raise_sigpipe();
 			return total ? (ssize_t)total : -EPIPE;
 		}
-		uint32_t space = PIPE_CAP - p->count;
+		uint32_t space = p->cap - p->count;
 		if (space >= need) {
 			size_t k = MIN(space, left);
-			int r = ring_copy(p, (p->head + p->count) % PIPE_CAP,
+			int r = ring_copy(p, (p->head + p->count) % p->cap,
 					  (char *)ubuf + total, k, true);
 			if (r == 0)
 				p->count += k;
@@ -165,7 +181,7 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 		if (f->flags & O_NONBLOCK)
 			return total ? (ssize_t)total : -EAGAIN;
 		uint64_t s = disable_lock(&p->wwait.lock);
-		while (PIPE_CAP - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
+		while (p->cap - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
 			if (waitq_sleep_intr_locked(&p->wwait)) {
 				unlock_enable(&p->wwait.lock, s);
 				return total ? (ssize_t)total : -EINTR;
@@ -188,7 +204,7 @@ static int pipe_poll(struct file *f)
 			ev |= POLLHUP;
 	}
 	if (f->fmode & FMODE_WRITE) {
-		if (PIPE_CAP - count >= PIPE_BUF)
+		if (p->cap - count >= PIPE_BUF)
 			ev |= POLLOUT | POLLWRNORM;
 		if (READ_ONCE(p->readers) == 0)
 			ev |= POLLERR;
@@ -208,21 +224,38 @@ static int pipe_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	return -ENOTTY;
 }
 
+static void pipe_free(struct pipe *p)
+{
+	for (int i = 0; i < PIPE_PAGES; i++)
+		if (p->page[i])
+			page_free(p->page[i]);
+	kfree(p);
+}
+
+static bool fifo_put_end(struct pipe *p);
+
+static int pipe_fasync(struct file *f, int fd, bool on)
+{
+	return fasync_update(&((struct pipe *)f->priv)->fasync, f, fd, on);
+}
+
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
+	if (READ_ONCE(f->flags) & O_ASYNC)
+		fasync_update(&p->fasync, f, -1, false);
 	if (f->fmode & FMODE_READ)
 		fetch_and_add32(&p->readers, -1u);
-	else
+	if (f->fmode & FMODE_WRITE)
 		fetch_and_add32(&p->writers, -1u);
 	wake(p, &p->rwait, 0);
 	wake(p, &p->wwait, POLL_ANY);     /* EOF, POLLHUP or POLLERR for the other end */
-	if (fetch_and_add32(&p->ends, -1u) == 1) {
-		for (int i = 0; i < PIPE_PAGES; i++)
-			if (p->page[i])
-				page_free(p->page[i]);
-		kfree(p);
+	if (!READ_ONCE(p->readers) != !READ_ONCE(p->writers)) {   /* Linux: one side gone */
+		fasync_notify(&p->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
 	}
+	if (p->fifo ? fifo_put_end(p) : fetch_and_add32(&p->ends, -1u) == 1)
+		pipe_free(p);
 }
 
 static struct poll_head *pipe_poll_head(struct file *f)
@@ -233,7 +266,7 @@ static struct poll_head *pipe_poll_head(struct file *f)
 static const struct file_ops pipe_fops = {
 	.read = pipe_read, .write = pipe_write, .poll = pipe_poll, .ioctl = pipe_ioctl,
 	.poll_head = pipe_poll_head,
-	.release = pipe_release,
+	.release = pipe_release, .fasync = pipe_fasync,
 };
 
 /* ---- the splice interface (pipe.h) ---- */
@@ -273,7 +306,7 @@ ssize_t pipe_drain_locked(struct pipe *p, size_t n, bool consume, pipe_actor_t f
 	size_t want = MIN(n, p->count), done = 0;
 	ssize_t err = 0;
 	while (done < want) {
-		uint32_t at = (p->head + done) % PIPE_CAP;
+		uint32_t at = (p->head + done) % p->cap;
 		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
 		ssize_t r = fn(arg, p->page[at / PAGE_SIZE] + at % PAGE_SIZE, c);
 		if (r < 0) {
@@ -285,7 +318,7 @@ ssize_t pipe_drain_locked(struct pipe *p, size_t n, bool consume, pipe_actor_t f
 			break;
 	}
 	if (consume && done) {
-		p->head = (p->head + done) % PIPE_CAP;
+		p->head = (p->head + done) % p->cap;
 		p->count -= done;
 		p->wake |= PIPE_WAKE_WRITERS;
 	}
@@ -297,12 +330,12 @@ ssize_t pipe_fill_locked(struct pipe *p, size_t n, pipe_actor_t fn, void *arg)
 	KASSERT(lock_write_held(&p->lock));
 	if (READ_ONCE(p->readers) == 0)
 		return -EPIPE;
-	if (p->count == PIPE_CAP)
+	if (p->count == p->cap)
 		return -EAGAIN;
-	size_t want = MIN(n, PIPE_CAP - p->count), done = 0;
+	size_t want = MIN(n, p->cap - p->count), done = 0;
 	ssize_t err = 0;
 	while (done < want) {
-		uint32_t at = (p->head + p->count + done) % PIPE_CAP;
+		uint32_t at = (p->head + p->count + done) % p->cap;
 		uint32_t pi = at / PAGE_SIZE;
 		size_t c = MIN(want - done, PAGE_SIZE - at % PAGE_SIZE);
 		if (!p->page[pi] && !(p->page[pi] = page_alloc(0))) {
@@ -327,7 +360,7 @@ ssize_t pipe_fill_locked(struct pipe *p, size_t n, pipe_actor_t fn, void *arg)
 
 size_t pipe_room(struct pipe *p)
 {
-	return PIPE_CAP - READ_ONCE(p->count);
+	return p->cap - READ_ONCE(p->count);
 }
 
 int pipe_wait_data(struct pipe *p)
@@ -344,10 +377,76 @@ int pipe_wait_room(struct pipe *p)
 {
 	int r = 0;
 	uint64_t s = disable_lock(&p->wwait.lock);
-	while (READ_ONCE(p->count) == PIPE_CAP && READ_ONCE(p->readers) > 0 && r == 0)
+	while (READ_ONCE(p->count) == p->cap && READ_ONCE(p->readers) > 0 && r == 0)
 		r = waitq_sleep_intr_locked(&p->wwait);
 	unlock_enable(&p->wwait.lock, s);
 	return r ? -EINTR : 0;
+}
+
+/*
+ * F_SETPIPE_SZ: resize f's pipe to n bytes rounded up to a power of two
+ * pages; the data moves to the start of the new ring.  Returns the new
+ * size, -EBADF (not a pipe), -EPERM (above fs/pipe-max-size without
+ * privilege), -EBUSY (the data does not fit), -EINVAL, -ENOMEM.
+ */
+int64_t pipe_set_size(struct file *f, uint64_t n, bool privileged)
+{
+	if (f->fops != &pipe_fops)
+		return -EBADF;
+	if (n > (1ULL << 31))
+		return -EINVAL;
+	uint64_t want = PAGE_SIZE;
+	while (want < n)
+		want <<= 1;
+	if (want > READ_ONCE(sysctl_pipe_max_size) && !privileged)
+		return -EPERM;
+	if (want > PIPE_ROOT_MAX)
+		return -ENOMEM;
+	struct pipe *p = f->priv;
+	uint32_t np = (uint32_t)(want / PAGE_SIZE);
+	char **pages = kzalloc(np * sizeof(char *));
+	if (!pages)
+		return -ENOMEM;
+	lock_write(&p->lock);
+	if (p->count > want) {
+		lock_done(&p->lock);
+		kfree(pages);
+		return -EBUSY;
+	}
+	int r = 0;
+	for (uint32_t done = 0; done < p->count && r == 0;) {      /* move the data */
+		uint32_t at = (p->head + done) % p->cap;
+		uint32_t k = MIN(p->count - done, PAGE_SIZE - MAX(at % PAGE_SIZE, done % PAGE_SIZE));
+		char *dst = pages[done / PAGE_SIZE];
+		if (!dst && !(dst = pages[done / PAGE_SIZE] = page_alloc(0)))
+			r = -ENOMEM;
+		else
+			memcpy(dst + done % PAGE_SIZE, p->page[at / PAGE_SIZE] + at % PAGE_SIZE, k);
+		done += k;
+	}
+	char **old = p->page;
+	uint32_t oldn = p->cap / PAGE_SIZE;
+	if (r == 0) {
+		p->page = pages;
+		p->cap = (uint32_t)want;
+		p->head = 0;
+		pages = old;                     /* free the old ring below */
+		np = oldn;
+	}
+	lock_done(&p->lock);
+	for (uint32_t i = 0; i < np; i++)
+		if (pages[i])
+			page_free(pages[i]);
+	if (pages != p->inl)
+		kfree(pages);
+	if (r == 0)
+		wake(p, &p->wwait, POLLOUT | POLLWRNORM);
+	return r ? r : (int64_t)want;
+}
+
+int64_t pipe_get_size(struct file *f)
+{
+	return f->fops == &pipe_fops ? (int64_t)READ_ONCE(((struct pipe *)f->priv)->cap) : -EBADF;
 }
 
 int pipe_fionread(struct file *f, int *n)
@@ -358,15 +457,26 @@ int pipe_fionread(struct file *f, int *n)
 	return 0;
 }
 
-int pipe_create(struct file **rd, struct file **wr, int flags)
+static struct pipe *pipe_alloc(void)
 {
 	struct pipe *p = kzalloc(sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return NULL;
+	p->cap = PIPE_PAGES * PAGE_SIZE;
+	p->page = p->inl;
 	complex_lock_init(&p->lock, LC_PIPE, 0);
 	waitq_init(&p->rwait);
 	waitq_init(&p->wwait);
+	waitq_init(&p->owait);
 	poll_head_init(&p->ph);
+	return p;
+}
+
+int pipe_create(struct file **rd, struct file **wr, int flags)
+{
+	struct pipe *p = pipe_alloc();
+	if (!p)
+		return -ENOMEM;
 	p->readers = p->writers = 1;
 	p->ends = 2;
 	struct file *r = file_alloc(&pipe_fops, O_RDONLY | (flags & O_NONBLOCK));
@@ -374,11 +484,103 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	if (!r || !w) {
 		kfree(r);
 		kfree(w);
-		kfree(p);
+		pipe_free(p);
 		return -ENOMEM;
 	}
 	r->priv = w->priv = p;
 	*rd = r;
 	*wr = w;
+	return 0;
+}
+
+/*
+ * ---- FIFOs (named pipes) ----
+ *
+ * A FIFO inode has a pipe while it is open (ip->u.fifo.pipe, under
+ * fifo_lock, class fifo); the pipe's ends count the open files and the
+ * last close detaches and frees it (its data goes, as Linux).  An open for
+ * reading waits for a writer's open and one for writing for a reader's:
+ * each open bumps its side's generation (rgen/wgen) and wakes owait, and a
+ * waiter sleeps until the other side's generation moves (so an opener that
+ * came and went still counts).  O_RDWR never waits.
+ */
+static struct simple_lock fifo_lock = SIMPLE_LOCK_INIT(LC_FIFO);
+
+/* Drop one end of FIFO pipe p: true if it was the last (p detached: the
+ * caller frees it). */
+static bool fifo_put_end(struct pipe *p)
+{
+	uint64_t ipl = disable_lock(&fifo_lock);
+	bool last = --p->ends == 0;
+	if (last)
+		p->fifo->u.fifo.pipe = NULL;
+	unlock_enable(&fifo_lock, ipl);
+	return last;
+}
+
+static void wake_openers(struct pipe *p)
+{
+	uint64_t s = disable_lock(&p->owait.lock);
+	waitq_wakeup_all_locked(&p->owait);
+	unlock_enable(&p->owait.lock, s);
+}
+
+/* Sleep until *gen differs from seen: 0 or -EINTR. */
+static int fifo_wait(struct pipe *p, volatile uint32_t *gen, uint32_t seen)
+{
+	int r = 0;
+	uint64_t s = disable_lock(&p->owait.lock);
+	while (READ_ONCE(*gen) == seen && r == 0)
+		r = waitq_sleep_intr_locked(&p->owait);
+	unlock_enable(&p->owait.lock, s);
+	return r;
+}
+
+int fifo_open(struct inode *ip, struct file *f)
+{
+	bool rd = f->fmode & FMODE_READ, wr = f->fmode & FMODE_WRITE;
+	bool nonblock = f->flags & O_NONBLOCK;
+	f->fops = NULL;                  /* not a pipe end until attached */
+	if (!rd && !wr)
+		return -EINVAL;
+	struct pipe *n = pipe_alloc();
+	if (!n)
+		return -ENOMEM;
+	uint64_t ipl = disable_lock(&fifo_lock);
+	struct pipe *p = ip->u.fifo.pipe;
+	if (wr && !rd && nonblock && (!p || READ_ONCE(p->readers) == 0)) {
+		unlock_enable(&fifo_lock, ipl);
+		pipe_free(n);
+		return -ENXIO;
+	}
+	if (!p) {
+		p = n;
+		n = NULL;
+		p->fifo = ip;
+		ip->u.fifo.pipe = p;
+	}
+	p->ends++;
+	if (rd) {
+		fetch_and_add32(&p->readers, 1);
+		WRITE_ONCE(p->rgen, p->rgen + 1);
+	}
+	if (wr) {
+		fetch_and_add32(&p->writers, 1);
+		WRITE_ONCE(p->wgen, p->wgen + 1);
+	}
+	uint32_t rseen = p->rgen, wseen = p->wgen;
+	bool wait_writer = rd && !wr && !nonblock && READ_ONCE(p->writers) == 0;
+	bool wait_reader = wr && !rd && READ_ONCE(p->readers) == 0;
+	unlock_enable(&fifo_lock, ipl);
+	if (n)
+		pipe_free(n);
+	f->priv = p;
+	f->fops = &pipe_fops;            /* attached: file_unref releases the end */
+	wake_openers(p);
+	wake(p, &p->rwait, POLLIN);      /* a reader waiting at EOF sees a writer */
+	if (wait_writer && fifo_wait(p, &p->wgen, wseen))
+		return -EINTR;
+	if (wait_reader && fifo_wait(p, &p->rgen, rseen))
+		return -EINTR;
 	return 0;
 }

@@ -10,6 +10,7 @@
  *   /proc/sched          per-CPU scheduler statistics
  *   /proc/trace          the trace dump (binary); write a command (trace.c)
  *   /proc/trace_marker   a write is a user marker in the trace
+ *   /proc/locks          advisory locks held (flock.c)
  *   /proc/self           symbolic link to the caller's PID directory
  *   /proc/thread-self    symbolic link to the caller's PID/task/TID directory
  *   /proc/PID/{stat,status,cmdline,maps,comm}
@@ -18,6 +19,9 @@
  *                        not listed (as Linux); its files show that thread
  *   /proc/sysvipc/{shm,sem,msg}  System V IPC objects (kernel/ipc/, under
  *                        their table locks)
+ *   /proc/PID/{mounts,mountinfo}, /proc/PID/{exe,cwd,root} (links),
+ *   /proc/PID/fd/N       a link per open descriptor naming its file
+ *   /proc/sys/...        tunables (procsys.c)
  *
  * Locking: none of its own.  A node's identity (kind, pid, tid) is
  * immutable; process data is read under the locks proc.c and vm_map.c
@@ -29,12 +33,15 @@
 #include "kernel.h"
 #include "errno.h"
 #include "ipc.h"
+#include "flock.h"
 #include "kmem.h"
 #include "lock.h"
 #include "proc.h"
 #include "procgen.h"
 #include "sbuf.h"
 #include "sched.h"
+#include "file.h"
+#include "sysctl.h"
 #include "signal.h"
 #include "thread.h"
 #include "timekeep.h"
@@ -43,13 +50,16 @@
 #include "vm_map.h"
 
 enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE, PK_TASKDIR, PK_TIDDIR,
-	PK_TIDFILE, PK_SVDIR, PK_SVFILE };
+	PK_TIDFILE, PK_SVDIR, PK_SVFILE, PK_FDDIR, PK_FDLINK, PK_PIDLINK, PK_SYSDIR,
+	PK_SYSFILE };
 
 /* [I] after creation. */
 struct pnode {
 	enum pkind kind;
 	int idx;               /* PK_FILE, PK_PIDFILE, PK_TIDFILE: index in its table;
-				* PK_SELF: 0 self, 1 thread-self */
+				* PK_SELF: 0 self, 1 thread-self; PK_FDLINK: the fd;
+				* PK_PIDLINK: pid_links; PK_SYSDIR: directory (-1:
+				* /proc/sys); PK_SYSFILE: file (procsys.c) */
 	int pid;               /* the process (all but PK_ROOT, PK_FILE, PK_SELF) */
 	int tid;               /* the thread shown: pid for /proc/PID, else TID */
 	struct inode *parent;  /* a directory's parent below /proc, referenced */
@@ -61,6 +71,8 @@ static void gen_uptime(struct sbuf *sb, const struct pnode *n __unused) { procge
 static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lockstat_format(sb); }
 static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
 static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
+static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
+static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
 
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
@@ -404,6 +416,7 @@ static const struct pentry root_files[] = {
 	{ "sched", gen_sched, false },
 	{ "trace", gen_none, true },          /* read and written by trace.c */
 	{ "trace_marker", gen_none, true },
+	{ "locks", gen_locks, false },
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 
@@ -426,6 +439,8 @@ static const struct pentry pid_files[] = {
 	{ "cmdline", gen_pid_cmdline, false },
 	{ "maps", gen_pid_maps, false },
 	{ "comm", gen_pid_comm, false },
+	{ "mounts", gen_mounts, false },
+	{ "mountinfo", gen_mountinfo, false },
 	{ "task", NULL, false },
 };
 #define NPID_FILES ((int)(sizeof(pid_files) / sizeof(pid_files[0])))
@@ -458,7 +473,7 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 /* ---- inodes ---- */
 
 static const struct inode_ops root_ops, piddir_ops, taskdir_ops, tiddir_ops, file_ops,
-	self_ops, sysvipc_ops;
+	self_ops, sysvipc_ops, fddir_ops, sysdir_ops, plink_ops;
 
 static struct pnode *pn(struct inode *ip)
 {
@@ -497,6 +512,23 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 	case PK_SELF:
 		*mode = S_IFLNK | 0777;
 		*ops = &self_ops;
+		return;
+	case PK_FDDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &fddir_ops;
+		return;
+	case PK_SYSDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &sysdir_ops;
+		return;
+	case PK_FDLINK:
+	case PK_PIDLINK:
+		*mode = S_IFLNK | 0777;
+		*ops = &plink_ops;
+		return;
+	case PK_SYSFILE:
+		*mode = S_IFREG | (procsys_file_writable(n->idx) ? 0644 : 0444);
+		*ops = &file_ops;
 		return;
 	default:
 		*mode = S_IFREG | (pnode_entry(n)->writable ? 0644 : 0444);
@@ -603,6 +635,8 @@ static int root_lookup(struct inode *dir, const char *name, size_t len, struct i
 		ip = pnode_new(dir, PK_SELF, 1, 0, 0);
 	} else if (name_is(name, len, "sysvipc")) {
 		ip = pnode_new(dir, PK_SVDIR, 0, 0, 0);
+	} else if (name_is(name, len, "sys")) {
+		ip = pnode_new(dir, PK_SYSDIR, -1, 0, 0);
 	} else {
 		for (int i = 0; i < NROOT_FILES && !ip; i++)
 			if (name_is(name, len, root_files[i].name))
@@ -635,7 +669,7 @@ static int collect_pid(struct proc *p, void *arg)
  * read is stable).
  */
 #define COOKIE_PIDS 1000
-#define NROOT_LINKS 3      /* self, thread-self, and the directory sysvipc */
+#define NROOT_LINKS 4      /* self, thread-self, and the directories sysvipc and sys */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -701,7 +735,8 @@ static uint64_t root_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, v
 	for (; cookie < 2 + (uint64_t)NROOT_FILES + NROOT_LINKS; cookie++) {
 		int i = (int)cookie - 2;
 		const char *name = i < NROOT_FILES ? root_files[i].name :
-			i == NROOT_FILES ? "self" : i == NROOT_FILES + 1 ? "thread-self" : "sysvipc";
+			i == NROOT_FILES ? "self" : i == NROOT_FILES + 1 ? "thread-self" :
+			i == NROOT_FILES + 2 ? "sysvipc" : "sys";
 		unsigned type = i < NROOT_FILES ? 8 : i < NROOT_FILES + 2 ? 10 : 4;
 		if (emit(arg, name, strlen(name), 0x10000 + cookie, type, cookie + 1))
 			return cookie;
@@ -755,18 +790,209 @@ static bool piddir_alive(const struct pnode *n)
 	return pid_alive(n->pid) && (n->tid == n->pid || tid_alive(n->pid, n->tid));
 }
 
+/* /proc/PID/ links and the fd directory, after pid_files. */
+static const char *const pid_links[] = { "exe", "cwd", "root", "fd" };
+#define NPID_LINKS 4
+#define PID_LINK_FD 3
+
 static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
 {
 	if (!piddir_alive(pn(dir)))
 		return -ENOENT;
-	return table_lookup(dir, pid_files, NPID_FILES, PK_PIDFILE, name, len, out);
+	int r = table_lookup(dir, pid_files, NPID_FILES, PK_PIDFILE, name, len, out);
+	for (int i = 0; i < NPID_LINKS && r == -ENOENT; i++)
+		if (name_is(name, len, pid_links[i])) {
+			const struct pnode *d = pn(dir);
+			*out = pnode_new(dir, i == PID_LINK_FD ? PK_FDDIR : PK_PIDLINK, i, d->pid,
+					 d->tid);
+			r = *out ? 0 : -ENOMEM;
+		}
+	return r;
 }
 
 static uint64_t piddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
 	cookie = emit_dots(dir, cookie, emit, arg, &full);
-	return full ? cookie : emit_table(dir, pid_files, NPID_FILES, cookie, emit, arg);
+	if (full)
+		return cookie;
+	cookie = emit_table(dir, pid_files, NPID_FILES, cookie, emit, arg);
+	uint64_t first = 2 + NPID_FILES;
+	for (; cookie >= first && cookie < first + NPID_LINKS; cookie++) {
+		int i = (int)(cookie - first);
+		if (emit(arg, pid_links[i], strlen(pid_links[i]), dir->ino * 16 + cookie,
+			 i == PID_LINK_FD ? 4 : 10, cookie + 1))
+			break;
+	}
+	return cookie;
+}
+
+/* ---- /proc/PID/fd, exe, cwd, root ---- */
+
+/* A reference to process pid's open file fd, or NULL. */
+static struct file *proc_fd_file(int pid, int fd)
+{
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return NULL;
+	struct file *f = NULL;
+	simple_lock(&p->lock);
+	struct fdtable *t = p->fdt;          /* kept while p->lock is held */
+	if (t && fd >= 0 && fd < FD_MAX) {
+		simple_lock(&t->lock);
+		if ((f = t->fd[fd]))
+			file_ref(f);
+		simple_unlock(&t->lock);
+	}
+	simple_unlock(&p->lock);
+	proc_unref(p);
+	return f;
+}
+
+/* The open descriptors of process pid, ascending, into v (at most max): count. */
+static int proc_fds(int pid, int *v, int max)
+{
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return 0;
+	int n = 0;
+	simple_lock(&p->lock);
+	struct fdtable *t = p->fdt;
+	if (t) {
+		simple_lock(&t->lock);
+		for (int fd = 0; fd < FD_MAX && n < max; fd++)
+			if (t->fd[fd])
+				v[n++] = fd;
+		simple_unlock(&t->lock);
+	}
+	simple_unlock(&p->lock);
+	proc_unref(p);
+	return n;
+}
+
+static int fddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	int pid = pn(dir)->pid, fd = parse_pid(name, len);
+	struct file *f = fd >= 0 ? proc_fd_file(pid, fd) : NULL;
+	if (!f)
+		return -ENOENT;
+	file_unref(f);
+	*out = pnode_new(dir, PK_FDLINK, fd, pid, pn(dir)->tid);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* Cookies: 0 ".", 1 "..", then 2 + fd. */
+static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	if (full)
+		return cookie;
+	int *v = kmalloc(FD_MAX * sizeof(int), 0);
+	if (!v)
+		return cookie;
+	int n = proc_fds(pn(dir)->pid, v, FD_MAX);
+	for (int i = 0; i < n; i++) {
+		uint64_t c = 2 + (uint64_t)v[i];
+		if (c < cookie)
+			continue;
+		char name[16];
+		int len = ksnprintf(name, sizeof(name), "%d", v[i]);
+		if (emit(arg, name, (size_t)len, dir->ino * 4096 + c, 10, c + 1))
+			break;
+		cookie = c + 1;
+	}
+	kfree(v);
+	return cookie;
+}
+
+/* exe, cwd, root of process pid, or fd N's file, into buf. */
+static ssize_t plink_readlink(struct inode *ip, char *buf, size_t n)
+{
+	const struct pnode *pnd = pn(ip);
+	char *tmp = kmalloc(FS_PATH_MAX, 0);
+	if (!tmp)
+		return -ENOMEM;
+	int len = -ENOENT;
+	if (pnd->kind == PK_FDLINK) {
+		struct file *f = proc_fd_file(pnd->pid, pnd->idx);
+		if (f) {
+			len = file_path_of(f, tmp, FS_PATH_MAX);
+			file_unref(f);
+		}
+	} else if (pnd->idx == 0) {                      /* exe */
+		struct proc *p = proc_lookup(pnd->pid);
+		if (p) {
+			simple_lock(&p->lock);
+			if (p->exe)
+				len = (int)strlcpy(tmp, p->exe, FS_PATH_MAX);
+			simple_unlock(&p->lock);
+			proc_unref(p);
+		}
+	} else {                                         /* cwd, root */
+		struct proc *p = proc_lookup(pnd->pid);
+		struct inode *d = NULL;
+		if (p) {
+			simple_lock(&p->lock);
+			struct fs_info *fs = p->fs;
+			if (fs) {
+				simple_lock(&fs->lock);
+				d = pnd->idx == 1 ? fs->cwd : fs->root;
+				vnode_ref(d);
+				simple_unlock(&fs->lock);
+			}
+			simple_unlock(&p->lock);
+			proc_unref(p);
+		}
+		if (d)
+			len = vfs_path_of(vfs_root(), d, tmp, FS_PATH_MAX);
+		vnode_put(d);
+	}
+	if (len >= 0) {
+		len = (int)MIN((size_t)len, n);
+		memcpy(buf, tmp, (size_t)len);
+	}
+	kfree(tmp);
+	return len;
+}
+
+/* ---- /proc/sys ---- */
+
+static int sysdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	int d = pn(dir)->idx;
+	for (int i = 0; d < 0 && i < procsys_ndirs; i++)
+		if (name_is(name, len, procsys_dir_name(i))) {
+			*out = pnode_new(dir, PK_SYSDIR, i, 0, 0);
+			return *out ? 0 : -ENOMEM;
+		}
+	for (int i = 0; d >= 0 && i < procsys_nfiles; i++)
+		if (procsys_file_dir(i) == d && name_is(name, len, procsys_file_name(i))) {
+			*out = pnode_new(dir, PK_SYSFILE, i, 0, 0);
+			return *out ? 0 : -ENOMEM;
+		}
+	return -ENOENT;
+}
+
+/* Cookies: 0 ".", 1 "..", then 2 + directory or file index. */
+static uint64_t sysdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	if (full)
+		return cookie;
+	int d = pn(dir)->idx;
+	int n = d < 0 ? procsys_ndirs : procsys_nfiles;
+	for (; cookie < 2 + (uint64_t)n; cookie++) {
+		int i = (int)cookie - 2;
+		if (d >= 0 && procsys_file_dir(i) != d)
+			continue;
+		const char *name = d < 0 ? procsys_dir_name(i) : procsys_file_name(i);
+		if (emit(arg, name, strlen(name), 0x80000 + (uint64_t)(d + 1) * 256 + cookie,
+			 d < 0 ? 4 : 8, cookie + 1))
+			break;
+	}
+	return cookie;
 }
 
 /*
@@ -859,7 +1085,7 @@ static uint64_t sysvipc_readdir(struct inode *dir, uint64_t cookie, emit_fn emit
 static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
-	const struct pentry *e = pnode_entry(p);
+	const struct pentry *e = p->kind == PK_SYSFILE ? NULL : pnode_entry(p);
 	if (p->kind == PK_PIDFILE && !piddir_alive(p))
 		return -ESRCH;
 	if (p->kind == PK_TIDFILE && !tid_alive(p->pid, p->tid))
@@ -868,7 +1094,10 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 		return trace_read(buf, n, off);
 	struct sbuf sb;
 	sbuf_init(&sb);
-	e->gen(&sb, p);
+	if (e)
+		e->gen(&sb, p);
+	else
+		procsys_show(p->idx, &sb);
 	ssize_t r;
 	if (sb.overflow)
 		r = -ENOMEM;
@@ -889,6 +1118,8 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 		return trace_write_cmd(buf, n);
 	if (p->kind == PK_FILE && !strcmp(root_files[p->idx].name, "trace_marker"))
 		return trace_marker_write(buf, n);
+	if (p->kind == PK_SYSFILE)
+		return off ? -EINVAL : procsys_store(p->idx, buf, n) ?: (ssize_t)n;
 	if (p->kind != PK_FILE || strcmp(root_files[p->idx].name, "lockstat"))
 		return -EINVAL;
 	char cmd[16];
@@ -933,6 +1164,15 @@ static const struct inode_ops file_ops = {
 };
 static const struct inode_ops self_ops = {
 	.readlink = self_readlink, .release = pnode_release,
+};
+static const struct inode_ops fddir_ops = {
+	.lookup = fddir_lookup, .readdir = fddir_readdir, .release = pnode_release,
+};
+static const struct inode_ops sysdir_ops = {
+	.lookup = sysdir_lookup, .readdir = sysdir_readdir, .release = pnode_release,
+};
+static const struct inode_ops plink_ops = {
+	.readlink = plink_readlink, .release = pnode_release, .magic = true,
 };
 
 static int procfs_fill(struct superblock *sb, const void *data __unused)

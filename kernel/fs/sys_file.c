@@ -7,6 +7,9 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "fown.h"
+#include "pipe.h"
+#include "flock.h"
 #include "tty.h"
 #include "initramfs.h"
 #include "kmem.h"
@@ -76,19 +79,40 @@ static int start_dir(int dirfd, const char *path, struct inode **out)
 	return r;
 }
 
-/* Look up path relative to dirfd.  flags: LK_*. */
-static int lookup_at(int dirfd, const char *path, int flags, struct lookup *lk)
+/* Look up path relative to dirfd.  flags: LK_*; LK_BENEATH or anchored
+ * (openat2's RESOLVE_IN_ROOT) make the start directory the root. */
+static int lookup_at_r(int dirfd, const char *path, int flags, bool anchored,
+		       struct lookup *lk)
 {
 	struct inode *start, *root;
-	int r = start_dir(dirfd, path, &start);
+	int r = start_dir(dirfd, path[0] == '/' && (anchored || (flags & LK_BENEATH)) ? "" : path,
+			  &start);
 	if (r)
 		return r;
-	root = root_get();
+	if (anchored || (flags & LK_BENEATH)) {
+		root = start;
+		vnode_ref(root);
+	} else {
+		root = root_get();
+	}
 	r = vfs_lookup(root, start, path, flags, lk);
 	vnode_put(start);
 	vnode_put(root);
 	return r;
 }
+
+static int lookup_at(int dirfd, const char *path, int flags, struct lookup *lk)
+{
+	return lookup_at_r(dirfd, path, flags, false, lk);
+}
+
+/* openat2's resolve flags: the LK_* flags added to every lookup of one open
+ * and whether the start directory is the root (RESOLVE_IN_ROOT). */
+struct resolve {
+	int lk;
+	bool anchored;
+};
+static const struct resolve no_resolve = { 0, false };
 
 /* Resolve (dirfd, upath) to an inode; AT_EMPTY_PATH and AT_SYMLINK_NOFOLLOW
  * honoured per at_flags. */
@@ -124,6 +148,11 @@ static int resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out)
 	return r;
 }
 
+int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out)
+{
+	return resolve(dirfd, upath, at_flags, out);
+}
+
 /* The parent of (dirfd, upath) and the last component. */
 static int resolve_parent(int dirfd, uint64_t upath, struct lookup *lk)
 {
@@ -143,10 +172,64 @@ static uint32_t cur_umask(void)
 	return READ_ONCE(cur_fs()->umask);
 }
 
-static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
+/* The absolute name of (dirfd, path) for /proc/PID/fd, or NULL. */
+static char *open_path(int dirfd, const char *path)
 {
-	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return -EOPNOTSUPP;
+	struct inode *start = NULL, *root = root_get();
+	char *r = NULL;
+	if (start_dir(dirfd, path, &start) == 0)
+		r = vfs_abs_path(root, start, path);
+	vnode_put(start);
+	vnode_put(root);
+	return r;
+}
+
+/* O_TMPFILE: an unnamed regular file in the directory path names (linkat
+ * with AT_EMPTY_PATH can name it unless O_EXCL). */
+static int64_t do_tmpfile(int dirfd, const char *path, int flags, uint32_t mode,
+			  const struct resolve *rs)
+{
+	int acc = flags & O_ACCMODE;
+	if (acc != O_WRONLY && acc != O_RDWR)
+		return -EINVAL;
+	struct lookup lk;
+	int r = lookup_at_r(dirfd, path, LK_DIRECTORY | rs->lk, rs->anchored, &lk);
+	if (r)
+		return r;
+	struct inode *dir = lk.ip;
+	if (dir->ops)
+		r = -EOPNOTSUPP;
+	else
+		r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	struct inode *ip = NULL;
+	if (r == 0 && !(ip = vnode_alloc(dir->sb, S_IFREG | (mode & 07777 & ~cur_umask()))))
+		r = -ENOMEM;
+	struct file *f = NULL;
+	if (r == 0) {
+		ip->linkable = !(flags & O_EXCL);
+		r = file_open_inode(ip, flags & ~(O_TMPFILE | O_CREAT | O_EXCL), &f);
+	}
+	if (r == 0) {
+		f->path = open_path(dirfd, path);
+		r = fd_install(f, 0, flags & O_CLOEXEC);
+	}
+	vnode_put(ip);                       /* the open file keeps it */
+	vnode_put(dir);
+	return r;
+}
+
+static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
+			   const struct resolve *rs)
+{
+	if ((flags & O_TMPFILE) == O_TMPFILE) {
+		char *p;
+		int r = path_in(upath, &p, false);
+		if (r)
+			return r;
+		int64_t v = do_tmpfile(dirfd, p, flags, mode, rs);
+		kfree(p);
+		return v;
+	}
 	if (flags & O_PATH)
 		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	char *path;
@@ -158,7 +241,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 	bool created = false;
 	if (flags & O_CREAT) {
 		struct lookup lk;
-		r = lookup_at(dirfd, path, LK_PARENT, &lk);
+		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
 		if (r)
 			goto out;
 		struct inode *dir = lk.ip;
@@ -178,7 +261,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 				struct lookup l2;
 				vnode_put(ip);
 				ip = NULL;
-				r = lookup_at(dirfd, path, 0, &l2);
+				r = lookup_at_r(dirfd, path, rs->lk, rs->anchored, &l2);
 				if (r == 0)
 					ip = l2.ip;
 			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
@@ -201,7 +284,8 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 			goto out_ip;
 	} else {
 		struct lookup lk;
-		r = lookup_at(dirfd, path, (flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0, &lk);
+		r = lookup_at_r(dirfd, path, ((flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0) | rs->lk,
+				rs->anchored, &lk);
 		if (r)
 			goto out;
 		ip = lk.ip;
@@ -230,6 +314,11 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 		if (r)
 			goto out_ip;
 	}
+	if (S_ISREG(ip->mode) && !(flags & O_PATH)) {
+		r = flock_break_lease(ip, flags);      /* F_SETLEASE holders first */
+		if (r)
+			goto out_ip;
+	}
 	/* A synthetic file (/proc: ip->ops) ignores O_TRUNC, as Linux's do:
 	 * `echo on > /proc/lockstat` works. */
 	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
@@ -242,6 +331,7 @@ static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
 	r = file_open_inode(ip, flags, &f);
 	if (r)
 		goto out_ip;
+	f->path = open_path(dirfd, path);
 	r = fd_install(f, 0, flags & O_CLOEXEC);
 out_ip:
 	vnode_put(ip);
@@ -250,7 +340,138 @@ out:
 	return r;
 }
 
+static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)
+{
+	return do_openat_r(dirfd, upath, flags, mode, &no_resolve);
+}
+
+#define RESOLVE_NO_XDEV       0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS   0x04
+#define RESOLVE_BENEATH       0x08
+#define RESOLVE_IN_ROOT       0x10
+#define RESOLVE_CACHED        0x20
+#define OPEN_HOW_SIZE0 24
+/* Linux's VALID_OPEN_FLAGS */
+#define VALID_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
+			  O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | \
+			  O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_SYNC | O_PATH | \
+			  O_TMPFILE)
+
+struct open_how {
+	uint64_t flags, mode, resolve;
+};
+
+/* Bytes [from, size) of the user struct at u are zero: 0, -E2BIG, -EFAULT. */
+static int tail_zero(uint64_t u, size_t from, size_t size)
+{
+	char chunk[64];
+	for (size_t at = from; at < size; at += sizeof(chunk)) {
+		size_t k = MIN(sizeof(chunk), size - at);
+		if (copyin(chunk, (const void *)(u + at), k) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < k; i++)
+			if (chunk[i])
+				return -E2BIG;
+	}
+	return 0;
+}
+
+/* openat2(dirfd, path, how, size): openat with strict flags and RESOLVE_*. */
+SYSCALL(437, openat2)
+{
+	size_t size = a3;
+	if (size < OPEN_HOW_SIZE0)
+		return -EINVAL;
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	struct open_how how;
+	if (copyin(&how, (const void *)a2, sizeof(how)) < 0)
+		return -EFAULT;
+	int r = tail_zero(a2, sizeof(how), size);
+	if (r)
+		return r;
+	if (how.flags & ~(uint64_t)VALID_OPEN_FLAGS)
+		return -EINVAL;
+	if (how.resolve & ~(uint64_t)0x3f)
+		return -EINVAL;
+	if (how.mode & ~(uint64_t)07777)
+		return -EINVAL;
+	int flags = (int)how.flags;
+	if (!(flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE && how.mode)
+		return -EINVAL;
+	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	if ((flags & O_PATH) && (flags & ~(O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)))
+		return -EINVAL;
+	if ((how.resolve & RESOLVE_CACHED) && (flags & (O_CREAT | O_TRUNC | O_TMPFILE)))
+		return -EAGAIN;
+	struct resolve rs = { 0, (how.resolve & RESOLVE_IN_ROOT) != 0 };
+	if (how.resolve & RESOLVE_NO_XDEV)
+		rs.lk |= LK_NO_XDEV;
+	if (how.resolve & RESOLVE_NO_MAGICLINKS)
+		rs.lk |= LK_NO_MAGICLINKS;
+	if (how.resolve & RESOLVE_NO_SYMLINKS)
+		rs.lk |= LK_NO_SYMLINKS | LK_NO_MAGICLINKS;
+	if (how.resolve & RESOLVE_BENEATH)
+		rs.lk |= LK_BENEATH;
+	return do_openat_r((int)a0, a1, flags, (uint32_t)how.mode, &rs);
+}
+
 SYSCALL(2, open) { return do_openat(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }
+
+#define FALLOC_FL_KEEP_SIZE 0x01
+#define FALLOC_FL_PUNCH_HOLE 0x02
+
+/* fallocate(fd, mode, offset, len): tmpfs has allocate (KEEP_SIZE or not)
+ * and PUNCH_HOLE|KEEP_SIZE; other modes EOPNOTSUPP, as Linux's shmem. */
+SYSCALL(285, fallocate)
+{
+	int mode = (int)a1;
+	int64_t off = (int64_t)a2, len = (int64_t)a3;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int64_t r;
+	if (!(f->fmode & FMODE_WRITE))
+		r = -EBADF;
+	else if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		r = -EOPNOTSUPP;
+	else if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		r = -EOPNOTSUPP;
+	else if (!f->ip)
+		r = -ESPIPE;
+	else if (S_ISDIR(f->ip->mode))
+		r = -EISDIR;
+	else if (!S_ISREG(f->ip->mode) || f->ip->ops)
+		r = -ENODEV;
+	else if (off > INT64_MAX - len)
+		r = -EFBIG;
+	else if (!(mode & FALLOC_FL_KEEP_SIZE) && file_fsize_room((uint64_t)off) < (uint64_t)len)
+		r = file_fsize_efbig();
+	else
+		r = tmpfs_fallocate(f->ip, mode & FALLOC_FL_PUNCH_HOLE, mode & FALLOC_FL_KEEP_SIZE,
+				    (uint64_t)off, (uint64_t)len);
+	file_unref(f);
+	return r;
+}
+
+/* posix_fadvise: advice 0..5 accepted (nothing to tune on tmpfs). */
+SYSCALL(221, fadvise64)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int64_t r = 0;
+	if (!f->ip || S_ISFIFO(f->ip->mode))
+		r = -ESPIPE;
+	else if ((int64_t)a2 < 0 || (int)a3 < 0 || (int)a3 > 5)
+		r = -EINVAL;
+	file_unref(f);
+	return r;
+}
 SYSCALL(257, openat) { return do_openat((int)a0, a1, (int)a2, (uint32_t)a3); }
 SYSCALL(85, creat) { return do_openat(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
 
@@ -471,6 +692,7 @@ static int do_dup3(int oldfd, int newfd, int flags)
 	else
 		t->cloexec[newfd / 64] &= ~(1ULL << (newfd % 64));
 	simple_unlock(&t->lock);
+	flock_close(old, t);
 	file_unref(old);
 	return newfd;
 }
@@ -513,7 +735,19 @@ SYSCALL(32, dup)
 #define F_GETLK 5
 #define F_SETLK 6
 #define F_SETLKW 7
+#define F_SETOWN 8
+#define F_GETOWN 9
+#define F_SETSIG 10
+#define F_GETSIG 11
+#define F_SETOWN_EX 15
+#define F_GETOWN_EX 16
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
+#define F_SETLEASE 1024
+#define F_GETLEASE 1025
 #define F_DUPFD_CLOEXEC 1030
+#define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
 #define FD_CLOEXEC 1
 
@@ -535,6 +769,21 @@ static void fd_set_cloexec(int fd, bool on)
 	else
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
 	simple_unlock(&t->lock);
+}
+
+/* O_ASYNC on or off for f (F_SETFL, FIOASYNC): the file's source lists it. */
+static int set_async(struct file *f, int fd, bool on)
+{
+	if (on == ((READ_ONCE(f->flags) & O_ASYNC) != 0))
+		return 0;
+	int r = f->fops && f->fops->fasync ? f->fops->fasync(f, fd, on) : 0;
+	if (r)
+		return r;
+	if (on)
+		__atomic_fetch_or(&f->flags, O_ASYNC, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&f->flags, ~O_ASYNC, __ATOMIC_RELAXED);
+	return 0;
 }
 
 SYSCALL(72, fcntl)
@@ -569,23 +818,58 @@ SYSCALL(72, fcntl)
 		break;
 	}
 	case F_SETFL: {
-		int keep = f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME);
+		r = set_async(f, fd, ((int)a2 & O_ASYNC) != 0);
+		if (r)
+			break;
+		int keep = f->flags & ~(O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME);
 		f->flags = keep | ((int)a2 & (O_APPEND | O_NONBLOCK | O_NOATIME));
-		r = 0;
 		break;
 	}
 	case F_ADD_SEALS:
 	case F_GET_SEALS:
 		r = memfd_fcntl(f, (int)a1, a2);
 		break;
-	case F_GETPIPE_SZ: {
-		int n;
-		r = pipe_fionread(f, &n) == 0 ? 65536 : -EBADF;
+	case F_SETOWN:
+	case F_GETOWN:
+	case F_SETSIG:
+	case F_GETSIG:
+	case F_SETOWN_EX:
+	case F_GETOWN_EX:
+		r = fown_fcntl(f, (int)a1, a2);
 		break;
-	}
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		r = flock_fcntl(fd, f, (int)a1, a2);
+		break;
+	case F_GETPIPE_SZ:
+		r = pipe_get_size(f);
+		break;
+	case F_SETLEASE:
+		r = flock_setlease(f, fd, (int)a2);
+		break;
+	case F_GETLEASE:
+		r = flock_getlease(f);
+		break;
+	case F_SETPIPE_SZ:                  /* above fs/pipe-max-size: root only */
+		r = pipe_set_size(f, (uint32_t)a2, curproc()->cred.euid == 0);
+		break;
 	default:
 		r = -EINVAL;
 	}
+	file_unref(f);
+	return r;
+}
+
+SYSCALL(73, flock)
+{
+	struct file *f = fd_get((int)a0);
+	if (!f)
+		return -EBADF;
+	int r = flock_flock(f, (int)a1);
 	file_unref(f);
 	return r;
 }
@@ -621,6 +905,11 @@ SYSCALL(16, ioctl)
 		else
 			__atomic_fetch_and(&f->flags, ~O_NONBLOCK, __ATOMIC_RELAXED);
 		r = 0;
+		break;
+	}
+	case FIOASYNC: {
+		int on;
+		r = copyin(&on, (void *)a2, sizeof(on)) < 0 ? -EFAULT : set_async(f, fd, on != 0);
 		break;
 	}
 	case FIONREAD:
@@ -772,6 +1061,12 @@ struct kstatx {
 	uint64_t spare[14];
 };
 
+#define STATX_BASIC_STATS 0x7ffU
+#define STATX_BTIME 0x800U
+#define STATX__RESERVED 0x80000000U
+
+/* statx(dirfd, path, flags, mask, buf): every basic field is filled
+ * whatever mask asks (as Linux); btime where the file system keeps it. */
 SYSCALL(332, statx)
 {
 	int flags = (int)a2;
@@ -779,7 +1074,7 @@ SYSCALL(332, statx)
 		return -EINVAL;
 	if ((flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
 		return -EINVAL;
-	if (a3 & 0x80000000U)              /* STATX__RESERVED */
+	if ((uint32_t)a3 & STATX__RESERVED)
 		return -EINVAL;
 	if (!user_range_ok((void *)a4, sizeof(struct kstatx)))
 		return -EFAULT;
@@ -789,7 +1084,9 @@ SYSCALL(332, statx)
 		return r;
 	struct kstatx x;
 	memset(&x, 0, sizeof(x));
-	x.mask = 0x7ff;                    /* STATX_BASIC_STATS */
+	x.mask = STATX_BASIC_STATS | (st.has_btime ? STATX_BTIME : 0);
+	if (st.has_btime)
+		x.btime = (struct statx_ts){ st.btime, st.btime_ns, 0 };
 	x.blksize = 4096;
 	x.nlink = st.nlink;
 	x.uid = st.uid;
@@ -803,8 +1100,8 @@ SYSCALL(332, statx)
 	x.ctime = (struct statx_ts){ st.ctime, st.ctime_ns, 0 };
 	x.rdev_major = (st.rdev >> 8) & 0xfff;
 	x.rdev_minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xffu);
-	x.dev_major = 0;
-	x.dev_minor = (uint32_t)st.dev;
+	x.dev_major = (st.dev >> 8) & 0xfff;
+	x.dev_minor = (st.dev & 0xff) | ((st.dev >> 12) & ~0xffu);
 	return copyout((void *)a4, &x, sizeof(x)) < 0 ? -EFAULT : 0;
 }
 

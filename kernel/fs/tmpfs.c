@@ -232,3 +232,44 @@ int vfs_truncate(struct inode *ip, uint64_t size)
 	vnode_touch(ip, 6);
 	return 0;
 }
+
+/*
+ * fallocate on a regular tmpfs file (the caller checked the mode):
+ * allocate zeroed pages for [off, off + len) and grow the size unless
+ * keep_size, or (punch) zero the range, keeping the size.  0, -EFBIG,
+ * -ENOMEM.
+ */
+int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, uint64_t len)
+{
+	if (off > TMPFS_MAX_SIZE || len > TMPFS_MAX_SIZE - off)
+		return -EFBIG;
+	uint64_t end = off + len;
+	int r = 0;
+	lock_write(&ip->lock);
+	uint64_t size = ip->size;
+	if (punch) {
+		uint64_t e = MIN(end, size);
+		for (uint64_t pos = off; pos < e;) {
+			uint64_t k = MIN(e - pos, PAGE_SIZE - pos % PAGE_SIZE);
+			char *va = page_at(ip, pos / PAGE_SIZE, false, false);
+			if (va)
+				memset(va + pos % PAGE_SIZE, 0, k);
+			pos += k;
+		}
+	} else {
+		if (end > size)
+			zero_tail(ip, size);
+		for (uint64_t i = off / PAGE_SIZE; i < ALIGN_UP(end, PAGE_SIZE) / PAGE_SIZE && !r; i++)
+			if (!page_at(ip, i, true, false))
+				r = -ENOMEM;
+		if (r == 0 && !keep_size && end > size) {
+			simple_lock(&ip->meta);
+			ip->size = end;
+			simple_unlock(&ip->meta);
+		}
+	}
+	lock_done(&ip->lock);
+	if (r == 0)
+		vnode_touch(ip, 6);
+	return r;
+}

@@ -14,6 +14,7 @@
 #include "sched.h"
 #include "timekeep.h"
 #include "vfs.h"
+#include "flock.h"
 
 /* ---- credentials and permissions ---- */
 
@@ -126,7 +127,7 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode)
 	ip->ino = fetch_and_add(&sb->next_ino, 1);
 	ip->mode = mode;
 	vfs_cred(&ip->uid, &ip->gid);
-	ip->atime = ip->mtime = ip->ctime = now();
+	ip->atime = ip->mtime = ip->ctime = ip->btime = now();
 	if (S_ISDIR(mode)) {
 		ip->u.dir.next_cookie = 2;
 		ip->u.dir.parent = ip;
@@ -143,6 +144,8 @@ static void vnode_free(struct inode *ip)
 	struct superblock *sb = ip->sb;
 	if (ip->ops && ip->ops->release)
 		ip->ops->release(ip);
+	flock_inode_release(ip);
+	xattr_inode_release(ip);
 	if (S_ISREG(ip->mode) && !ip->ops) {
 		tmpfs_free_pages(ip, 0);
 		kfree(ip->u.reg.page);
@@ -645,6 +648,16 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 	memcpy(buf, path, len + 1);
 	int nlinks = 0, err = 0;
 	char *p = buf;
+	if (*p == '/' && (flags & LK_BENEATH)) {
+		kfree(buf);
+		kfree(tbuf);
+		return -EXDEV;
+	}
+	if (*p == '/' && (flags & LK_NO_XDEV) && root->sb != start->sb) {
+		kfree(buf);
+		kfree(tbuf);
+		return -EXDEV;
+	}
 	struct inode *cur = *p == '/' ? root : start;
 	vnode_ref(cur);
 	lk->trailing_slash = false;
@@ -685,8 +698,17 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 		if (n == 1 && s[0] == '.')
 			continue;
 		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			if (cur == root && (flags & LK_BENEATH)) {
+				err = -EXDEV;                /* would leave the anchor */
+				goto fail;
+			}
+			struct superblock *from = cur->sb;
 			if ((err = dotdot(root, cur, &cur)) != 0) {
 				cur = NULL;
+				goto fail;
+			}
+			if ((flags & LK_NO_XDEV) && cur->sb != from) {
+				err = -EXDEV;
 				goto fail;
 			}
 			continue;
@@ -695,7 +717,18 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 		if ((err = vfs_lookup_child(cur, s, n, &ip)) != 0)
 			goto fail;
 		ip = cross_mounts(ip);
+		if ((flags & LK_NO_XDEV) && ip->sb != cur->sb) {
+			vnode_put(ip);
+			err = -EXDEV;
+			goto fail;
+		}
 		if (S_ISLNK(ip->mode) && (!last || trailing || !(flags & LK_NOFOLLOW))) {
+			if ((flags & LK_NO_SYMLINKS) ||
+			    ((flags & LK_NO_MAGICLINKS) && ip->ops && ip->ops->magic)) {
+				vnode_put(ip);
+				err = -ELOOP;
+				goto fail;
+			}
 			if (++nlinks > FS_MAXSYMLINKS) {
 				vnode_put(ip);
 				err = -ELOOP;
@@ -719,6 +752,11 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 			memmove(buf + tlen, rest, rlen + 1);
 			memcpy(buf, tbuf, tlen);
 			p = buf;
+			if (*p == '/' && (flags & (LK_BENEATH | LK_NO_XDEV)) &&
+			    ((flags & LK_BENEATH) || root->sb != cur->sb)) {
+				err = -EXDEV;                /* an absolute link */
+				goto fail;
+			}
 			if (*p == '/') {
 				vnode_put(cur);
 				cur = root;
@@ -899,10 +937,11 @@ int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len)
 		r = -EEXIST;
 	} else {
 		simple_lock(&ip->meta);
-		if (ip->nlink == 0) {
+		if (ip->nlink == 0 && !ip->linkable) {
 			r = -ENOENT;
 		} else {
 			ip->nlink++;
+			ip->linkable = false;        /* an O_TMPFILE file gets its name */
 			ip->ctime = now();
 		}
 		simple_unlock(&ip->meta);
@@ -1120,6 +1159,9 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 	st->ctime_ns = (uint32_t)ip->ctime.nsec;
 	simple_unlock(&ip->meta);
 	st->dev = ip->sb->dev;
+	st->has_btime = !ip->ops;            /* tmpfs keeps it; proc does not */
+	st->btime = ip->btime.sec;
+	st->btime_ns = (uint32_t)ip->btime.nsec;
 	if (S_ISDIR(st->mode))
 		st->size = 4096, st->blocks = 8;
 }
@@ -1164,6 +1206,62 @@ int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
 	size_t len = n - 1 - pos;
 	memmove(buf, buf + pos, len + 1);
 	return (int)len;
+}
+
+/* Lexically clean absolute path p in place: "//", "." and ".." go. */
+static void path_clean(char *p)
+{
+	char *out = p;                        /* p[0] == '/' */
+	const char *in = p;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		const char *c = in;
+		while (*in && *in != '/')
+			in++;
+		size_t len = (size_t)(in - c);
+		if (len == 0 || (len == 1 && c[0] == '.'))
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, c, len);
+		out += len;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+char *vfs_abs_path(struct inode *root, struct inode *start, const char *path)
+{
+	char *buf = kmalloc(FS_PATH_MAX, 0);
+	if (!buf)
+		return NULL;
+	size_t plen = strlen(path);
+	int len = 0;
+	if (path[0] != '/') {
+		len = start ? vfs_path_of(root, start, buf, FS_PATH_MAX) : -ENOENT;
+		if (len < 0 || (size_t)len + plen + 2 > FS_PATH_MAX) {
+			kfree(buf);
+			return NULL;
+		}
+	} else if (plen + 1 > FS_PATH_MAX) {
+		kfree(buf);
+		return NULL;
+	}
+	buf[len++] = '/';
+	memcpy(buf + len, path, plen + 1);
+	path_clean(buf);
+	size_t n = strlen(buf) + 1;
+	char *r = kmalloc(n, 0);            /* kept long: only its own size */
+	if (r)
+		memcpy(r, buf, n);
+	kfree(buf);
+	return r;
 }
 
 /* ---- the old interface (exec, the ELF loader, private trees) ---- */
@@ -1262,6 +1360,35 @@ void fs_tree_free(struct inode *root)
 int initramfs_load(const void *buf, size_t len)
 {
 	return initramfs_load_tree(vfs_root(), buf, len, NULL);
+}
+
+/* /proc/PID/mountinfo: one line per mounted file system, root first:
+ * mount id, parent id, major:minor, root, mount point, options, "-",
+ * type, source, super options.  Ids are 20 + the file system's device. */
+void vfs_mountinfo_format(struct sbuf *out)
+{
+	struct mnt { const char *type; struct inode *covered; uint32_t dev, pdev; } list[32];
+	int n = 0;
+	lock_read(&ns_lock);
+	for (struct superblock *sb = mounts; sb && n < 32; sb = sb->next) {
+		if (sb == root_sb || !sb->covered)
+			continue;
+		list[n] = (struct mnt){ sb->type->name, sb->covered, sb->dev, sb->covered->sb->dev };
+		vnode_ref(sb->covered);
+		n++;
+	}
+	lock_done(&ns_lock);
+	uint32_t rdev = root_sb ? root_sb->dev : 0;
+	sbuf_printf(out, "%u 1 0:%u / / rw,relatime shared:1 - %s rootfs rw\n", 20 + rdev, rdev,
+		    root_sb ? root_sb->type->name : "tmpfs");
+	char *path = kmalloc(FS_PATH_MAX, 0);
+	for (int i = n - 1; i >= 0; i--) {
+		if (path && vfs_path_of(vfs_root(), list[i].covered, path, FS_PATH_MAX) >= 0)
+			sbuf_printf(out, "%u %u 0:%u / %s rw,relatime - %s %s rw\n", 20 + list[i].dev,
+				    20 + list[i].pdev, list[i].dev, path, list[i].type, list[i].type);
+		vnode_put(list[i].covered);
+	}
+	kfree(path);
 }
 
 /* /proc/mounts: one line per mounted file system, root first (fstab format). */

@@ -98,6 +98,9 @@ struct file_ops {
 	 * no argument: the file may be gone already (unix sockets: the
 	 * collector of descriptors in flight). */
 	void (*unref_hint)(void);
+	/* O_ASYNC turned on or off through descriptor fd (fown.h); NULL: the
+	 * flag is kept but nothing signals. */
+	int (*fasync)(struct file *f, int fd, bool on);
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */
@@ -112,6 +115,10 @@ struct file {
 	uint64_t off;                    /* (o) */
 	uint64_t dircookie;              /* (o) directories: getdents position */
 	struct epitem *epitems;          /* (e) epoll registrations of this file (epoll.c) */
+	char *path;                      /* [I] absolute name it was opened by (kmalloc'd),
+					  * or NULL: /proc/PID/fd */
+	volatile uint64_t fown;          /* [a] F_SETOWN owner: type << 32 | id (fown.c) */
+	volatile int fsig;               /* [a] F_SETSIG signal, 0: SIGIO */
 };
 
 struct file *file_alloc(const struct file_ops *fops, int flags);
@@ -181,6 +188,10 @@ int fs_info_unshare(void);
 /* The inode of the cwd / root (referenced). */
 struct inode *cwd_get(void);
 struct inode *root_get(void);
+
+/* What /proc/PID/fd/N shows for f (Linux's forms: a path, "pipe:[N]",
+ * "anon_inode:[eventfd]"...) into buf (NUL-terminated): its length. */
+int file_path_of(struct file *f, char *buf, size_t n);
 
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);

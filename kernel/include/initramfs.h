@@ -53,6 +53,9 @@ struct fs_stat {
 	int64_t atime, ctime;
 	uint32_t atime_ns, mtime_ns, ctime_ns;
 	uint64_t dev;
+	int64_t btime;               /* birth time (statx), if has_btime */
+	uint32_t btime_ns;
+	bool has_btime;
 };
 
 /* What one load did (for tests and the boot message). */

@@ -53,8 +53,10 @@
 	X(LC_EPOLL,        "epoll",         47, IPL_NONE, SIMPLE, "every epoll instance's list of registrations, each open file's list of the registrations watching it, the nesting checks (one global lock: ctl and final releases, never epoll_wait; a registration's ready state is under its instance's waitq lock); adds and removes poll entries under it; no file's poll is called under it") \
 	X(LC_TIMERFD_RT,   "timerfd_rt",    47, IPL_NONE, SIMPLE, "the list of armed absolute realtime timerfds (re-armed or cancelled when the clock is set); taken before a timerfd's waitq lock and its poll head (never nested with epoll)") \
 	X(LC_SYSV_SHM,     "sysv_shm",      49, IPL_NONE, SIMPLE, "System V shared memory (ipc/shm.c): the id table and every segment's fields; taken by the segment object's release hook inside the map lock, so above vm_map; no VM call under it") \
+	X(LC_FILE_LOCKS,   "file_locks",    49, IPL_NONE, SIMPLE, "an inode's advisory locks (flock.c): its POSIX/OFD and flock lock lists and blocked waiters; wakes a waiter under its wait queue's lock") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_PTIMERS,      "ptimers",       51, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick, so above every lock a thread may hold with interrupts enabled (pmap)") \
+	X(LC_FLOCK_GRAPH,  "flock_graph",   51, IPL_NONE, SIMPLE, "the wait graph of blocked POSIX lock requests (deadlock detection) and the list of lock contexts (/proc/locks takes a context's lock only by try-lock)") \
 	X(LC_POLLHEAD,     "pollhead",      52, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; taken by timerfd's callout handler, so above every lock held with interrupts enabled (pmap); never two at once (nested epolls are woken after it is dropped)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
@@ -63,8 +65,11 @@
 	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's callout queue, its running callout and the queued callouts' state (callout.c); handlers run without it") \
 	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
+	X(LC_FIFO,         "fifo",          59, IPL_HIGH, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
-	X(LC_NTP,          "ntp",           62, IPL_NONE, SIMPLE, "adjtimex's clock state (time.c): status, offset, frequency, errors, tick; takes nothing") \
+	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
+	X(LC_FASYNC,       "fasync",        62, IPL_HIGH, SIMPLE, "every source's list of O_ASYNC files (fown.c: pipes, FIFOs); a leaf: owners are copied out and signalled after it is dropped") \
+	X(LC_NTP,          "ntp",           63, IPL_HIGH, SIMPLE, "adjtimex's clock state (time.c): status, offset, frequency, errors, tick; takes nothing; held with interrupts off (above callout)") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \

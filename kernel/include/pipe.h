@@ -56,6 +56,17 @@ size_t pipe_room(struct pipe *p);
 int pipe_wait_data(struct pipe *p);
 int pipe_wait_room(struct pipe *p);
 
+/* Open FIFO inode ip as f (fmode and O_NONBLOCK set): attach f to the
+ * FIFO's pipe, waiting for the other end as POSIX says.  0, -ENXIO
+ * (write-only, O_NONBLOCK, no reader), -EINTR, -ENOMEM; on error f may be
+ * attached (file_unref releases it) or have fops NULL. */
+struct inode;
+int fifo_open(struct inode *ip, struct file *f);
+
+/* F_SETPIPE_SZ / F_GETPIPE_SZ on f: the size in bytes or -errno. */
+int64_t pipe_set_size(struct file *f, uint64_t n, bool privileged);
+int64_t pipe_get_size(struct file *f);
+
 /* SIGPIPE to the calling process (a write with no reader). */
 void pipe_sigpipe(void);
 

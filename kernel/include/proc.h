@@ -148,6 +148,7 @@ struct proc {
 	uint64_t start_ticks;           /* [I] */
 	char *cmdline;                  /* (p) argv of the last exec, NUL-separated (kmalloc) */
 	size_t cmdline_len;             /* (p) bytes in cmdline */
+	char *exe;                      /* (p) absolute path of the last exec (kmalloc), or NULL */
 	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */

@@ -296,6 +296,10 @@ int signal_exec_single(struct proc *p);
  * kernel may claim a kernel or tkill code for another process). */
 int signal_queue_info(struct proc *p, int sig, uint64_t uinfo);
 
+/* Send info as given (SIGIO with si_band/si_fd: fown.c) to p, or to its
+ * thread t if t is set. */
+int signal_send_ksiginfo(struct proc *p, struct thread *t, struct ksiginfo *info);
+
 /* Send to a thread of p (tkill, tgkill): t must belong to p. */
 int signal_send_thread(struct proc *p, struct thread *t, int sig, int code, int pid);
 

@@ -61,6 +61,7 @@ struct tty {
 	bool slave_was_open;             /* (w) one was opened (master reads EIO after) */
 	bool locked;                     /* (w) TIOCSPTLCK */
 	volatile uint64_t refcnt;        /* [a] */
+	struct fasync *fasync;           /* (fasync lock) O_ASYNC files (fown.h) */
 };
 
 extern struct tty console_tty;

@@ -37,6 +37,9 @@ struct dentry;
 struct file;
 struct poll_table;
 struct vm_obj;
+struct flock_ctx;
+struct xattr;
+struct pipe;
 
 struct timespec64 {
 	int64_t sec;
@@ -56,6 +59,7 @@ struct inode_ops {
 	ssize_t (*read)(struct inode *ip, void *buf, size_t n, uint64_t off);
 	ssize_t (*write)(struct inode *ip, const void *buf, size_t n, uint64_t off);
 	ssize_t (*readlink)(struct inode *ip, char *buf, size_t n);
+	bool magic;                 /* its links are "magic" (/proc/PID/fd/N, exe...) */
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
 
@@ -83,8 +87,13 @@ struct inode {
 	uint64_t size;                      /* (m) */
 	struct timespec64 atime, mtime, ctime;  /* (m) */
 	unsigned seals;                     /* (l) write to change: F_SEAL_* (memfd.c) */
+	struct timespec64 btime;            /* [I] birth time (statx) */
 	struct superblock *mounted;         /* (n) a file system mounted here */
 	bool dead;                          /* (m) directory removed */
+	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
+	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
+	struct xattr *xattrs;               /* (m) user.* attributes (xattr.c) */
+	bool linkable;                      /* (m) an O_TMPFILE file linkat may name */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
@@ -98,6 +107,9 @@ struct inode {
 			uint64_t cap;                 /* (g) slots in page[] */
 			struct vm_obj *mmaps;         /* (g) its mappings (vm_file.c) */
 		} reg;
+		struct {                    /* FIFO (pipe.c) */
+			struct pipe *pipe;            /* the fifo lock: while open */
+		} fifo;
 		struct {                    /* symbolic link */
 			char *target;                 /* [I] NUL-terminated */
 		} lnk;
@@ -155,6 +167,11 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);
 #define LK_NOFOLLOW  0x1    /* do not follow a final symbolic link */
 #define LK_PARENT    0x2    /* stop at the parent of the last component */
 #define LK_DIRECTORY 0x4    /* the result must be a directory */
+/* openat2's RESOLVE_* (root is then the anchor: the start directory) */
+#define LK_BENEATH       0x10   /* never leave root: absolute names and ".." above it: EXDEV */
+#define LK_NO_XDEV       0x20   /* never cross a mount: EXDEV */
+#define LK_NO_SYMLINKS   0x40   /* following any symbolic link: ELOOP */
+#define LK_NO_MAGICLINKS 0x80   /* following a /proc magic link: ELOOP */
 
 struct lookup {
 	struct inode *ip;          /* result (referenced); LK_PARENT: the parent */
@@ -224,6 +241,7 @@ int64_t memfd_fcntl(struct file *f, int cmd, uint64_t arg);   /* F_ADD_SEALS, F_
 void memfd_init(void);                                      /* boot */
 /* Does a shared mapping that may write ip exist (vm_file.c; takes tmpfs_pages)? */
 bool vm_file_writably_mapped(struct inode *ip);
+int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, uint64_t len);
 /* The page (kernel address) holding byte off of regular tmpfs file ip, with a
  * page reference for the caller (page_unref(va_to_page(va)) when done).
  * create: allocate a zeroed page in a hole (off below the size, or any off
@@ -244,12 +262,17 @@ uint64_t vfs_readdir(struct inode *dir, uint64_t cookie,
 /* getcwd: the path of dir from root into buf (NUL-terminated): length or -errno. */
 int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n);
 
+/* The absolute, lexically cleaned form of path (relative to start unless
+ * it begins with '/'), kmalloc'd; NULL if out of memory or too long. */
+char *vfs_abs_path(struct inode *root, struct inode *start, const char *path);
+
 /* mount(2)/umount2(2) helpers. */
 int vfs_mount_at(struct inode *dir, const char *type, const void *data);
 int vfs_umount(struct inode *root_of_fs);
 
 struct sbuf;
 void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
+void vfs_mountinfo_format(struct sbuf *out);       /* /proc/PID/mountinfo */
 
 /* Name cache statistics and tests. */
 struct ncache_stats {
@@ -258,6 +281,9 @@ struct ncache_stats {
 	uint64_t misses;
 };
 void ncache_stats(struct ncache_stats *st);
+
+/* The inode is being freed: its extended attributes go (xattr.c). */
+void xattr_inode_release(struct inode *ip);
 
 /* tmpfs instance without a mount (private trees: tests). */
 struct superblock *tmpfs_create(void);

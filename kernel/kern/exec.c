@@ -194,8 +194,13 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 		memcpy(cmd + at, av[i], l);
 		at += l;
 	}
+	struct inode *cwd = file[0] == '/' ? NULL : cwd_get();
+	char *exe = vfs_abs_path(vfs_root(), cwd, file);   /* /proc/PID/exe */
+	vnode_put(cwd);
 	simple_lock(&p->lock);
 	p->map = map;
+	char *oldexe = p->exe;
+	p->exe = exe;
 	char *oldcmd = p->cmdline;
 	p->cmdline = cmd;
 	p->cmdline_len = cmd ? cmdlen : 0;
@@ -210,6 +215,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	unlock_enable(&t->lock, fl);
 	TRACE_EXEC(p->pid, t->name);
 	kfree(oldcmd);
+	kfree(oldexe);
 	simple_lock(&p->lock);
 	p->cred = nc;                   /* set-user-id and set-group-id programs */
 	simple_unlock(&p->lock);

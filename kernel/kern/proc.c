@@ -5,6 +5,7 @@
  */
 #include "kernel.h"
 #include "ipc.h"
+#include "sysctl.h"
 #include "tty.h"
 #include "atomic.h"
 #include "errno.h"
@@ -28,7 +29,7 @@
 #include "trace.h"
 
 #define PIDHASH 256
-#define PID_MAX 32768
+#define PID_MAX_LIMIT 4194304       /* what kernel/pid_max may be raised to */
 #define UIDHASH 64
 
 
@@ -104,15 +105,16 @@ static struct pid_entry *pid_find_locked(int b, int pid)
 	return NULL;
 }
 
-/* Allocates a free id naming p or t (wrapping at PID_MAX); an id still
+/* Allocates a free id naming p or t (wrapping at kernel/pid_max); an id still
  * naming a group or a session is not reused.  -ENOMEM or -EAGAIN (none free). */
 static int pid_alloc2(struct proc *p, struct thread *t)
 {
 	struct pid_entry *e = kzalloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	for (int tries = 0; tries < PID_MAX; tries++) {
-		int pid = __atomic_fetch_add(&next_pid, 1, __ATOMIC_SEQ_CST) % PID_MAX;
+	int max = MIN(READ_ONCE(sysctl_pid_max), PID_MAX_LIMIT);   /* /proc/sys/kernel/pid_max */
+	for (int tries = 0; tries < max; tries++) {
+		int pid = __atomic_fetch_add(&next_pid, 1, __ATOMIC_SEQ_CST) % max;
 		if (pid < 1)
 			continue;
 		int b = pid % PIDHASH;
@@ -494,6 +496,7 @@ static void proc_free(struct proc *p)
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
+	kfree(p->exe);
 	kfree(p);
 }
 
@@ -882,6 +885,9 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->uidinfo = ui;
 	/* The parent is the caller: only its own exec changes its cmdline. */
 	char *cmd = parent->cmdline_len ? kmalloc(parent->cmdline_len, 0) : NULL;
+	size_t exelen = parent->exe ? strlen(parent->exe) + 1 : 0;
+	if (exelen && (p->exe = kmalloc(exelen, 0)))
+		memcpy(p->exe, parent->exe, exelen);
 	simple_lock(&parent->lock);
 	if (cmd) {
 		memcpy(cmd, parent->cmdline, parent->cmdline_len);

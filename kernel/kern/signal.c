@@ -427,6 +427,11 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 	return send_info(p, NULL, &info);
 }
 
+int signal_send_ksiginfo(struct proc *p, struct thread *t, struct ksiginfo *info)
+{
+	return sig_valid(info->signo) ? send_info(p, t, info) : -EINVAL;
+}
+
 /* The queued entry of POSIX timer tid's signal sig in sp, or NULL. */
 static struct sigq *timer_entry_locked(struct sigpend *sp, int sig, int tid)
 {

@@ -3,6 +3,7 @@
  * set_tid_address, uname, sysinfo (getrandom is in random.c).
  */
 #include "kernel.h"
+#include "sysctl.h"
 #include "errno.h"
 #include "kmem.h"
 #include "page.h"
@@ -49,11 +50,11 @@ SYSCALL(63, uname)
 	struct utsname_k u;
 	memset(&u, 0, sizeof(u));
 	strlcpy(u.f[0], "Linux", 65);          /* programs check for Linux */
-	strlcpy(u.f[1], "concerto", 65);
+	uts_hostname(u.f[1]);                   /* sethostname, /proc/sys/kernel/hostname */
 	strlcpy(u.f[2], "6.1.0-concerto", 65);
 	strlcpy(u.f[3], "#1 SMP Concerto", 65);
 	strlcpy(u.f[4], "x86_64", 65);
-	strlcpy(u.f[5], "(none)", 65);
+	uts_domainname(u.f[5]);
 	return copyout((void *)a0, &u, sizeof(u)) < 0 ? -EFAULT : 0;
 }
 

@@ -3,6 +3,7 @@
  * wait4, process groups and sessions, reboot.
  */
 #include "kernel.h"
+#include "sysctl.h"
 #include "atomic.h"
 #include "apic.h"
 #include "cpu.h"
@@ -730,7 +731,8 @@ static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
 	if (nl) {
 		if (nl->cur > nl->max)
 			return -EINVAL;
-		if (res == RLIMIT_NOFILE && nl->max > FD_MAX)   /* the fd table */
+		if (res == RLIMIT_NOFILE &&                     /* the fd table, fs/nr_open */
+		    nl->max > MIN((uint64_t)FD_MAX, (uint64_t)READ_ONCE(sysctl_nr_open)))
 			return -EPERM;
 	}
 	bool cap = capable();

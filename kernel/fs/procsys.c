@@ -1,0 +1,221 @@
+/*
+ * /proc/sys (sysctl.h) and the host and domain names (sethostname,
+ * setdomainname, uname).  Each file is a (directory, name) pair with a
+ * show and, if writable, a store that checks the value as Linux does
+ * (EINVAL outside its range).  Only root can open a writable file for
+ * writing (mode 0644, owner root); writing a read-only one fails EACCES.
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "file.h"
+#include "lock.h"
+#include "proc.h"
+#include "sbuf.h"
+#include "syscall.h"
+#include "sysctl.h"
+#include "usercopy.h"
+
+#define HOST_MAX 64
+#define PID_MAX_LIMIT 4194304          /* Linux's on 64-bit */
+#define NR_OPEN_MIN 64                 /* BITS_PER_LONG */
+#define NR_OPEN_LIMIT 1073741816       /* Linux's sysctl_nr_open_max */
+#define PIPE_MAX_LIMIT (1u << 31)
+
+volatile uint64_t sysctl_pipe_max_size = 1048576;
+volatile int sysctl_nr_open = FD_MAX;
+volatile int sysctl_pid_max = 32768;
+volatile int sysctl_lease_break_time = 45;
+static volatile uint64_t file_max = 9223372036854775807ULL;
+static volatile int threads_max = 31767;
+static volatile int overcommit = 0;
+
+/* Lock key: (u) uts_lock. */
+static struct simple_lock uts_lock = SIMPLE_LOCK_INIT(LC_UTS);
+static char hostname[HOST_MAX + 1] = "concerto";   /* (u) */
+static char domainname[HOST_MAX + 1] = "(none)";   /* (u) */
+
+void uts_hostname(char *buf)
+{
+	uint64_t ipl = disable_lock(&uts_lock);
+	memcpy(buf, hostname, sizeof(hostname));
+	unlock_enable(&uts_lock, ipl);
+}
+
+void uts_domainname(char *buf)
+{
+	uint64_t ipl = disable_lock(&uts_lock);
+	memcpy(buf, domainname, sizeof(domainname));
+	unlock_enable(&uts_lock, ipl);
+}
+
+/* Set name (len bytes, not NUL-terminated) into dst. */
+static void uts_set(char *dst, const char *name, size_t len)
+{
+	uint64_t ipl = disable_lock(&uts_lock);
+	memcpy(dst, name, len);
+	dst[len] = '\0';
+	unlock_enable(&uts_lock, ipl);
+}
+
+/* sethostname / setdomainname(name, len): root only. */
+static int64_t set_uts(char *dst, uint64_t uname, uint64_t len)
+{
+	if (curproc()->cred.euid != 0)
+		return -EPERM;
+	if ((int64_t)len < 0 || len > HOST_MAX)
+		return -EINVAL;
+	char tmp[HOST_MAX];
+	if (copyin(tmp, (const void *)uname, len) < 0)
+		return -EFAULT;
+	uts_set(dst, tmp, len);
+	return 0;
+}
+
+SYSCALL(170, sethostname) { return set_uts(hostname, a0, a1); }
+SYSCALL(171, setdomainname) { return set_uts(domainname, a0, a1); }
+
+/* ---- values ---- */
+
+/* A decimal integer (optional '-', trailing newline/space) in s: 0 or -EINVAL. */
+static int parse_i64(const char *s, int64_t *out)
+{
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	int64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (INT64_MAX - (*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+	}
+	while (*s == '\n' || *s == ' ')
+		s++;
+	if (*s)
+		return -EINVAL;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+static int store_int(volatile int *dst, const char *s, int64_t lo, int64_t hi)
+{
+	int64_t v;
+	if (parse_i64(s, &v) || v < lo || v > hi)
+		return -EINVAL;
+	WRITE_ONCE(*dst, (int)v);
+	return 0;
+}
+
+static void show_pipe_max(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(sysctl_pipe_max_size)); }
+static void show_file_max(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(file_max)); }
+static void show_nr_open(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_nr_open)); }
+static void show_lease(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_lease_break_time)); }
+static void show_pid_max(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_pid_max)); }
+static void show_threads_max(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(threads_max)); }
+static void show_ostype(struct sbuf *sb) { sbuf_printf(sb, "Linux\n"); }
+static void show_osrelease(struct sbuf *sb) { sbuf_printf(sb, "6.1.0-concerto\n"); }
+static void show_overcommit(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(overcommit)); }
+
+static void show_hostname(struct sbuf *sb)
+{
+	char h[HOST_MAX + 1];
+	uts_hostname(h);
+	sbuf_printf(sb, "%s\n", h);
+}
+
+static void show_domainname(struct sbuf *sb)
+{
+	char h[HOST_MAX + 1];
+	uts_domainname(h);
+	sbuf_printf(sb, "%s\n", h);
+}
+
+/* Linux rounds a pipe size up to a power of two pages. */
+static int store_pipe_max(const char *s)
+{
+	int64_t v;
+	if (parse_i64(s, &v) || v < 4096 || v > PIPE_MAX_LIMIT)
+		return -EINVAL;
+	uint64_t p = 4096;
+	while (p < (uint64_t)v)
+		p <<= 1;
+	WRITE_ONCE(sysctl_pipe_max_size, p);
+	return 0;
+}
+
+static int store_file_max(const char *s)
+{
+	int64_t v;
+	if (parse_i64(s, &v) || v < 0)
+		return -EINVAL;
+	WRITE_ONCE(file_max, (uint64_t)v);
+	return 0;
+}
+
+static int store_nr_open(const char *s) { return store_int(&sysctl_nr_open, s, NR_OPEN_MIN, NR_OPEN_LIMIT); }
+static int store_lease(const char *s) { return store_int(&sysctl_lease_break_time, s, 0, INT32_MAX); }
+static int store_pid_max(const char *s) { return store_int(&sysctl_pid_max, s, 301, PID_MAX_LIMIT); }
+static int store_threads_max(const char *s) { return store_int(&threads_max, s, 20, 0x3fffffff); }
+static int store_overcommit(const char *s) { return store_int(&overcommit, s, 0, 2); }
+
+static int store_name(char *dst, const char *s)
+{
+	size_t len = strlen(s);
+	while (len && s[len - 1] == '\n')
+		len--;
+	if (len > HOST_MAX)
+		return -EINVAL;
+	uts_set(dst, s, len);
+	return 0;
+}
+
+static int store_hostname(const char *s) { return store_name(hostname, s); }
+static int store_domainname(const char *s) { return store_name(domainname, s); }
+
+/* ---- the tree ---- */
+
+static const char *const dirs[] = { "fs", "kernel", "vm" };
+const int procsys_ndirs = (int)(sizeof(dirs) / sizeof(dirs[0]));
+
+struct sysctl_file {
+	int dir;
+	const char *name;
+	void (*show)(struct sbuf *sb);
+	int (*store)(const char *s);       /* NULL: read-only */
+};
+
+static const struct sysctl_file files[] = {
+	{ 0, "file-max", show_file_max, store_file_max },
+	{ 0, "lease-break-time", show_lease, store_lease },
+	{ 0, "nr_open", show_nr_open, store_nr_open },
+	{ 0, "pipe-max-size", show_pipe_max, store_pipe_max },
+	{ 1, "domainname", show_domainname, store_domainname },
+	{ 1, "hostname", show_hostname, store_hostname },
+	{ 1, "osrelease", show_osrelease, NULL },
+	{ 1, "ostype", show_ostype, NULL },
+	{ 1, "pid_max", show_pid_max, store_pid_max },
+	{ 1, "threads-max", show_threads_max, store_threads_max },
+	{ 2, "overcommit_memory", show_overcommit, store_overcommit },
+};
+const int procsys_nfiles = (int)(sizeof(files) / sizeof(files[0]));
+
+const char *procsys_dir_name(int d) { return dirs[d]; }
+const char *procsys_file_name(int i) { return files[i].name; }
+int procsys_file_dir(int i) { return files[i].dir; }
+bool procsys_file_writable(int i) { return files[i].store != NULL; }
+void procsys_show(int i, struct sbuf *sb) { files[i].show(sb); }
+
+int procsys_store(int i, const char *buf, size_t n)
+{
+	if (!files[i].store)
+		return -EACCES;
+	if (curproc()->cred.euid != 0)
+		return -EPERM;
+	char tmp[80];
+	if (n >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, buf, n);
+	tmp[n] = '\0';
+	return files[i].store(tmp);
+}
