@@ -247,6 +247,12 @@ int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, 
 	int r = 0;
 	lock_write(&ip->lock);
 	uint64_t size = ip->size;
+	/* File seals (memfd.c), as Linux's shmem_fallocate. */
+	if ((punch && (ip->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))) ||
+	    (!punch && (ip->seals & F_SEAL_GROW) && end > size)) {
+		lock_done(&ip->lock);
+		return -EPERM;
+	}
 	if (punch) {
 		uint64_t e = MIN(end, size);
 		for (uint64_t pos = off; pos < e;) {

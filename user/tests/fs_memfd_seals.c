@@ -73,6 +73,8 @@ UT_TEST(seals)
 	T_OK(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW));
 	T_EXPECT_ERRNO(ftruncate(fd, 30), EPERM);
 	T_EXPECT_ERRNO(pwrite(fd, "x", 1, 20), EPERM);
+	T_EXPECT_ERRNO(fallocate(fd, 0, 0, 100), EPERM);     /* would grow */
+	T_OK(fallocate(fd, 0, 0, 10));                      /* inside: fine */
 	T_EXPECT_EQ(pwrite(fd, "ab", 2, 0), 2);      /* inside: fine */
 	/* WRITE: refused while a shared writable mapping exists. */
 	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -82,6 +84,7 @@ UT_TEST(seals)
 	T_OK(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE));
 	T_EXPECT_EQ(fcntl(fd, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
 	T_EXPECT_ERRNO(write(fd, "y", 1), EPERM);
+	T_EXPECT_ERRNO(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4), EPERM);
 	T_EXPECT(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED &&
 		 errno == EPERM);
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);   /* reading is fine */
