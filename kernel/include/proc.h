@@ -96,9 +96,27 @@ enum {
 struct cred {
 	uint32_t ruid, euid, suid, fsuid;
 	uint32_t rgid, egid, sgid, fsgid;
+	uint64_t cap_eff, cap_prm, cap_inh;  /* capability sets (CAP_FULL for root) */
+	uint64_t cap_bset, cap_amb;         /* bounding and ambient sets */
 	int ngroups;
 	uint32_t groups[NGROUPS_KERN];
 };
+
+/* Capabilities: Linux's numbers; root holds every one (0..CAP_LAST_CAP). */
+#define CAP_CHOWN 0
+#define CAP_DAC_OVERRIDE 1
+#define CAP_KILL 5
+#define CAP_SETGID 6
+#define CAP_SETUID 7
+#define CAP_SETPCAP 8
+#define CAP_SYS_ADMIN 21
+#define CAP_SYS_NICE 23
+#define CAP_SYS_RESOURCE 24
+#define CAP_LAST_CAP 40
+#define CAP_FULL ((1UL << (CAP_LAST_CAP + 1)) - 1)
+#define CAP_BIT(c) (1UL << (c))
+bool cap_capable(int cap);              /* the caller's effective set has cap */
+void cap_exec(struct cred *c);          /* the sets a new program starts with */
 
 /* Per real uid: the process count that RLIMIT_NPROC limits. */
 struct uidinfo {

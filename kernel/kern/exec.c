@@ -79,6 +79,7 @@ static void exec_creds(struct proc *p, struct inode *ip, struct cred *nc, struct
 		nc->egid = READ_ONCE(ip->gid);
 	nc->suid = nc->fsuid = nc->euid;
 	nc->sgid = nc->fsgid = nc->egid;
+	cap_exec(nc);
 	info->uid = nc->ruid;
 	info->euid = nc->euid;
 	info->gid = nc->rgid;

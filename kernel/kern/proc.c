@@ -625,6 +625,7 @@ int proc_start_init(const char *path)
 			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
 	}
 	strlcpy(p->name, "init", sizeof(p->name));
+	p->cred.cap_eff = p->cred.cap_prm = p->cred.cap_bset = CAP_FULL;
 	if (!(p->fdt = fdtable_new_console()) || !(p->fs = fs_info_new_root()))
 		return -ENOMEM;
 	struct thread *t = thread_create("init", init_thread, NULL);
