@@ -118,9 +118,12 @@ typedef struct {
 #define ELF_MAX_PHNUM   (4096 / sizeof(Elf64_Phdr))   /* 73, as Linux */
 #define ELF_DYN_BASE    0x555555554000UL   /* ET_DYN load bias (Linux, no ASLR) */
 
-/* The user stack: [ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_TOP), lazy. */
+/* The user stack: a MAP_GROWSDOWN region ending at ELF_STACK_TOP, the
+ * arguments plus ELF_STACK_EXPAND at first, growing on faults within
+ * RLIMIT_STACK (elf_info.stack_limit; 0: ELF_STACK_SIZE). */
 #define ELF_STACK_TOP   0x00007ffffffff000UL   /* USER_TOP, like Linux's STACK_TOP */
 #define ELF_STACK_SIZE  (8UL << 20)
+#define ELF_STACK_EXPAND (128UL << 10)         /* Linux's stack_expand */
 /*
  * Argument limits (Linux's rules): argv and envp strings with their NULs
  * plus one pointer per string must fit in elf_info.arg_max (exec sets it
@@ -138,6 +141,7 @@ struct elf_info {
 	uint64_t brk;           /* end of the highest segment (the break starts here) */
 	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
 	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
+	uint64_t stack_limit;   /* set by the caller: RLIMIT_STACK (0: ELF_STACK_SIZE) */
 	/* AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE: the ids the program
 	 * runs with (elf_load: the caller's; exec: after set-user-id bits) */
 	uint64_t uid, euid, gid, egid, secure;

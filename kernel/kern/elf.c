@@ -522,13 +522,6 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	if (fnlen > FS_PATH_MAX)
 		return -ENAMETOOLONG;
 
-	vaddr_t got;
-	int err = vm_mmap(map, ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_SIZE,
-			  PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS,
-			  &got);
-	if (err)
-		return err == -EEXIST ? -ENOMEM : err;
-
 	/* Strings, top down as Linux: [8 zero bytes] execfn, envp, argv strings. */
 	uint64_t strbytes = (uint64_t)total - (uint64_t)(argc + envc) * sizeof(uint64_t);
 	vaddr_t fn_va = ELF_STACK_TOP - 8 - fnlen;
@@ -538,6 +531,19 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	vaddr_t rand_va = plat_va - 16;
 	uint64_t nwords = 1 + (argc + 1) + (envc + 1) + 2 * NAUXV;
 	vaddr_t sp = ALIGN_DOWN(rand_va - nwords * 8, 16);
+
+	/* The stack region (MAP_GROWSDOWN: faults below grow it within
+	 * RLIMIT_STACK) starts as the arguments plus ELF_STACK_EXPAND, no more
+	 * than the limit allows (Linux's setup_arg_pages). */
+	uint64_t limit = info->stack_limit ? info->stack_limit : ELF_STACK_SIZE;
+	vaddr_t lo = ALIGN_DOWN(sp, PAGE_SIZE) - ELF_STACK_EXPAND;
+	if (limit < ELF_STACK_TOP - lo)
+		lo = MIN(ELF_STACK_TOP - ALIGN_DOWN(limit, PAGE_SIZE), ALIGN_DOWN(sp, PAGE_SIZE));
+	vaddr_t got;
+	int err = vm_mmap(map, lo, ELF_STACK_TOP - lo, PROT_READ | PROT_WRITE,
+			  MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN, &got);
+	if (err)
+		return err == -EEXIST ? -ENOMEM : err;
 
 	struct uwriter uw;
 	uw_init(&uw, map);

@@ -149,7 +149,8 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	struct cred nc;
 	exec_creds(p, ip, &nc, &info);
 	info.execfn = path;
-	info.arg_max = elf_arg_max(READ_ONCE(p->rlim_cur[RLIMIT_STACK]));
+	info.stack_limit = READ_ONCE(p->rlim_cur[RLIMIT_STACK]);
+	info.arg_max = elf_arg_max(info.stack_limit);
 	uint64_t sp = 0;
 	if (r == 0)
 		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);
