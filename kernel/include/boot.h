@@ -29,6 +29,7 @@ struct bootopts {
 	bool lockstat;                 /* statistics on from boot */
 	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
 	int idlepoll_us;               /* idlepoll=N: idle CPUs poll N us before halting; -1 default */
+	bool norandmaps;               /* norandmaps: no address-space randomisation */
 };
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);

@@ -102,6 +102,10 @@ struct cred {
 	uint32_t groups[NGROUPS_KERN];
 };
 
+/* personality(2) flags. */
+#define ADDR_NO_RANDOMIZE 0x0040000
+#define PER_CLEAR_ON_SETID 0x0740000   /* READ_IMPLIES_EXEC, ADDR_*, MMAP_PAGE_ZERO */
+
 /* Capabilities: Linux's numbers; root holds every one (0..CAP_LAST_CAP). */
 #define CAP_CHOWN 0
 #define CAP_DAC_OVERRIDE 1
@@ -170,6 +174,8 @@ struct proc {
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
+	uint32_t personality;           /* (p) personality(2): inherited, kept by
+					 * exec (less PER_CLEAR_ON_SETID when secure) */
 	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
 					 * first use; none after fork */
 	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */

@@ -170,6 +170,9 @@ struct vm_map {
 	volatile uint32_t membarrier;    /* [a] membarrier(2) registrations: the
 					  * MEMBARRIER_CMD_REGISTER_* bits (membarrier.c);
 					  * fork copies them, exec starts with none */
+	vaddr_t mmap_top;                /* (m) non-fixed mmaps go below it:
+					  * VM_MMAP_TOP, lower by a random amount
+					  * when exec randomises the layout */
 	int lock_future;                 /* (m) mlockall(MCL_FUTURE): VR_LOCKED (and
 					  * VR_LOCKONFAULT) bits for new mappings */
 };

@@ -6,6 +6,7 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
+#include "boot.h"
 #include "vfs.h"
 #include "futex.h"
 #include "elf.h"
@@ -144,9 +145,15 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	struct vm_map *map = vm_map_create();
 	if (!map)
 		return -ENOMEM;
+	/* A secure (set-id) exec drops ADDR_NO_RANDOMIZE and its kin first. */
 	struct elf_info info;
-	int r = elf_load(ip, map, &info);
 	struct cred nc;
+	exec_creds(p, ip, &nc, &info);
+	uint32_t pers = READ_ONCE(p->personality);
+	if (info.secure)
+		pers &= ~PER_CLEAR_ON_SETID;
+	bool rnd = !bootopts.norandmaps && !(pers & ADDR_NO_RANDOMIZE);
+	int r = elf_load_rnd(ip, map, rnd, &info);
 	exec_creds(p, ip, &nc, &info);
 	info.execfn = path;
 	info.stack_limit = READ_ONCE(p->rlim_cur[RLIMIT_STACK]);
@@ -200,6 +207,7 @@ int exec_kernel(struct proc *p, const char *path, char *const argv[], char *cons
 	kfree(oldcmd);
 	simple_lock(&p->lock);
 	p->cred = nc;                   /* set-user-id and set-group-id programs */
+	p->personality = pers;
 	simple_unlock(&p->lock);
 	signal_exec(p);
 	timers_exec(p);                 /* POSIX timers go, interval timers stay */

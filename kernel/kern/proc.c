@@ -889,6 +889,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
 	p->cred = parent->cred;
+	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
 
 	t->proc = p;

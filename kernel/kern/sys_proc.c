@@ -654,6 +654,18 @@ SYSCALL(98, getrusage)
 	return copyout((void *)a1, ru, sizeof(ru)) < 0 ? -EFAULT : 0;
 }
 
+/* personality(2): returns the old value; 0xffffffff only reads it. */
+SYSCALL(135, personality)
+{
+	struct proc *p = curproc();
+	simple_lock(&p->lock);
+	uint32_t old = p->personality;
+	if ((uint32_t)a0 != 0xffffffffU)
+		p->personality = (uint32_t)a0;
+	simple_unlock(&p->lock);
+	return (int)old;
+}
+
 /* ---- capabilities ---- */
 
 #define CAP_V1 0x19980330U       /* one 32-bit word per set */

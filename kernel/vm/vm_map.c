@@ -353,6 +353,7 @@ struct vm_map *vm_map_create(void)
 	complex_lock_init(&map->lock, LC_VM_MAP, 0);
 	map->head.next = map->head.prev = &map->head;
 	map->head.start = map->head.end = USER_TOP;
+	map->mmap_top = VM_MMAP_TOP;
 	map->refcnt = 1;
 	return map;
 }
@@ -527,7 +528,7 @@ static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int
 		    range_free_locked(map, hint, hint + len))
 			addr = hint;
 		else
-			addr = vm_map_find_space_locked(map, len, VM_MMAP_TOP);
+			addr = vm_map_find_space_locked(map, len, map->mmap_top);
 		if (addr == 0)
 			return -ENOMEM;
 	}
@@ -1078,6 +1079,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
 	lock_write(&parent->lock);
+	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
 		if (r->flags & VR_DONTFORK)
 			continue;                      /* MADV_DONTFORK: not in the child */
@@ -1229,7 +1231,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 		if (flags & MREMAP_FIXED) {
 			if ((err = remove_range_locked(map, newaddr, newaddr + newlen)) != 0)
 				goto out;
-		} else if ((to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP)) == 0) {
+		} else if ((to = vm_map_find_space_locked(map, newlen, map->mmap_top)) == 0) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1265,7 +1267,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 	}
 	err = -ENOMEM;
 	if (flags & MREMAP_MAYMOVE) {
-		vaddr_t to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP);
+		vaddr_t to = vm_map_find_space_locked(map, newlen, map->mmap_top);
 		if (to != 0)
 			err = mremap_move_locked(map, old, oldlen, to, newlen, false);
 		if (err == 0)
