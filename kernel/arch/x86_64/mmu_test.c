@@ -9,6 +9,8 @@
 #include "pmap.h"
 #include "vm.h"
 #include "x86.h"
+#include "cpu.h"
+#include "thread.h"
 
 uint64_t mmu_kernel_pte(uintptr_t va);
 
@@ -60,4 +62,62 @@ KTEST(mmu_smep_smap_umip_follow_cpuid)
 	KT_EXPECT_EQ((cr4 >> 11) & 1, (c >> 2) & 1);    /* UMIP */
 	KT_EXPECT_EQ(cpu_has_smep, (bool)((b >> 7) & 1));
 	KT_EXPECT_EQ(cpu_has_smap, (bool)((b >> 20) & 1));
+}
+
+/* Reads the byte at addr with a fault expected: the vector (0: none). */
+static uint64_t probe_read(uint64_t addr)
+{
+	struct cpu *c = mycpu();
+	uint64_t fl = intr_disable();           /* stay on this CPU */
+	c->catch_vector = 0;
+	__asm__ __volatile__(
+		"leaq 1f(%%rip), %%rax\n\t"
+		"movq %%rax, %c[rip](%[c])\n\t"
+		"movb (%[a]), %%al\n"
+		"1:\n\t"
+		:: [c] "r"(c), [rip] "i"(offsetof(struct cpu, catch_rip)), [a] "r"(addr)
+		: "rax", "memory");
+	c->catch_rip = 0;
+	uint64_t v = c->catch_vector;
+	intr_restore(fl);
+	return v;
+}
+
+/* A thread's stack lies in the stack area with an unmapped guard below. */
+KTEST(mmu_kernel_stack_has_guard_page)
+{
+	struct thread *t = curthread();
+	uint64_t bottom = t->kstack_top - KSTACK_SIZE;
+	KT_ASSERT(t->kstack_top != t->kstack + KSTACK_SIZE);   /* a guarded slot */
+	uint64_t top_pte = mmu_kernel_pte(t->kstack_top - 8);
+	KT_EXPECT((top_pte & PTE_P) && (top_pte & PTE_W));
+	KT_EXPECT(mmu_kernel_pte(bottom) & PTE_P);
+	for (uint64_t g = bottom - KSTACK_SIZE; g < bottom; g += PAGE_SIZE)
+		KT_EXPECT_EQ(mmu_kernel_pte(g), 0);
+	KT_EXPECT(kstack_guard_hit(bottom - 1));
+	KT_EXPECT(!kstack_guard_hit(bottom));
+	KT_EXPECT_EQ(probe_read(bottom - 1), 14);              /* #PF, caught */
+	KT_EXPECT_EQ(probe_read(bottom), 0);
+	/* The same memory through the direct map. */
+	volatile uint64_t here = 0x5a5a;
+	uint64_t off = (uint64_t)&here - bottom;
+	KT_EXPECT_EQ(*(volatile uint64_t *)(t->kstack + off), 0x5a5a);
+}
+
+static volatile uint64_t recurse_limit = ~0UL;
+
+static __attribute__((noinline)) uint64_t recurse(uint64_t n)
+{
+	volatile char pad[512];
+	pad[0] = (char)n;
+	if (n >= recurse_limit)
+		return 0;
+	return recurse(n + 1) + pad[0];
+}
+
+/* Stops the system: a runaway recursion must end in the guard page with
+ * "KERNEL STACK OVERFLOW" and a panic (run by name only). */
+KTEST_MANUAL(mmu_kernel_stack_overflow_panics)
+{
+	KT_EXPECT(recurse(0) == 0);
 }
