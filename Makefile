@@ -45,6 +45,8 @@ ARCH_OBJS := \
 	arch/x86_64/cpu.o \
 	arch/x86_64/trap.o \
 	arch/x86_64/mmu.o \
+	arch/x86_64/mmu_test.o \
+	arch/x86_64/kstack.o \
 	arch/x86_64/acpi.o \
 	arch/x86_64/lapic.o \
 	arch/x86_64/ioapic.o \

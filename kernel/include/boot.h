@@ -31,6 +31,7 @@ struct bootopts {
 	int idlepoll_us;               /* idlepoll=N: idle CPUs poll N us before halting; -1 default */
 	char trace[128];               /* trace=CLASSES: tracing on from boot ("" = off) */
 	int tracebuf_kb;               /* tracebuf=KB per CPU; -1 = default */
+	bool norandmaps;               /* norandmaps: no address-space randomisation */
 };
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);

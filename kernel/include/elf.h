@@ -118,9 +118,21 @@ typedef struct {
 #define ELF_MAX_PHNUM   (4096 / sizeof(Elf64_Phdr))   /* 73, as Linux */
 #define ELF_DYN_BASE    0x555555554000UL   /* ET_DYN load bias (Linux, no ASLR) */
 
-/* The user stack: [ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_TOP), lazy. */
+/* The user stack: a MAP_GROWSDOWN region ending at ELF_STACK_TOP, the
+ * arguments plus ELF_STACK_EXPAND at first, growing on faults within
+ * RLIMIT_STACK (elf_info.stack_limit; 0: ELF_STACK_SIZE). */
 #define ELF_STACK_TOP   0x00007ffffffff000UL   /* USER_TOP, like Linux's STACK_TOP */
 #define ELF_STACK_SIZE  (8UL << 20)
+#define ELF_STACK_EXPAND (128UL << 10)         /* Linux's stack_expand */
+/* Randomisation ranges (Linux x86_64): the stack top up to 16 GiB lower,
+ * the mmap base up to 1 TiB (28 bits of pages), a static-pie bias up to
+ * 1 TiB above ELF_DYN_BASE, the break start up to 32 MiB above the end. */
+#define ELF_RND_STACK   (16UL << 30)
+#define ELF_RND_MMAP    (1UL << 40)
+#define ELF_RND_DYN     (1UL << 40)
+#define ELF_RND_BRK     (32UL << 20)
+/* A random page-aligned offset in [0, range). */
+uint64_t elf_rnd_pages(uint64_t range);
 /*
  * Argument limits (Linux's rules): argv and envp strings with their NULs
  * plus one pointer per string must fit in elf_info.arg_max (exec sets it
@@ -138,6 +150,8 @@ struct elf_info {
 	uint64_t brk;           /* end of the highest segment (the break starts here) */
 	const char *execfn;     /* set by the caller for AT_EXECFN (NULL: argv[0]) */
 	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
+	uint64_t stack_limit;   /* set by the caller: RLIMIT_STACK (0: ELF_STACK_SIZE) */
+	uint64_t stack_top;     /* elf_load: ELF_STACK_TOP, lower if randomised */
 	/* AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE: the ids the program
 	 * runs with (elf_load: the caller's; exec: after set-user-id bits) */
 	uint64_t uid, euid, gid, egid, secure;
@@ -164,6 +178,9 @@ struct vm_map;
  * May sleep; no lock held.
  */
 int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out);
+/* elf_load with, if rnd, a random static-pie bias, break start, stack top
+ * (out->stack_top) and mmap base (map->mmap_top). */
+int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info *out);
 
 /*
  * Map the stack in map and build the initial process stack as Linux does

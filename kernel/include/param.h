@@ -7,6 +7,7 @@
 #define PAGE_SIZE       4096UL
 #define PAGE_SHIFT      12
 #define KSTACK_SIZE     (16 * 1024) /* per-CPU boot/idle and per-thread stacks */
+#define KSTACK_ORDER    2           /* KSTACK_SIZE = 2^2 pages */
 
 /* Virtual memory layout (see docs/memory.md). */
 #define KERNBASE        0xffffffff80000000UL  /* kernel image: phys 0 maps here */

@@ -78,7 +78,16 @@ struct pmap_ent {
 };
 
 void pmap_init(void);            /* once, boot CPU (also done lazily) */
-void vm_init_cpu(void);          /* each CPU: SMEP/SMAP/PCID feature setup */
+void vm_init_cpu(void);
+/* Guarded kernel stacks (arch/x86_64/kstack.c): kstack_init at boot before
+ * the first pmap_create; kstack_map gives the top of a guarded mapping of
+ * a thread's stack pages, or 0 (none free); kstack_unmap undoes it (any
+ * context); kstack_sync_cpu before a CPU switches to a thread. */
+void kstack_init(void);
+uint64_t kstack_map(void *stack);
+void kstack_unmap(uint64_t top);
+void kstack_sync_cpu(int cpu);
+bool kstack_guard_hit(uint64_t addr);          /* each CPU: SMEP/SMAP/PCID feature setup */
 
 struct pmap *pmap_create(void);
 void pmap_destroy(struct pmap *pm);

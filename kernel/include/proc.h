@@ -96,9 +96,31 @@ enum {
 struct cred {
 	uint32_t ruid, euid, suid, fsuid;
 	uint32_t rgid, egid, sgid, fsgid;
+	uint64_t cap_eff, cap_prm, cap_inh;  /* capability sets (CAP_FULL for root) */
+	uint64_t cap_bset, cap_amb;         /* bounding and ambient sets */
 	int ngroups;
 	uint32_t groups[NGROUPS_KERN];
 };
+
+/* personality(2) flags. */
+#define ADDR_NO_RANDOMIZE 0x0040000
+#define PER_CLEAR_ON_SETID 0x0740000   /* READ_IMPLIES_EXEC, ADDR_*, MMAP_PAGE_ZERO */
+
+/* Capabilities: Linux's numbers; root holds every one (0..CAP_LAST_CAP). */
+#define CAP_CHOWN 0
+#define CAP_DAC_OVERRIDE 1
+#define CAP_KILL 5
+#define CAP_SETGID 6
+#define CAP_SETUID 7
+#define CAP_SETPCAP 8
+#define CAP_SYS_ADMIN 21
+#define CAP_SYS_NICE 23
+#define CAP_SYS_RESOURCE 24
+#define CAP_LAST_CAP 40
+#define CAP_FULL ((1UL << (CAP_LAST_CAP + 1)) - 1)
+#define CAP_BIT(c) (1UL << (c))
+bool cap_capable(int cap);              /* the caller's effective set has cap */
+void cap_exec(struct cred *c);          /* the sets a new program starts with */
 
 /* Per real uid: the process count that RLIMIT_NPROC limits. */
 struct uidinfo {
@@ -153,6 +175,8 @@ struct proc {
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
+	uint32_t personality;           /* (p) personality(2): inherited, kept by
+					 * exec (less PER_CLEAR_ON_SETID when secure) */
 	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
 					 * first use; none after fork */
 	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */

@@ -64,7 +64,7 @@
 #define VR_NORESERVE  0x4   /* MAP_NORESERVE: not checked against overcommit */
 #define VR_DONTFORK   0x8   /* MADV_DONTFORK: not copied into a fork child */
 #define VR_WIPEONFORK 0x10  /* MADV_WIPEONFORK: a fork child gets it zero-filled */
-#define VR_GROWSDOWN  0x20  /* MAP_GROWSDOWN (accepted; no automatic growth) */
+#define VR_GROWSDOWN  0x20  /* MAP_GROWSDOWN: a fault below grows it (vm_grow_stack) */
 #define VR_NOWRITE    0x40  /* shared file mapping, file not open for writing:
 			     * mprotect may not add PROT_WRITE (Linux !VM_MAYWRITE) */
 #define VR_LOCKED     0x80  /* mlock: its pages stay (faulted in unless ONFAULT);
@@ -172,6 +172,9 @@ struct vm_map {
 	volatile uint32_t membarrier;    /* [a] membarrier(2) registrations: the
 					  * MEMBARRIER_CMD_REGISTER_* bits (membarrier.c);
 					  * fork copies them, exec starts with none */
+	vaddr_t mmap_top;                /* (m) non-fixed mmaps go below it:
+					  * VM_MMAP_TOP, lower by a random amount
+					  * when exec randomises the layout */
 	int lock_future;                 /* (m) mlockall(MCL_FUTURE): VR_LOCKED (and
 					  * VR_LOCKONFAULT) bits for new mappings */
 };
@@ -229,6 +232,9 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot);
 void vm_map_set_brk(struct vm_map *map, vaddr_t start);
 /* Linux brk: returns the new break, or the current one on failure. */
 vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk);
+/* A fault at va in the hole below a MAP_GROWSDOWN region: grow it there
+ * within limit bytes (RLIMIT_STACK); 0 (retry) or -EFAULT/-ENOMEM. */
+int vm_grow_stack(struct vm_map *map, vaddr_t va, uint64_t limit);
 /* Highest free range of len bytes ending at or below limit; 0 if none.
  * Called with map->lock held. */
 vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit);

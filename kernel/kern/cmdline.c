@@ -66,6 +66,8 @@ static void option(const char *key, const char *val)
 			bootopts.idlepoll_us = us;
 	} else if (!strcmp(key, "strace") && !val) {
 		bootopts.strace = true;
+	} else if (!strcmp(key, "norandmaps") && !val) {
+		bootopts.norandmaps = true;
 	} else if (!strcmp(key, "lockstat") && !val) {
 		bootopts.lockstat = true;
 	} else if (!strcmp(key, "trace")) {

@@ -380,7 +380,19 @@ static int read_headers(struct inode *ip, uint64_t fsize, Elf64_Ehdr *eh, Elf64_
 	return 0;
 }
 
+uint64_t elf_rnd_pages(uint64_t range)
+{
+	uint64_t r;
+	random_bytes(&r, sizeof(r));
+	return (r % (range >> PAGE_SHIFT)) << PAGE_SHIFT;
+}
+
 int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
+{
+	return elf_load_rnd(ip, map, false, out);
+}
+
+int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info *out)
 {
 	struct fs_stat st;
 	fs_stat(ip, &st);
@@ -393,7 +405,7 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 	int err = read_headers(ip, st.size, &eh, &ph);
 	if (err)
 		return err;
-	uint64_t bias = eh.e_type == ET_DYN ? ELF_DYN_BASE : 0;
+	uint64_t bias = eh.e_type != ET_DYN ? 0 : ELF_DYN_BASE + (rnd ? elf_rnd_pages(ELF_RND_DYN) : 0);
 	load = kmalloc(eh.e_phnum * sizeof(*load), 0);
 	if (load == NULL) {
 		err = -ENOMEM;
@@ -416,14 +428,21 @@ int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 	}
 	if ((err = protect_none_segments(map, load, nload, bias)) != 0)
 		goto out;
-	vm_map_set_brk(map, ms.prev_end);
+	vaddr_t brk = ALIGN_UP(ms.prev_end, P) + (rnd ? elf_rnd_pages(ELF_RND_BRK) : 0);
+	vm_map_set_brk(map, brk);
+	out->stack_top = ELF_STACK_TOP - (rnd ? elf_rnd_pages(ELF_RND_STACK) : 0);
+	if (rnd) {
+		lock_write(&map->lock);
+		map->mmap_top = VM_MMAP_TOP - elf_rnd_pages(ELF_RND_MMAP);
+		lock_done(&map->lock);
+	}
 
 	out->entry = eh.e_entry + bias;
 	out->phdr = phdr;
 	out->phnum = eh.e_phnum;
 	out->phent = eh.e_phentsize;
 	out->bias = bias;
-	out->brk = ALIGN_UP(ms.prev_end, P);
+	out->brk = brk;
 	out->execfn = NULL;
 	out->arg_max = 0;
 	struct proc *cp = curproc();          /* kernel tests: root */
@@ -522,22 +541,29 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	if (fnlen > FS_PATH_MAX)
 		return -ENAMETOOLONG;
 
-	vaddr_t got;
-	int err = vm_mmap(map, ELF_STACK_TOP - ELF_STACK_SIZE, ELF_STACK_SIZE,
-			  PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS,
-			  &got);
-	if (err)
-		return err == -EEXIST ? -ENOMEM : err;
-
 	/* Strings, top down as Linux: [8 zero bytes] execfn, envp, argv strings. */
 	uint64_t strbytes = (uint64_t)total - (uint64_t)(argc + envc) * sizeof(uint64_t);
-	vaddr_t fn_va = ELF_STACK_TOP - 8 - fnlen;
+	vaddr_t top = info->stack_top ? info->stack_top : ELF_STACK_TOP;
+	vaddr_t fn_va = top - 8 - fnlen;
 	vaddr_t str_va = fn_va - strbytes;
 	vaddr_t p = ALIGN_DOWN(str_va, 16);
 	vaddr_t plat_va = p - sizeof(platform);
 	vaddr_t rand_va = plat_va - 16;
 	uint64_t nwords = 1 + (argc + 1) + (envc + 1) + 2 * NAUXV;
 	vaddr_t sp = ALIGN_DOWN(rand_va - nwords * 8, 16);
+
+	/* The stack region (MAP_GROWSDOWN: faults below grow it within
+	 * RLIMIT_STACK) starts as the arguments plus ELF_STACK_EXPAND, no more
+	 * than the limit allows (Linux's setup_arg_pages). */
+	uint64_t limit = info->stack_limit ? info->stack_limit : ELF_STACK_SIZE;
+	vaddr_t lo = ALIGN_DOWN(sp, PAGE_SIZE) - ELF_STACK_EXPAND;
+	if (limit < top - lo)
+		lo = MIN(top - ALIGN_DOWN(limit, PAGE_SIZE), ALIGN_DOWN(sp, PAGE_SIZE));
+	vaddr_t got;
+	int err = vm_mmap(map, lo, top - lo, PROT_READ | PROT_WRITE,
+			  MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN, &got);
+	if (err)
+		return err == -EEXIST ? -ENOMEM : err;
 
 	struct uwriter uw;
 	uw_init(&uw, map);

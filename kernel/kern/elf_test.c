@@ -238,6 +238,52 @@ ELF_KTEST(elf_load_maps_segments_with_rights_content_and_bss)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/* With randomisation: the static-pie bias, break start, stack top and mmap
+ * base move by page multiples within their ranges, and differ between two
+ * loads (a 1 in 2^28 chance of equal biases); without it they are fixed. */
+ELF_KTEST(elf_load_randomises_bias_brk_stack_and_mmap_base)
+{
+	uint64_t before = settled_free();
+	uint8_t *img = kmalloc(IMG_SIZE, 0);
+	KT_ASSERT(img != NULL);
+	struct seg dyn[] = {
+		{ PT_LOAD, PF_R | PF_X, 0, 0, 0x1234, 0x1234 },
+		{ PT_LOAD, PF_R | PF_W, 0x2100, 0x2100, 0x300, 0x3000 },
+	};
+	elf_image(img, IMG_SIZE, ET_DYN, 0x1000, dyn, 2);
+	char *arch = NULL;
+	struct inode *root = tree_with(img, IMG_SIZE, &arch);
+	KT_ASSERT(root != NULL);
+	struct elf_info info[3];
+	vaddr_t top[3], brk[3];
+	for (int i = 0; i < 3; i++) {
+		struct vm_map *map = vm_map_create();
+		KT_ASSERT(map != NULL);
+		KT_ASSERT(elf_load_rnd(prog_of(root), map, i < 2, &info[i]) == 0);
+		top[i] = map->mmap_top;
+		brk[i] = map->brk_start;
+		vm_map_destroy(map);
+		KT_EXPECT_EQ(info[i].bias & (PAGE_SIZE - 1), 0);
+		KT_EXPECT(info[i].bias >= ELF_DYN_BASE && info[i].bias < ELF_DYN_BASE + ELF_RND_DYN);
+		KT_EXPECT_EQ(info[i].entry, info[i].bias + 0x1000);
+		KT_EXPECT(info[i].stack_top <= ELF_STACK_TOP &&
+			  info[i].stack_top > ELF_STACK_TOP - ELF_RND_STACK);
+		KT_EXPECT(top[i] <= VM_MMAP_TOP && top[i] > VM_MMAP_TOP - ELF_RND_MMAP);
+		KT_EXPECT(brk[i] >= info[i].bias + 0x6000 &&
+			  brk[i] < info[i].bias + 0x6000 + ELF_RND_BRK);
+	}
+	KT_EXPECT(info[0].bias != info[1].bias);
+	KT_EXPECT(top[0] != top[1]);
+	KT_EXPECT_EQ(info[2].bias, ELF_DYN_BASE);
+	KT_EXPECT_EQ(info[2].stack_top, ELF_STACK_TOP);
+	KT_EXPECT_EQ(top[2], VM_MMAP_TOP);
+	KT_EXPECT_EQ(brk[2], ELF_DYN_BASE + 0x6000);   /* the end, page-aligned */
+	fs_tree_free(root);
+	kfree(arch);
+	kfree(img);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 ELF_KTEST(elf_load_static_pie_and_shared_pages)
 {
 	uint64_t before = settled_free();
@@ -512,7 +558,8 @@ ELF_KTEST(elf_build_stack_layout_argv_envp_auxv)
 	KT_ASSERT(elf_build_stack(map, argv, 3, envp, 2, &info, &sp) == 0);
 	vaddr_t s, e;
 	KT_EXPECT_EQ(prot_at(map, ELF_STACK_TOP - 1, &s, &e), RW);
-	KT_EXPECT(s == ELF_STACK_TOP - ELF_STACK_SIZE && e == ELF_STACK_TOP);
+	/* the arguments' page plus ELF_STACK_EXPAND; faults below grow it */
+	KT_EXPECT(s == ELF_STACK_TOP - PAGE_SIZE - ELF_STACK_EXPAND && e == ELF_STACK_TOP);
 	KT_EXPECT_EQ(sp & 15, 0);
 	KT_EXPECT(sp > ELF_STACK_TOP - 4096 && sp < ELF_STACK_TOP);
 

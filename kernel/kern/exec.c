@@ -6,6 +6,7 @@
  * intact (-errno returned).
  */
 #include "kernel.h"
+#include "boot.h"
 #include "vfs.h"
 #include "futex.h"
 #include "elf.h"
@@ -80,6 +81,7 @@ static void exec_creds(struct proc *p, struct inode *ip, struct cred *nc, struct
 		nc->egid = READ_ONCE(ip->gid);
 	nc->suid = nc->fsuid = nc->euid;
 	nc->sgid = nc->fsgid = nc->egid;
+	cap_exec(nc);
 	info->uid = nc->ruid;
 	info->euid = nc->euid;
 	info->gid = nc->rgid;
@@ -156,12 +158,19 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	struct vm_map *map = vm_map_create();
 	if (!map)
 		return -ENOMEM;
+	/* A secure (set-id) exec drops ADDR_NO_RANDOMIZE and its kin first. */
 	struct elf_info info;
-	int r = elf_load(ip, map, &info);
 	struct cred nc;
 	exec_creds(p, ip, &nc, &info);
+	uint32_t pers = READ_ONCE(p->personality);
+	if (info.secure)
+		pers &= ~PER_CLEAR_ON_SETID;
+	bool rnd = !bootopts.norandmaps && !(pers & ADDR_NO_RANDOMIZE);
+	int r = elf_load_rnd(ip, map, rnd, &info);
+	exec_creds(p, ip, &nc, &info);
 	info.execfn = path;
-	info.arg_max = elf_arg_max(READ_ONCE(p->rlim_cur[RLIMIT_STACK]));
+	info.stack_limit = READ_ONCE(p->rlim_cur[RLIMIT_STACK]);
+	info.arg_max = elf_arg_max(info.stack_limit);
 	uint64_t sp = 0;
 	if (r == 0)
 		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);
@@ -218,6 +227,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	kfree(oldexe);
 	simple_lock(&p->lock);
 	p->cred = nc;                   /* set-user-id and set-group-id programs */
+	p->personality = pers;
 	simple_unlock(&p->lock);
 	signal_exec(p);
 	timers_exec(p);                 /* POSIX timers go, interval timers stay */

@@ -126,6 +126,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	int nfree = free_regions(freeram);
 	page_init(freeram, nfree);
 	kmem_init();
+	kstack_init();                  /* before any address space copies the PML4 */
 	kinfo("concerto: memory %lu MiB usable, %lu MiB free; kernel image %lu KiB\n",
 	      page_total_count() * PAGE_SIZE >> 20, page_free_count() * PAGE_SIZE >> 20,
 	      (uint64_t)(_end - _load_start) >> 10);

@@ -630,6 +630,7 @@ int proc_start_init(const char *path)
 			p->rlim_cur[i] = p->rlim_max[i] = RLIM_INF;
 	}
 	strlcpy(p->name, "init", sizeof(p->name));
+	p->cred.cap_eff = p->cred.cap_prm = p->cred.cap_bset = CAP_FULL;
 	if (!(p->fdt = fdtable_new_console()) || !(p->fs = fs_info_new_root()))
 		return -ENOMEM;
 	struct thread *t = thread_create("init", init_thread, NULL);
@@ -898,6 +899,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
 	p->cred = parent->cred;
+	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
 
 	t->proc = p;

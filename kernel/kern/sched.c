@@ -36,6 +36,7 @@
 #include "kmem.h"
 #include "lock.h"
 #include "lockpriv.h"
+#include "page.h"
 #include "pmap.h"
 #include "sched.h"
 #include "sbuf.h"
@@ -597,6 +598,7 @@ __noreturn void scheduler(void)
 			t->quantum = full_quantum(t);
 		WRITE_ONCE(s->cur_pri, t->pri);
 		c->curthread = t;
+		kstack_sync_cpu(c->id);             /* no stale stack-area entries */
 		c->tss.rsp[0] = t->kstack_top;      /* interrupts from user mode */
 		c->syscall_ksp = t->kstack_top;
 		if (c->pmap != t->pmap)
@@ -722,7 +724,7 @@ struct thread *thread_create(const char *name, void (*fn)(void *), void *arg)
 	struct thread *t = kzalloc(sizeof(*t));
 	if (!t)
 		return NULL;
-	void *stack = kmalloc(KSTACK_SIZE, 0);
+	void *stack = pages_alloc(KSTACK_ORDER, 0);
 	if (!stack) {
 		kfree(t);
 		return NULL;
@@ -733,7 +735,9 @@ struct thread *thread_create(const char *name, void (*fn)(void *), void *arg)
 	t->tid = __atomic_fetch_add(&next_tid, 1, __ATOMIC_SEQ_CST);
 	strlcpy(t->name, name, sizeof(t->name));
 	t->kstack = (uint64_t)stack;
-	t->kstack_top = t->kstack + KSTACK_SIZE;
+	/* Used through the guarded stack area when it has a slot. */
+	uint64_t top = kstack_map(stack);
+	t->kstack_top = top ? top : t->kstack + KSTACK_SIZE;
 	t->policy = SCHED_OTHER;
 	t->affinity = ~0UL;
 	t->cpu = cpu_id();
@@ -866,7 +870,11 @@ void thread_unref(struct thread *t)
 	KASSERT(__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || t->state == TS_EMBRYO);
 	if (t->proc && thread_release_hook)
 		thread_release_hook(t);
-	kfree((void *)t->kstack);
+	if (t->kstack) {
+		if (t->kstack_top != t->kstack + KSTACK_SIZE)
+			kstack_unmap(t->kstack_top);
+		pages_free((void *)t->kstack, KSTACK_ORDER);
+	}
 	kfree(t);
 }
 

@@ -102,9 +102,44 @@ SYSCALL(247, waitid) { return proc_waitid((int)a0, (int)a1, a2, (int)a3, a4); }
 
 #define NOCHANGE 0xffffffffU
 
-static bool capable(void)          /* CAP_SETUID, CAP_SETGID, CAP_SYS_*: euid 0 */
+bool cap_capable(int cap)
 {
-	return curproc()->cred.euid == 0;
+	return (READ_ONCE(curproc()->cred.cap_eff) & CAP_BIT(cap)) != 0;
+}
+
+static bool capable(void)          /* CAP_SETUID (the uid calls) */
+{
+	return cap_capable(CAP_SETUID);
+}
+
+/*
+ * Linux's transition of the capability sets when uids change (without
+ * SECBIT_KEEP_CAPS): losing root in every uid clears permitted, effective
+ * and ambient; losing effective root clears effective; gaining it back
+ * makes effective the permitted set.  c is the new cred, o the old ids.
+ */
+static void cap_setuid_fixup(struct cred *c, uint32_t or, uint32_t oe, uint32_t os)
+{
+	if ((or == 0 || oe == 0 || os == 0) && c->ruid != 0 && c->euid != 0 && c->suid != 0)
+		c->cap_prm = c->cap_eff = c->cap_amb = 0;
+	if (oe == 0 && c->euid != 0)
+		c->cap_eff = 0;
+	if (oe != 0 && c->euid == 0)
+		c->cap_eff = c->cap_prm;
+}
+
+/* At exec: root (real or effective) gets the bounding set as permitted,
+ * effective only if the effective uid is 0; others keep the ambient set. */
+void cap_exec(struct cred *c)
+{
+	if (c->ruid == 0 || c->euid == 0) {
+		c->cap_prm = c->cap_bset | c->cap_inh;
+		c->cap_eff = c->euid == 0 ? c->cap_prm : 0;
+	} else {
+		c->cap_prm = c->cap_eff = c->cap_amb;
+	}
+	if (c->ruid != c->euid)
+		c->cap_amb = 0;
 }
 
 SYSCALL(102, getuid) { return curproc()->cred.ruid; }
@@ -117,6 +152,7 @@ SYSCALL(108, getegid) { return curproc()->cred.egid; }
 static int set_ids(bool gid, uint32_t r, uint32_t e, uint32_t s)
 {
 	struct proc *p = curproc();
+	uint32_t or = p->cred.ruid;   /* only our own threads change it */
 	if (!gid && r != NOCHANGE) {
 		int err = proc_set_ruid(p, r);
 		if (err < 0)
@@ -133,11 +169,13 @@ static int set_ids(bool gid, uint32_t r, uint32_t e, uint32_t s)
 			c->sgid = s;
 		c->fsgid = c->egid;
 	} else {
+		uint32_t oe = c->euid, os = c->suid;
 		if (e != NOCHANGE)
 			c->euid = e;
 		if (s != NOCHANGE)
 			c->suid = s;
 		c->fsuid = c->euid;
+		cap_setuid_fixup(c, or, oe, os);
 	}
 	simple_unlock(&p->lock);
 	return 0;
@@ -506,6 +544,7 @@ struct prio_op {
 	uint32_t uid;      /* PRIO_USER */
 	bool by_uid;
 	struct cred me;    /* the caller's */
+	bool cap_nice;     /* the caller has CAP_SYS_NICE */
 };
 
 /* On p (its lock not held; the caller holds proctree or a group lock). */
@@ -526,12 +565,12 @@ static int prio_one(struct proc *p, void *arg)
 			op->nice = cur;
 		return 0;
 	}
-	if (ruid != op->me.euid && euid != op->me.euid && op->me.euid != 0) {
+	if (ruid != op->me.euid && euid != op->me.euid && !op->cap_nice) {
 		op->err = -EPERM;
 		return 0;
 	}
 	/* Lowering nice needs CAP_SYS_NICE or RLIMIT_NICE (20 - nice). */
-	if (op->nice < cur && op->me.euid != 0 && (uint64_t)(20 - op->nice) > nice_lim) {
+	if (op->nice < cur && !op->cap_nice && (uint64_t)(20 - op->nice) > nice_lim) {
 		op->err = -EACCES;
 		return 0;
 	}
@@ -544,6 +583,7 @@ static int prio_do(int which, int who, struct prio_op *op)
 {
 	struct proc *me = curproc();
 	op->me = me->cred;
+	op->cap_nice = cap_capable(CAP_SYS_NICE);
 	switch (which) {
 	case PRIO_PROCESS: {
 		struct proc *p = who ? proc_lookup(who) : me;
@@ -735,7 +775,7 @@ static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
 		    nl->max > MIN((uint64_t)FD_MAX, (uint64_t)READ_ONCE(sysctl_nr_open)))
 			return -EPERM;
 	}
-	bool cap = capable();
+	bool cap = cap_capable(CAP_SYS_RESOURCE);
 	int r = 0;
 	simple_lock(&p->lock);
 	if (ol) {
@@ -783,7 +823,7 @@ SYSCALL(302, prlimit64)
 	if (!p)
 		return -ESRCH;
 	int r = 0;
-	if (p != me && !capable()) {
+	if (p != me && !cap_capable(CAP_SYS_RESOURCE)) {
 		/* Linux: the caller's ids must match the target's real, effective
 		 * and saved uids and gids. */
 		struct cred *c = &me->cred;
@@ -843,14 +883,159 @@ SYSCALL(98, getrusage)
 	return copyout((void *)a1, ru, sizeof(ru)) < 0 ? -EFAULT : 0;
 }
 
+/* personality(2): returns the old value; 0xffffffff only reads it. */
+SYSCALL(135, personality)
+{
+	struct proc *p = curproc();
+	simple_lock(&p->lock);
+	uint32_t old = p->personality;
+	if ((uint32_t)a0 != 0xffffffffU)
+		p->personality = (uint32_t)a0;
+	simple_unlock(&p->lock);
+	return (int)old;
+}
+
+/* ---- capabilities ---- */
+
+#define CAP_V1 0x19980330U       /* one 32-bit word per set */
+#define CAP_V2 0x20071026U       /* two (deprecated) */
+#define CAP_V3 0x20080522U       /* two */
+
+struct cap_data {
+	uint32_t eff, prm, inh;
+};
+
+/* Reads the header's version: the number of cap_data words, or -EINVAL
+ * with V3 written back (Linux), -EFAULT. */
+static int cap_version(uint64_t uhdr)
+{
+	uint32_t v;
+	if (copyin(&v, (void *)uhdr, 4) < 0)
+		return -EFAULT;
+	if (v == CAP_V1)
+		return 1;
+	if (v == CAP_V2 || v == CAP_V3)
+		return 2;
+	v = CAP_V3;
+	return copyout((void *)uhdr, &v, 4) < 0 ? -EFAULT : -EINVAL;
+}
+
+SYSCALL(125, capget)
+{
+	int n = cap_version(a0);
+	if (a1 == 0)                      /* a version probe */
+		return n == -EINVAL ? 0 : (n < 0 ? n : 0);
+	if (n < 0)
+		return n;
+	int pid;
+	if (copyin(&pid, (char *)a0 + 4, 4) < 0)
+		return -EFAULT;
+	if (pid < 0)
+		return -EINVAL;
+	struct proc *p = pid ? proc_lookup(pid) : curproc();
+	if (!p)
+		return -ESRCH;
+	simple_lock(&p->lock);
+	struct cred c = p->cred;
+	simple_unlock(&p->lock);
+	if (pid)
+		proc_unref(p);
+	struct cap_data d[2];
+	for (int i = 0; i < 2; i++) {
+		d[i].eff = (uint32_t)(c.cap_eff >> (32 * i));
+		d[i].prm = (uint32_t)(c.cap_prm >> (32 * i));
+		d[i].inh = (uint32_t)(c.cap_inh >> (32 * i));
+	}
+	return copyout((void *)a1, d, n * sizeof(d[0])) < 0 ? -EFAULT : 0;
+}
+
+/* Only the caller's own sets; permitted may only shrink, effective stays
+ * within it, inheritable within the old inheritable and permitted (unless
+ * CAP_SETPCAP) and the bounding set: EPERM otherwise. */
+SYSCALL(126, capset)
+{
+	int n = cap_version(a0);
+	if (n < 0)
+		return n;
+	struct proc *p = curproc();
+	int pid;
+	if (copyin(&pid, (char *)a0 + 4, 4) < 0)
+		return -EFAULT;
+	if (pid != 0 && pid != p->pid)
+		return -EPERM;
+	struct cap_data d[2] = { 0 };
+	if (copyin(d, (void *)a1, n * sizeof(d[0])) < 0)
+		return -EFAULT;
+	uint64_t eff = d[0].eff | (uint64_t)d[1].eff << 32;
+	uint64_t prm = d[0].prm | (uint64_t)d[1].prm << 32;
+	uint64_t inh = d[0].inh | (uint64_t)d[1].inh << 32;
+	int r = 0;
+	simple_lock(&p->lock);
+	struct cred *c = &p->cred;
+	bool setpcap = c->cap_eff & CAP_BIT(CAP_SETPCAP);
+	if ((prm & ~c->cap_prm) || (eff & ~prm) || (inh & ~(c->cap_inh | c->cap_bset)) ||
+	    (!setpcap && (inh & ~(c->cap_inh | c->cap_prm)))) {
+		r = -EPERM;
+	} else {
+		c->cap_eff = eff;
+		c->cap_prm = prm;
+		c->cap_inh = inh;
+		c->cap_amb &= prm & inh;
+	}
+	simple_unlock(&p->lock);
+	return r;
+}
+
 /* ---- prctl ---- */
 
 #define PR_SET_PDEATHSIG 1
 #define PR_GET_PDEATHSIG 2
 #define PR_SET_NAME 15
 #define PR_GET_NAME 16
+#define PR_CAPBSET_READ 23
+#define PR_CAPBSET_DROP 24
 #define PR_SET_CHILD_SUBREAPER 36
 #define PR_GET_CHILD_SUBREAPER 37
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_IS_SET 1
+#define PR_CAP_AMBIENT_RAISE 2
+#define PR_CAP_AMBIENT_LOWER 3
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+
+/* PR_CAP_AMBIENT: op a1 on capability a2; a3 and a4 must be 0. */
+static int prctl_ambient(struct proc *p, uint64_t op, uint64_t cap, uint64_t a3, uint64_t a4)
+{
+	if (op == PR_CAP_AMBIENT_CLEAR_ALL) {
+		if (cap | a3 | a4)
+			return -EINVAL;
+	} else if ((a3 | a4) || cap > CAP_LAST_CAP) {
+		return -EINVAL;
+	}
+	int r = 0;
+	simple_lock(&p->lock);
+	struct cred *c = &p->cred;
+	switch (op) {
+	case PR_CAP_AMBIENT_IS_SET:
+		r = (c->cap_amb & CAP_BIT(cap)) != 0;
+		break;
+	case PR_CAP_AMBIENT_RAISE:
+		if (!(c->cap_prm & c->cap_inh & CAP_BIT(cap)))
+			r = -EPERM;
+		else
+			c->cap_amb |= CAP_BIT(cap);
+		break;
+	case PR_CAP_AMBIENT_LOWER:
+		c->cap_amb &= ~CAP_BIT(cap);
+		break;
+	case PR_CAP_AMBIENT_CLEAR_ALL:
+		c->cap_amb = 0;
+		break;
+	default:
+		r = -EINVAL;
+	}
+	simple_unlock(&p->lock);
+	return r;
+}
 
 SYSCALL(157, prctl)
 {
@@ -894,6 +1079,21 @@ SYSCALL(157, prctl)
 		name[PROC_NAME - 1] = 0;
 		return copyout((void *)a1, name, sizeof(name)) < 0 ? -EFAULT : 0;
 	}
+	case PR_CAPBSET_READ:
+		if (a1 > CAP_LAST_CAP)
+			return -EINVAL;
+		return (READ_ONCE(p->cred.cap_bset) >> a1) & 1;
+	case PR_CAPBSET_DROP:
+		if (a1 > CAP_LAST_CAP)
+			return -EINVAL;
+		if (!cap_capable(CAP_SETPCAP))
+			return -EPERM;
+		simple_lock(&p->lock);
+		p->cred.cap_bset &= ~CAP_BIT(a1);
+		simple_unlock(&p->lock);
+		return 0;
+	case PR_CAP_AMBIENT:
+		return prctl_ambient(p, a1, a2, a3, a4);
 	case PR_SET_CHILD_SUBREAPER:
 		proc_set_subreaper(p, a1 != 0);
 		return 0;

@@ -16,6 +16,7 @@
 #include "page.h"
 #include "trap.h"
 #include "usercopy.h"
+#include "proc.h"
 #include "vm_map.h"
 #include "x86.h"
 
@@ -190,6 +191,9 @@ int vm_page_fault(struct trapframe *tf, uint64_t addr)
 		     (tf->error & PF_INSN) ? PROT_EXEC : PROT_READ;
 	sti();
 	int err = vm_fault(map, addr, access);
+	if (err == -EFAULT && curproc() &&
+	    vm_grow_stack(map, addr, READ_ONCE(curproc()->rlim_cur[RLIMIT_STACK])) == 0)
+		err = vm_fault(map, addr, access);
 	cli();
 	return err;
 }

@@ -13,6 +13,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "page.h"
+#include "proc.h"
 #include "signal.h"
 #include "vm_map.h"
 
@@ -352,6 +353,7 @@ struct vm_map *vm_map_create(void)
 	complex_lock_init(&map->lock, LC_VM_MAP, 0);
 	map->head.next = map->head.prev = &map->head;
 	map->head.start = map->head.end = USER_TOP;
+	map->mmap_top = VM_MMAP_TOP;
 	map->refcnt = 1;
 	return map;
 }
@@ -395,6 +397,96 @@ struct vm_map *vm_map_current(void)
 	return pm ? pm->map : NULL;
 }
 
+/* ---- RLIMIT_AS and RLIMIT_DATA ---- */
+
+/* Linux's data mapping (>= 4.7): private and writable, not a stack. */
+static bool is_data(int prot, int flags)
+{
+	return (prot & PROT_WRITE) && !(flags & (VR_SHARED | VR_GROWSDOWN));
+}
+
+/* Pages mapped outside [skip_s, skip_e): all, and the data ones. */
+static void usage_locked(struct vm_map *map, vaddr_t skip_s, vaddr_t skip_e,
+			 uint64_t *total, uint64_t *data)
+{
+	KASSERT(map_locked(map));
+	*total = *data = 0;
+	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
+		uint64_t n = (r->end - r->start) >> PAGE_SHIFT;
+		if (skip_s < r->end && r->start < skip_e) {
+			vaddr_t s = MAX(r->start, skip_s), e = MIN(r->end, skip_e);
+			n -= (e - s) >> PAGE_SHIFT;
+		}
+		*total += n;
+		if (is_data(r->prot, r->flags))
+			*data += n;
+	}
+}
+
+/*
+ * Linux's may_expand_vm: the caller's RLIMIT_AS allows npages more pages
+ * mapped, and RLIMIT_DATA npages more data pages if data, once
+ * [skip_s, skip_e) (about to be replaced) is gone.  A map that is not the
+ * caller's (exec building the next image) is measured against the
+ * caller's limits too, as Linux does.  Map locked.
+ */
+static bool may_expand_locked(struct vm_map *map, uint64_t npages, bool data,
+			      vaddr_t skip_s, vaddr_t skip_e)
+{
+	struct proc *p = curproc();
+	if (p == NULL)
+		return true;
+	uint64_t as = READ_ONCE(p->rlim_cur[RLIMIT_AS]), dl = READ_ONCE(p->rlim_cur[RLIMIT_DATA]);
+	if (as == RLIM_INF && (dl == RLIM_INF || !data))
+		return true;
+	uint64_t total, dpages;
+	usage_locked(map, skip_s, skip_e, &total, &dpages);
+	if (as != RLIM_INF && total + npages > (as >> PAGE_SHIFT))
+		return false;
+	return !data || dl == RLIM_INF || dpages + npages <= (dl >> PAGE_SHIFT);
+}
+
+/* ---- stack growth ---- */
+
+#define STACK_GUARD_GAP (256 * PAGE_SIZE)   /* Linux's stack_guard_gap */
+
+/*
+ * Linux's expand_stack: va lies below a MAP_GROWSDOWN region (the exec
+ * stack is one) in a hole; the region grows down to va's page if it then
+ * spans at most limit bytes (RLIMIT_STACK), keeps STACK_GUARD_GAP from an
+ * accessible region below, and RLIMIT_AS and the overcommit check allow
+ * it.  0 (grown: retry the fault) or -EFAULT/-ENOMEM (SIGSEGV).  No lock
+ * held.
+ */
+int vm_grow_stack(struct vm_map *map, vaddr_t va, uint64_t limit)
+{
+	va = ALIGN_DOWN(va, PAGE_SIZE);
+	if (va < VM_MIN_ADDR || va >= USER_TOP)
+		return -EFAULT;
+	int err = -EFAULT;
+	lock_write(&map->lock);
+	struct vm_region *r = first_above(map, va);
+	if (r == &map->head || r->start <= va || !(r->flags & VR_GROWSDOWN) || r->obj)
+		goto out;
+	err = -ENOMEM;
+	if (r->end - va > limit)
+		goto out;
+	struct vm_region *prev = r->prev;
+	if (prev != &map->head && (prev->end > va ||
+	    (!(prev->flags & VR_GROWSDOWN) && prev->prot != PROT_NONE &&
+	     va - prev->end < STACK_GUARD_GAP)))
+		goto out;
+	uint64_t n = (r->start - va) >> PAGE_SHIFT;
+	if (((r->prot & PROT_WRITE) && !(r->flags & VR_NORESERVE) && !vm_enough_memory(n)) ||
+	    !may_expand_locked(map, n, false, 0, 0))
+		goto out;
+	r->start = va;
+	err = 0;
+out:
+	lock_done(&map->lock);
+	return err;
+}
+
 /* ---- mmap ---- */
 
 /* Check and round the arguments common to mmap; 0 or -errno. */
@@ -436,7 +528,7 @@ static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int
 		    range_free_locked(map, hint, hint + len))
 			addr = hint;
 		else
-			addr = vm_map_find_space_locked(map, len, VM_MMAP_TOP);
+			addr = vm_map_find_space_locked(map, len, map->mmap_top);
 		if (addr == 0)
 			return -ENOMEM;
 	}
@@ -528,7 +620,12 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 	/* MAP_LOCKED, or mlockall(MCL_FUTURE): locked as mlock would */
 	int lockf = (flags & MAP_LOCKED) ? VR_LOCKED : map->lock_future;
 	r->flags |= lockf;
-	err = mmap_place_locked(map, addr, len, flags, &addr);
+	bool fixed = flags & MAP_FIXED;     /* replaces what is there */
+	if (!may_expand_locked(map, len >> PAGE_SHIFT, is_data(prot, r->flags),
+			       fixed ? addr : 0, fixed ? addr + len : 0))
+		err = -ENOMEM;
+	else
+		err = mmap_place_locked(map, addr, len, flags, &addr);
 	if (err == 0) {
 		r->start = addr;
 		r->end = addr + len;
@@ -923,7 +1020,8 @@ vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 			goto out;
 	} else if (newend > oldend) {
 		if (!range_free_locked(map, oldend, newend) ||
-		    !vm_enough_memory((newend - oldend) >> PAGE_SHIFT))
+		    !vm_enough_memory((newend - oldend) >> PAGE_SHIFT) ||
+		    !may_expand_locked(map, (newend - oldend) >> PAGE_SHIFT, true, 0, 0))
 			goto out;
 		struct vm_region *r = region_alloc();
 		if (r == NULL)
@@ -981,6 +1079,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
 	lock_write(&parent->lock);
+	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
 		if (r->flags & VR_DONTFORK)
 			continue;                      /* MADV_DONTFORK: not in the child */
@@ -1043,6 +1142,10 @@ static int mremap_move_locked(struct vm_map *map, vaddr_t old, uint64_t oldlen, 
 	struct vm_region *r = vm_map_lookup_locked(map, old);
 	KASSERT(r != NULL);
 	if (newlen > oldlen && !region_charge_ok(r, (newlen - oldlen) >> PAGE_SHIFT))
+		return -ENOMEM;
+	/* The new range is free by now; the old one stays with dontunmap. */
+	uint64_t grow = dontunmap ? newlen : newlen > oldlen ? newlen - oldlen : 0;
+	if (grow && !may_expand_locked(map, grow >> PAGE_SHIFT, is_data(r->prot, r->flags), 0, 0))
 		return -ENOMEM;
 	struct vm_region *n = region_alloc();
 	if (n == NULL)
@@ -1128,7 +1231,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 		if (flags & MREMAP_FIXED) {
 			if ((err = remove_range_locked(map, newaddr, newaddr + newlen)) != 0)
 				goto out;
-		} else if ((to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP)) == 0) {
+		} else if ((to = vm_map_find_space_locked(map, newlen, map->mmap_top)) == 0) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1150,7 +1253,9 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 	/* Grow in place: the old range ends the region and the space after is free. */
 	if (oldlen == r->end - old && old + newlen <= USER_TOP &&
 	    range_free_locked(map, old + oldlen, old + newlen)) {
-		if (!region_charge_ok(r, (newlen - oldlen) >> PAGE_SHIFT)) {
+		if (!region_charge_ok(r, (newlen - oldlen) >> PAGE_SHIFT) ||
+		    !may_expand_locked(map, (newlen - oldlen) >> PAGE_SHIFT,
+				       is_data(r->prot, r->flags), 0, 0)) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1162,7 +1267,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 	}
 	err = -ENOMEM;
 	if (flags & MREMAP_MAYMOVE) {
-		vaddr_t to = vm_map_find_space_locked(map, newlen, VM_MMAP_TOP);
+		vaddr_t to = vm_map_find_space_locked(map, newlen, map->mmap_top);
 		if (to != 0)
 			err = mremap_move_locked(map, old, oldlen, to, newlen, false);
 		if (err == 0)

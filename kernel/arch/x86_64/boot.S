@@ -118,6 +118,7 @@ boot_pml4:
 boot_pdpt_low:
 	.quad V2P(boot_pd0) + 0x3
 	.fill 511, 8, 0
+	.globl boot_pdpt_high
 boot_pdpt_high:
 	.fill 510, 8, 0
 	.quad V2P(boot_pd0) + 0x3               /* KERNBASE = 511/510 */

@@ -46,6 +46,64 @@ static bool is_ram(const struct memregion *ram, int nram, paddr_t pa, uint64_t l
 	return false;
 }
 
+extern uint64_t boot_pdpt_high[512];
+extern char _load_start[], _srodata[], _sdata[], _end[];
+
+/* The attributes of the kernel image's page at va (KERNBASE mapping):
+ * text read-only and executable, rodata read-only, the rest (data, bss,
+ * low memory, what follows the image) writable; only text executes. */
+static uint64_t image_attr(uintptr_t va)
+{
+	if (va >= (uintptr_t)_load_start && va < (uintptr_t)_srodata)
+		return PTE_P | PTE_G;
+	if (va >= (uintptr_t)_srodata && va < (uintptr_t)_sdata)
+		return PTE_P | PTE_G | pte_nx;
+	return PTE_P | PTE_W | PTE_G | pte_nx;
+}
+
+/*
+ * The KERNBASE half of the boot tables maps the first GiB with writable,
+ * executable 2 MiB pages (boot.S; the identity map, for AP start-up, shares
+ * its page directory).  Gives KERNBASE a page directory of its own: 4 KiB
+ * pages with image_attr over the image's 2 MiB pages, and the rest of the
+ * GiB writable but not executable.  The direct-map alias of the text stays
+ * writable (lock patching writes through it) and not executable.
+ */
+static void protect_kernel_image(void)
+{
+	uint64_t *pd = P2V(boot_alloc_page());
+	uintptr_t end = ALIGN_UP((uintptr_t)_end, 1UL << 21);
+	for (int l2 = 0; l2 < 512; l2++) {
+		uintptr_t va = KERNBASE + ((uintptr_t)l2 << 21);
+		paddr_t pa = (paddr_t)l2 << 21;
+		if (va >= end) {
+			pd[l2] = pa | PTE_P | PTE_W | PTE_PS | PTE_G | pte_nx;
+			continue;
+		}
+		paddr_t pt_pa = boot_alloc_page();
+		uint64_t *pt = P2V(pt_pa);
+		for (int l1 = 0; l1 < 512; l1++)
+			pt[l1] = (pa + ((paddr_t)l1 << 12)) | image_attr(va + ((uintptr_t)l1 << 12));
+		pd[l2] = pt_pa | PTE_P | PTE_W;
+	}
+	boot_pdpt_high[510] = V2P(pd) | PTE_P | PTE_W;
+}
+
+/* For the ktest: the leaf entry mapping kernel address va, or 0. */
+uint64_t mmu_kernel_pte(uintptr_t va)
+{
+	uint64_t *t = P2V(read_cr3() & ~0xfffUL);
+	for (int level = 3; level >= 0; level--) {
+		uint64_t e = t[(va >> (12 + 9 * level)) & 511];
+		if (!(e & PTE_P))
+			return 0;
+		if (level == 0 || (level <= 2 && (e & PTE_PS)))
+			return e;
+		t = P2V(e & 0x000ffffffffff000UL);
+	}
+	return 0;
+}
+
 void mmu_init(const struct memregion *ram, int nram)
 {
 	uint32_t a, b, c, d;
@@ -79,6 +137,7 @@ void mmu_init(const struct memregion *ram, int nram)
 	for (int i = 0; i < 256; i++)
 		if (new_l4[i])
 			boot_pml4[256 + i] = V2P(new_l4[i]) | PTE_P | PTE_W;
+	protect_kernel_image();
 	kernel_pml4 = V2P(boot_pml4);
 	write_cr3(kernel_pml4);
 }

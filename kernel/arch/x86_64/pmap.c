@@ -40,6 +40,7 @@
 #define NPCID      4096
 #define CR4_SMEP   (1UL << 20)
 #define CR4_SMAP   (1UL << 21)
+#define CR4_UMIP   (1UL << 11)
 
 bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
 bool pcid_on;                            /* [I] after start-up */
@@ -84,7 +85,7 @@ void pmap_init(void)
 }
 
 /*
- * Paging features on the running CPU: SMEP, SMAP and PCID on when the CPU
+ * Paging features on the running CPU: SMEP, SMAP, UMIP and PCID on when the CPU
  * has them (QEMU TCG has no PCID: that path stays off there).
  * Idempotent; call on every CPU at start-up.
  */
@@ -95,11 +96,12 @@ void vm_init_cpu(void)
 	cpuid(0, 0, &max, &b, &c, &d);
 	cpuid(1, 0, &a, &b, &c, &d);
 	cpu_has_pcid = (c >> 17) & 1;
-	bool smep = false, smap = false;
+	bool smep = false, smap = false, umip = false;
 	if (max >= 7) {
 		cpuid(7, 0, &a, &b, &c, &d);
 		smep = (b >> 7) & 1;
 		smap = (b >> 20) & 1;
+		umip = (c >> 2) & 1;
 	}
 	cpu_has_smep = smep;
 	cpu_has_smap = smap;
@@ -108,6 +110,8 @@ void vm_init_cpu(void)
 		cr4 |= CR4_SMEP;
 	if (smap)
 		cr4 |= CR4_SMAP;
+	if (umip)                /* sgdt, sidt, sldt, smsw, str: #GP in user mode */
+		cr4 |= CR4_UMIP;
 	/* PCIDE may be set only with CR3[11:0] == 0 (PCID 0 loaded). */
 	if (cpu_has_pcid && !(cr4 & CR4_PCIDE) && (read_cr3() & 0xfff) == 0) {
 		cr4 |= CR4_PCIDE;

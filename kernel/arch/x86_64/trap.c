@@ -16,6 +16,7 @@
 #include "signal.h"
 #include "vm_map.h"
 #include "trace.h"
+#include "pmap.h"
 
 static intr_handler_t handlers[256];
 
@@ -86,6 +87,10 @@ static __noreturn void exception(struct trapframe *tf)
 	kprintf("\nEXCEPTION %s (vector %lu) on cpu %d, error code 0x%lx%s\n",
 		exc_names[tf->vector], tf->vector, cpu_id(), tf->error,
 		(tf->cs & 3) ? ", user mode" : "");
+	if ((tf->vector == 14 || tf->vector == 8) && kstack_guard_hit(read_cr2()))
+		kprintf("KERNEL STACK OVERFLOW: thread %d '%s' ran into the guard page at 0x%lx\n",
+			curthread() ? curthread()->tid : -1, curthread() ? curthread()->name : "?",
+			read_cr2());
 	if (tf->vector == 14)
 		kprintf("page fault at 0x%lx: %s %s %s\n", read_cr2(),
 			(tf->error & 1) ? "protection" : "not-present",
