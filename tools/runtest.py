@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Concerto test runner: boots the kernel under QEMU in a matrix of
 configurations, parses the KTAP each boot prints on the serial console, and
-ends with one line "N passed, M failed" (exit status 0 iff M == 0 and N > 0).
+ends with one line "N passed, M failed, K skipped" (exit status 0 iff M == 0
+and N > 0).  A KTAP "# SKIP" result counts as skipped, not passed, and a test
+that skipped in every configuration that ran it is a failure.
 
     python3 tools/runtest.py                 every configuration
     python3 tools/runtest.py -k smp4         only configurations whose name contains "smp4"
@@ -39,6 +41,10 @@ MATRIX = [
     ("ktest-smp2",   "ktest",   2, "512M", "ktest=all lockmode=4",   300),
     ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   300),
     ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   300),
+
+    # With the default initramfs (make run's): the tests of the boot module
+    # (initramfs_boot_module_has_init, elf_load_boot_init) run here.
+    ("ktest-initrd-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, "initramfs.cpio"),
 
     # Lock modes other than 4: contention tests must hold in each (L4).
     ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   300),
@@ -127,6 +133,8 @@ class Case:
     ok: bool
     reason: str = ""
     detail: list = field(default_factory=list)   # diagnostic lines to show
+    skip: bool = False     # KTAP "# SKIP": neither a pass nor a failure
+    test: str = None       # the test's name without the row (for "skipped everywhere")
 
 
 # ---------------------------------------------------------------------------
@@ -383,10 +391,16 @@ def judge_ktest_boot(run):
     for ok, num, name, directive in results:
         seen[name] = seen.get(name, 0) + 1
         cname = f"{cfg.name}/{name}" + (f"#{seen[name]}" if seen[name] > 1 else "")
-        skip = directive.lstrip("# ").upper().startswith("SKIP")
+        skip = ok and is_skip(directive)
         reason = "" if ok else "KTAP: not ok"
-        cases.append(Case(cname, ok or skip, reason, diags.get(name, [])))
+        if skip:
+            reason = directive.lstrip("# ")
+        cases.append(Case(cname, ok, reason, diags.get(name, []), skip=skip, test=name))
     return cases
+
+
+def is_skip(directive):
+    return directive.lstrip("# ").upper().startswith("SKIP")
 
 
 # What a deliberately failing boot must print, in order (regular expressions).
@@ -506,8 +520,35 @@ def judge_user_boot(run):
                     detail.append(l.strip())
             detail = detail[:30]
         reason = "" if ok else ("not ok " + directive).strip()
-        cases.append(Case(f"{cfg.name}/{name}", ok, reason, detail))
+        cases.append(Case(f"{cfg.name}/{name}", ok, reason, detail, test=name))
+    # A program's subtests that skipped (nested "ok N sub # SKIP why"): one
+    # skipped case each, so that a skip is never counted as a pass.
+    for prog, sub, why in nested_skips(lines):
+        cases.append(Case(f"{cfg.name}/{prog}/{sub}", True, why, skip=True,
+                          test=f"{prog}/{sub}"))
     return cases
+
+
+NESTED_RESULT_RE = re.compile(r"^\s+ok \d+ (\S+)\s*#\s*SKIP\b\s*(.*)$", re.I)
+
+
+def nested_skips(lines):
+    """(program, subtest, reason) for each skipped subtest in tinit's nested
+    KTAP: tinit prints "    # NAME" before a program's own KTAP (utest's
+    subtest header) - the program is the next top-level result."""
+    out = []
+    pending = []
+    for l in lines:
+        if not l.startswith((" ", "\t")):
+            m = RESULT_RE.match(l.strip())
+            if m:
+                out.extend((m.group(3), sub, why) for sub, why in pending)
+                pending = []
+            continue
+        m = NESTED_RESULT_RE.match(l)
+        if m:
+            pending.append((m.group(1), m.group(2).strip()))
+    return out
 
 
 
@@ -712,16 +753,19 @@ RUNNERS = {
 def report(run, cases, out):
     cfg = run.config
     failed = [c for c in cases if not c.ok]
+    skipped = [c for c in cases if c.skip]
     n = len(cases)
-    ktests = n - 1
+    ktests = n - 1 - (len(skipped) if cfg.suite == "user" else 0)
     noun = {"user": "program", "console": "step"}.get(cfg.suite, "ktest")
     what = f"{ktests} {noun}{'s' if ktests != 1 else ''}" if ktests else f"no {noun}s"
+    if skipped:
+        what += f", {len(skipped)} skipped" + ("" if cfg.suite != "user" else " subtests")
     if not failed:
         out(f"PASS {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
             f"{what}, {run.elapsed:.1f}s")
         return
     out(f"FAIL {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
-        f"{len(failed)}/{n} cases failed, {run.elapsed:.1f}s")
+        f"{len(failed)}/{n} cases failed, {len(skipped)} skipped, {run.elapsed:.1f}s")
     msg = []
     for c in failed:
         msg.append(f"  FAIL {c.name}" + (f": {c.reason}" if c.reason else ""))
@@ -796,11 +840,11 @@ def main():
         return 0
     if not configs:
         print("no configuration matches " + " ".join(args.patterns), file=sys.stderr)
-        print("0 passed, 0 failed")
+        print("0 passed, 0 failed, 0 skipped")
         return 1
     if not os.path.isfile(args.kernel):
         print(f"no kernel at {args.kernel} (run make first)", file=sys.stderr)
-        print("0 passed, 1 failed")
+        print("0 passed, 1 failed, 0 skipped")
         return 1
     os.makedirs(args.log_dir, exist_ok=True)
 
@@ -811,7 +855,8 @@ def main():
 
     # Start the slowest boots first so they do not end up running alone.
     order = sorted(configs, key=lambda c: -c.timeout)
-    passed = failed = 0
+    passed = failed = skipped = 0
+    runs_of = {}           # test name -> [skipped?] over the rows it ran in
     t0 = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
@@ -820,19 +865,28 @@ def main():
             run = fut.result()
             cases = SUITES[run.config.suite](run)
             report(run, cases, out)
-            passed += sum(1 for c in cases if c.ok)
+            passed += sum(1 for c in cases if c.ok and not c.skip)
+            skipped += sum(1 for c in cases if c.skip)
             failed += sum(1 for c in cases if not c.ok)
+            for c in cases:
+                if c.test:
+                    runs_of.setdefault(c.test, []).append(c.skip)
     except KeyboardInterrupt:
         with PROCS_LOCK:
             for p in list(PROCS):
                 kill_group(p)
         pool.shutdown(wait=False, cancel_futures=True)
         out("interrupted")
-        out(f"{passed} passed, {failed + 1} failed")
+        out(f"{passed} passed, {failed + 1} failed, {skipped} skipped")
         return 130
     pool.shutdown(wait=True)
+    # A test that skipped in every row it ran in proves nothing: a failure.
+    never = sorted(t for t, sk in runs_of.items() if all(sk))
+    for t in never:
+        out(f"FAIL skipped-everywhere/{t}: skipped in every configuration that ran it")
+    failed += len(never)
     out(f"total time {time.monotonic() - t0:.0f}s")
-    out(f"{passed} passed, {failed} failed")
+    out(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 0 if failed == 0 and passed > 0 else 1
 
 

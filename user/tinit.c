@@ -13,7 +13,7 @@
  *     utest: P passed, F failed
  *
  * counting programs.  BENCH_NAME=VALUE words (from the kernel command line
- * of a benchmark boot) and BENCH_* variables of tinit's environment go into
+ * of a benchmark boot; GRIND_*=VALUE for the stress program grind) and BENCH_* variables of tinit's environment go into
  * the tests' environment.  The tests are TEST... (names in DIR, or paths), else
  * the lines of DIR/LIST, else the list compiled in from user/tests/.
  *
@@ -266,8 +266,9 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
 			timeout_s = (unsigned)atoi(argv[++i]);
-		else if (!strncmp(argv[i], "BENCH_", 6) && strchr(argv[i], '='))
-			add_env(argv[i]); /* for the benchmarks (tools/benchuser.py) */
+		else if ((!strncmp(argv[i], "BENCH_", 6) || !strncmp(argv[i], "GRIND_", 6)) &&
+			 strchr(argv[i], '='))
+			add_env(argv[i]); /* for the benchmarks (tools/benchuser.py), grind */
 		else if (argv[i][0] == '-' || strchr(argv[i], '='))
 			; /* kernel command-line leftovers: ignore */
 		else

@@ -36,7 +36,6 @@
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (the controlling terminal later)") \
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks") \
-	X(LC_PTIMERS,      "ptimers",       36, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick") \
 	X(LC_VM_MAP,       "vm_map",        40, IPL_NONE, COMPLEX, "an address space: its region list and break (read: faults; write: changes)") \
 	X(LC_NCACHE,       "ncache",        41, IPL_NONE, SIMPLE, "one bucket of the name cache (directory, name) -> inode: parallel lookups") \
 	X(LC_VNODE_META,   "vnode_meta",    42, IPL_NONE, SIMPLE, "an inode's attributes, link count, size, reference-count release, a directory's parent") \
@@ -46,8 +45,9 @@
 	X(LC_VM_OBJ,       "vm_obj",        45, IPL_NONE, SIMPLE, "a shared memory object's page index") \
 	X(LC_FUTEX,        "futex",         46, IPL_NONE, SIMPLE, "one futex hash bucket: its list of waiters and their keys and states; a second bucket is taken only by try-lock in bucket-index order (requeue, wake_op)") \
 	X(LC_EPOLL,        "epoll",         47, IPL_NONE, SIMPLE, "every epoll instance's list of registrations, each open file's list of the registrations watching it, the nesting checks (one global lock: ctl and final releases, never epoll_wait; a registration's ready state is under its instance's waitq lock); adds and removes poll entries under it; no file's poll is called under it") \
-	X(LC_POLLHEAD,     "pollhead",      48, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; never two at once (nested epolls are woken after it is dropped)") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
+	X(LC_PTIMERS,      "ptimers",       51, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick, so above every lock held with interrupts enabled; never nested with pollhead") \
+	X(LC_POLLHEAD,     "pollhead",      51, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; never two at once (nested epolls are woken after it is dropped); taken in interrupt handlers (timerfd expiry, terminal input), so above every lock held with interrupts enabled; never nested with ptimers") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
 	X(LC_SIGPOST,      "sigpost",       54, IPL_HIGH, SIMPLE, "a CPU's queue of signal requests posted from interrupt context for the sigpost thread (timer.c)") \

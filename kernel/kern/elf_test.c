@@ -654,13 +654,14 @@ ELF_KTEST(elf_build_stack_e2big_and_limits)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-/* The real /init of the boot module loads, and so does its stack. */
+/* The real program of the boot module's /init (itself, or its "#!"
+ * interpreter) loads, and so does its stack. */
 ELF_KTEST(elf_load_boot_init)
 {
 	if (bootinfo.initrd_start == 0)
 		KT_SKIP("no -initrd given");
 	struct inode *ip = NULL;
-	KT_ASSERT(fs_lookup(NULL, "/init", 0, &ip) == 0);
+	KT_ASSERT(initramfs_boot_elf(&ip) == 0);
 	uint64_t before = settled_free();
 	struct vm_map *map = vm_map_create();
 	KT_ASSERT(map != NULL);
