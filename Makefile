@@ -58,6 +58,9 @@ KERN_OBJS := \
 	kern/string.o \
 	kern/sbuf.o \
 	kern/panic.o \
+	kern/watchdog.o \
+	kern/failinject.o \
+	kern/watchdog_test.o \
 	kern/ksyms.o \
 	kern/lock.o \
 	kern/lockdebug.o \

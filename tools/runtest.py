@@ -64,6 +64,7 @@ MATRIX = [
     ("fault-panic",     "fault", 4, "512M", "ktest=panic_on_purpose lockmode=4",   120),
     ("fault-exception", "fault", 4, "512M", "ktest=exception_on_purpose lockmode=4", 120),
     ("fault-lockorder", "fault", 2, "512M", "ktest=lockfault_report_on_purpose lockmode=4", 120),
+    ("fault-watchdog",  "fault", 2, "512M", "ktest=watchdog_on_purpose lockmode=4 watchdog=2", 120),
 
     ("boot-mem64M",  "boot",    4, "64M",  "ktest=cpus_online",      120),
     ("boot-mem512M", "boot",    4, "512M", "ktest=cpus_online",      120),
@@ -92,7 +93,7 @@ MATRIX = [
 QEMU_BASE = ["-machine", "pc", "-cpu", "max", "-nographic", "-no-reboot", "-nic", "none",
              "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 
-FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT")
+FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT", "WATCHDOG")
 TAIL_LINES = 40
 
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>c])")
@@ -428,6 +429,14 @@ FAULT_EXPECT = {
         r"locks held by cpu \d+ \(oldest first\): 1",
         r"#0 0x[0-9a-f]+ class test_b \(rank 21\) simple, taken at ktest_fn_lockfault_report_on_purpose\+0x",
         r"^PANIC on cpu \d+: lock fault",
+        r"concerto: power off, status 2",
+    ],
+    "fault-watchdog": [
+        r"^WATCHDOG: cpu (\d+) took no clock tick for \d+ s",
+        r"^--- cpu \d+ \(NMI from the watchdog\)",
+        r"^rip ffffffff8[0-9a-f]+ cs 0008",
+        r"#0 0x[0-9a-f]+ ktest_fn_watchdog_on_purpose\+0x",
+        r"^PANIC on cpu \d+: watchdog: cpu \d+ took no clock tick",
         r"concerto: power off, status 2",
     ],
 }

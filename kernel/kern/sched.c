@@ -37,6 +37,7 @@
 #include "lockpriv.h"
 #include "pmap.h"
 #include "sched.h"
+#include "watchdog.h"
 #include "sbuf.h"
 #include "timekeep.h"
 #include "smp.h"
@@ -1187,6 +1188,7 @@ static void timer_intr(struct trapframe *tf)
 	mycpu()->ticks++;
 	sched_tick(tf);
 	time_tick();
+	watchdog_tick();
 }
 
 void sched_init(void)

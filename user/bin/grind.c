@@ -22,6 +22,11 @@
  * as is one that died.  At the end every process is killed, the scratch
  * directory removed, and a summary printed in KTAP (one test "grind").
  *
+ * Paths are the worker's own (its scratch directory's files, device nodes
+ * made there) and read-only /proc ones: never /dev or / (a random unlink of
+ * /dev/null or a file made outside the scratch directory would outlive the
+ * run and count as leaked memory).
+ *
  * Left out or tamed (they would stop the run, not test the kernel):
  *   reboot (169); mount (165) (a file system mounted on the scratch directory
  *   could not be removed at the end);
@@ -59,6 +64,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/sysinfo.h>
@@ -76,6 +82,7 @@
 #define HOLE        ((uintptr_t)0x3f0000000)  /* reserved PROT_NONE */
 #define NFDS        24
 #define MAX_KIDS    8
+#define NULL_FD     100                       /* the parent's /dev/null */
 
 /* ---- output (write(2) only: no stdio buffers to duplicate at fork) ---- */
 
@@ -189,7 +196,7 @@ static uint64_t saved_fs;
 
 static const char *const paths[] = {
 	"a", "b", "c", "c/d", "c/e", "fifo", "link", "dangling", ".", "",
-	"/dev/null", "/dev/zero", "/proc/self/maps", "/proc/self/status",
+	"null", "zero", "/proc/self/maps", "/proc/self/status",
 	"/nonexistent/x", "a/", "c/../a",
 	NULL, /* the scratch directory, absolute: set at start */
 	NULL, /* a path of 5000 bytes: set at start */
@@ -296,7 +303,7 @@ static void open_fds(void)
 	}
 	fds[n++] = open("a", O_RDWR | O_CREAT, 0644);
 	fds[n++] = open("c", O_RDONLY | O_DIRECTORY);
-	fds[n++] = open("/dev/null", O_RDWR);
+	fds[n++] = open("null", O_RDWR);
 	fds[n++] = eventfd(0, EFD_NONBLOCK);
 	fds[n++] = epoll_create1(0);
 	fds[n++] = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
@@ -468,15 +475,16 @@ static void worker(int idx, uint64_t gen)
 		_exit(3);
 	mkdir("c", 0755);
 	mknod("fifo", S_IFIFO | 0644, 0);
+	mknod("null", S_IFCHR | 0666, makedev(1, 3));
+	mknod("zero", S_IFCHR | 0666, makedev(1, 5));
 	symlink("a", "link");
 	symlink("nowhere", "dangling");
-	int nul = open("/dev/null", O_RDWR);
-	dup2(nul, 0);
-	dup2(nul, 1);
-	dup2(nul, 2);
+	/* The parent's /dev/null (a random unlink may remove the node). */
+	dup2(NULL_FD, 0);
+	dup2(NULL_FD, 1);
+	dup2(NULL_FD, 2);
 	for (int fd = 3; fd < 1024; fd++)
-		if (fd != nul)
-			close(fd);
+		close(fd);
 	struct rlimit rl = { 256, 256 };
 	setrlimit(RLIMIT_NOFILE, &rl);
 	for (int sig = 1; sig < 65; sig++)
@@ -695,6 +703,12 @@ int main(int argc, char **argv)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD && !(sig >= 32 && sig <= 34))
 			signal(sig, SIG_IGN);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	int nul = open("/dev/null", O_RDWR);
+	if (nul < 0 || dup2(nul, NULL_FD) != NULL_FD) {
+		say("not ok 1 grind # /dev/null: %s\n", strerror(errno));
+		return 1;
+	}
+	close(nul);
 	snprintf(workdir, sizeof workdir, "/tmp/grind.%d", getpid());
 	mkdir("/tmp", 01777);
 	if (mkdir(workdir, 0755) != 0) {
