@@ -83,6 +83,12 @@ MATRIX = [
     ("user-smp2",    "user",    2, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
     ("user-smp4",    "user",    4, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
 
+    # Random system-call stress (user/bin/grind.c): 60 s at 4 CPUs; then
+    # 30 s with 1 % of the allocations inside system calls failing.
+    ("grind-smp4",   "user",    4, "512M", "lockmode=4 -- GRIND_SECONDS=60 grind", 600, "initramfs-test.cpio"),
+    ("grind-fail-smp2", "user", 2, "512M", "lockmode=4 failslab=1 failpage=1 -- GRIND_SECONDS=30 grind",
+     600, "initramfs-test.cpio"),
+
     # The console as a person uses it (make run's initramfs): commands, ^C,
     # ^Z and job control typed on the serial line, 64 KB pasted at once.
     ("console-smp1", "console", 1, "512M", "lockmode=4",             300, "initramfs.cpio"),
@@ -465,6 +471,7 @@ def judge_fault_boot(run):
 
 
 UTEST_SUMMARY_RE = re.compile(r"^utest: (\d+) passed, (\d+) failed")
+FAILINJECT_RE = re.compile(r"^failinject: .* (\d+) another error")
 FREE_RE = re.compile(r"^# tinit: free memory (-?\d+) KiB at start, (-?\d+) KiB at end")
 
 
@@ -499,6 +506,12 @@ def judge_user_boot(run):
         problems.append("no 'utest: P passed, F failed' line")
     elif (int(summ[-1].group(1)), int(summ[-1].group(2))) != (len(results) - n_fail, n_fail):
         problems.append("utest summary disagrees with the KTAP results")
+    # Fault injection (failslab=/failpage=): every system call whose
+    # allocation was failed must return success, ENOMEM or EAGAIN.
+    odd = [m for m in (FAILINJECT_RE.search(l) for l in top) if m]
+    if odd and int(odd[-1].group(1)):
+        problems.append(f"{odd[-1].group(1)} system calls returned another error after "
+                        "a failed allocation (failinject: lines)")
     free = [m for m in (FREE_RE.search(l) for l in top) if m]
     if not free:
         problems.append("no free-memory line from tinit")
@@ -812,6 +825,19 @@ def select(configs, patterns):
     return chosen
 
 
+def stress_config(args):
+    """The one row of make stress: grind for args.stress seconds."""
+    cmd = "lockmode=4"
+    if args.fail:
+        cmd += f" failslab={args.fail} failpage={args.fail}"
+    cmd += f" -- GRIND_SECONDS={args.stress} GRIND_PROCS={args.procs}"
+    if args.seed:
+        cmd += f" GRIND_SEED={args.seed}"
+    name = f"stress-smp{args.smp}" + (f"-fail{args.fail}" if args.fail else "")
+    return Config(name, "user", args.smp, "1G", cmd + " grind", args.stress + 300,
+                  "initramfs-test.cpio")
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description="Run Concerto's test matrix under QEMU.")
@@ -833,9 +859,19 @@ def main():
                     help="multiply every timeout by this (default: $CONCERTO_TIMEOUT_SCALE or 1)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="stream serial output, prefixed with the configuration name")
+    ap.add_argument("--stress", type=int, metavar="SECONDS",
+                    help="run only grind (random system calls) for SECONDS, at --smp CPUs (make stress)")
+    ap.add_argument("--smp", type=int, default=4, help="CPUs for --stress (default: 4)")
+    ap.add_argument("--procs", type=int, default=8, help="grind's processes for --stress (default: 8)")
+    ap.add_argument("--seed", help="grind's seed for --stress (default: a new one, printed)")
+    ap.add_argument("--fail", type=int, default=0, metavar="PERCENT",
+                    help="with --stress: failslab=PERCENT failpage=PERCENT")
     args = ap.parse_args()
 
     configs = [Config(*row) for row in MATRIX]
+    if args.stress is not None:
+        configs = [stress_config(args)]
+        args.patterns = []
     missing = {c.initrd for c in configs if c.initrd and
                not os.path.isfile(os.path.join(os.path.dirname(args.kernel), c.initrd))}
     if missing and not args.list:

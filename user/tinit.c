@@ -136,7 +136,12 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 	else
 		snprintf(path, sizeof path, "%s/%s", dir, name);
 	reason[0] = 0;
+	/* Retried: a boot with failslab=/failpage= fails some allocations. */
 	pid_t pid = fork();
+	for (int tries = 0; pid < 0 && (errno == ENOMEM || errno == EAGAIN) && tries < 100; tries++) {
+		sleep_ms(10);
+		pid = fork();
+	}
 	if (pid < 0) {
 		snprintf(reason, rlen, "fork: %s", strerror(errno));
 		return 1;
@@ -145,6 +150,8 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 		setpgid(0, 0);
 		char *argv[] = { path, NULL };
 		execve(path, argv, envp);
+		for (int tries = 0; (errno == ENOMEM || errno == EAGAIN) && tries < 100; tries++)
+			execve(path, argv, envp);
 		out("    # tinit: execve %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}

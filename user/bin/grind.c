@@ -515,6 +515,18 @@ static void worker(int idx, uint64_t gen)
 
 /* ---- the parent ---- */
 
+/* The parent's own calls are retried while they fail for lack of memory
+ * (a run with failslab=/failpage= fails some of its allocations too). */
+#define RETRY(expr) ({                                                    \
+	long r_ = (long)(expr);                                           \
+	for (int t_ = 0; r_ < 0 && (errno == ENOMEM || errno == EAGAIN) && t_ < 1000; t_++) { \
+		struct timespec ts_ = { 0, 1000000L };                     \
+		nanosleep(&ts_, NULL);                                    \
+		r_ = (long)(expr);                                        \
+	}                                                                 \
+	r_; })
+
+
 struct proc {
 	int pid;
 	uint64_t gen;
@@ -584,11 +596,13 @@ static int kill_descendants(void)
 static void remove_tree(const char *path)
 {
 	struct stat st;
-	if (lstat(path, &st) != 0)
+	if (RETRY(lstat(path, &st)) != 0)
 		return;
 	if (S_ISDIR(st.st_mode)) {
-		chmod(path, 0755);
-		DIR *d = opendir(path);
+		RETRY(chmod(path, 0755));
+		DIR *d;
+		for (int t = 0; !(d = opendir(path)) && (errno == ENOMEM || errno == EAGAIN) && t < 1000; t++)
+			;
 		if (d) {
 			struct dirent *e;
 			while ((e = readdir(d))) {
@@ -600,9 +614,9 @@ static void remove_tree(const char *path)
 			}
 			closedir(d);
 		}
-		if (rmdir(path) != 0)
+		if (RETRY(rmdir(path)) != 0 && errno != ENOTEMPTY)
 			say("# grind: rmdir %s: %s\n", path, strerror(errno));
-	} else if (unlink(path) != 0) {
+	} else if (RETRY(unlink(path)) != 0) {
 		say("# grind: unlink %s: %s\n", path, strerror(errno));
 	}
 }
@@ -703,15 +717,15 @@ int main(int argc, char **argv)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD && !(sig >= 32 && sig <= 34))
 			signal(sig, SIG_IGN);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	int nul = open("/dev/null", O_RDWR);
-	if (nul < 0 || dup2(nul, NULL_FD) != NULL_FD) {
+	int nul = (int)RETRY(open("/dev/null", O_RDWR));
+	if (nul < 0 || RETRY(dup2(nul, NULL_FD)) != NULL_FD) {
 		say("not ok 1 grind # /dev/null: %s\n", strerror(errno));
 		return 1;
 	}
 	close(nul);
 	snprintf(workdir, sizeof workdir, "/tmp/grind.%d", getpid());
 	mkdir("/tmp", 01777);
-	if (mkdir(workdir, 0755) != 0) {
+	if (RETRY(mkdir(workdir, 0755)) != 0) {
 		say("not ok 1 grind # mkdir %s: %s\n", workdir, strerror(errno));
 		return 1;
 	}
@@ -720,8 +734,12 @@ int main(int argc, char **argv)
 	memset(longpath, 'a', sizeof longpath - 1);
 	pathv[NPATHS - 2] = workdir;
 	pathv[NPATHS - 1] = longpath;
-	slots = mmap(NULL, sizeof(struct slot) * MAX_PROCS, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	for (int t = 0; t < 1000; t++) {
+		slots = mmap(NULL, sizeof(struct slot) * MAX_PROCS, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (slots != MAP_FAILED || (errno != ENOMEM && errno != EAGAIN))
+			break;
+	}
 	if (slots == MAP_FAILED) {
 		say("not ok 1 grind # mmap: %s\n", strerror(errno));
 		return 1;
@@ -774,7 +792,12 @@ int main(int argc, char **argv)
 		struct timespec ts = { 0, 20 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
-	remove_tree(workdir);
+	/* Again while it is there: a directory read may fail for lack of memory. */
+	struct stat wst;
+	for (int t = 0; t < 100 && (lstat(workdir, &wst) == 0 || errno != ENOENT); t++)
+		remove_tree(workdir);
+	if (lstat(workdir, &wst) == 0)
+		say("# grind: could not remove %s\n", workdir);
 	for (int i = 0; i < nprocs; i++)
 		total_calls += slots[i].calls;
 	say("# grind: %llu s, %llu calls, %llu workers replaced, %llu stuck workers killed\n",
