@@ -551,27 +551,35 @@ def judge_user_boot(run):
     return cases
 
 
-NESTED_RESULT_RE = re.compile(r"^\s+ok \d+ (\S+)\s*#\s*SKIP\b\s*(.*)$", re.I)
+NESTED_RESULT_RE = re.compile(r"^\s+(ok|not ok) \d+ (\S+)\s*(#\s*SKIP\b\s*(.*))?", re.I)
 
 
-def nested_skips(lines):
-    """(program, subtest, reason) for each skipped subtest in tinit's nested
-    KTAP: tinit prints "    # NAME" before a program's own KTAP (utest's
-    subtest header) - the program is the next top-level result."""
+def nested_results(lines):
+    """(program, subtest, skipped, reason) for each subtest result in tinit's
+    nested KTAP (indented lines); the program is the next top-level result."""
     out = []
     pending = []
     for l in lines:
         if not l.startswith((" ", "\t")):
             m = RESULT_RE.match(l.strip())
             if m:
-                out.extend((m.group(3), sub, why) for sub, why in pending)
+                out.extend((m.group(3),) + p for p in pending)
                 pending = []
             continue
         m = NESTED_RESULT_RE.match(l)
         if m:
-            pending.append((m.group(1), m.group(2).strip()))
+            skipped = m.group(1) == "ok" and m.group(3) is not None
+            pending.append((m.group(2), skipped, (m.group(4) or "").strip()))
     return out
 
+
+def nested_skips(lines):
+    return [(prog, sub, why) for prog, sub, sk, why in nested_results(lines) if sk]
+
+
+def nested_ran(lines):
+    """prog/sub names of the subtests that ran (did not skip)."""
+    return {f"{prog}/{sub}" for prog, sub, sk, why in nested_results(lines) if not sk}
 
 
 # ---------------------------------------------------------------------------
@@ -916,6 +924,9 @@ def main():
             for c in cases:
                 if c.test:
                     runs_of.setdefault(c.test, []).append(c.skip)
+            if run.config.suite == "user":       # subtests that ran: no case of their own
+                for t in nested_ran(run.lines):
+                    runs_of.setdefault(t, []).append(False)
     except KeyboardInterrupt:
         with PROCS_LOCK:
             for p in list(PROCS):

@@ -532,7 +532,16 @@ struct proc {
 	uint64_t gen;
 	uint64_t seen_calls;
 	uint64_t seen_at;
+	uint64_t killed_at;          /* when the parent sent SIGKILL, 0 if not */
+	uint64_t killed_nr;          /* the call it was in */
 };
+
+/* A process must die soon after SIGKILL whatever call it is in (every loop
+ * a user controls stops for a fatal signal): slower is reported, much
+ * slower fails the run. */
+#define DIE_WARN_MS 5000
+#define DIE_FAIL_MS 30000
+static int slow_deaths;
 
 static struct proc procs[MAX_PROCS];
 static int nprocs = 4;
@@ -547,6 +556,7 @@ static void spawn(int i)
 	if (pid == 0)
 		worker(i, procs[i].gen);
 	procs[i].pid = pid > 0 ? pid : 0;
+	procs[i].killed_at = 0;
 	procs[i].seen_calls = 0;
 	procs[i].seen_at = now_ms();
 }
@@ -554,6 +564,10 @@ static void spawn(int i)
 static void kill_worker(int i)
 {
 	if (procs[i].pid > 0) {
+		if (!procs[i].killed_at) {
+			procs[i].killed_at = now_ms();
+			procs[i].killed_nr = slots[i].last_nr;
+		}
 		kill(-procs[i].pid, SIGKILL);
 		kill(procs[i].pid, SIGKILL);
 	}
@@ -639,6 +653,14 @@ static void reap(int respawn)
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		for (int i = 0; i < nprocs; i++)
 			if (procs[i].pid == pid) {
+				uint64_t ms = procs[i].killed_at ? now_ms() - procs[i].killed_at : 0;
+				if (ms > DIE_WARN_MS) {
+					say("# grind: worker %d took %llu ms to die after SIGKILL in call %llu\n",
+					    i, (unsigned long long)ms,
+					    (unsigned long long)procs[i].killed_nr);
+					if (ms > DIE_FAIL_MS)
+						slow_deaths++;
+				}
 				procs[i].pid = 0;
 				if (respawn) {
 					respawns++;
@@ -803,6 +825,11 @@ int main(int argc, char **argv)
 	say("# grind: %llu s, %llu calls, %llu workers replaced, %llu stuck workers killed\n",
 	    (unsigned long long)seconds, (unsigned long long)total_calls, (unsigned long long)respawns,
 	    (unsigned long long)stuck_kills);
+	if (slow_deaths) {
+		say("not ok 1 grind # %d workers took over %d s to die after SIGKILL\n",
+		    slow_deaths, DIE_FAIL_MS / 1000);
+		return 1;
+	}
 	say("ok 1 grind\n");
 	return 0;
 }
