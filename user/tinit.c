@@ -138,7 +138,7 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 	reason[0] = 0;
 	/* Retried: a boot with failslab=/failpage= fails some allocations. */
 	pid_t pid = fork();
-	for (int tries = 0; pid < 0 && (errno == ENOMEM || errno == EAGAIN) && tries < 100; tries++) {
+	for (int tries = 0; pid < 0 && (errno == ENOMEM || errno == EAGAIN) && tries < 5000; tries++) {
 		sleep_ms(10);
 		pid = fork();
 	}
@@ -150,7 +150,7 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 		setpgid(0, 0);
 		char *argv[] = { path, NULL };
 		execve(path, argv, envp);
-		for (int tries = 0; (errno == ENOMEM || errno == EAGAIN) && tries < 100; tries++)
+		for (int tries = 0; (errno == ENOMEM || errno == EAGAIN) && tries < 5000; tries++)
 			execve(path, argv, envp);
 		out("    # tinit: execve %s: %s\n", path, strerror(errno));
 		_exit(127);

@@ -1,10 +1,10 @@
 /*
  * grind — random system-call stress for Concerto (issue 15, Q3).
  *
- *   grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,NR,...] [-v]
+ *   grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,NR,...] [-o NR,...] [-v]
  *
  * Defaults come from the environment (GRIND_SEED, GRIND_SECONDS,
- * GRIND_PROCS, GRIND_EXCLUDE: how tinit passes them from the kernel command
+ * GRIND_PROCS, GRIND_EXCLUDE, GRIND_ONLY: how tinit passes them from the kernel command
  * line), else a seed from the clock, 10 seconds, 4 processes.  The seed is
  * printed first; the same seed gives each worker the same sequence of calls
  * (what the calls do still depends on timing between processes).
@@ -17,7 +17,9 @@
  * random flags; its own descriptors (pipes, eventfds, files, an epoll set,
  * ...), its own pid, group and children.  Forks, exits, signals and mappings
  * race with each other because the calls that make them are in the table.
- * The parent checks liveness: a worker whose call counter has not moved for
+ * Half the workers run a second thread (same address space and descriptors)
+ * issuing calls too, so that mappings, descriptors and signals race inside
+ * one process as well.  The parent checks liveness: a worker whose call counter has not moved for
  * STUCK_MS is killed and replaced (a call that blocks, a stopped process),
  * as is one that died.  At the end every process is killed, the scratch
  * directory removed, and a summary printed in KTAP (one test "grind").
@@ -170,6 +172,33 @@ static inline long raw_vfork(void)
 	return ret;
 }
 
+/* A thread of our own (CLONE_VM | CLONE_THREAD ...) on its own stack,
+ * running fn; it exits when fn returns.  Raw: the child touches nothing of
+ * the caller's stack. */
+static long raw_thread(void *stack_top, void (*fn)(void))
+{
+	long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+		     CLONE_SYSVSEM;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	register void (*r12)(void) __asm__("r12") = fn;
+	long ret;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "call *%%r12\n\t"
+			 "mov $60, %%eax\n\t"
+			 "xor %%edi, %%edi\n\t"
+			 "syscall\n"
+			 "1:"
+			 : "=a"(ret)
+			 : "a"((long)SYS_clone), "D"(flags), "S"(stack_top), "d"(0L), "r"(r10),
+			   "r"(r8), "r"(r12)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* ---- what the parent and workers share ---- */
 
 struct slot {
@@ -184,6 +213,7 @@ static uint64_t seed;
 static unsigned char excluded[MAX_NR];
 static char workdir[64];
 static int verbose;
+static int only;                     /* -o given: do not list the exclusions */
 
 /* ---- argument pools ---- */
 
@@ -191,6 +221,7 @@ static int fds[NFDS];
 static int kids[MAX_KIDS];
 static int nkids;
 static int in_child;                 /* a child of a random fork */
+static volatile int main_tid;        /* the worker's first thread */
 static int child_calls;
 static uint64_t saved_fs;
 
@@ -313,6 +344,12 @@ static void open_fds(void)
 		fds[n++] = fds[below(10)];
 }
 
+/* True in the worker's second thread: it leaves forks to the first. */
+static int not_main(void)
+{
+	return sc6(SYS_gettid, 0, 0, 0, 0, 0, 0) != main_tid;
+}
+
 /* Makes args safe where the call would stop the run; returns 0 to skip. */
 static int tame(long nr, long *a)
 {
@@ -348,16 +385,16 @@ static int tame(long nr, long *a)
 	case SYS_sched_setparam: case 314 /* sched_setattr */:
 		return 0;
 	case SYS_clone:
-		if (in_child || nkids >= MAX_KIDS || below(16))
+		if (in_child || nkids >= MAX_KIDS || below(16) || not_main())
 			return 0;
 		a[0] &= ~(long)(CLONE_VM | CLONE_THREAD | CLONE_SETTLS | CLONE_SIGHAND |
 				CLONE_VFORK | CLONE_PARENT);
 		a[1] = 0;                            /* the child keeps our stack (a copy) */
 		return 1;
 	case SYS_fork:
-		return !in_child && nkids < MAX_KIDS && !below(16);
+		return !in_child && nkids < MAX_KIDS && !below(16) && !not_main();
 	case SYS_vfork:
-		return !in_child && !below(16);
+		return !in_child && !below(16) && !not_main();
 	case SYS_exit: case SYS_exit_group: case SYS_rt_sigreturn:
 		return !below(16);
 	case SYS_execve: case SYS_execveat:
@@ -413,15 +450,18 @@ static void one_call(struct slot *s)
 	long a[6];
 	for (int i = 0; i < 6; i++)
 		a[i] = pick_arg();
-	if (excluded[nr] || !tame(nr, a))
+	if (excluded[nr] || !tame(nr, a)) {
+		if (only)
+			s->calls++;          /* still alive, just not this call */
 		return;
+	}
 	s->last_nr = (uint64_t)nr;
 	for (int i = 0; i < 6; i++)
 		s->last_args[i] = (uint64_t)a[i];
 	long r;
 	if (nr == SYS_vfork)
 		r = raw_vfork();
-	else if (nr == 435 && !in_child && nkids < MAX_KIDS && !below(16))
+	else if (nr == 435 && !in_child && nkids < MAX_KIDS && !below(16) && !not_main())
 		r = do_clone3(a);
 	else if (nr == 435)
 		return;
@@ -463,6 +503,18 @@ static void repair_alarm(void)
 	sc6(SYS_setitimer, ITIMER_REAL, (long)&it, 0, 0, 0, 0);
 }
 
+#define THREAD_STACK ((uintptr_t)0x3d0000000)
+#define THREAD_STACK_LEN (256 * 1024)
+static struct slot *my_slot;
+
+/* The second thread: random calls racing the first's on one address space
+ * and descriptor table. */
+static void second_thread(void)
+{
+	for (;;)
+		one_call(my_slot);
+}
+
 static void worker(int idx, uint64_t gen)
 {
 	struct slot *s = &slots[idx];
@@ -500,6 +552,12 @@ static void worker(int idx, uint64_t gen)
 	map_scratch();
 	sc6(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, (long)&saved_fs, 0, 0, 0, 0);
 	s->pid = getpid();
+	main_tid = getpid();
+	my_slot = s;
+	/* Half the workers have a second thread. */
+	if (below(2) && sc6(SYS_mmap, (long)THREAD_STACK, THREAD_STACK_LEN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == (long)THREAD_STACK)
+		raw_thread((void *)(THREAD_STACK + THREAD_STACK_LEN - 64), second_thread);
 	for (uint64_t n = 0;; n++) {
 		one_call(s);
 		if (in_child && ++child_calls > 16)
@@ -670,6 +728,27 @@ static void reap(int respawn)
 	}
 }
 
+/* "-o NR,...": only these calls (all others excluded), to narrow a bug. */
+static void parse_only(const char *s)
+{
+	if (!s || !*s)
+		return;
+	unsigned char keep[MAX_NR] = { 0 };
+	while (*s) {
+		long nr = strtol(s, (char **)&s, 0);
+		if (nr >= 0 && nr < MAX_NR)
+			keep[nr] = 1;
+		while (*s == ',' || *s == ' ')
+			s++;
+		if (*s && (*s < '0' || *s > '9'))
+			break;
+	}
+	for (int i = 0; i < MAX_NR; i++)
+		if (!keep[i])
+			excluded[i] = 1;
+	only = 1;
+}
+
 static void parse_exclude(const char *s)
 {
 	while (s && *s) {
@@ -703,16 +782,18 @@ int main(int argc, char **argv)
 	if ((e = getenv("GRIND_SEED")))
 		seed = strtoull(e, NULL, 0);
 	parse_exclude(getenv("GRIND_EXCLUDE"));
+	parse_only(getenv("GRIND_ONLY"));
 	int opt;
-	while ((opt = getopt(argc, argv, "s:t:p:x:v")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:p:x:o:v")) != -1) {
 		switch (opt) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': seconds = (unsigned)atoi(optarg); break;
 		case 'p': nprocs = atoi(optarg); break;
 		case 'x': parse_exclude(optarg); break;
+		case 'o': parse_only(optarg); break;
 		case 'v': verbose = 1; break;
 		default:
-			say("usage: grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,...] [-v]\n");
+			say("usage: grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,...] [-o NR,...] [-v]\n");
 			return 2;
 		}
 	}
@@ -732,7 +813,7 @@ int main(int argc, char **argv)
 		say("ok 1 grind # SKIP not Concerto: random system calls would damage this host\n");
 		return 0;
 	}
-	for (int i = 0; i < MAX_NR; i++)
+	for (int i = 0; i < MAX_NR && !only; i++)
 		if (excluded[i] && i != SYS_reboot && i != SYS_mount)
 			say("# grind: system call %d excluded\n", i);
 	for (int sig = 1; sig < 65; sig++)
@@ -813,6 +894,24 @@ int main(int argc, char **argv)
 		}
 		struct timespec ts = { 0, 20 * 1000000L };
 		nanosleep(&ts, NULL);
+	}
+	/* A worker may have run grind itself (it can write our own ELF image,
+	 * 0x400000, to a file and execve it): that one's scratch directory goes
+	 * too, as would any other /tmp/grind.* left behind. */
+	DIR *tmp;
+	for (int t = 0; !(tmp = opendir("/tmp")) && t < 1000; t++)
+		;
+	char others[16][300];
+	int nothers = 0;
+	struct dirent *de;
+	while (tmp && (de = readdir(tmp)) && nothers < 16)
+		if (!strncmp(de->d_name, "grind.", 6) && strcmp(workdir + 5, de->d_name))
+			snprintf(others[nothers++], sizeof others[0], "/tmp/%s", de->d_name);
+	if (tmp)
+		closedir(tmp);
+	for (int i = 0; i < nothers; i++) {
+		say("# grind: removing %s (a grind run by a worker)\n", others[i]);
+		remove_tree(others[i]);
 	}
 	/* Again while it is there: a directory read may fail for lack of memory. */
 	struct stat wst;
