@@ -1,7 +1,7 @@
 /*
  * grind — random system-call stress for Concerto (issue 15, Q3).
  *
- *   grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,NR,...] [-o NR,...] [-v]
+ *   grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,NR,...] [-o NR,...] [-T] [-v]
  *
  * Defaults come from the environment (GRIND_SEED, GRIND_SECONDS,
  * GRIND_PROCS, GRIND_EXCLUDE, GRIND_ONLY: how tinit passes them from the kernel command
@@ -17,7 +17,7 @@
  * random flags; its own descriptors (pipes, eventfds, files, an epoll set,
  * ...), its own pid, group and children.  Forks, exits, signals and mappings
  * race with each other because the calls that make them are in the table.
- * Half the workers run a second thread (same address space and descriptors)
+ * Half the workers (none with -T or GRIND_THREADS=0) run a second thread (same address space and descriptors)
  * issuing calls too, so that mappings, descriptors and signals race inside
  * one process as well.  The parent checks liveness: a worker whose call counter has not moved for
  * STUCK_MS is killed and replaced (a call that blocks, a stopped process),
@@ -214,6 +214,7 @@ static unsigned char excluded[MAX_NR];
 static char workdir[64];
 static int verbose;
 static int only;                     /* -o given: do not list the exclusions */
+static int threads = 1;              /* GRIND_THREADS=0 / -T: no second threads */
 
 /* ---- argument pools ---- */
 
@@ -555,7 +556,7 @@ static void worker(int idx, uint64_t gen)
 	main_tid = getpid();
 	my_slot = s;
 	/* Half the workers have a second thread. */
-	if (below(2) && sc6(SYS_mmap, (long)THREAD_STACK, THREAD_STACK_LEN, PROT_READ | PROT_WRITE,
+	if (below(2) && threads && sc6(SYS_mmap, (long)THREAD_STACK, THREAD_STACK_LEN, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == (long)THREAD_STACK)
 		raw_thread((void *)(THREAD_STACK + THREAD_STACK_LEN - 64), second_thread);
 	for (uint64_t n = 0;; n++) {
@@ -783,17 +784,20 @@ int main(int argc, char **argv)
 		seed = strtoull(e, NULL, 0);
 	parse_exclude(getenv("GRIND_EXCLUDE"));
 	parse_only(getenv("GRIND_ONLY"));
+	if ((e = getenv("GRIND_THREADS")))
+		threads = atoi(e);
 	int opt;
-	while ((opt = getopt(argc, argv, "s:t:p:x:o:v")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:p:x:o:Tv")) != -1) {
 		switch (opt) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': seconds = (unsigned)atoi(optarg); break;
 		case 'p': nprocs = atoi(optarg); break;
 		case 'x': parse_exclude(optarg); break;
 		case 'o': parse_only(optarg); break;
+		case 'T': threads = 0; break;
 		case 'v': verbose = 1; break;
 		default:
-			say("usage: grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,...] [-o NR,...] [-v]\n");
+			say("usage: grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,...] [-o NR,...] [-T] [-v]\n");
 			return 2;
 		}
 	}
