@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Concerto test runner: boots the kernel under QEMU in a matrix of
 configurations, parses the KTAP each boot prints on the serial console, and
-ends with one line "N passed, M failed" (exit status 0 iff M == 0 and N > 0).
+ends with one line "N passed, M failed, K skipped" (exit status 0 iff M == 0
+and N > 0).  A KTAP "# SKIP" result counts as skipped, not passed, and a test
+that skipped in every configuration that ran it is a failure.
 
     python3 tools/runtest.py                 every configuration
     python3 tools/runtest.py -k smp4         only configurations whose name contains "smp4"
@@ -40,6 +42,10 @@ MATRIX = [
     ("ktest-smp4",   "ktest",   4, "512M", "ktest=all lockmode=4",   300),
     ("ktest-smp8",   "ktest",   8, "512M", "ktest=all lockmode=4",   300),
 
+    # With the default initramfs (make run's): the tests of the boot module
+    # (initramfs_boot_module_has_init, elf_load_boot_init) run here.
+    ("ktest-initrd-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, "initramfs.cpio"),
+
     # Lock modes other than 4: contention tests must hold in each (L4).
     ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   300),
     ("mode1-smp1",   "ktest",   1, "512M", "ktest=all lockmode=1",   300),
@@ -58,6 +64,7 @@ MATRIX = [
     ("fault-panic",     "fault", 4, "512M", "ktest=panic_on_purpose lockmode=4",   120),
     ("fault-exception", "fault", 4, "512M", "ktest=exception_on_purpose lockmode=4", 120),
     ("fault-lockorder", "fault", 2, "512M", "ktest=lockfault_report_on_purpose lockmode=4", 120),
+    ("fault-watchdog",  "fault", 2, "512M", "ktest=watchdog_on_purpose lockmode=4 watchdog=2", 120),
 
     ("boot-mem64M",  "boot",    4, "64M",  "ktest=cpus_online",      120),
     ("boot-mem512M", "boot",    4, "512M", "ktest=cpus_online",      120),
@@ -76,6 +83,12 @@ MATRIX = [
     ("user-smp2",    "user",    2, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
     ("user-smp4",    "user",    4, "512M", "lockmode=4",             900, "initramfs-test.cpio"),
 
+    # Random system-call stress (user/bin/grind.c): 60 s at 4 CPUs; then
+    # 30 s with 1 % of the allocations inside system calls failing.
+    ("grind-smp4",   "user",    4, "512M", "lockmode=4 -- GRIND_SECONDS=60 grind", 600, "initramfs-test.cpio"),
+    ("grind-fail-smp2", "user", 2, "512M", "lockmode=4 failslab=1 failpage=1 -- GRIND_SECONDS=30 grind",
+     600, "initramfs-test.cpio"),
+
     # The console as a person uses it (make run's initramfs): commands, ^C,
     # ^Z and job control typed on the serial line, 64 KB pasted at once.
     ("console-smp1", "console", 1, "512M", "lockmode=4",             300, "initramfs.cpio"),
@@ -86,7 +99,7 @@ MATRIX = [
 QEMU_BASE = ["-machine", "pc", "-cpu", "max", "-nographic", "-no-reboot", "-nic", "none",
              "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 
-FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT")
+FAULT_MARKERS = ("PANIC", "EXCEPTION", "LOCK FAULT", "WATCHDOG")
 TAIL_LINES = 40
 
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>c])")
@@ -127,6 +140,8 @@ class Case:
     ok: bool
     reason: str = ""
     detail: list = field(default_factory=list)   # diagnostic lines to show
+    skip: bool = False     # KTAP "# SKIP": neither a pass nor a failure
+    test: str = None       # the test's name without the row (for "skipped everywhere")
 
 
 # ---------------------------------------------------------------------------
@@ -383,10 +398,16 @@ def judge_ktest_boot(run):
     for ok, num, name, directive in results:
         seen[name] = seen.get(name, 0) + 1
         cname = f"{cfg.name}/{name}" + (f"#{seen[name]}" if seen[name] > 1 else "")
-        skip = directive.lstrip("# ").upper().startswith("SKIP")
+        skip = ok and is_skip(directive)
         reason = "" if ok else "KTAP: not ok"
-        cases.append(Case(cname, ok or skip, reason, diags.get(name, [])))
+        if skip:
+            reason = directive.lstrip("# ")
+        cases.append(Case(cname, ok, reason, diags.get(name, []), skip=skip, test=name))
     return cases
+
+
+def is_skip(directive):
+    return directive.lstrip("# ").upper().startswith("SKIP")
 
 
 # What a deliberately failing boot must print, in order (regular expressions).
@@ -414,6 +435,14 @@ FAULT_EXPECT = {
         r"locks held by cpu \d+ \(oldest first\): 1",
         r"#0 0x[0-9a-f]+ class test_b \(rank 21\) simple, taken at ktest_fn_lockfault_report_on_purpose\+0x",
         r"^PANIC on cpu \d+: lock fault",
+        r"concerto: power off, status 2",
+    ],
+    "fault-watchdog": [
+        r"^WATCHDOG: cpu (\d+) took no clock tick for \d+ s",
+        r"^--- cpu \d+ \(NMI from the watchdog\)",
+        r"^rip ffffffff8[0-9a-f]+ cs 0008",
+        r"#0 0x[0-9a-f]+ ktest_fn_watchdog_on_purpose\+0x",
+        r"^PANIC on cpu \d+: watchdog: cpu \d+ took no clock tick",
         r"concerto: power off, status 2",
     ],
 }
@@ -506,9 +535,44 @@ def judge_user_boot(run):
                     detail.append(l.strip())
             detail = detail[:30]
         reason = "" if ok else ("not ok " + directive).strip()
-        cases.append(Case(f"{cfg.name}/{name}", ok, reason, detail))
+        cases.append(Case(f"{cfg.name}/{name}", ok, reason, detail, test=name))
+    # A program's subtests that skipped (nested "ok N sub # SKIP why"): one
+    # skipped case each, so that a skip is never counted as a pass.
+    for prog, sub, why in nested_skips(lines):
+        cases.append(Case(f"{cfg.name}/{prog}/{sub}", True, why, skip=True,
+                          test=f"{prog}/{sub}"))
     return cases
 
+
+NESTED_RESULT_RE = re.compile(r"^\s+(ok|not ok) \d+ (\S+)\s*(#\s*SKIP\b\s*(.*))?", re.I)
+
+
+def nested_results(lines):
+    """(program, subtest, skipped, reason) for each subtest result in tinit's
+    nested KTAP (indented lines); the program is the next top-level result."""
+    out = []
+    pending = []
+    for l in lines:
+        if not l.startswith((" ", "\t")):
+            m = RESULT_RE.match(l.strip())
+            if m:
+                out.extend((m.group(3),) + p for p in pending)
+                pending = []
+            continue
+        m = NESTED_RESULT_RE.match(l)
+        if m:
+            skipped = m.group(1) == "ok" and m.group(3) is not None
+            pending.append((m.group(2), skipped, (m.group(4) or "").strip()))
+    return out
+
+
+def nested_skips(lines):
+    return [(prog, sub, why) for prog, sub, sk, why in nested_results(lines) if sk]
+
+
+def nested_ran(lines):
+    """prog/sub names of the subtests that ran (did not skip)."""
+    return {f"{prog}/{sub}" for prog, sub, sk, why in nested_results(lines) if not sk}
 
 
 # ---------------------------------------------------------------------------
@@ -712,16 +776,19 @@ RUNNERS = {
 def report(run, cases, out):
     cfg = run.config
     failed = [c for c in cases if not c.ok]
+    skipped = [c for c in cases if c.skip]
     n = len(cases)
-    ktests = n - 1
+    ktests = n - 1 - (len(skipped) if cfg.suite == "user" else 0)
     noun = {"user": "program", "console": "step"}.get(cfg.suite, "ktest")
     what = f"{ktests} {noun}{'s' if ktests != 1 else ''}" if ktests else f"no {noun}s"
+    if skipped:
+        what += f", {len(skipped)} skipped" + ("" if cfg.suite != "user" else " subtests")
     if not failed:
         out(f"PASS {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
             f"{what}, {run.elapsed:.1f}s")
         return
     out(f"FAIL {cfg.name:<14} smp={cfg.smp:<2} mem={cfg.mem:<5} "
-        f"{len(failed)}/{n} cases failed, {run.elapsed:.1f}s")
+        f"{len(failed)}/{n} cases failed, {len(skipped)} skipped, {run.elapsed:.1f}s")
     msg = []
     for c in failed:
         msg.append(f"  FAIL {c.name}" + (f": {c.reason}" if c.reason else ""))
@@ -759,6 +826,19 @@ def select(configs, patterns):
     return chosen
 
 
+def stress_config(args):
+    """The one row of make stress: grind for args.stress seconds."""
+    cmd = "lockmode=4"
+    if args.fail:
+        cmd += f" failslab={args.fail} failpage={args.fail}"
+    cmd += f" -- GRIND_SECONDS={args.stress} GRIND_PROCS={args.procs}"
+    if args.seed:
+        cmd += f" GRIND_SEED={args.seed}"
+    name = f"stress-smp{args.smp}" + (f"-fail{args.fail}" if args.fail else "")
+    return Config(name, "user", args.smp, "1G", cmd + " grind", args.stress + 300,
+                  "initramfs-test.cpio")
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description="Run Concerto's test matrix under QEMU.")
@@ -780,9 +860,19 @@ def main():
                     help="multiply every timeout by this (default: $CONCERTO_TIMEOUT_SCALE or 1)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="stream serial output, prefixed with the configuration name")
+    ap.add_argument("--stress", type=int, metavar="SECONDS",
+                    help="run only grind (random system calls) for SECONDS, at --smp CPUs (make stress)")
+    ap.add_argument("--smp", type=int, default=4, help="CPUs for --stress (default: 4)")
+    ap.add_argument("--procs", type=int, default=8, help="grind's processes for --stress (default: 8)")
+    ap.add_argument("--seed", help="grind's seed for --stress (default: a new one, printed)")
+    ap.add_argument("--fail", type=int, default=0, metavar="PERCENT",
+                    help="with --stress: failslab=PERCENT failpage=PERCENT")
     args = ap.parse_args()
 
     configs = [Config(*row) for row in MATRIX]
+    if args.stress is not None:
+        configs = [stress_config(args)]
+        args.patterns = []
     missing = {c.initrd for c in configs if c.initrd and
                not os.path.isfile(os.path.join(os.path.dirname(args.kernel), c.initrd))}
     if missing and not args.list:
@@ -796,11 +886,11 @@ def main():
         return 0
     if not configs:
         print("no configuration matches " + " ".join(args.patterns), file=sys.stderr)
-        print("0 passed, 0 failed")
+        print("0 passed, 0 failed, 0 skipped")
         return 1
     if not os.path.isfile(args.kernel):
         print(f"no kernel at {args.kernel} (run make first)", file=sys.stderr)
-        print("0 passed, 1 failed")
+        print("0 passed, 1 failed, 0 skipped")
         return 1
     os.makedirs(args.log_dir, exist_ok=True)
 
@@ -811,7 +901,8 @@ def main():
 
     # Start the slowest boots first so they do not end up running alone.
     order = sorted(configs, key=lambda c: -c.timeout)
-    passed = failed = 0
+    passed = failed = skipped = 0
+    runs_of = {}           # test name -> [skipped?] over the rows it ran in
     t0 = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
@@ -820,19 +911,31 @@ def main():
             run = fut.result()
             cases = SUITES[run.config.suite](run)
             report(run, cases, out)
-            passed += sum(1 for c in cases if c.ok)
+            passed += sum(1 for c in cases if c.ok and not c.skip)
+            skipped += sum(1 for c in cases if c.skip)
             failed += sum(1 for c in cases if not c.ok)
+            for c in cases:
+                if c.test:
+                    runs_of.setdefault(c.test, []).append(c.skip)
+            if run.config.suite == "user":       # subtests that ran: no case of their own
+                for t in nested_ran(run.lines):
+                    runs_of.setdefault(t, []).append(False)
     except KeyboardInterrupt:
         with PROCS_LOCK:
             for p in list(PROCS):
                 kill_group(p)
         pool.shutdown(wait=False, cancel_futures=True)
         out("interrupted")
-        out(f"{passed} passed, {failed + 1} failed")
+        out(f"{passed} passed, {failed + 1} failed, {skipped} skipped")
         return 130
     pool.shutdown(wait=True)
+    # A test that skipped in every row it ran in proves nothing: a failure.
+    never = sorted(t for t, sk in runs_of.items() if all(sk))
+    for t in never:
+        out(f"FAIL skipped-everywhere/{t}: skipped in every configuration that ran it")
+    failed += len(never)
     out(f"total time {time.monotonic() - t0:.0f}s")
-    out(f"{passed} passed, {failed} failed")
+    out(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 0 if failed == 0 and passed > 0 else 1
 
 

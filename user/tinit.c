@@ -13,7 +13,7 @@
  *     utest: P passed, F failed
  *
  * counting programs.  BENCH_NAME=VALUE words (from the kernel command line
- * of a benchmark boot) and BENCH_* variables of tinit's environment go into
+ * of a benchmark boot; GRIND_*=VALUE for the stress program grind) and BENCH_* variables of tinit's environment go into
  * the tests' environment.  The tests are TEST... (names in DIR, or paths), else
  * the lines of DIR/LIST, else the list compiled in from user/tests/.
  *
@@ -137,7 +137,12 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 	else
 		snprintf(path, sizeof path, "%s/%s", dir, name);
 	reason[0] = 0;
+	/* Retried: a boot with failslab=/failpage= fails some allocations. */
 	pid_t pid = fork();
+	for (int tries = 0; pid < 0 && (errno == ENOMEM || errno == EAGAIN) && tries < 5000; tries++) {
+		sleep_ms(10);
+		pid = fork();
+	}
 	if (pid < 0) {
 		snprintf(reason, rlen, "fork: %s", strerror(errno));
 		return 1;
@@ -146,6 +151,8 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 		setpgid(0, 0);
 		char *argv[] = { path, NULL };
 		execve(path, argv, envp);
+		for (int tries = 0; (errno == ENOMEM || errno == EAGAIN) && tries < 5000; tries++)
+			execve(path, argv, envp);
 		out("    # tinit: execve %s: %s\n", path, strerror(errno));
 		_exit(127);
 	}
@@ -267,8 +274,9 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
 			timeout_s = (unsigned)atoi(argv[++i]);
-		else if (!strncmp(argv[i], "BENCH_", 6) && strchr(argv[i], '='))
-			add_env(argv[i]); /* for the benchmarks (tools/benchuser.py) */
+		else if ((!strncmp(argv[i], "BENCH_", 6) || !strncmp(argv[i], "GRIND_", 6)) &&
+			 strchr(argv[i], '='))
+			add_env(argv[i]); /* for the benchmarks (tools/benchuser.py), grind */
 		else if (argv[i][0] == '-' || strchr(argv[i], '='))
 			; /* kernel command-line leftovers: ignore */
 		else

@@ -98,8 +98,15 @@ $(USER_OUT)/tests/data/STAMP: $(USER_OUT)/tests/exec_errors $(USER_OUT)/tests/ex
 	$(USER_UQ)$(USER_OUT)/tests/exec_script --gen $(dir $@) /tests/exec_script
 	@touch $@
 
+# grind (user/bin/grind.c, random system-call stress) also goes into the
+# test initramfs as /tests/grind, outside LIST: only the rows that name it
+# (the grind rows of tools/runtest.py, make stress) run it.
+$(USER_OUT)/tests/grind: $(USER_OUT)/bin/grind
+	@mkdir -p $(dir $@)
+	$(USER_UQ)cp $< $@
+
 # Test initramfs: /init = tinit, /tests/*, busybox with its applet links.
-$(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/LIST $(USER_OUT)/tests/data/STAMP tools/mkinitramfs.py user/user.mk
+$(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/grind $(USER_OUT)/tests/LIST $(USER_OUT)/tests/data/STAMP tools/mkinitramfs.py user/user.mk
 	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py --test-spec \
 		--tinit $(USER_OUT)/tinit --tests $(USER_OUT)/tests \
 		$(if $(USER_BUSYBOX),--busybox $(USER_BUSYBOX)) > $@

@@ -691,8 +691,10 @@ struct conc {
 	struct inode *root;
 	struct inode *target;
 	volatile int stop;
+	volatile int loading;          /* set while the loader runs */
 	volatile int bad;
 	volatile uint64_t lookups;
+	volatile uint64_t during;      /* lookups made while loading was set */
 };
 
 static void conc_reader(void *arg)
@@ -704,6 +706,8 @@ static void conc_reader(void *arg)
 		if (lk(cc->root, NULL, "/usr/bin/sh", 0, &ip) != 0 || ip != cc->target)
 			__atomic_fetch_add(&cc->bad, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&cc->lookups, 1, __ATOMIC_RELAXED);
+		if (READ_ONCE(cc->loading))
+			__atomic_fetch_add(&cc->during, 1, __ATOMIC_RELAXED);
 		if ((n & 15) == 0)
 			sched_yield();
 	}
@@ -725,6 +729,7 @@ KTEST(fs_lookup_concurrent_with_load)
 	struct cpio *more = kmalloc(20 * sizeof(*more), 0);
 	KT_ASSERT(more != NULL);
 	char name[32];
+	WRITE_ONCE(cc.loading, 1);
 	for (int k = 0; k < 20; k++) {
 		KT_ASSERT(cpio_init(&more[k], 8192));
 		for (int j = 0; j < 20; j++) {
@@ -735,11 +740,14 @@ KTEST(fs_lookup_concurrent_with_load)
 		KT_EXPECT_EQ(initramfs_load_tree(root, more[k].p, more[k].len, NULL), 0);
 		sched_yield();
 	}
+	WRITE_ONCE(cc.loading, 0);
 	WRITE_ONCE(cc.stop, 1);
 	for (int i = 0; i < 4; i++)
 		thread_join(r[i]);
 	KT_EXPECT_EQ(cc.bad, 0);
-	KT_EXPECT(cc.lookups >= 4 * 100);
+	/* The point of the test: lookups overlapped the loads (the readers
+	 * were not all finished, nor all not yet started, while it loaded). */
+	KT_EXPECT(cc.during > 0);
 	KT_EXPECT(file_is(must(root, "/usr/bin/x19_19"), "x"));
 	fs_tree_free(root);
 	for (int k = 0; k < 20; k++)
@@ -750,6 +758,40 @@ KTEST(fs_lookup_concurrent_with_load)
 
 /* ---- the boot module ---- */
 
+static bool is_elf(struct inode *ip)
+{
+	char m[4];
+	return fs_read(ip, m, 4, 0) == 4 && memcmp(m, "\177ELF", 4) == 0;
+}
+
+int initramfs_boot_elf(struct inode **out)
+{
+	struct inode *ip = NULL;
+	if (bootinfo.initrd_start == 0 || fs_lookup(NULL, "/init", 0, &ip) != 0)
+		return -ENOENT;
+	if (is_elf(ip)) {
+		*out = ip;
+		return 0;
+	}
+	char line[128];
+	ssize_t n = fs_read(ip, line, sizeof(line) - 1, 0);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return -ENOEXEC;
+	line[n] = 0;
+	char *p = line + 2, *e;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
+		;
+	*e = 0;
+	if (fs_lookup(NULL, p, 0, &ip) != 0 || !is_elf(ip))
+		return -ENOEXEC;
+	*out = ip;
+	return 0;
+}
+
+/* Whatever the module holds, /init is an executable regular file that is an
+ * ELF program or a "#!" script whose interpreter is one. */
 KTEST(initramfs_boot_module_has_init)
 {
 	if (bootinfo.initrd_start == 0)
@@ -760,20 +802,22 @@ KTEST(initramfs_boot_module_has_init)
 	fs_stat(ip, &s);
 	KT_EXPECT(S_ISREG(s.mode));
 	KT_EXPECT(s.mode & 0111);
-	KT_EXPECT(s.size > 64);
+	KT_EXPECT(s.size > 4);
 	char m[4];
 	KT_EXPECT_EQ(fs_read(ip, m, 4, 0), 4);
-	KT_EXPECT(memcmp(m, "\177ELF", 4) == 0);
-	struct inode *bb = NULL, *sh = NULL;
-	if (fs_lookup(NULL, "/bin/busybox", 0, &bb) == 0) {
-		KT_EXPECT_EQ(fs_lookup(NULL, "/bin/sh", 0, &sh), 0);
-		KT_EXPECT(sh == bb);
-	}
+	KT_EXPECT(memcmp(m, "\177ELF", 4) == 0 || memcmp(m, "#!", 2) == 0);
 	/* The data was copied into tmpfs pages. */
 	void *va = NULL;
 	KT_EXPECT_EQ(tmpfs_getpage(ip, 0, false, &va), 0);
 	if (va) {
-		KT_EXPECT(memcmp(va, "\177ELF", 4) == 0);
+		KT_EXPECT(memcmp(va, m, 4) == 0);
 		page_unref(va_to_page(va));
+	}
+	struct inode *elf = NULL;
+	KT_EXPECT_EQ(initramfs_boot_elf(&elf), 0);
+	struct inode *bb = NULL, *sh = NULL;
+	if (fs_lookup(NULL, "/bin/busybox", 0, &bb) == 0) {
+		KT_EXPECT_EQ(fs_lookup(NULL, "/bin/sh", 0, &sh), 0);
+		KT_EXPECT(sh == bb);
 	}
 }

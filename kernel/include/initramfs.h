@@ -114,4 +114,9 @@ ssize_t fs_read(struct inode *ip, void *buf, size_t n, uint64_t off);
 ssize_t fs_readlink(struct inode *ip, char *buf, size_t n);
 void fs_stat(struct inode *ip, struct fs_stat *st);
 
+/* For tests: the ELF program the boot module's /init runs - /init itself,
+ * or the interpreter of a "#!" /init.  0 with *out set; -ENOENT without a
+ * boot module or /init, -ENOEXEC if neither is an ELF file. */
+int initramfs_boot_elf(struct inode **out);
+
 #endif

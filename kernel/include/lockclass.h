@@ -55,8 +55,8 @@
 	X(LC_SYSV_SHM,     "sysv_shm",      49, IPL_NONE, SIMPLE, "System V shared memory (ipc/shm.c): the id table and every segment's fields; taken by the segment object's release hook inside the map lock, so above vm_map; no VM call under it") \
 	X(LC_FILE_LOCKS,   "file_locks",    49, IPL_NONE, SIMPLE, "an inode's advisory locks (flock.c): its POSIX/OFD and flock lock lists and blocked waiters; wakes a waiter under its wait queue's lock") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
+	X(LC_FLOCK_GRAPH,  "flock_graph",   50, IPL_NONE, SIMPLE, "the wait graph of blocked POSIX lock requests (deadlock detection) and the list of lock contexts (/proc/locks takes a context's lock only by try-lock)") \
 	X(LC_PTIMERS,      "ptimers",       51, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick, so above every lock a thread may hold with interrupts enabled (pmap)") \
-	X(LC_FLOCK_GRAPH,  "flock_graph",   51, IPL_NONE, SIMPLE, "the wait graph of blocked POSIX lock requests (deadlock detection) and the list of lock contexts (/proc/locks takes a context's lock only by try-lock)") \
 	X(LC_POLLHEAD,     "pollhead",      52, IPL_HIGH, SIMPLE, "a poll head's list of poll/select/epoll entries (poll.h); entry functions run under it and take an epoll's or a poll table's waitq lock; taken by timerfd's callout handler, so above every lock held with interrupts enabled (pmap); never two at once (nested epolls are woken after it is dropped)") \
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \

@@ -18,6 +18,7 @@ void smp_boot(void);                   /* start every AP found in the MADT */
 void ipi_send(int cpu, int vector);    /* to one CPU */
 void ipi_send_allbutself(int vector);
 void ipi_nmi_allbutself(void);
+void ipi_nmi(int cpu);                 /* an NMI to one CPU (the watchdog) */
 
 /*
  * Run fn(arg) on CPU `cpu` and wait until it has returned.  Runs directly if

@@ -114,6 +114,10 @@ struct thread {
 	struct held_lock held[LOCKDBG_THREAD_HELD];  /* (o) */
 	int nheld;                   /* (o) */
 
+	/* Fault injection (failinject.c). */
+	bool in_syscall;             /* (o) inside syscall_dispatch's call */
+	bool alloc_failed;           /* (o) an allocation of this call was failed */
+
 	/* Statistics. */
 	uint64_t nswitch;            /* (o) times switched in */
 	uint64_t nmigrate;           /* (o) times it changed CPU */

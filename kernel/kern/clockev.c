@@ -26,6 +26,7 @@
 #include "param.h"
 #include "sched.h"
 #include "timekeep.h"
+#include "watchdog.h"
 #include "x86.h"
 
 struct clockev {
@@ -108,6 +109,7 @@ void clockev_intr(struct trapframe *tf)
 		c->ticks++;
 		sched_tick(tf);                        /* runs callout_tick */
 		time_tick();
+		watchdog_tick();                       /* this CPU is alive (watchdog.c) */
 	} else if (!callout_tick()) {
 		ce->early++;
 	}

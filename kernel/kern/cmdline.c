@@ -4,6 +4,8 @@
  */
 #include "kernel.h"
 #include "boot.h"
+#include "watchdog.h"
+#include "failinject.h"
 
 struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1,
 			     .tracebuf_kb = -1 };
@@ -64,6 +66,18 @@ static void option(const char *key, const char *val)
 			kprintf("concerto: warning: idlepoll= takes 0..100000 (us), using the default\n");
 		else
 			bootopts.idlepoll_us = us;
+	} else if (!strcmp(key, "watchdog")) {
+		int secs;
+		if (!val || !parse_int(val, &secs) || secs > 3600)
+			kprintf("concerto: warning: watchdog= takes 0..3600 (s), using the default\n");
+		else
+			watchdog_seconds = secs;
+	} else if (!strcmp(key, "failslab") || !strcmp(key, "failpage")) {
+		int pct;
+		if (!val || !parse_int(val, &pct) || pct > 100)
+			kprintf("concerto: warning: %s= takes 0..100 (percent), ignored\n", key);
+		else
+			fail_percent[key[4] == 's' ? FAIL_SLAB : FAIL_PAGE] = pct;
 	} else if (!strcmp(key, "strace") && !val) {
 		bootopts.strace = true;
 	} else if (!strcmp(key, "norandmaps") && !val) {

@@ -7,6 +7,7 @@
  */
 #include "kernel.h"
 #include "elf.h"
+#include "failinject.h"
 #include "errno.h"
 #include "initramfs.h"
 #include "kmem.h"
@@ -701,13 +702,14 @@ ELF_KTEST(elf_build_stack_e2big_and_limits)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-/* The real /init of the boot module loads, and so does its stack. */
+/* The real program of the boot module's /init (itself, or its "#!"
+ * interpreter) loads, and so does its stack. */
 ELF_KTEST(elf_load_boot_init)
 {
 	if (bootinfo.initrd_start == 0)
 		KT_SKIP("no -initrd given");
 	struct inode *ip = NULL;
-	KT_ASSERT(fs_lookup(NULL, "/init", 0, &ip) == 0);
+	KT_ASSERT(initramfs_boot_elf(&ip) == 0);
 	uint64_t before = settled_free();
 	struct vm_map *map = vm_map_create();
 	KT_ASSERT(map != NULL);
@@ -726,5 +728,44 @@ ELF_KTEST(elf_load_boot_init)
 	KT_EXPECT(ph.p_type != 0 || ph.p_memsz == 0);
 	pmap_deactivate();
 	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/* The loader and the stack builder under allocation failure (failslab= and
+ * failpage= at 5 %, as inside a system call): each attempt succeeds or
+ * gives -ENOMEM, and nothing is left allocated. */
+ELF_KTEST(elf_load_with_failing_allocations_leaks_nothing)
+{
+	if (bootinfo.initrd_start == 0)
+		KT_SKIP("no -initrd given");
+	struct inode *ip = NULL;
+	KT_ASSERT(initramfs_boot_elf(&ip) == 0);
+	uint64_t before = settled_free();
+	int saved[2] = { fail_percent[FAIL_SLAB], fail_percent[FAIL_PAGE] };
+	struct thread *t = curthread();
+	int failed = 0;
+	for (int i = 0; i < 100; i++) {
+		fail_percent[FAIL_SLAB] = fail_percent[FAIL_PAGE] = 5;
+		t->in_syscall = true;
+		struct vm_map *map = vm_map_create();
+		int r = -ENOMEM;
+		if (map) {
+			struct elf_info info;
+			r = elf_load(ip, map, &info);
+			char *argv[] = { "/init" };
+			uint64_t sp;
+			if (r == 0)
+				r = elf_build_stack(map, argv, 1, NULL, 0, &info, &sp);
+		}
+		t->in_syscall = false;
+		fail_percent[FAIL_SLAB] = saved[0];
+		fail_percent[FAIL_PAGE] = saved[1];
+		if (map)
+			vm_map_destroy(map);
+		if (r != 0 && r != -ENOMEM)
+			ktest_fail(kt, __FILE__, __LINE__, "attempt %d gave %d", i, r);
+		failed += r != 0;
+	}
+	KT_EXPECT(failed > 0);
 	KT_EXPECT_EQ(settled_free(), before);
 }

@@ -179,6 +179,52 @@ KTEST(lockfault_unlock_by_other_cpu_is_caught)
 	simple_unlock(&la);
 }
 
+/* Found by grind: a timer interrupt taking ptimers (rank 36, high) while the
+ * interrupted thread held its vm_map (rank 40, complex) in a page fault was
+ * reported out of order.  The interrupted thread's complex locks do not
+ * order an interrupt handler's locks; the CPU's simple locks still do. */
+KTEST(lockorder_interrupt_ignores_interrupted_threads_complex_locks)
+{
+	NEED_MODE4();
+	struct complex_lock m;
+	complex_lock_init(&m, LC_VM_MAP, 0);      /* rank 40 > test_irq's 23 */
+	lock_read(&m);
+	uint64_t s = intr_disable();
+	mycpu()->intr_depth++;                    /* as in an interrupt handler */
+	lockfault_expect();
+	simple_lock(&lirq);
+	simple_unlock(&lirq);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_NONE);
+	mycpu()->intr_depth--;
+	intr_restore(s);
+	/* Outside an interrupt the same nesting is out of order. */
+	s = intr_disable();
+	lockfault_expect();
+	simple_lock(&lirq);
+	KT_EXPECT_EQ(lockfault_expect_end(), LF_ORDER);   /* (not taken) */
+	intr_restore(s);
+	lock_done(&m);
+}
+
+/* Found by grind: ptimers (rank 36) was taken by a timer interrupt that came
+ * while fs_info (43) was held, pollhead (48) likewise under pmap (50).  A
+ * class taken in interrupt handlers must outrank every simple class that is
+ * held with interrupts enabled. */
+KTEST(lockclass_interrupt_classes_outrank_interrupts_on_classes)
+{
+	static const int in_irq[] = { LC_PTIMERS, LC_POLLHEAD, LC_WAITQ, LC_SIGPOST,
+				      LC_THREAD, LC_CALLOUT, LC_RUNQ, LC_KMEM_POOL, LC_PAGE };
+	for (size_t i = 0; i < sizeof(in_irq) / sizeof(in_irq[0]); i++)
+		for (int c = 1; c < LC_COUNT; c++)
+			if (lock_classes[c].kind == SIMPLE && lock_classes[c].min_ipl == IPL_NONE &&
+			    lock_classes[c].rank >= lock_classes[in_irq[i]].rank) {
+				ktest_fail(kt, __FILE__, __LINE__,
+					   "%s (rank %d) is taken in interrupts, not above %s (rank %d)",
+					lock_classes[in_irq[i]].name, lock_classes[in_irq[i]].rank,
+					lock_classes[c].name, lock_classes[c].rank);
+			}
+}
+
 KTEST(lockfault_complex_with_simple_held_is_caught)
 {
 	NEED_MODE4();

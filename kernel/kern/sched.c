@@ -39,6 +39,7 @@
 #include "page.h"
 #include "pmap.h"
 #include "sched.h"
+#include "watchdog.h"
 #include "sbuf.h"
 #include "timekeep.h"
 #include "smp.h"

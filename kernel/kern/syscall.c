@@ -13,6 +13,7 @@
 #include "sched.h"
 #include "signal.h"
 #include "syscall.h"
+#include "failinject.h"
 #include "trap.h"
 #include "x86.h"
 #include "trace.h"
@@ -53,7 +54,9 @@ void syscall_dispatch(struct trapframe *tf)
 	} else {
 		uint64_t a0 = tf->rdi, a1 = tf->rsi, a2 = tf->rdx, a3 = tf->r10;
 		TRACE(TEV_SYS_ENTER, nr, a0, a1, a2);
+		fail_syscall_begin();
 		tf->rax = systab[nr]->fn(tf, tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
+		fail_syscall_end(nr, (int64_t)tf->rax);
 		TRACE(TEV_SYS_EXIT, nr, tf->rax, 0, 0);
 		if (bootopts.strace)
 			kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n", curproc()->pid,

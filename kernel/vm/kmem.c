@@ -38,6 +38,7 @@
 #include "vm.h"
 #include "page.h"
 #include "kmem.h"
+#include "failinject.h"
 #include "spinlock.h"
 #include "atomic.h"
 #include "cpu.h"
@@ -351,6 +352,8 @@ static void *kmalloc_large(size_t size, int flags)
 
 void *kmalloc(size_t size, int flags)
 {
+	if (fail_inject(FAIL_SLAB))
+		return NULL;
 	if (size > KMEM_MAX_SIZE)
 		return kmalloc_large(size, flags);
 	KASSERT(kmem_ready);

@@ -24,6 +24,7 @@
 #include "kernel.h"
 #include "vm.h"
 #include "page.h"
+#include "failinject.h"
 #include "spinlock.h"
 #include "cpu.h"
 #include "smp.h"
@@ -267,6 +268,8 @@ static void pcp_drain(struct page_pcp *pcp, uint64_t n)
 
 void *page_alloc(int flags)
 {
+	if (fail_inject(FAIL_PAGE))
+		return NULL;
 	uint64_t s = intr_disable();
 	struct page_pcp *pcp = &pcps[cpu_id()];
 	struct page *pg = pcp_pop_head(pcp);
@@ -314,7 +317,7 @@ void *pages_alloc(int order, int flags)
 {
 	if (order == 0)
 		return page_alloc(flags);
-	if (order < 0 || order > MAX_ORDER)
+	if (order < 0 || order > MAX_ORDER || fail_inject(FAIL_PAGE))
 		return NULL;
 
 	uint64_t s = disable_lock(&page_lock);

@@ -89,10 +89,8 @@ static int die_by_sigpipe(void *arg)
 UT_TEST(writer_killed_by_sigpipe)
 {
 	int st = ut_child(die_by_sigpipe, NULL);
-	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 3) {
-		ut_skip("EPIPE without SIGPIPE: signal delivery is not in this kernel yet");
-		return;
-	}
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 3)
+		ut_diag("write gave EPIPE but SIGPIPE was not delivered");
 	T_EXPECT(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
 }
 

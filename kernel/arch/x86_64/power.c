@@ -4,6 +4,7 @@
  * through the FADT's PM1a control port.
  */
 #include "kernel.h"
+#include "failinject.h"
 #include "apic.h"
 #include "page.h"
 #include "pmap.h"
@@ -15,7 +16,8 @@
 __noreturn void machine_poweroff(int code)
 {
 	cli();
-	syscall_stats_print();  /* unknown system calls that were tried */
+	syscall_stats_print();
+	fail_stats_print();     /* failslab=/failpage= results */  /* unknown system calls that were tried */
 	tlb_stats_print();      /* TLB shootdown counters per CPU (V3) */
 	kprintf("page: %lu of %lu pages free at power off\n", page_free_count(),
 		page_total_count());

@@ -59,6 +59,11 @@ void ipi_send_allbutself(int vector)
 	lapic_icr(0, ICR_ALLBUTSELF | ICR_FIXED | ICR_ASSERT | vector);
 }
 
+void ipi_nmi(int cpu)
+{
+	lapic_icr(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
+}
+
 void ipi_nmi_allbutself(void)
 {
 	if (ncpu_online > 1)

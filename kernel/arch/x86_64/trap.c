@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "errno.h"
 #include "trap.h"
+#include "watchdog.h"
 #include "smp.h"
 #include "apic.h"
 #include "x86.h"
@@ -73,6 +74,8 @@ void trapframe_print(const struct trapframe *tf)
 
 static void nmi(struct trapframe *tf)
 {
+	if (watchdog_nmi(tf))
+		return;
 	if (panicking) {
 		for (;;) {
 			cli();
@@ -162,6 +165,20 @@ static void user_fault(struct trapframe *tf, int pferr, uint64_t cr2)
 	cli();
 }
 
+/* A page fault is not the system call's allocation (fault injection): it
+ * runs with the thread's in_syscall flag off. */
+static int page_fault(struct trapframe *tf, uint64_t cr2)
+{
+	struct thread *t = mycpu()->curthread;
+	bool in = t && t->in_syscall;
+	if (in)
+		t->in_syscall = false;
+	int r = vm_page_fault(tf, cr2);
+	if (in)
+		t->in_syscall = true;
+	return r;
+}
+
 void trap(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
@@ -173,7 +190,7 @@ void trap(struct trapframe *tf)
 	}
 	if (v < 32) {
 		uint64_t cr2 = v == 14 ? read_cr2() : 0;
-		int pferr = v == 14 ? vm_page_fault(tf, cr2) : -EFAULT;
+		int pferr = v == 14 ? page_fault(tf, cr2) : -EFAULT;
 		if (v == 14)
 			TRACE(TEV_PGFAULT, cr2, tf->error, tf->rip, pferr);
 		if (v == 14 && pferr == 0)
