@@ -117,7 +117,7 @@ KTEST(trace_dump_has_header_and_every_record)
 	for (int i = 0; i < 5; i++)
 		trace_rec(TEV_MARKER, 100 + i, 0, 0, 0);
 	intr_restore(f);
-	static char buf[8192];
+	static char buf[65536];       /* the header names every syscall and lock class */
 	ssize_t n = trace_read(buf, sizeof(buf), 0);
 	KT_ASSERT(n > 16);
 	KT_EXPECT(!memcmp(buf, "CTRACE01", 8));
@@ -128,7 +128,7 @@ KTEST(trace_dump_has_header_and_every_record)
 	KT_ASSERT(16 + hl + 5 * sizeof(struct trace_rec) == (uint64_t)n);
 	struct trace_rec r;
 	/* Read in odd-sized pieces: the same bytes. */
-	static char piece[8192];
+	static char piece[65536];
 	size_t got = 0;
 	while (got < (size_t)n) {
 		ssize_t k = trace_read(piece + got, 7, got);
