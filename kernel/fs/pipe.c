@@ -224,11 +224,16 @@ static int pipe_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	return -ENOTTY;
 }
 
+/* Frees the pipe, its ring's pages and, after F_SETPIPE_SZ, its page array
+ * (cap / PAGE_SIZE slots, which may be more or fewer than the inline ones). */
 static void pipe_free(struct pipe *p)
 {
-	for (int i = 0; i < PIPE_PAGES; i++)
+	uint32_t n = p->cap / PAGE_SIZE;
+	for (uint32_t i = 0; i < n; i++)
 		if (p->page[i])
 			page_free(p->page[i]);
+	if (p->page != p->inl)
+		kfree(p->page);
 	kfree(p);
 }
 

@@ -131,6 +131,8 @@ struct usock;
 int unix_create(int type, int protocol, struct usock **out);
 int unix_pair(struct usock *a, struct usock *b);
 void unix_release(struct usock *s);
+/* O_ASYNC on or off for socket file f (fown.h): 0 or -ENOMEM. */
+int unix_fasync(struct usock *s, struct file *f, int fd, bool on);
 int unix_bind(struct usock *s, const struct ksockaddr *a);
 int unix_listen(struct usock *s, int backlog);
 int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock);

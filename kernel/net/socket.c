@@ -92,14 +92,21 @@ static int sock_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	return -ENOTTY;
 }
 
+static int sock_fasync(struct file *f, int fd, bool on)
+{
+	return unix_fasync(f->priv, f, fd, on);
+}
+
 static void sock_release(struct file *f)
 {
+	unix_fasync(f->priv, f, -1, false);   /* off the O_ASYNC list */
 	unix_release(f->priv);
 }
 
 const struct file_ops sock_fops = {
 	.read = sock_read, .write = sock_write, .poll = sock_poll,
 	.poll_head = sock_poll_head, .ioctl = sock_ioctl, .release = sock_release,
+	.fasync = sock_fasync,
 	.unref_hint = unix_gc_hint,
 };
 

@@ -38,6 +38,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "fown.h"
 #include "kmem.h"
 #include "net.h"
 #include "param.h"
@@ -86,6 +87,7 @@ struct usock {
 	struct waitq rwait;              /* readers (data) and acceptors (one woken) */
 	struct waitq wwait;              /* writers to this socket (room), connectors */
 	struct poll_head ph;
+	struct fasync *fasync;           /* (fasync lock) O_ASYNC files of it (fown.h) */
 	volatile uint64_t refcnt;        /* [a] file + peers + listener queue */
 	int type;                        /* [I] */
 	volatile int state;              /* (s) US_* */
@@ -213,6 +215,17 @@ static void wake(struct usock *s, struct waitq *wq, bool one, uint32_t events)
 	}
 	if (events)
 		poll_wake(&s->ph, events);
+	if (events == POLL_ANY || !s->fasync)
+		return;                      /* a release; nobody asked for SIGIO */
+	if (events & POLLIN)                 /* O_ASYNC: data, or a connection */
+		fasync_notify(&s->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
+	else if (events & POLLOUT)           /* room to write */
+		fasync_notify(&s->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
+}
+
+int unix_fasync(struct usock *s, struct file *f, int fd, bool on)
+{
+	return fasync_update(&s->fasync, f, fd, on);
 }
 
 static void wake_all(struct usock *s)
