@@ -700,8 +700,10 @@ struct conc {
 static void conc_reader(void *arg)
 {
 	struct conc *cc = arg;
-	/* Bounded: the test must end even if the scheduler starves the writer. */
-	for (int n = 0; n < 5000 && (n < 100 || !READ_ONCE(cc->stop)); n++) {
+	/* Until the loads end (bounded: the test must end even if the
+	 * scheduler starves the writer; it yields every 16 lookups).  A fixed
+	 * count ran out before the loads began on 8 emulated CPUs. */
+	for (int n = 0; n < 2000000 && (n < 100 || !READ_ONCE(cc->stop)); n++) {
 		struct inode *ip = NULL;
 		if (lk(cc->root, NULL, "/usr/bin/sh", 0, &ip) != 0 || ip != cc->target)
 			__atomic_fetch_add(&cc->bad, 1, __ATOMIC_RELAXED);

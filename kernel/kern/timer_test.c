@@ -26,7 +26,9 @@ static void tp_deliver(struct sigpost *sp __unused)
 static void tp_handler(void *arg __unused)
 {
 	tp_posted += sigpost_post(&tp);
-	tp_refused += !sigpost_post(&tp);   /* already queued */
+	bool again = sigpost_post(&tp);     /* refused while still queued */
+	tp_posted += again;
+	tp_refused += !again;
 }
 
 KTEST(sigpost_delivers_from_interrupt_in_thread_context)
@@ -41,9 +43,13 @@ KTEST(sigpost_delivers_from_interrupt_in_thread_context)
 		sleep_ticks(1);
 	callout_drain(&c);
 	sleep_ticks(3);
-	KT_EXPECT_EQ(tp_posted, 1);
-	KT_EXPECT_EQ(tp_refused, 1);
-	KT_EXPECT_EQ(READ_ONCE(tp_delivered), 1);
+	/* The second post is refused while the first is queued; the sigpost
+	 * thread on another CPU may take the first in between (the callouts
+	 * fire at their deadline, not only at ticks), and then both are
+	 * accepted.  Either way each accepted request is delivered once. */
+	KT_EXPECT_EQ(tp_posted + tp_refused, 2);
+	KT_EXPECT(tp_posted >= 1);
+	KT_EXPECT_EQ(READ_ONCE(tp_delivered), tp_posted);
 	KT_EXPECT(tp_in_thread);
 }
 
