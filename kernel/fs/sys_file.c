@@ -642,7 +642,7 @@ SYSCALL(8, lseek)
 		goto out;
 	}
 	lock_write(&f->poslock);
-	int64_t size = (int64_t)READ_ONCE(f->ip->size);
+	int64_t size = f->ip ? (int64_t)READ_ONCE(f->ip->size) : 0;   /* mqueues: none */
 	int64_t off = (int64_t)a1, base;
 	switch ((int)a2) {
 	case SEEK_SET: base = 0; break;

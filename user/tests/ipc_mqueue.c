@@ -336,4 +336,16 @@ UT_TEST(permissions_for_another_user)
 	T_OK(mq_unlink(n));
 }
 
+/* lseek on a queue's descriptor (grind: a NULL inode dereference). */
+UT_TEST(lseek_on_a_queue_does_not_crash)
+{
+	const char *n = name("lseek");
+	mqd_t q = mkq(n, 4, 64, 0);
+	T_ASSERT(q >= 0);
+	T_EXPECT_EQ(lseek(q, 5, SEEK_SET), 5);
+	T_EXPECT(lseek(q, 0, SEEK_END) >= 0);
+	T_OK(mq_close(q));
+	T_OK(mq_unlink(n));
+}
+
 UT_MAIN
