@@ -712,17 +712,23 @@ static void remove_ipc(void)
 			say("# grind: removed %d System V %s objects\n", total,
 			    k == 0 ? "shm" : k == 1 ? "sem" : "msg");
 	}
-	DIR *d = opendir("/dev/mqueue");
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		char name[300];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(name, sizeof name, "/%s", de->d_name);
-		syscall(SYS_mq_unlink, name);
+	int unlinked = 0;
+	for (int round = 0, n = 1; round < 1000 && n > 0; round++) {
+		DIR *d = opendir("/dev/mqueue");
+		struct dirent *de;
+		for (n = 0; d && (de = readdir(d));) {
+			char name[300];
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(name, sizeof name, "/%s", de->d_name);
+			n += syscall(SYS_mq_unlink, name) == 0;
+		}
+		if (d)
+			closedir(d);
+		unlinked += n;
 	}
-	if (d)
-		closedir(d);
+	if (unlinked)
+		say("# grind: removed %d POSIX message queues\n", unlinked);
 }
 
 static void remove_tree(const char *path)
