@@ -678,7 +678,8 @@ static int kill_descendants(void)
  * initramfs uses them while grind runs.
  */
 /* Removes the System V objects of one kind listed in /proc/sysvipc/KIND;
- * returns how many it removed. */
+ * returns how many it saw (-1: the listing could not be read, which fault
+ * injection makes happen: try again). */
 static int remove_sysv(int k)
 {
 	static const char *const kinds[] = { "shm", "sem", "msg" };
@@ -686,18 +687,23 @@ static int remove_sysv(int k)
 	snprintf(path, sizeof path, "/proc/sysvipc/%s", kinds[k]);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return 0;
-	int n = 0, removed = 0;
+		return errno == ENOENT ? 0 : -1;
+	int n = 0, seen = 0;
 	while (fgets(line, sizeof line, f)) {
 		long key, id;
 		if (n++ == 0 || sscanf(line, "%ld %ld", &key, &id) != 2)
 			continue;                  /* the header */
-		int r = k == 0 ? shmctl((int)id, IPC_RMID, NULL) :
-			k == 1 ? semctl((int)id, 0, IPC_RMID) : msgctl((int)id, IPC_RMID, NULL);
-		removed += r == 0;
+		seen++;
+		for (int t = 0; t < 100; t++) {    /* injected ENOMEM: again */
+			int r = k == 0 ? shmctl((int)id, IPC_RMID, NULL) :
+				k == 1 ? semctl((int)id, 0, IPC_RMID) : msgctl((int)id, IPC_RMID, NULL);
+			if (r == 0 || (errno != ENOMEM && errno != EAGAIN))
+				break;
+		}
 	}
+	int bad = ferror(f) || n == 0;        /* not even the header: a failed read */
 	fclose(f);
-	return removed;
+	return bad ? -1 : seen;
 }
 
 static void remove_ipc(void)
@@ -706,8 +712,8 @@ static void remove_ipc(void)
 	 * nothing is left to remove. */
 	for (int k = 0; k < 3; k++) {
 		int total = 0, r;
-		for (int round = 0; round < 1000 && (r = remove_sysv(k)) > 0; round++)
-			total += r;
+		for (int round = 0; round < 1000 && (r = remove_sysv(k)) != 0; round++)
+			total += r > 0 ? r : 0;
 		if (total)
 			say("# grind: removed %d System V %s objects\n", total,
 			    k == 0 ? "shm" : k == 1 ? "sem" : "msg");
@@ -716,16 +722,19 @@ static void remove_ipc(void)
 	for (int round = 0, n = 1; round < 1000 && n > 0; round++) {
 		DIR *d = opendir("/dev/mqueue");
 		struct dirent *de;
-		for (n = 0; d && (de = readdir(d));) {
+		if (!d) {
+			n = 1;                         /* injected failure: again */
+			continue;
+		}
+		for (n = 0; (de = readdir(d));) {
 			char name[300];
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(name, sizeof name, "/%s", de->d_name);
-			n += syscall(SYS_mq_unlink, name) == 0;
+			n++;
+			unlinked += syscall(SYS_mq_unlink, name) == 0;
 		}
-		if (d)
-			closedir(d);
-		unlinked += n;
+		closedir(d);
 	}
 	if (unlinked)
 		say("# grind: removed %d POSIX message queues\n", unlinked);

@@ -110,6 +110,28 @@ const char *ut_errname(int e)
 	return other;
 }
 
+int ut_become_nobody(void)
+{
+	return setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 ? 0 : -1;
+}
+
+struct nobody_call {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int as_nobody(void *arg)
+{
+	struct nobody_call *c = arg;
+	return ut_become_nobody() == 0 ? c->fn(c->arg) : 10;
+}
+
+int ut_child_as_nobody(int (*fn)(void *), void *arg)
+{
+	struct nobody_call c = { fn, arg };
+	return ut_child(as_nobody, &c);
+}
+
 int ut_child(int (*fn)(void *), void *arg)
 {
 	pid_t pid = fork();

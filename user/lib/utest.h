@@ -125,6 +125,12 @@ int ut_child(int (*fn)(void *), void *arg);
 #define UT_CHILD_OK(st) ((st) != -1 && ((st) & 0x7f) == 0 && (((st) >> 8) & 0xff) == 0)
 /* A readable description of a wait status, for diagnostics. */
 const char *ut_status_str(int status);
+/* Root only (a child's first step in tests of what users may not do): give
+ * up root for the nobody user and group (65534) in every id; 0, or -1. */
+int ut_become_nobody(void);
+/* ut_child(fn) as nobody: fn runs only if giving up root worked (else the
+ * child exits 10); the raw wait status. */
+int ut_child_as_nobody(int (*fn)(void *), void *arg);
 
 /* Zeroed MAP_SHARED|MAP_ANONYMOUS memory (shared with children across fork);
  * NULL on failure. */
