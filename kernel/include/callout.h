@@ -43,9 +43,8 @@ void callout_drain(struct callout *c);
 bool callout_pending(struct callout *c);     /* a snapshot */
 bool callout_running(struct callout *c);     /* handler running on some CPU (snapshot) */
 
-/* The clock interrupt of each CPU (interrupts disabled): runs the due
- * callouts; true if there was one. */
-bool callout_tick(void);
+/* The clock interrupt of each CPU (interrupts disabled): runs the due callouts. */
+void callout_tick(void);
 /* This CPU's first deadline, UINT64_MAX if none (interrupts disabled). */
 uint64_t callout_next_deadline(void);
 void callout_init_cpus(void);

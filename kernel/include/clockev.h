@@ -14,6 +14,5 @@ void clockev_intr(struct trapframe *tf);     /* the timer interrupt */
 /* A callout with this deadline is now first on this CPU's queue
  * (callout.c, queue lock held, interrupts disabled). */
 void clockev_callout_first(uint64_t deadline_ns);
-void clockev_stats(int cpu, uint64_t *intrs, uint64_t *early);
 
 #endif

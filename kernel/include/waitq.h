@@ -44,8 +44,7 @@ int waitq_sleep_intr_locked(struct waitq *wq);
 /* Both: 0 woken, -ETIMEDOUT, -EINTR (not restarted: the caller decides). */
 int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t ticks);
 /* With a deadline on the monotonic clock in ns (callouts fire at it, not at
- * the next tick): 0 woken, -ETIMEDOUT, and for _intr -EINTR. */
-int waitq_sleep_until_locked(struct waitq *wq, uint64_t deadline_ns);
+ * the next tick): 0 woken, -ETIMEDOUT, -EINTR. */
 int waitq_sleep_until_intr_locked(struct waitq *wq, uint64_t deadline_ns);
 int waitq_wakeup_one_locked(struct waitq *wq);   /* returns threads woken */
 int waitq_wakeup_all_locked(struct waitq *wq);

@@ -166,8 +166,7 @@ int ipc_sleeper_wait(struct ipc_sleeper *s, uint64_t deadline)
 				r = -ETIMEDOUT;
 				break;
 			}
-			r = waitq_sleep_timeout_intr_locked(&s->wq,
-							    (deadline - now + TICK_NS - 1) / TICK_NS);
+			r = waitq_sleep_until_intr_locked(&s->wq, deadline);
 		} else {
 			r = waitq_sleep_intr_locked(&s->wq);
 		}
@@ -185,13 +184,11 @@ int ipc_sleeper_wait(struct ipc_sleeper *s, uint64_t deadline)
 
 int ipc_timeout(uint64_t uts, bool abs, uint64_t *deadline)
 {
-	int64_t ts[2];
-	if (copyin(ts, (const void *)uts, sizeof(ts)))
-		return -EFAULT;
-	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= (int64_t)NSEC_PER_SEC)
-		return -EINVAL;
-	uint64_t ns = ts[0] > (int64_t)(~0UL / NSEC_PER_SEC / 4) ? ~0UL / 4 :
-		      (uint64_t)ts[0] * NSEC_PER_SEC + (uint64_t)ts[1];
+	int64_t sns;
+	int r = timeout_from_user_timespec(uts, &sns);
+	if (r)
+		return r;
+	uint64_t ns = (uint64_t)sns;
 	uint64_t now = time_monotonic_ns();
 	if (abs) {
 		uint64_t rnow = time_realtime_ns();

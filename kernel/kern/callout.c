@@ -165,20 +165,18 @@ uint64_t callout_next_deadline(void)
 	return d;
 }
 
-bool callout_tick(void)
+void callout_tick(void)
 {
 	KASSERT(!intr_enabled());
 	struct callout_cpu *cc = &ccpu[cpu_id()];
 	uint64_t now = time_monotonic_ns();
-	bool ran = false;
 	for (;;) {
 		simple_lock(&cc->lock);
 		struct callout *c = cc->head;
 		if (!c || c->deadline > now) {
 			simple_unlock(&cc->lock);
-			return ran;
+			return;
 		}
-		ran = true;
 		cc->head = c->next;
 		c->next = NULL;
 		c->pending = 0;

@@ -32,8 +32,6 @@
 struct clockev {
 	uint64_t next_tick_tsc;   /* [o] TSC of this CPU's next tick */
 	uint64_t armed_tsc;       /* [o] TSC the timer was last programmed to fire at */
-	uint64_t intrs;           /* [o] timer interrupts taken */
-	uint64_t early;           /* [o] of them, with nothing due yet (re-programmed) */
 } __cacheline_aligned;
 
 static struct clockev clockev[NCPU_MAX];
@@ -101,7 +99,6 @@ void clockev_intr(struct trapframe *tf)
 	struct cpu *c = mycpu();
 	struct clockev *ce = &clockev[c->id];
 	uint64_t now = rdtsc(), per = tick_cycles();
-	ce->intrs++;
 	if (now + per / 32 >= ce->next_tick_tsc) {
 		ce->next_tick_tsc += per;
 		if (ce->next_tick_tsc <= now)
@@ -110,8 +107,8 @@ void clockev_intr(struct trapframe *tf)
 		sched_tick(tf);                        /* runs callout_tick */
 		time_tick();
 		watchdog_tick();                       /* this CPU is alive (watchdog.c) */
-	} else if (!callout_tick()) {
-		ce->early++;
+	} else {
+		callout_tick();
 	}
 	reprogram(ce);
 }
@@ -128,10 +125,4 @@ void clockev_callout_first(uint64_t deadline_ns)
 	uint64_t when = ns_to_tsc(deadline_ns);
 	if (when < ce->armed_tsc)
 		program_at(ce, when);
-}
-
-void clockev_stats(int cpu, uint64_t *intrs, uint64_t *early)
-{
-	*intrs = READ_ONCE(clockev[cpu].intrs);
-	*early = READ_ONCE(clockev[cpu].early);
 }

@@ -256,13 +256,6 @@ int waitq_sleep_timeout_intr_locked(struct waitq *wq, uint64_t n)
 	return r == EINTR ? -EINTR : r ? -ETIMEDOUT : 0;
 }
 
-int waitq_sleep_until_locked(struct waitq *wq, uint64_t deadline)
-{
-	if (simple_locks_held() > 1)
-		lock_check_sleep("waitq_sleep with another simple lock held");
-	return sleep_locked(wq, deadline ? deadline : 1, false) ? -ETIMEDOUT : 0;
-}
-
 int waitq_sleep_until_intr_locked(struct waitq *wq, uint64_t deadline)
 {
 	if (simple_locks_held() > 1)

@@ -330,28 +330,16 @@ static struct umsg *queue_take_locked(struct usock *r)
 
 /* ---- sleeping ---- */
 
-/* Ticks to sleep until deadline (0: no deadline); -ETIMEDOUT if passed. */
-static int64_t ticks_left(uint64_t deadline)
-{
-	if (!deadline)
-		return 0;
-	uint64_t now = time_monotonic_ns();
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	return (int64_t)((deadline - now + TICK_NS - 1) / TICK_NS);
-}
-
 /* One interruptible sleep on wq (its lock held) with an optional deadline:
  * 0, -EINTR, -EAGAIN (timed out). */
 static int sleep_on_locked(struct waitq *wq, uint64_t deadline)
 {
 	if (!deadline)
 		return waitq_sleep_intr_locked(wq) ? -EINTR : 0;
-	int64_t t = ticks_left(deadline);
-	if (t < 0)
+	if (time_monotonic_ns() >= deadline)
 		return -EAGAIN;
-	int r = waitq_sleep_timeout_intr_locked(wq, (uint64_t)t);
-	return r == -ETIMEDOUT ? (ticks_left(deadline) < 0 ? -EAGAIN : 0) : r;
+	int r = waitq_sleep_until_intr_locked(wq, deadline);
+	return r == -ETIMEDOUT ? -EAGAIN : r;
 }
 
 static uint64_t deadline_of(uint64_t timeo)
