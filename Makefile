@@ -107,6 +107,8 @@ KERN_OBJS := \
 VM_OBJS := \
 	vm/page.o \
 	vm/kmem.o \
+	vm/leaktrace.o \
+	vm/leaktrace_test.o \
 	vm/page_test.o \
 	vm/kmem_test.o \
 	vm/vm_map.o \

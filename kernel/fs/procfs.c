@@ -11,6 +11,8 @@
  *   /proc/trace          the trace dump (binary); write a command (trace.c)
  *   /proc/trace_marker   a write is a user marker in the trace
  *   /proc/locks          advisory locks held (flock.c)
+ *   /proc/leaktrace      allocations held since a mark (boot option
+ *                        leaktrace); write "mark"
  *   /proc/self           symbolic link to the caller's PID directory
  *   /proc/thread-self    symbolic link to the caller's PID/task/TID directory
  *   /proc/PID/{stat,status,cmdline,maps,comm}
@@ -35,6 +37,7 @@
 #include "ipc.h"
 #include "flock.h"
 #include "kmem.h"
+#include "leaktrace.h"
 #include "lock.h"
 #include "proc.h"
 #include "procgen.h"
@@ -72,6 +75,7 @@ static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lock
 static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
 static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
+static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
 static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
 
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
@@ -417,6 +421,7 @@ static const struct pentry root_files[] = {
 	{ "trace", gen_none, true },          /* read and written by trace.c */
 	{ "trace_marker", gen_none, true },
 	{ "locks", gen_locks, false },
+	{ "leaktrace", gen_leaktrace, true },
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 
@@ -1120,7 +1125,8 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 		return trace_marker_write(buf, n);
 	if (p->kind == PK_SYSFILE)
 		return off ? -EINVAL : procsys_store(p->idx, buf, n) ?: (ssize_t)n;
-	if (p->kind != PK_FILE || strcmp(root_files[p->idx].name, "lockstat"))
+	if (p->kind != PK_FILE || (strcmp(root_files[p->idx].name, "lockstat") &&
+				   strcmp(root_files[p->idx].name, "leaktrace")))
 		return -EINVAL;
 	char cmd[16];
 	size_t k = MIN(n, sizeof(cmd) - 1);
@@ -1128,7 +1134,8 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 	cmd[k] = '\0';
 	while (k && (cmd[k - 1] == '\n' || cmd[k - 1] == ' '))
 		cmd[--k] = '\0';
-	int r = lockstat_command(cmd);
+	int r = root_files[p->idx].name[1] == 'o' ? lockstat_command(cmd) :
+		leaktrace_command(cmd);
 	return r < 0 ? r : (ssize_t)n;
 }
 

@@ -1230,13 +1230,13 @@ SYSCALL(258, mkdirat) { return do_mknodat((int)a0, a1, S_IFDIR | ((uint32_t)a2 &
 SYSCALL(133, mknod)
 {
 	if (((uint32_t)a1 & S_IFMT) == S_IFDIR)
-		return -EINVAL;
+		return -EPERM;          /* Linux may_mknod */
 	return do_mknodat(AT_FDCWD, a0, (uint32_t)a1, (uint32_t)a2);
 }
 SYSCALL(259, mknodat)
 {
 	if (((uint32_t)a2 & S_IFMT) == S_IFDIR)
-		return -EINVAL;
+		return -EPERM;          /* Linux may_mknod */
 	return do_mknodat((int)a0, a1, (uint32_t)a2, (uint32_t)a3);
 }
 

@@ -57,6 +57,7 @@ size_t strnlen(const char *s, size_t n);
 int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
 char *strchr(const char *s, int c);
+char *strstr(const char *s, const char *needle);
 size_t strlcpy(char *d, const char *s, size_t n);
 
 /* Power off the machine; QEMU exits with status (code << 1) | 1. */

@@ -13,6 +13,7 @@
 #include "vm.h"
 
 #define PA_ZERO   0x1
+#define PA_NOTRACK 0x2           /* not recorded by leak tracing (kmem's slabs) */
 
 #define MAX_ORDER 10              /* largest block: 2^10 pages = 4 MiB */
 

@@ -6,6 +6,7 @@
 #include "boot.h"
 #include "watchdog.h"
 #include "failinject.h"
+#include "leaktrace.h"
 
 struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1,
 			     .tracebuf_kb = -1 };
@@ -82,6 +83,8 @@ static void option(const char *key, const char *val)
 		bootopts.strace = true;
 	} else if (!strcmp(key, "norandmaps") && !val) {
 		bootopts.norandmaps = true;
+	} else if (!strcmp(key, "leaktrace") && !val) {
+		leaktrace_enabled = true;
 	} else if (!strcmp(key, "lockstat") && !val) {
 		bootopts.lockstat = true;
 	} else if (!strcmp(key, "trace")) {

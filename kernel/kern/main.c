@@ -5,6 +5,7 @@
  * calibration, the other CPUs — then runs the selected in-kernel tests.
  */
 #include "kernel.h"
+#include "leaktrace.h"
 #include "tty.h"
 #include "apic.h"
 #include "clockev.h"
@@ -126,6 +127,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	int nfree = free_regions(freeram);
 	page_init(freeram, nfree);
 	kmem_init();
+	leaktrace_init();
 	kstack_init();                  /* before any address space copies the PML4 */
 	kinfo("concerto: memory %lu MiB usable, %lu MiB free; kernel image %lu KiB\n",
 	      page_total_count() * PAGE_SIZE >> 20, page_free_count() * PAGE_SIZE >> 20,

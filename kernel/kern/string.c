@@ -87,6 +87,16 @@ char *strchr(const char *s, int c)
 	return c == 0 ? (char *)s : NULL;
 }
 
+/* The first occurrence of needle in s, or NULL. */
+char *strstr(const char *s, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *s; s++)
+		if (strncmp(s, needle, n) == 0)
+			return (char *)s;
+	return n == 0 ? (char *)s : NULL;
+}
+
 size_t strlcpy(char *d, const char *s, size_t n)
 {
 	size_t len = strlen(s);

@@ -38,6 +38,7 @@
 #include "vm.h"
 #include "page.h"
 #include "kmem.h"
+#include "leaktrace.h"
 #include "failinject.h"
 #include "spinlock.h"
 #include "atomic.h"
@@ -209,7 +210,7 @@ static void slab_list_remove_locked(struct kmem_pool *pool, struct slab **head,
 static struct slab *slab_create_locked(struct kmem_pool *pool)
 {
 	KASSERT(simple_lock_held(&pool->lock));
-	char *base = pages_alloc(pool->order, 0);
+	char *base = pages_alloc(pool->order, PA_NOTRACK);
 	if (base == NULL)
 		return NULL;
 
@@ -373,6 +374,7 @@ void *kmalloc(size_t size, int flags)
 	debug_chunk_alloc(pool, p);
 	if (flags & KM_ZERO)
 		memset(p, 0, pool->size);
+	leaktrace_alloc(p, size);
 	return p;
 }
 
@@ -426,6 +428,7 @@ void kfree(void *p)
 		return;
 	}
 
+	leaktrace_free(p);
 	debug_chunk_free(pool, sl, p, idx);
 	uint64_t s = intr_disable();
 	struct kmem_cpu *kc = &kmem_cpus[cpu_id()][pool->cls];

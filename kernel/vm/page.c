@@ -24,6 +24,7 @@
 #include "kernel.h"
 #include "vm.h"
 #include "page.h"
+#include "leaktrace.h"
 #include "failinject.h"
 #include "spinlock.h"
 #include "cpu.h"
@@ -287,6 +288,8 @@ void *page_alloc(int flags)
 	void *va = page_to_va(pg);
 	if (flags & PA_ZERO)
 		memset(va, 0, PAGE_SIZE);
+	if (!(flags & PA_NOTRACK))
+		leaktrace_alloc(va, PAGE_SIZE);
 	return va;
 }
 
@@ -303,6 +306,7 @@ static struct page *free_check(void *va, int order)
 void page_free(void *va)
 {
 	struct page *pg = free_check(va, 0);
+	leaktrace_free(va);
 
 	uint64_t s = intr_disable();
 	struct page_pcp *pcp = &pcps[cpu_id()];
@@ -329,6 +333,8 @@ void *pages_alloc(int order, int flags)
 	void *va = page_to_va(pg);
 	if (flags & PA_ZERO)
 		memset(va, 0, PAGE_SIZE << order);
+	if (!(flags & PA_NOTRACK))
+		leaktrace_alloc(va, PAGE_SIZE << order);
 	return va;
 }
 
@@ -340,6 +346,7 @@ void pages_free(void *va, int order)
 	}
 	KASSERT_OP(order, <=, MAX_ORDER);
 	struct page *pg = free_check(va, order);
+	leaktrace_free(va);
 
 	uint64_t s = disable_lock(&page_lock);
 	buddy_free_locked(pg, order);

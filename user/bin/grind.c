@@ -536,10 +536,15 @@ static void worker(int idx, uint64_t gen)
 	mknod("zero", S_IFCHR | 0666, makedev(1, 5));
 	symlink("a", "link");
 	symlink("nowhere", "dangling");
-	/* The parent's /dev/null (a random unlink may remove the node). */
-	dup2(NULL_FD, 0);
-	dup2(NULL_FD, 1);
-	dup2(NULL_FD, 2);
+	/* Standard descriptors on the scratch directory's own null node, so
+	 * that what random calls leave on them (flock and record-lock state,
+	 * modes, xattrs) dies with the directory; the parent's /dev/null only
+	 * if the node could not be made (fault injection). */
+	int own = open("null", O_RDWR);
+	int nul = own >= 0 ? own : NULL_FD;
+	dup2(nul, 0);
+	dup2(nul, 1);
+	dup2(nul, 2);
 	for (int fd = 3; fd < 1024; fd++)
 		close(fd);
 	struct rlimit rl = { 256, 256 };
@@ -727,12 +732,11 @@ static void remove_ipc(void)
 			continue;
 		}
 		for (n = 0; (de = readdir(d));) {
-			char name[300];
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(name, sizeof name, "/%s", de->d_name);
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;      /* ".x" is a valid queue name */
 			n++;
-			unlinked += syscall(SYS_mq_unlink, name) == 0;
+			/* The system call takes the name without musl's '/'. */
+			unlinked += syscall(SYS_mq_unlink, de->d_name) == 0;
 		}
 		closedir(d);
 	}
@@ -766,6 +770,91 @@ static void remove_tree(const char *path)
 	} else if (RETRY(unlink(path)) != 0) {
 		say("# grind: unlink %s: %s\n", path, strerror(errno));
 	}
+}
+
+/*
+ * Stray names.  A random pointer into scratch memory is a path of random
+ * bytes, and one that starts with '/' (or climbs out with "..") names a file
+ * outside the scratch directory; such files would outlive the run (and
+ * count as leaked memory).  The tree's names are listed before the run and
+ * every name that is new afterwards is removed.
+ */
+static char **tree_names;                   /* sorted */
+static size_t tree_n, tree_cap;
+
+static int tree_skipped(const char *path)
+{
+	return !strcmp(path, "/proc") || !strcmp(path, "/sys") ||
+	       !strcmp(path, "/dev/mqueue") || !strcmp(path, workdir);
+}
+
+/* Calls fn on every name below dir (not following links), parents first. */
+static void tree_walk(const char *dir, void (*fn)(const char *path, int is_dir))
+{
+	DIR *d;
+	for (int t = 0; !(d = opendir(dir)) && (errno == ENOMEM || errno == EAGAIN) && t < 1000; t++)
+		;
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char sub[4096];
+		snprintf(sub, sizeof sub, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
+		if (tree_skipped(sub))
+			continue;
+		struct stat st;
+		int is_dir = RETRY(lstat(sub, &st)) == 0 && S_ISDIR(st.st_mode);
+		fn(sub, is_dir);
+		if (is_dir)
+			tree_walk(sub, fn);
+	}
+	closedir(d);
+}
+
+static void tree_add(const char *path, int is_dir)
+{
+	(void)is_dir;
+	if (tree_n == tree_cap) {
+		tree_cap = tree_cap ? tree_cap * 2 : 1024;
+		char **n = realloc(tree_names, tree_cap * sizeof *n);
+		if (!n)
+			return;
+		tree_names = n;
+	}
+	char *c = strdup(path);
+	if (c)
+		tree_names[tree_n++] = c;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int strays;
+
+static void tree_remove_new(const char *path, int is_dir)
+{
+	(void)is_dir;
+	const char *key = path;
+	if (bsearch(&key, tree_names, tree_n, sizeof *tree_names, cmp_name))
+		return;
+	char shown[200];
+	size_t k = 0;
+	for (const char *c = path; *c && k + 5 < sizeof shown; c++)
+		k += (size_t)snprintf(shown + k, sizeof shown - k,
+				      *c >= 32 && *c < 127 ? "%c" : "\\x%02x", (unsigned char)*c);
+	say("# grind: removing %s (made outside the scratch directory)\n", shown);
+	remove_tree(path);
+	strays++;
+}
+
+static void tree_snapshot(void)
+{
+	tree_walk("/", tree_add);
+	qsort(tree_names, tree_n, sizeof *tree_names, cmp_name);
 }
 
 static void report_stuck(int i)
@@ -910,6 +999,7 @@ int main(int argc, char **argv)
 		say("not ok 1 grind # mkdir %s: %s\n", workdir, strerror(errno));
 		return 1;
 	}
+	tree_snapshot();
 	for (size_t i = 0; i < NPATHS; i++)
 		pathv[i] = paths[i];
 	memset(longpath, 'a', sizeof longpath - 1);
@@ -992,6 +1082,7 @@ int main(int argc, char **argv)
 		remove_tree(others[i]);
 	}
 	remove_ipc();
+	tree_walk("/", tree_remove_new);
 	/* Again while it is there: a directory read may fail for lack of memory. */
 	struct stat wst;
 	for (int t = 0; t < 100 && (lstat(workdir, &wst) == 0 || errno != ENOENT); t++)

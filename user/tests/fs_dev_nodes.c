@@ -108,4 +108,24 @@ UT_TEST(dev_is_a_directory_listing_nodes)
 	T_EXPECT_EQ(found, 2);
 }
 
+UT_TEST(mknod_of_a_directory_is_eperm_and_of_an_unknown_type_einval)
+{
+	const char *dir = fs_scratch("mknod_types");
+	if (!dir)
+		return;
+	char path[PATH_MAX];
+	FS_PATH(path, dir, "x");
+	T_EXPECT_ERRNO(mknod(path, S_IFDIR | 0755, 0), EPERM);
+	T_EXPECT_ERRNO(mknodat(AT_FDCWD, path, S_IFDIR | 0755, 0), EPERM);
+	T_EXPECT_ERRNO(mknod(path, 0170000 | 0644, 0), EINVAL);
+	T_EXPECT_ERRNO(mknod(path, S_IFLNK | 0644, 0), EINVAL);
+	struct stat s;
+	T_EXPECT_ERRNO(lstat(path, &s), ENOENT);     /* nothing was made */
+	T_OK(mknod(path, S_IFIFO | 0644, 0));
+	T_OK(lstat(path, &s));
+	T_EXPECT(S_ISFIFO(s.st_mode));
+	T_OK(unlink(path));
+	T_OK(rmdir(dir));
+}
+
 UT_MAIN
