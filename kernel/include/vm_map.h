@@ -201,6 +201,9 @@ int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 /* Map obj at byte offset off (file mappings: vm_mmap_file). */
 int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		struct vm_obj *obj, uint64_t off, vaddr_t *out);
+/* The same with VR_* flags for the region (shmat SHM_RDONLY: VR_NOWRITE). */
+int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
+		   struct vm_obj *obj, uint64_t off, int vrflags, vaddr_t *out);
 /*
  * mmap of an open file f (sys_mmap, after the EBADF check): a regular tmpfs
  * file (shared or private), /dev/zero (anonymous); -EACCES, -ENODEV,

@@ -204,7 +204,9 @@ SYSCALL(30, shmat)
 	struct vm_obj *obj = s->obj;
 	int mflags = MAP_SHARED | (addr ? ((flg & SHM_REMAP) ? MAP_FIXED : MAP_FIXED_NOREPLACE) : 0);
 	vaddr_t out;
-	r = vm_mmap_obj(curproc()->map, addr, obj->size, prot, mflags, obj, 0, &out);
+	/* Read-only attach: mprotect may not add PROT_WRITE (Linux: no VM_MAYWRITE). */
+	r = vm_mmap_obj_vr(curproc()->map, addr, obj->size, prot, mflags, obj, 0,
+			   (flg & SHM_RDONLY) ? VR_NOWRITE : 0, &out);
 	if (r == -EEXIST)
 		r = -EINVAL;
 	if (r == 0) {

@@ -575,6 +575,12 @@ static int populate_range(struct vm_map *map, vaddr_t start, vaddr_t end, int ac
 int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		struct vm_obj *obj, uint64_t off, vaddr_t *out)
 {
+	return vm_mmap_obj_vr(map, addr, len, prot, flags, obj, off, 0, out);
+}
+
+int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
+		   struct vm_obj *obj, uint64_t off, int vrflags, vaddr_t *out)
+{
 	int err = mmap_check(addr, &len, flags, off);
 	if (err)
 		return err;
@@ -613,6 +619,7 @@ int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int fl
 		   ((flags & MAP_GROWSDOWN) ? VR_GROWSDOWN : 0);
 	if (shared)
 		r->flags |= obj->vrflags;
+	r->flags |= vrflags;
 	r->obj = obj;
 	r->off = off;
 

@@ -172,6 +172,10 @@ UT_TEST(rdonly_rnd_and_fixed_address)
 		faulted = 1;
 	sigaction(SIGSEGV, &old, NULL);
 	T_EXPECT(faulted);
+	/* Attached read-only: mprotect may not make it writable (Linux: no
+	 * VM_MAYWRITE), but may keep it read-only. */
+	T_EXPECT_ERRNO(mprotect((void *)ro, PG, PROT_READ | PROT_WRITE), EACCES);
+	T_OK(mprotect((void *)ro, PG, PROT_READ));
 	T_OK(shmdt((void *)ro));
 	/* At a chosen free address, and rounded down with SHM_RND. */
 	char *hole = mmap(NULL, 4 * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
