@@ -989,9 +989,10 @@ SYSCALL(126, capset)
 	struct cap_data d[2] = { 0 };
 	if (copyin(d, (void *)a1, n * sizeof(d[0])) < 0)
 		return -EFAULT;
-	uint64_t eff = d[0].eff | (uint64_t)d[1].eff << 32;
-	uint64_t prm = d[0].prm | (uint64_t)d[1].prm << 32;
-	uint64_t inh = d[0].inh | (uint64_t)d[1].inh << 32;
+	/* Bits beyond CAP_LAST_CAP are ignored (Linux masks them). */
+	uint64_t eff = (d[0].eff | (uint64_t)d[1].eff << 32) & CAP_FULL;
+	uint64_t prm = (d[0].prm | (uint64_t)d[1].prm << 32) & CAP_FULL;
+	uint64_t inh = (d[0].inh | (uint64_t)d[1].inh << 32) & CAP_FULL;
 	int r = 0;
 	simple_lock(&p->lock);
 	struct cred *c = &p->cred;

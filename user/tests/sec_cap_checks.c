@@ -553,4 +553,27 @@ UT_TEST(securebits_lock_and_need_cap_setpcap)
 	run(securebits);
 }
 
+/* capset ignores bits beyond the last capability (Linux masks them):
+ * success, and they do not read back. */
+static int beyond_last(void *arg)
+{
+	(void)arg;
+	struct sets s0, s;
+	if (get_sets(&s0))
+		return 1;
+	s = s0;
+	s.eff |= 1ULL << 63;
+	s.prm |= 1ULL << 63;
+	s.inh |= 1ULL << 62;
+	CHECK(2, set_sets(&s), 0);
+	if (get_sets(&s) || s.eff != s0.eff || s.prm != s0.prm || s.inh != s0.inh)
+		return 3;
+	return 0;
+}
+
+UT_TEST(capset_ignores_bits_beyond_the_last_capability)
+{
+	run(beyond_last);
+}
+
 UT_MAIN
