@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <dirent.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <sched.h>
 
 /* <linux/capability.h> (not in musl's headers) */
@@ -38,6 +40,8 @@ struct cap_data {
 #define CAP_SETGID 6
 #define CAP_SETUID 7
 #define CAP_SETPCAP 8
+#define CAP_IPC_LOCK 14
+#define CAP_IPC_OWNER 15
 #define CAP_SYS_NICE 23
 #define CAP_MKNOD 27
 #define CAP(c) (1ULL << (c))
@@ -463,6 +467,46 @@ static int setgid_cap(void *arg)
 UT_TEST(gid_calls_need_cap_setgid_uid_calls_cap_setuid)
 {
 	run(setgid_cap);
+}
+
+/* System V shared memory: a mode that denies us is overridden by
+ * CAP_IPC_OWNER; SHM_LOCK with RLIMIT_MEMLOCK 0 needs CAP_IPC_LOCK. */
+static int sysv_caps(void *arg)
+{
+	(void)arg;
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (id < 0)
+		return 1;
+	struct shmid_ds ds;
+	int r = 0;
+	if (shmctl(id, IPC_STAT, &ds))
+		r = 2;
+	ds.shm_perm.mode = 0;
+	if (!r && shmctl(id, IPC_SET, &ds))
+		r = 3;
+	if (!r && shmctl(id, IPC_STAT, &ds))                  /* CAP_IPC_OWNER */
+		r = 4;
+	struct rlimit z = { 0, 0 };
+	if (!r && (lower(CAP(CAP_IPC_OWNER) | CAP(CAP_IPC_LOCK), 0) ||
+		   setrlimit(RLIMIT_MEMLOCK, &z)))
+		r = 5;
+	if (!r && (shmctl(id, IPC_STAT, &ds) != -1 || errno != EACCES))
+		r = 6;
+	if (!r && (shmctl(id, SHM_LOCK, NULL) != -1 || errno != EPERM))
+		r = 7;
+	if (!r && shmctl(id, SHM_UNLOCK, NULL))               /* the owner may */
+		r = 8;
+	if (!r && raise_eff(CAP(CAP_IPC_OWNER) | CAP(CAP_IPC_LOCK)))
+		r = 9;
+	if (!r && (shmctl(id, SHM_LOCK, NULL) || shmctl(id, IPC_STAT, &ds)))
+		r = 10;
+	shmctl(id, IPC_RMID, NULL);
+	return r;
+}
+
+UT_TEST(sysv_ipc_owner_and_ipc_lock)
+{
+	run(sysv_caps);
 }
 
 /* ---- uid transitions: setfsuid, keep-caps, securebits ---- */
