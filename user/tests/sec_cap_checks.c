@@ -615,6 +615,51 @@ static int beyond_last(void *arg)
 	return 0;
 }
 
+/* /proc/self/status shows the sets as capget does (CapEff etc., hex). */
+static int status_field(const char *name, uint64_t *v)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char key[32];
+	snprintf(key, sizeof(key), "\n%s:\t", name);
+	char *p = strstr(buf, key);
+	if (!p)
+		return -1;
+	unsigned long long x;
+	if (sscanf(p + strlen(key), "%llx", &x) != 1)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int proc_status(void *arg)
+{
+	(void)arg;
+	CHECK(1, lower(CAP(CAP_KILL), 0), 0);
+	CHECK(2, lower(CAP(CAP_CHOWN), 1), 0);
+	struct sets s;
+	uint64_t eff, prm, inh, bnd;
+	if (get_sets(&s) || status_field("CapEff", &eff) || status_field("CapPrm", &prm) ||
+	    status_field("CapInh", &inh) || status_field("CapBnd", &bnd))
+		return 3;
+	if (eff != s.eff || prm != s.prm || inh != s.inh || (eff & CAP(CAP_KILL)) ||
+	    !(prm & CAP(CAP_KILL)) || (prm & CAP(CAP_CHOWN)) || !(bnd & CAP(CAP_CHOWN)))
+		return 4;
+	return 0;
+}
+
+UT_TEST(proc_status_shows_the_capability_sets)
+{
+	run(proc_status);
+}
+
 UT_TEST(capset_ignores_bits_beyond_the_last_capability)
 {
 	run(beyond_last);

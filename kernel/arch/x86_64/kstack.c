@@ -174,8 +174,8 @@ uint64_t kstack_alloc_cpu(void)
 	return top;
 }
 
-/* boot.S: the boot CPU's boot/idle stack, with an unmapped guard page
- * below it (mmu.c image_attr leaves it out of the kernel image map). */
+/* boot.S: the boot CPU's boot/idle stack, with an unmapped KSTACK_SIZE
+ * guard below it (mmu.c image_attr leaves it out of the kernel image map). */
 extern char boot_stack_guard[], boot_stack[];
 
 /* True if addr lies in a guard page of the stack area or below the boot

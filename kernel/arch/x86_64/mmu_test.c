@@ -105,8 +105,8 @@ KTEST(mmu_kernel_stack_has_guard_page)
 }
 
 /* One per-CPU stack (top as the CPU has it): mapped writable from its
- * bottom to its top, the page below it not mapped (a read there faults,
- * and the double fault would report it as an overflow). */
+ * bottom to its top, the KSTACK_SIZE below it not mapped (a read there
+ * faults, and the double fault would report it as an overflow). */
 static void expect_guarded(struct ktest_ctx *kt, uint64_t top)
 {
 	uint64_t bottom = top - KSTACK_SIZE;
@@ -114,7 +114,9 @@ static void expect_guarded(struct ktest_ctx *kt, uint64_t top)
 		uint64_t e = mmu_kernel_pte(a);
 		KT_EXPECT((e & PTE_P) && (e & PTE_W));
 	}
-	KT_EXPECT_EQ(mmu_kernel_pte(bottom - PAGE_SIZE), 0);
+	for (uint64_t g = bottom - KSTACK_SIZE; g < bottom; g += PAGE_SIZE)
+		KT_EXPECT_EQ(mmu_kernel_pte(g), 0);
+	KT_EXPECT(kstack_guard_hit(bottom - KSTACK_SIZE));
 	KT_EXPECT(kstack_guard_hit(bottom - 1));
 	KT_EXPECT(kstack_guard_hit(bottom - PAGE_SIZE));
 	KT_EXPECT(!kstack_guard_hit(bottom));
