@@ -987,7 +987,7 @@ static int tty_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 			return -ENOTTY;
 		return put_int(arg, READ_ONCE(tty->sid));
 	case TIOCSCTTY:
-		return make_ctty(tty, arg == 1 && curproc()->cred.euid == 0);
+		return make_ctty(tty, arg == 1 && cap_capable(CAP_SYS_ADMIN));
 	case TIOCNOTTY:
 		if (!is_ctty(tty))
 			return -ENOTTY;
@@ -1008,7 +1008,7 @@ static int tty_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 		char c;
 		if (copyin(&c, (const void *)arg, 1) < 0)
 			return -EFAULT;
-		if (!is_ctty(tty) && curproc()->cred.euid != 0)
+		if (!is_ctty(tty) && !cap_capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		tty_input(tty, &c, 1);
 		return 0;

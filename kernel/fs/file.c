@@ -162,6 +162,7 @@ static ssize_t reg_write(struct file *f, const void *ubuf, size_t n, uint64_t *o
 	if (r > 0) {
 		*off += r;
 		vnode_touch(ip, 6);
+		vfs_kill_suid(ip);
 	}
 	return r;
 }

@@ -309,7 +309,9 @@ int flock_setlease(struct file *f, int fd, int type)
 		return -EINVAL;
 	if (!ip || !S_ISREG(ip->mode) || ip->ops)
 		return -EINVAL;
-	if (!vfs_owner_or_root(ip))
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	if (uid != READ_ONCE(ip->uid) && !vfs_capable(CAP_LEASE))
 		return -EACCES;
 	bool self_w = (f->fmode & FMODE_WRITE) != 0;
 	if (type == F_RDLCK && READ_ONCE(ip->nwrite) > 0)

@@ -332,10 +332,13 @@ static void gen_pid_status(struct sbuf *sb, const struct pnode *n)
 		    "PPid:\t%d\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
 		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmLck:\t%8lu kB\n"
 		    "VmRSS:\t%8lu kB\n"
-		    "Threads:\t%d\nCpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
+		    "Threads:\t%d\nCapInh:\t%016lx\nCapPrm:\t%016lx\nCapEff:\t%016lx\n"
+		    "CapBnd:\t%016lx\nCapAmb:\t%016lx\n"
+		    "Cpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
 		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
 		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
-		    vsize >> 10, locked >> 10, rss * 4, s.nthreads, s.affinity, s.nswitch);
+		    vsize >> 10, locked >> 10, rss * 4, s.nthreads, c.cap_inh, c.cap_prm, c.cap_eff,
+		    c.cap_bset, c.cap_amb, s.affinity, s.nswitch);
 	proc_unref(p);
 }
 

@@ -57,10 +57,10 @@ static void uts_set(char *dst, const char *name, size_t len)
 	unlock_enable(&uts_lock, ipl);
 }
 
-/* sethostname / setdomainname(name, len): root only. */
+/* sethostname / setdomainname(name, len): CAP_SYS_ADMIN only. */
 static int64_t set_uts(char *dst, uint64_t uname, uint64_t len)
 {
-	if (curproc()->cred.euid != 0)
+	if (!cap_capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	if ((int64_t)len < 0 || len > HOST_MAX)
 		return -EINVAL;

@@ -311,6 +311,8 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 		if ((flags & O_TRUNC) && acc == O_RDONLY)
 			may |= MAY_WRITE;
 		r = vfs_permission(ip, may);
+		if (!r && (flags & O_NOATIME) && !vfs_owner_or_capable(ip))
+			r = -EPERM;             /* Linux may_open */
 		if (r)
 			goto out_ip;
 	}
@@ -818,6 +820,10 @@ SYSCALL(72, fcntl)
 		break;
 	}
 	case F_SETFL: {
+		if ((((int)a2 ^ f->flags) & O_NOATIME) && f->ip && !vfs_owner_or_capable(f->ip)) {
+			r = -EPERM;             /* Linux: owner or CAP_FOWNER */
+			break;
+		}
 		r = set_async(f, fd, ((int)a2 & O_ASYNC) != 0);
 		if (r)
 			break;
@@ -855,7 +861,7 @@ SYSCALL(72, fcntl)
 		r = flock_getlease(f);
 		break;
 	case F_SETPIPE_SZ:                  /* above fs/pipe-max-size: root only */
-		r = pipe_set_size(f, (uint32_t)a2, curproc()->cred.euid == 0);
+		r = pipe_set_size(f, (uint32_t)a2, cap_capable(CAP_SYS_RESOURCE));
 		break;
 	default:
 		r = -EINVAL;
@@ -1359,12 +1365,10 @@ SYSCALL(316, renameat2) { return do_renameat2((int)a0, a1, (int)a2, a3, (int)a4)
 
 static int setmode(struct inode *ip, uint32_t mode)
 {
-	uint32_t uid, gid;
-	vfs_cred(&uid, &gid);
-	if (uid != 0 && uid != ip->uid)
+	if (!vfs_owner_or_capable(ip))
 		return -EPERM;
-	/* Linux: set-group-id needs the file's group among ours (or root) */
-	if (uid != 0 && !S_ISDIR(ip->mode) && !vfs_in_group(ip->gid, false))
+	/* Linux: set-group-id needs the file's group among ours or CAP_FSETID */
+	if (!S_ISDIR(ip->mode) && !vfs_in_group(ip->gid, false) && !vfs_capable(CAP_FSETID))
 		mode &= ~02000u;
 	simple_lock(&ip->meta);
 	ip->mode = (ip->mode & S_IFMT) | (mode & 07777);
@@ -1377,9 +1381,9 @@ static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 {
 	uint32_t cu, cg;
 	vfs_cred(&cu, &cg);
-	/* Linux: root may change both; the owner may change the group to one
-	 * of its own, and "change" the owner to itself. */
-	if (cu != 0) {
+	/* Linux: CAP_CHOWN may change both; the owner may change the group to
+	 * one of its own, and "change" the owner to itself. */
+	if (!vfs_capable(CAP_CHOWN)) {
 		if (cu != READ_ONCE(ip->uid))
 			return -EPERM;
 		if (uid != (uint32_t)-1 && uid != ip->uid)
@@ -1501,13 +1505,14 @@ static int set_times(struct inode *ip, const struct timespec64 *ts)
 		    (ts[i].nsec < 0 || ts[i].nsec >= 1000000000))
 			return -EINVAL;
 	/* Linux: "now" needs ownership or write permission (EACCES); a time
-	 * of one's choosing needs ownership (EPERM); root may do either. */
+	 * of one's choosing needs ownership (EPERM); CAP_FOWNER counts as
+	 * ownership, CAP_DAC_OVERRIDE as write permission. */
 	bool omit = ts && ts[0].nsec == UTIME_OMIT && ts[1].nsec == UTIME_OMIT;
 	bool now_only = !ts || ((ts[0].nsec == UTIME_NOW || ts[0].nsec == UTIME_OMIT) &&
 				(ts[1].nsec == UTIME_NOW || ts[1].nsec == UTIME_OMIT));
 	if (omit)
 		return 0;
-	if (!vfs_owner_or_root(ip)) {
+	if (!vfs_owner_or_capable(ip)) {
 		if (!now_only)
 			return -EPERM;
 		int r = vfs_permission(ip, MAY_WRITE);

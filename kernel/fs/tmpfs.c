@@ -230,6 +230,7 @@ int vfs_truncate(struct inode *ip, uint64_t size)
 	if (size < old)
 		vm_file_truncated(ip, size);    /* unmap pages now beyond the end */
 	vnode_touch(ip, 6);
+	vfs_kill_suid(ip);
 	return 0;
 }
 

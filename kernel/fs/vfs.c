@@ -47,50 +47,103 @@ bool vfs_in_group(uint32_t gid, bool real)
 	return false;
 }
 
-/* Access by uid (and its groups; real: the real gid, for access(2)). */
-static int permission_as(struct inode *ip, int may, uint32_t uid, bool real)
+/* The caller's effective capabilities (every one for kernel threads). */
+static uint64_t cred_caps(void)
+{
+	struct proc *p = curproc();
+	return p ? READ_ONCE(p->cred.cap_eff) : CAP_FULL;
+}
+
+bool vfs_capable(int cap)
+{
+	return (cred_caps() & CAP_BIT(cap)) != 0;
+}
+
+/*
+ * Access by uid (and its groups; real: the real gid, for access(2)) with
+ * capability set caps, as Linux's generic_permission: the owner, group or
+ * other bits; failing them, CAP_DAC_READ_SEARCH reads any file and reads
+ * and searches any directory, CAP_DAC_OVERRIDE reads and writes anything
+ * and executes a file with some x bit.
+ */
+static int permission_as(struct inode *ip, int may, uint32_t uid, bool real, uint64_t caps)
 {
 	uint32_t mode = READ_ONCE(ip->mode);
-	if (uid == 0) {
-		/* Root: everything, but executing needs some x bit. */
-		if ((may & MAY_EXEC) && !S_ISDIR(mode) && !(mode & 0111))
-			return -EACCES;
-		return 0;
-	}
 	uint32_t bits = uid == READ_ONCE(ip->uid) ? mode >> 6 :
 			vfs_in_group(READ_ONCE(ip->gid), real) ? mode >> 3 : mode;
-	return (may & ~bits & 7) ? -EACCES : 0;
+	may &= MAY_READ | MAY_WRITE | MAY_EXEC;
+	if (!(may & ~bits & 7))
+		return 0;
+	bool read_search = caps & CAP_BIT(CAP_DAC_READ_SEARCH);
+	bool override = caps & CAP_BIT(CAP_DAC_OVERRIDE);
+	if (S_ISDIR(mode))
+		return (read_search && !(may & MAY_WRITE)) || override ? 0 : -EACCES;
+	if (may == MAY_READ && read_search)
+		return 0;
+	if (override && (!(may & MAY_EXEC) || (mode & 0111)))
+		return 0;
+	return -EACCES;
 }
 
 int vfs_permission(struct inode *ip, int may)
 {
 	uint32_t uid, gid;
 	vfs_cred(&uid, &gid);
-	return permission_as(ip, may, uid, false);
+	return permission_as(ip, may, uid, false, cred_caps());
 }
 
+/* Linux's access(2) acts with the real ids and, for a real uid 0, the
+ * permitted set as effective, otherwise with no capabilities (under
+ * SECBIT_NO_SETUID_FIXUP with the effective set as it is). */
 int vfs_permission_real(struct inode *ip, int may)
 {
 	struct proc *p = curproc();
-	return permission_as(ip, may, p ? READ_ONCE(p->cred.ruid) : 0, true);
+	if (!p)
+		return permission_as(ip, may, 0, true, CAP_FULL);
+	uint32_t ruid = READ_ONCE(p->cred.ruid);
+	uint64_t caps = ruid == 0 ? READ_ONCE(p->cred.cap_prm) : 0;
+	if (READ_ONCE(p->cred.securebits) & SECBIT_NO_SETUID_FIXUP)
+		caps = READ_ONCE(p->cred.cap_eff);
+	return permission_as(ip, may, ruid, true, caps);
 }
 
-bool vfs_owner_or_root(struct inode *ip)
+bool vfs_owner_or_capable(struct inode *ip)
 {
 	uint32_t uid, gid;
 	vfs_cred(&uid, &gid);
-	return uid == 0 || uid == READ_ONCE(ip->uid);
+	return uid == READ_ONCE(ip->uid) || vfs_capable(CAP_FOWNER);
 }
 
 /*
  * Sticky directories (mode 01000, /tmp): only the owner of the entry, the
- * owner of the directory or root may remove or rename it.  0 or -EPERM.
+ * owner of the directory or CAP_FOWNER may remove or rename it.  0 or
+ * -EPERM.
  */
 int vfs_sticky_ok(struct inode *dir, struct inode *ip)
 {
-	if (!(READ_ONCE(dir->mode) & 01000) || vfs_owner_or_root(ip) || vfs_owner_or_root(dir))
+	uint32_t uid, gid;
+	vfs_cred(&uid, &gid);
+	if (!(READ_ONCE(dir->mode) & 01000) || uid == READ_ONCE(ip->uid) ||
+	    uid == READ_ONCE(dir->uid) || vfs_capable(CAP_FOWNER))
 		return 0;
 	return -EPERM;
+}
+
+/*
+ * After a write or truncate (Linux file_remove_privs): a regular file
+ * loses set-user-id, and set-group-id if group-executable, unless the
+ * writer has CAP_FSETID.  Any context that may take ip->meta.
+ */
+void vfs_kill_suid(struct inode *ip)
+{
+	uint32_t mode = READ_ONCE(ip->mode);
+	uint32_t kill = (mode & 04000) | ((mode & 02010) == 02010 ? 02000 : 0);
+	if (!kill || !S_ISREG(mode) || vfs_capable(CAP_FSETID))
+		return;
+	simple_lock(&ip->meta);
+	ip->mode &= ~kill;
+	simple_unlock(&ip->meta);
+	vnode_touch(ip, 4);
 }
 
 /* ---- inodes ---- */
@@ -813,6 +866,8 @@ int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, u
 	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
 	if (r)
 		return r;
+	if ((S_ISCHR(mode) || S_ISBLK(mode)) && !vfs_capable(CAP_MKNOD))
+		return -EPERM;                  /* device nodes: CAP_MKNOD */
 	struct inode *ip = vnode_alloc(dir->sb, mode);
 	struct dentry *d = dentry_alloc(name, len);
 	if (!ip || !d)
@@ -824,6 +879,9 @@ int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, u
 		ip->gid = READ_ONCE(dir->gid);
 		if (S_ISDIR(mode))
 			ip->mode |= 02000;
+		else if ((mode & 02010) == 02010 && !vfs_in_group(ip->gid, false) &&
+			 !vfs_capable(CAP_FSETID))
+			ip->mode &= ~02000u;    /* Linux inode_init_owner */
 	}
 	if (S_ISLNK(mode)) {
 		size_t tl = strlen(target);

@@ -87,6 +87,8 @@ void kstack_init(void);
 uint64_t kstack_map(void *stack);
 void kstack_unmap(uint64_t top);
 void kstack_sync_cpu(int cpu);
+/* A per-CPU stack (boot/idle, IST) with a guard below: its top (boot). */
+uint64_t kstack_alloc_cpu(void);
 bool kstack_guard_hit(uint64_t addr);          /* each CPU: SMEP/SMAP/PCID feature setup */
 
 struct pmap *pmap_create(void);

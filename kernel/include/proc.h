@@ -98,6 +98,7 @@ struct cred {
 	uint32_t rgid, egid, sgid, fsgid;
 	uint64_t cap_eff, cap_prm, cap_inh;  /* capability sets (CAP_FULL for root) */
 	uint64_t cap_bset, cap_amb;         /* bounding and ambient sets */
+	uint32_t securebits;                /* SECBIT_* (prctl PR_SET_SECUREBITS) */
 	int ngroups;
 	uint32_t groups[NGROUPS_KERN];
 };
@@ -109,16 +110,41 @@ struct cred {
 /* Capabilities: Linux's numbers; root holds every one (0..CAP_LAST_CAP). */
 #define CAP_CHOWN 0
 #define CAP_DAC_OVERRIDE 1
+#define CAP_DAC_READ_SEARCH 2
+#define CAP_FOWNER 3
+#define CAP_FSETID 4
 #define CAP_KILL 5
 #define CAP_SETGID 6
 #define CAP_SETUID 7
 #define CAP_SETPCAP 8
+#define CAP_LINUX_IMMUTABLE 9
+#define CAP_IPC_LOCK 14
+#define CAP_IPC_OWNER 15
+#define CAP_SYS_PTRACE 19
 #define CAP_SYS_ADMIN 21
 #define CAP_SYS_NICE 23
 #define CAP_SYS_RESOURCE 24
+#define CAP_SYS_TIME 25
+#define CAP_MKNOD 27
+#define CAP_LEASE 28
+#define CAP_MAC_OVERRIDE 32
 #define CAP_LAST_CAP 40
 #define CAP_FULL ((1UL << (CAP_LAST_CAP + 1)) - 1)
 #define CAP_BIT(c) (1UL << (c))
+/* The file-system capabilities (Linux CAP_FS_SET): dropped from the
+ * effective set when the fsuid leaves 0, raised from permitted when it
+ * returns to 0. */
+#define CAP_FS_SET (CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) |                 \
+		    CAP_BIT(CAP_DAC_READ_SEARCH) | CAP_BIT(CAP_FOWNER) |              \
+		    CAP_BIT(CAP_FSETID) | CAP_BIT(CAP_LINUX_IMMUTABLE) |              \
+		    CAP_BIT(CAP_MKNOD) | CAP_BIT(CAP_MAC_OVERRIDE))
+/* securebits (Linux <linux/securebits.h>): each bit, then its lock bit. */
+#define SECBIT_NOROOT                 0x01
+#define SECBIT_NO_SETUID_FIXUP        0x04
+#define SECBIT_KEEP_CAPS              0x10
+#define SECBIT_NO_CAP_AMBIENT_RAISE   0x40
+#define SECBIT_ALL_BITS               0x55
+#define SECBIT_ALL_LOCKS              0xaa
 bool cap_capable(int cap);              /* the caller's effective set has cap */
 void cap_exec(struct cred *c);          /* the sets a new program starts with */
 

@@ -200,8 +200,14 @@ int vfs_permission_real(struct inode *ip, int may);
 void vfs_cred(uint32_t *uid, uint32_t *gid);
 /* gid is the caller's fsgid (real: its real gid) or a supplementary group. */
 bool vfs_in_group(uint32_t gid, bool real);
-/* The caller owns ip or is root (chmod, utimes with explicit times). */
-bool vfs_owner_or_root(struct inode *ip);
+/* The caller owns ip (fsuid) or has CAP_FOWNER (chmod, utimes with
+ * explicit times; Linux inode_owner_or_capable). */
+bool vfs_owner_or_capable(struct inode *ip);
+/* The caller's effective set has cap (kernel threads: every one). */
+bool vfs_capable(int cap);
+/* After a write or truncate: drop set-user-id and group-executable
+ * set-group-id of a regular file unless the caller has CAP_FSETID. */
+void vfs_kill_suid(struct inode *ip);
 /* Removing or renaming ip out of sticky dir: 0 or -EPERM. */
 int vfs_sticky_ok(struct inode *dir, struct inode *ip);
 

@@ -195,7 +195,7 @@ static int mq_new(const char *name, uint32_t mode, const struct kmq_attr *a, str
 {
 	long maxmsg = MQ_DFL_MAXMSG, msgsize = MQ_DFL_MSGSIZE;
 	if (a) {
-		bool root = READ_ONCE(curproc()->cred.euid) == 0;
+		bool root = cap_capable(CAP_SYS_RESOURCE);
 		if (a->mq_maxmsg <= 0 || a->mq_msgsize <= 0 ||
 		    a->mq_maxmsg > (root ? MQ_HARD_MAXMSG : MQ_DFL_MAXMSG) ||
 		    a->mq_msgsize > (root ? MQ_HARD_MSGSIZE : MQ_DFL_MSGSIZE))
@@ -256,7 +256,7 @@ SYSCALL(240, mq_open)
 			q->refcnt++;
 	} else if (!fresh) {
 		r = create_err ? create_err : -ENOENT;
-	} else if (mq_count >= MQ_QUEUES_MAX && READ_ONCE(curproc()->cred.euid) != 0) {
+	} else if (mq_count >= MQ_QUEUES_MAX && !cap_capable(CAP_SYS_RESOURCE)) {
 		r = -ENOSPC;
 	} else {
 		q = fresh;
@@ -288,7 +288,7 @@ SYSCALL(241, mq_unlink)
 	uint32_t euid = READ_ONCE(curproc()->cred.euid);
 	if (!q)
 		r = -ENOENT;
-	else if (euid != 0 && euid != q->uid)
+	else if (euid != q->uid && !cap_capable(CAP_FOWNER))
 		r = -EPERM;             /* the directory is sticky (Linux /dev/mqueue) */
 	else
 		mq_unname_locked(q);

@@ -322,9 +322,14 @@ SYSCALL(31, shmctl)
 			r = cmd == IPC_STAT ? 0 : s->perm.id;
 		}
 	} else if (cmd == SHM_LOCK || cmd == SHM_UNLOCK) {
-		/* Pages are never swapped: only the flag (Linux: owner or
-		 * CAP_IPC_LOCK). */
-		if (!ipc_owner(&s->perm))
+		/* Pages are never swapped: only the flag (Linux: CAP_IPC_LOCK,
+		 * or the owner or creator, for SHM_LOCK with a non-zero
+		 * RLIMIT_MEMLOCK). */
+		struct proc *me = curproc();
+		uint32_t euid = READ_ONCE(me->cred.euid);
+		if (!cap_capable(CAP_IPC_LOCK) &&
+		    ((euid != s->perm.uid && euid != s->perm.cuid) ||
+		     (cmd == SHM_LOCK && READ_ONCE(me->rlim_cur[RLIMIT_MEMLOCK]) == 0)))
 			r = -EPERM;
 		else if (cmd == SHM_LOCK)
 			s->perm.mode |= SHM_LOCKED;

@@ -1420,7 +1420,7 @@ static bool may_inspect(struct thread *t)
 	simple_lock(&p->lock);
 	struct cred pc = p->cred;
 	simple_unlock(&p->lock);
-	if (mc.euid == 0)
+	if (mc.cap_eff & CAP_BIT(CAP_SYS_PTRACE))
 		return true;
 	return mc.ruid == pc.ruid && mc.ruid == pc.euid && mc.ruid == pc.suid &&
 	       mc.rgid == pc.rgid && mc.rgid == pc.egid && mc.rgid == pc.sgid;

@@ -38,7 +38,6 @@ void idt_load(void);
 paddr_t boot_alloc_end(void);
 void syscall_init_cpu(void);
 
-static char bsp_ist[2][KSTACK_SIZE] __aligned(16);
 volatile uint64_t boot_tsc_online;   /* TSC when every CPU was online */
 
 /* Usable RAM above everything the boot used, handed to the page allocator. */
@@ -133,8 +132,8 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	      page_total_count() * PAGE_SIZE >> 20, page_free_count() * PAGE_SIZE >> 20,
 	      (uint64_t)(_end - _load_start) >> 10);
 
-	bsp->ist_top[0] = (uint64_t)bsp_ist[0] + KSTACK_SIZE;
-	bsp->ist_top[1] = (uint64_t)bsp_ist[1] + KSTACK_SIZE;
+	bsp->ist_top[0] = kstack_alloc_cpu();       /* guarded, as every CPU's */
+	bsp->ist_top[1] = kstack_alloc_cpu();
 	simple_lock_init(&bsp->call_lock, LC_SMP_CALL);
 	cpu_setup(bsp);
 

@@ -120,14 +120,14 @@ SYSCALL(424, pidfd_send_signal)
  * May the caller take p's descriptors?  Linux's ptrace access check
  * (PTRACE_MODE_ATTACH_REALCREDS) in its simplest form: the same process,
  * or the caller's real uid and gid equal to p's real, effective and saved
- * ones, or an effective uid of root (CAP_SYS_PTRACE).  p->lock held (p's
+ * ones, or CAP_SYS_PTRACE.  p->lock held (p's
  * credentials).
  */
 static bool may_inspect_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&p->lock));
 	struct proc *cp = curproc();
-	if (p == cp || cp->cred.euid == 0)
+	if (p == cp || (cp->cred.cap_eff & CAP_BIT(CAP_SYS_PTRACE)))
 		return true;
 	const struct cred *c = &cp->cred, *t = &p->cred;
 	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&

@@ -733,13 +733,14 @@ static int clone_flags_check(uint64_t flags)
 }
 
 /* Counts a new task of the caller's real uid against RLIMIT_NPROC (Linux
- * counts threads too); root is exempt.  0 or -EAGAIN. */
+ * counts threads too); a real uid 0, CAP_SYS_RESOURCE and CAP_SYS_ADMIN
+ * are exempt.  0 or -EAGAIN. */
 static int nproc_charge(struct proc *parent)
 {
 	struct uidinfo *ui = parent->uidinfo;
 	uint64_t n = fetch_and_add(&ui->nproc, 1);
 	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && parent->cred.ruid != 0 &&
-	    parent->cred.euid != 0) {
+	    !(parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN)))) {
 		fetch_and_add(&ui->nproc, -1UL);
 		return -EAGAIN;
 	}

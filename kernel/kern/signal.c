@@ -487,7 +487,7 @@ bool signal_child_autoreap(struct proc *parent)
 
 /*
  * May the caller signal p?  Linux kill_ok_by_cred: its real or effective
- * uid is p's real or saved uid, or it is root (CAP_KILL); SIGCONT within a
+ * uid is p's real or saved uid, or it has CAP_KILL; SIGCONT within a
  * session is always allowed.  Takes p->lock (called under a group lock or
  * proctree, which rank below it, or with no lock).
  */
@@ -497,7 +497,7 @@ bool signal_may_send(struct proc *p, int sig)
 	if (!me || p == me)
 		return true;
 	uint32_t ruid = READ_ONCE(me->cred.ruid), euid = READ_ONCE(me->cred.euid);
-	if (euid == 0)
+	if (cap_capable(CAP_KILL))
 		return true;
 	if (sig == SIGCONT && READ_ONCE(p->sid) == me->sid)
 		return true;

@@ -107,32 +107,52 @@ bool cap_capable(int cap)
 	return (READ_ONCE(curproc()->cred.cap_eff) & CAP_BIT(cap)) != 0;
 }
 
-static bool capable(void)          /* CAP_SETUID (the uid calls) */
+/* CAP_SETGID for the group-id calls, CAP_SETUID for the user-id ones. */
+static bool capable(bool gid)
 {
-	return cap_capable(CAP_SETUID);
+	return cap_capable(gid ? CAP_SETGID : CAP_SETUID);
 }
 
 /*
- * Linux's transition of the capability sets when uids change (without
- * SECBIT_KEEP_CAPS): losing root in every uid clears permitted, effective
- * and ambient; losing effective root clears effective; gaining it back
- * makes effective the permitted set.  c is the new cred, o the old ids.
+ * Linux's transition of the capability sets when uids change (c is the new
+ * cred, or/oe/os the old ids): losing root in every uid clears permitted
+ * and effective (unless SECBIT_KEEP_CAPS: prctl PR_SET_KEEPCAPS) and
+ * ambient; losing effective root clears effective; gaining it back makes
+ * effective the permitted set.  SECBIT_NO_SETUID_FIXUP turns this off.
  */
 static void cap_setuid_fixup(struct cred *c, uint32_t or, uint32_t oe, uint32_t os)
 {
-	if ((or == 0 || oe == 0 || os == 0) && c->ruid != 0 && c->euid != 0 && c->suid != 0)
-		c->cap_prm = c->cap_eff = c->cap_amb = 0;
+	if (c->securebits & SECBIT_NO_SETUID_FIXUP)
+		return;
+	if ((or == 0 || oe == 0 || os == 0) && c->ruid != 0 && c->euid != 0 && c->suid != 0) {
+		if (!(c->securebits & SECBIT_KEEP_CAPS))
+			c->cap_prm = c->cap_eff = 0;
+		c->cap_amb = 0;
+	}
 	if (oe == 0 && c->euid != 0)
 		c->cap_eff = 0;
 	if (oe != 0 && c->euid == 0)
 		c->cap_eff = c->cap_prm;
 }
 
+/* setfsuid: an fsuid leaving 0 drops the file-system capabilities from
+ * the effective set, one returning to 0 raises them from permitted. */
+static void cap_setfsuid_fixup(struct cred *c, uint32_t old_fsuid)
+{
+	if (c->securebits & SECBIT_NO_SETUID_FIXUP)
+		return;
+	if (old_fsuid == 0 && c->fsuid != 0)
+		c->cap_eff &= ~CAP_FS_SET;
+	if (old_fsuid != 0 && c->fsuid == 0)
+		c->cap_eff |= c->cap_prm & CAP_FS_SET;
+}
+
 /* At exec: root (real or effective) gets the bounding set as permitted,
- * effective only if the effective uid is 0; others keep the ambient set. */
+ * effective only if the effective uid is 0 (neither under SECBIT_NOROOT);
+ * others keep the ambient set.  SECBIT_KEEP_CAPS is cleared (Linux). */
 void cap_exec(struct cred *c)
 {
-	if (c->ruid == 0 || c->euid == 0) {
+	if ((c->ruid == 0 || c->euid == 0) && !(c->securebits & SECBIT_NOROOT)) {
 		c->cap_prm = c->cap_bset | c->cap_inh;
 		c->cap_eff = c->euid == 0 ? c->cap_prm : 0;
 	} else {
@@ -140,6 +160,7 @@ void cap_exec(struct cred *c)
 	}
 	if (c->ruid != c->euid)
 		c->cap_amb = 0;
+	c->securebits &= ~SECBIT_KEEP_CAPS;
 }
 
 SYSCALL(102, getuid) { return curproc()->cred.ruid; }
@@ -195,7 +216,7 @@ static int do_setid(bool gid, uint32_t id)
 		return -EINVAL;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
-	if (capable())
+	if (capable(gid))
 		return set_ids(gid, id, id, id);
 	if (id != r && id != s)
 		return -EPERM;
@@ -206,7 +227,7 @@ static int do_setreid(bool gid, uint32_t nr, uint32_t ne)
 {
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
-	bool cap = capable();
+	bool cap = capable(gid);
 	if (nr != NOCHANGE && nr != r && nr != e && !cap)
 		return -EPERM;
 	if (ne != NOCHANGE && ne != r && ne != e && ne != s && !cap)
@@ -221,7 +242,7 @@ static int do_setresid(bool gid, uint32_t nr, uint32_t ne, uint32_t ns)
 {
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
-	if (!capable()) {
+	if (!capable(gid)) {
 		uint32_t v[3] = { nr, ne, ns };
 		for (int i = 0; i < 3; i++)
 			if (v[i] != NOCHANGE && v[i] != r && v[i] != e && v[i] != s)
@@ -248,12 +269,14 @@ static int do_setfsid(bool gid, uint32_t id)
 	uint32_t old = gid ? c->fsgid : c->fsuid;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
-	if (id != NOCHANGE && (capable() || id == r || id == e || id == s || id == old)) {
+	if (id != NOCHANGE && (capable(gid) || id == r || id == e || id == s || id == old)) {
 		simple_lock(&p->lock);
-		if (gid)
+		if (gid) {
 			c->fsgid = id;
-		else
+		} else {
 			c->fsuid = id;
+			cap_setfsuid_fixup(c, old);
+		}
 		simple_unlock(&p->lock);
 	}
 	return (int)old;
@@ -296,7 +319,7 @@ SYSCALL(116, setgroups)
 {
 	struct proc *p = curproc();
 	int size = (int)a0;
-	if (!capable())
+	if (!capable(true))
 		return -EPERM;
 	if (size < 0 || size > NGROUPS_MAX)
 		return -EINVAL;
@@ -682,7 +705,7 @@ static int ioprio_one(struct proc *p, void *arg)
 		return 0;
 	}
 	if (ruid != op->me.euid && ruid != op->me.ruid && euid != op->me.euid &&
-	    op->me.euid != 0) {
+	    !(op->me.cap_eff & CAP_BIT(CAP_SYS_NICE))) {
 		op->err = -EPERM;
 		return 0;
 	}
@@ -703,7 +726,7 @@ static int ioprio_do(int which, int who, struct ioprio_op *op)
 			return -ESRCH;
 		}
 		struct proc *p = t->proc;
-		if (op->set && p != me && me->cred.euid != 0) {
+		if (op->set && p != me && !cap_capable(CAP_SYS_NICE)) {
 			simple_lock(&p->lock);
 			uint32_t ruid = p->cred.ruid, euid = p->cred.euid;
 			simple_unlock(&p->lock);
@@ -966,9 +989,10 @@ SYSCALL(126, capset)
 	struct cap_data d[2] = { 0 };
 	if (copyin(d, (void *)a1, n * sizeof(d[0])) < 0)
 		return -EFAULT;
-	uint64_t eff = d[0].eff | (uint64_t)d[1].eff << 32;
-	uint64_t prm = d[0].prm | (uint64_t)d[1].prm << 32;
-	uint64_t inh = d[0].inh | (uint64_t)d[1].inh << 32;
+	/* Bits beyond CAP_LAST_CAP are ignored (Linux masks them). */
+	uint64_t eff = (d[0].eff | (uint64_t)d[1].eff << 32) & CAP_FULL;
+	uint64_t prm = (d[0].prm | (uint64_t)d[1].prm << 32) & CAP_FULL;
+	uint64_t inh = (d[0].inh | (uint64_t)d[1].inh << 32) & CAP_FULL;
 	int r = 0;
 	simple_lock(&p->lock);
 	struct cred *c = &p->cred;
@@ -990,10 +1014,14 @@ SYSCALL(126, capset)
 
 #define PR_SET_PDEATHSIG 1
 #define PR_GET_PDEATHSIG 2
+#define PR_GET_KEEPCAPS 7
+#define PR_SET_KEEPCAPS 8
 #define PR_SET_NAME 15
 #define PR_GET_NAME 16
 #define PR_CAPBSET_READ 23
 #define PR_CAPBSET_DROP 24
+#define PR_GET_SECUREBITS 27
+#define PR_SET_SECUREBITS 28
 #define PR_SET_CHILD_SUBREAPER 36
 #define PR_GET_CHILD_SUBREAPER 37
 #define PR_CAP_AMBIENT 47
@@ -1019,7 +1047,8 @@ static int prctl_ambient(struct proc *p, uint64_t op, uint64_t cap, uint64_t a3,
 		r = (c->cap_amb & CAP_BIT(cap)) != 0;
 		break;
 	case PR_CAP_AMBIENT_RAISE:
-		if (!(c->cap_prm & c->cap_inh & CAP_BIT(cap)))
+		if (!(c->cap_prm & c->cap_inh & CAP_BIT(cap)) ||
+		    (c->securebits & SECBIT_NO_CAP_AMBIENT_RAISE))
 			r = -EPERM;
 		else
 			c->cap_amb |= CAP_BIT(cap);
@@ -1033,6 +1062,42 @@ static int prctl_ambient(struct proc *p, uint64_t op, uint64_t cap, uint64_t a3,
 	default:
 		r = -EINVAL;
 	}
+	simple_unlock(&p->lock);
+	return r;
+}
+
+/*
+ * PR_SET_SECUREBITS (Linux cap_task_prctl): needs CAP_SETPCAP; a locked bit
+ * may not change, a lock may not be released, unknown bits: EPERM.
+ */
+static int prctl_securebits(struct proc *p, uint64_t bits)
+{
+	int r = 0;
+	simple_lock(&p->lock);
+	uint32_t old = p->cred.securebits;
+	if ((((old & SECBIT_ALL_LOCKS) >> 1) & (old ^ bits)) || (old & SECBIT_ALL_LOCKS & ~bits) ||
+	    (bits & ~(uint64_t)(SECBIT_ALL_LOCKS | SECBIT_ALL_BITS)) ||
+	    !(p->cred.cap_eff & CAP_BIT(CAP_SETPCAP)))
+		r = -EPERM;
+	else
+		p->cred.securebits = (uint32_t)bits;
+	simple_unlock(&p->lock);
+	return r;
+}
+
+/* PR_SET_KEEPCAPS: 0 or 1 (EINVAL), EPERM once the bit is locked. */
+static int prctl_keepcaps(struct proc *p, uint64_t on)
+{
+	if (on > 1)
+		return -EINVAL;
+	int r = 0;
+	simple_lock(&p->lock);
+	if (p->cred.securebits & (SECBIT_KEEP_CAPS << 1))
+		r = -EPERM;
+	else if (on)
+		p->cred.securebits |= SECBIT_KEEP_CAPS;
+	else
+		p->cred.securebits &= ~SECBIT_KEEP_CAPS;
 	simple_unlock(&p->lock);
 	return r;
 }
@@ -1094,6 +1159,14 @@ SYSCALL(157, prctl)
 		return 0;
 	case PR_CAP_AMBIENT:
 		return prctl_ambient(p, a1, a2, a3, a4);
+	case PR_GET_KEEPCAPS:
+		return (READ_ONCE(p->cred.securebits) & SECBIT_KEEP_CAPS) != 0;
+	case PR_SET_KEEPCAPS:
+		return prctl_keepcaps(p, a1);
+	case PR_GET_SECUREBITS:
+		return (int)READ_ONCE(p->cred.securebits);
+	case PR_SET_SECUREBITS:
+		return prctl_securebits(p, a1);
 	case PR_SET_CHILD_SUBREAPER:
 		proc_set_subreaper(p, a1 != 0);
 		return 0;

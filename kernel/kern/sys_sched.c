@@ -42,7 +42,8 @@ static struct thread *thread_by_pid(int tid, struct thread **pp, int *err)
 }
 
 /*
- * Linux's rules for changing another thread's scheduling: root may; others
+ * Linux's rules for changing another thread's scheduling: CAP_SYS_NICE
+ * may; others
  * only threads of a process whose effective or real uid is their effective
  * uid (EPERM), and a real-time policy or priority only within
  * RLIMIT_RTPRIO (0 by default: EPERM).  policy < 0: affinity only.
@@ -50,7 +51,7 @@ static struct thread *thread_by_pid(int tid, struct thread **pp, int *err)
 static int may_change(struct thread *t, int policy, int prio)
 {
 	struct proc *me = curproc(), *p = t->proc;
-	if (!me || READ_ONCE(me->cred.euid) == 0)
+	if (!me || cap_capable(CAP_SYS_NICE))
 		return 0;
 	if (p && p != me) {
 		uint32_t euid = READ_ONCE(me->cred.euid);
@@ -211,11 +212,11 @@ too_big:
 	return copyout((void *)uattr, &size, sizeof(size)) < 0 ? -EFAULT : -E2BIG;
 }
 
-/* Lowering nice needs root or RLIMIT_NICE (20 - nice), as setpriority. */
+/* Lowering nice needs CAP_SYS_NICE or RLIMIT_NICE (20 - nice), as setpriority. */
 static int may_nice(struct thread *t, int nice)
 {
 	struct proc *me = curproc();
-	if (nice >= READ_ONCE(t->nice) || READ_ONCE(me->cred.euid) == 0)
+	if (nice >= READ_ONCE(t->nice) || cap_capable(CAP_SYS_NICE))
 		return 0;
 	return (uint64_t)(20 - nice) > READ_ONCE(me->rlim_cur[RLIMIT_NICE]) ? -EPERM : 0;
 }

@@ -238,11 +238,11 @@ SYSCALL(229, clock_getres)
 /* Absolute sleeps on a realtime clock wait here, woken when the clock is set. */
 static struct waitq clockset_wq = WAITQ_INIT(clockset_wq);
 
-/* Setting the wall clock (CAP_SYS_TIME: effective uid 0) moves realtime
- * only; absolute realtime sleeps and timers then follow the new time. */
+/* Setting the wall clock (CAP_SYS_TIME) moves realtime only; absolute
+ * realtime sleeps and timers then follow the new time. */
 static bool may_set_time(void)
 {
-	return curproc()->cred.euid == 0;
+	return cap_capable(CAP_SYS_TIME);
 }
 
 static void set_realtime(uint64_t ns)

@@ -1058,12 +1058,13 @@ ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
 	if (km->has_cred) {
 		struct proc *p = curproc();
 		struct cred *c = &p->cred;
-		bool root = c->euid == 0;
-		if ((!root && km->cred.pid != p->pid) ||
-		    (!root && km->cred.uid != c->ruid && km->cred.uid != c->euid &&
-		     km->cred.uid != c->suid) ||
-		    (!root && km->cred.gid != c->rgid && km->cred.gid != c->egid &&
-		     km->cred.gid != c->sgid))
+		/* Linux scm_check_creds: CAP_SYS_ADMIN for another pid,
+		 * CAP_SETUID / CAP_SETGID for other ids. */
+		if ((km->cred.pid != p->pid && !cap_capable(CAP_SYS_ADMIN)) ||
+		    (km->cred.uid != c->ruid && km->cred.uid != c->euid &&
+		     km->cred.uid != c->suid && !cap_capable(CAP_SETUID)) ||
+		    (km->cred.gid != c->rgid && km->cred.gid != c->egid &&
+		     km->cred.gid != c->sgid && !cap_capable(CAP_SETGID)))
 			return -EPERM;
 	}
 	if (s->type == SOCK_DGRAM)

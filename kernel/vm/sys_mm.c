@@ -52,11 +52,11 @@ SYSCALL(25, mremap)
 
 SYSCALL(28, madvise) { return vm_madvise(curmap(), a0, a1, (int)a2); }
 
-/* RLIMIT_MEMLOCK, or none for root (Linux: CAP_IPC_LOCK). */
+/* RLIMIT_MEMLOCK, or none with CAP_IPC_LOCK (Linux). */
 static uint64_t memlock_limit(void)
 {
 	struct proc *p = curproc();
-	return READ_ONCE(p->cred.euid) == 0 ? ~0UL : READ_ONCE(p->rlim_cur[RLIMIT_MEMLOCK]);
+	return cap_capable(CAP_IPC_LOCK) ? ~0UL : READ_ONCE(p->rlim_cur[RLIMIT_MEMLOCK]);
 }
 
 #define MLOCK_ONFAULT 1

@@ -132,7 +132,9 @@ boot_pd0:
 
 	.bss
 	.align 4096
-	.globl boot_stack, boot_stack_top
+	.globl boot_stack_guard, boot_stack, boot_stack_top
+boot_stack_guard:                               /* unmapped (mmu.c image_attr) */
+	.space 16384                            /* KSTACK_SIZE, as the stack area's */
 boot_stack:
 	.space 16384
 boot_stack_top:

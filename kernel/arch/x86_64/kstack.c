@@ -154,9 +154,36 @@ void kstack_unmap(uint64_t top)
 	__atomic_fetch_or(&slot_dirty[slot / 64], 1UL << (slot % 64), __ATOMIC_SEQ_CST);
 }
 
-/* True if addr lies in a guard page of the stack area (an overflow). */
+/*
+ * A per-CPU stack (an AP's boot/idle stack, every CPU's NMI and
+ * double-fault IST stacks): KSTACK_SIZE bytes from the page allocator
+ * mapped in a slot of the stack area, so that it too has a guard below;
+ * its top.  Never freed.  Through the direct map (no guard) only if the
+ * area is full or absent.  Boot CPU, after kstack_init.
+ */
+uint64_t kstack_alloc_cpu(void)
+{
+	void *p = pages_alloc(KSTACK_ORDER, PA_ZERO);
+	if (!p)
+		panic("kstack: no memory for a CPU stack");
+	uint64_t top = kstack_map(p);
+	if (!top) {
+		kprintf("kstack: a CPU stack without a guard page (no free slot)\n");
+		top = (uint64_t)p + KSTACK_SIZE;
+	}
+	return top;
+}
+
+/* boot.S: the boot CPU's boot/idle stack, with an unmapped KSTACK_SIZE
+ * guard below it (mmu.c image_attr leaves it out of the kernel image map). */
+extern char boot_stack_guard[], boot_stack[];
+
+/* True if addr lies in a guard page of the stack area or below the boot
+ * stack (an overflow). */
 bool kstack_guard_hit(uint64_t addr)
 {
+	if (addr >= (uint64_t)boot_stack_guard && addr < (uint64_t)boot_stack)
+		return true;
 	return kstk_on && addr >= KSTK_BASE && addr < KSTK_BASE + KSTK_NSLOTS * KSTK_SLOT &&
 	       (addr - KSTK_BASE) % KSTK_SLOT < KSTACK_SIZE;
 }

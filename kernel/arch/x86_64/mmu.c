@@ -49,11 +49,16 @@ static bool is_ram(const struct memregion *ram, int nram, paddr_t pa, uint64_t l
 extern uint64_t boot_pdpt_high[512];
 extern char _load_start[], _srodata[], _sdata[], _end[];
 
+extern char boot_stack_guard[], boot_stack[];
+
 /* The attributes of the kernel image's page at va (KERNBASE mapping):
  * text read-only and executable, rodata read-only, the rest (data, bss,
- * low memory, what follows the image) writable; only text executes. */
+ * low memory, what follows the image) writable; only text executes.  The
+ * pages below the boot stack are not mapped (its guard). */
 static uint64_t image_attr(uintptr_t va)
 {
+	if (va >= (uintptr_t)boot_stack_guard && va < (uintptr_t)boot_stack)
+		return 0;
 	if (va >= (uintptr_t)_load_start && va < (uintptr_t)_srodata)
 		return PTE_P | PTE_G;
 	if (va >= (uintptr_t)_srodata && va < (uintptr_t)_sdata)

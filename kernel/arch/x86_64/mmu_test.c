@@ -104,6 +104,49 @@ KTEST(mmu_kernel_stack_has_guard_page)
 	KT_EXPECT_EQ(*(volatile uint64_t *)(t->kstack + off), 0x5a5a);
 }
 
+/* One per-CPU stack (top as the CPU has it): mapped writable from its
+ * bottom to its top, the KSTACK_SIZE below it not mapped (a read there
+ * faults, and the double fault would report it as an overflow). */
+static void expect_guarded(struct ktest_ctx *kt, uint64_t top)
+{
+	uint64_t bottom = top - KSTACK_SIZE;
+	for (uint64_t a = bottom; a < top; a += PAGE_SIZE) {
+		uint64_t e = mmu_kernel_pte(a);
+		KT_EXPECT((e & PTE_P) && (e & PTE_W));
+	}
+	for (uint64_t g = bottom - KSTACK_SIZE; g < bottom; g += PAGE_SIZE)
+		KT_EXPECT_EQ(mmu_kernel_pte(g), 0);
+	KT_EXPECT(kstack_guard_hit(bottom - KSTACK_SIZE));
+	KT_EXPECT(kstack_guard_hit(bottom - 1));
+	KT_EXPECT(kstack_guard_hit(bottom - PAGE_SIZE));
+	KT_EXPECT(!kstack_guard_hit(bottom));
+	KT_EXPECT_EQ(probe_read(bottom - 1), 14);               /* #PF, caught */
+	KT_EXPECT_EQ(probe_read(bottom - PAGE_SIZE), 14);
+	KT_EXPECT_EQ(probe_read(bottom), 0);
+}
+
+/* Every online CPU's boot/idle stack and its NMI and double-fault IST
+ * stacks (the TSS's copies too) have an unmapped guard page below. */
+KTEST(mmu_cpu_and_ist_stacks_have_guard_pages)
+{
+	int n = 0;
+	for (int i = 0; i < NCPU_MAX; i++) {
+		struct cpu *c = &cpus[i];
+		if (!__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
+			continue;
+		n++;
+		expect_guarded(kt, c->kstack_top);
+		expect_guarded(kt, c->ist_top[0]);
+		expect_guarded(kt, c->ist_top[1]);
+		KT_EXPECT_EQ(c->tss.ist[0], c->ist_top[0]);         /* IST 1: NMI */
+		KT_EXPECT_EQ(c->tss.ist[1], c->ist_top[1]);         /* IST 2: #DF */
+		KT_EXPECT_EQ(c->idle->kstack_top, c->kstack_top);
+	}
+	KT_EXPECT_EQ(n, ncpu_online);
+	extern char boot_stack_top[];
+	KT_EXPECT_EQ(cpus[0].kstack_top, (uint64_t)boot_stack_top);
+}
+
 static volatile uint64_t recurse_limit = ~0UL;
 
 static __attribute__((noinline)) uint64_t recurse(uint64_t n)

@@ -186,12 +186,10 @@ void ap_entry(struct cpu *c)
 	ap_main(c);
 }
 
+/* A guarded per-CPU stack (kstack.c): its top. */
 static uint64_t alloc_stack(void)
 {
-	void *p = pages_alloc(2, PA_ZERO);    /* KSTACK_SIZE = 16 KiB */
-	if (!p)
-		panic("smp: no memory for a CPU stack");
-	return (uint64_t)p + KSTACK_SIZE;
+	return kstack_alloc_cpu();
 }
 
 /* Starts CPU c; returns once it reports online (or after a timeout). */
