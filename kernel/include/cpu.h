@@ -15,7 +15,7 @@
 
 #include "types.h"
 #include "param.h"
-#include "spinlock.h"
+#include "lock.h"
 
 struct tss {
 	uint32_t rsvd0;

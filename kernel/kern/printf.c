@@ -5,7 +5,7 @@
  * CPUs do not interleave.
  */
 #include "kernel.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "uart.h"
 
 struct outbuf {

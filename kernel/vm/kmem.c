@@ -39,7 +39,7 @@
 #include "page.h"
 #include "kmem.h"
 #include "failinject.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "atomic.h"
 #include "cpu.h"
 #include "smp.h"

@@ -25,7 +25,7 @@
 #include "vm.h"
 #include "page.h"
 #include "failinject.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "cpu.h"
 #include "smp.h"
 #include "x86.h"

@@ -7,7 +7,7 @@
 #include "apic.h"
 #include "cpu.h"
 #include "smp.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "vm.h"
 #include "x86.h"
 
