@@ -39,6 +39,7 @@ bool lockdbg_complex_release(struct complex_lock *l, uint64_t site);
 void lockdbg_held_push(const void *lock, int lclass, int how, uint64_t site);
 uint64_t lockdbg_held_pop(const void *lock);  /* returns acquire TSC, 0 if absent */
 void lockdbg_held_set_how(const void *lock, int how);
+bool lockdbg_thread_holds(const void *lock, int how);  /* complex, this thread */
 void lockdbg_forget_class(int lclass);        /* tests: drop learned state */
 
 /* lockstat.c */

@@ -20,12 +20,6 @@
 #define OBJ_LEVELS      3
 #define OBJ_MAX_PAGES   (1UL << (9 * OBJ_LEVELS))    /* 512 GiB */
 
-/* True if map->lock is held (read or write) by someone. */
-static bool map_locked(struct vm_map *map)
-{
-	return (map->lock.state & ~2UL) != 0;     /* writer bit or readers */
-}
-
 void vm_release_pa(paddr_t pa, void *arg __unused)
 {
 	page_unref(pa_to_page(pa));
@@ -183,7 +177,7 @@ static void unlink(struct vm_map *map, struct vm_region *r)
 
 struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		if (va < r->start)
 			return NULL;
@@ -325,7 +319,7 @@ static void merge_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 
 vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	vaddr_t top = MIN(limit, USER_TOP);
 	for (struct vm_region *r = map->head.prev; ; r = r->prev) {
 		vaddr_t lo = (r == &map->head) ? VM_MIN_ADDR : MAX(r->end, VM_MIN_ADDR);
@@ -409,7 +403,7 @@ static bool is_data(int prot, int flags)
 static void usage_locked(struct vm_map *map, vaddr_t skip_s, vaddr_t skip_e,
 			 uint64_t *total, uint64_t *data)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	*total = *data = 0;
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		uint64_t n = (r->end - r->start) >> PAGE_SHIFT;
