@@ -7,7 +7,7 @@
  *   restore).  Waiters queue MCS-style (one cache line each, per CPU), so a
  *   release is one store and hands the lock to the next waiter in order.
  *
- * Complex locks (32 bytes): read/write locks, optionally recursive, for
+ * Complex locks (24 bytes): read/write locks, optionally recursive, for
  *   sections that may block.  lock_read / lock_write / lock_done and the try
  *   and downgrade forms.
  *
@@ -124,7 +124,6 @@ struct complex_lock {
 	uint32_t recursion;         /* writer only: extra write holds */
 	uint16_t lclass;            /* [I] 0 = not initialised */
 	uint16_t flags;             /* [I] CL_RECURSIVE */
-	void *waitq;                /* sleepers (threads issue); NULL for now */
 };
 
 void complex_lock_init(struct complex_lock *l, int lclass, int flags);

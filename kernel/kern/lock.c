@@ -417,7 +417,6 @@ void complex_lock_init(struct complex_lock *l, int lclass, int flags)
 	l->recursion = 0;
 	l->lclass = lclass;
 	l->flags = flags;
-	l->waitq = NULL;
 }
 
 static bool can_read(uint64_t s)

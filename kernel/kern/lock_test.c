@@ -17,7 +17,7 @@
 KTEST(lock_structures_are_small)
 {
 	KT_EXPECT_EQ(sizeof(struct simple_lock), 8);
-	KT_EXPECT_EQ(sizeof(struct complex_lock), 32);
+	KT_EXPECT_EQ(sizeof(struct complex_lock), 24);
 }
 
 struct lock_site { uint64_t addr, kind; };
