@@ -18,11 +18,10 @@
  * reference (refcnt 0); both are decided under its meta lock.  A lookup
  * takes its reference under the bucket lock, while the name still exists.
  *
- * Lock order (lockclass.h): file offset (25) < vfs_ns (26: renames and
- * mounts, the shape of the tree) < vnode (27: the inode's complex lock; a
+ * Lock order (the ranks are in lockclass.h): file offset < vfs_ns (renames
+ * and mounts, the shape of the tree) < vnode (the inode's complex lock; a
  * second directory lock, in rename only, is taken by try-lock) < ... <
- * vm_map (40) < ncache bucket (41) < vnode meta (42) < fdtable (43) <
- * tmpfs page index (44).  The page index is above vm_map so that a page
+ * vm_map < ncache bucket < vnode meta < fdtable < tmpfs page index.  The page index is above vm_map so that a page
  * fault on a mapped tmpfs file can take it (tmpfs_getpage).
  */
 #ifndef CONCERTO_VFS_H

@@ -14,7 +14,7 @@
  *
  * Locking: shm_ids.lock (class sysv_shm) guards the table and the
  * segments' fields.  The release hook runs where vm_obj_unref is called:
- * inside the map lock (a complex lock, rank 40), so sysv_shm ranks above
+ * inside the map lock (class vm_map, a complex lock), so sysv_shm ranks above
  * it; no VM call is made with it held.
  *
  * Lock key: (i) shm_ids.lock, [I] immutable after creation.

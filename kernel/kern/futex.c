@@ -34,8 +34,8 @@
  * access to the futex_q stores q->done.  A waiter that returns (woken,
  * timed out or interrupted) either sees done, or takes its bucket lock: if
  * still listed it unlinks itself (the timeout or signal stands), else a
- * waker has finished with it under that lock.  Lock order: futex (46) <
- * waitq (53) < thread (55).
+ * waker has finished with it under that lock.  Lock order: futex <
+ * waitq < thread (lockclass.h).
  *
  * Two buckets (requeue, wake_op): the one with the lower index is locked,
  * the other taken by try-lock, spinning: every CPU takes bucket pairs in

@@ -5,7 +5,7 @@
  * set and its queue, the stop state; per thread (t->sig, struct sigthread):
  * the blocked mask, the thread's own pending set (faults, tkill), the
  * alternate stack, the interruptible-sleep flag.  One lock, p->sig.lock
- * (class proc_sig, rank 34, taken with interrupts disabled), guards all of
+ * (class proc_sig, taken with interrupts disabled), guards all of
  * it, as Linux's siglock does.  The owning thread reads its mask and the
  * pending bits without the lock on its fast paths (signal_pending and the
  * start of signal_deliver); senders write them under the lock.
