@@ -132,6 +132,7 @@ static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 /* Resolve the fault with map locked for read. */
 static int fault_locked(struct vm_map *map, vaddr_t va, int access)
 {
+	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, va);
 	if (r == NULL || !prot_allows(r->prot, access))
 		return -EFAULT;

@@ -199,6 +199,7 @@ static struct vm_region *first_above(struct vm_map *map, vaddr_t va)
 
 static bool range_free_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = first_above(map, start);
 	return r == &map->head || r->start >= end;
 }
@@ -294,6 +295,7 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 /* Make start and end region boundaries.  Map locked for write. */
 static int clip_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_write_held(&map->lock));
 	int err = clip_locked(map, start);
 	return err ? err : clip_locked(map, end);
 }
@@ -427,6 +429,7 @@ static void usage_locked(struct vm_map *map, vaddr_t skip_s, vaddr_t skip_e,
 static bool may_expand_locked(struct vm_map *map, uint64_t npages, bool data,
 			      vaddr_t skip_s, vaddr_t skip_e)
 {
+	KASSERT(lock_held(&map->lock));
 	struct proc *p = curproc();
 	if (p == NULL)
 		return true;
@@ -659,6 +662,7 @@ int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len)
 /* True if [start, end) is covered by regions without a hole.  Map locked. */
 static bool range_mapped_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	vaddr_t cur = start;
 	for (struct vm_region *r = first_above(map, start); r != &map->head && cur < end;
 	     r = r->next) {
@@ -836,6 +840,7 @@ out:
 
 static uint64_t locked_bytes_locked(struct vm_map *map)
 {
+	KASSERT(lock_held(&map->lock));
 	uint64_t n = 0;
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
 		if (r->flags & VR_LOCKED)
@@ -854,6 +859,7 @@ uint64_t vm_locked_bytes(struct vm_map *map)
 /* Bytes of [start, end) not locked yet; map locked. */
 static uint64_t unlocked_in_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	uint64_t n = 0;
 	for (struct vm_region *r = first_above(map, start); r != &map->head && r->start < end;
 	     r = r->next)
@@ -875,6 +881,7 @@ static int lock_limit_ok(uint64_t have, uint64_t more, uint64_t limit)
 /* Sets the lock bits of every region in [start, end) (clipped). */
 static int set_lock_flags_locked(struct vm_map *map, vaddr_t start, vaddr_t end, int flags)
 {
+	KASSERT(lock_write_held(&map->lock));
 	int err = clip_range_locked(map, start, end);
 	if (err)
 		return err;
