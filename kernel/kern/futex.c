@@ -344,6 +344,7 @@ static void q_unlink_locked(struct futex_bucket *hb, struct futex_q *q)
  */
 static void q_wake_locked(struct futex_bucket *hb, struct futex_q *q, int st)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
 	uint64_t s = disable_lock(&q->wq.lock);
 	q->state = st;
@@ -383,6 +384,7 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 static void q_mark_locked(struct futex_bucket *hb, struct futex_q *q, int st,
 			  struct futex_q **list)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
 	uint64_t s = disable_lock(&q->wq.lock);
 	q->state = st;

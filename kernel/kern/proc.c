@@ -99,6 +99,7 @@ void proc_init(void)
 
 static struct pid_entry *pid_find_locked(int b, int pid)
 {
+	KASSERT(simple_lock_held(&pidtab[b].lock));
 	for (struct pid_entry *x = pidtab[b].head; x; x = x->next)
 		if (x->pid == pid)
 			return x;
@@ -314,6 +315,7 @@ static void pgrp_leave_locked(struct proc *p, struct pgrp *pg)
  * to unreference after unlocking, or NULL. */
 static struct pgrp *pgrp_move_locked(struct proc *p, struct pgrp *pg)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct pgrp *old = p->pgrp;
 	if (old == pg)
 		return NULL;
@@ -705,6 +707,7 @@ static void fork_child_start(void *arg)
 
 static void wake_proc_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	uint64_t s = disable_lock(&p->wait_wq.lock);
 	waitq_wakeup_all_locked(&p->wait_wq);
 	unlock_enable(&p->wait_wq.lock, s);
@@ -976,6 +979,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 /* A vfork child execs or exits: its parent runs again (proctree held). */
 static void vfork_release_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct proc *vp = p->vfork_parent;
 	if (vp) {
 		p->vfork_parent = NULL;       /* per child: threads may vfork at once */
@@ -1062,6 +1066,7 @@ static void final_reap(struct proc *c)
 
 static void queue_autoreap_locked(struct proc *c)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	c->reap_next = reap_queue;
 	reap_queue = c;
 	uint64_t s = disable_lock(&reaper_wq.lock);
@@ -1072,6 +1077,7 @@ static void queue_autoreap_locked(struct proc *c)
 /* The nearest living subreaper ancestor of p, else init (proctree held). */
 static struct proc *find_reaper_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	for (struct proc *a = p->parent; a; a = a->parent)
 		if (a->subreaper && a->state == PS_ALIVE)
 			return a;
@@ -1157,6 +1163,7 @@ static bool pgrp_orphaned_locked(struct pgrp *pg, struct proc *ignored, struct p
 
 static bool pgrp_has_stopped_locked(struct pgrp *pg)
 {
+	KASSERT(simple_lock_held(&proctree_lock) || simple_lock_held(&pg->lock));
 	for (struct proc *m = pg->members; m; m = m->pg_next)
 		if (m->state == PS_ALIVE && READ_ONCE(m->sig.stopped))
 			return true;
@@ -1183,6 +1190,7 @@ bool proc_pgrp_orphaned(int pgid)
 static void note_orphaned_locked(struct pgrp *pg, struct proc *parent, struct proc *ignored,
 				 struct proc *reaper, int *out, int *n)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	if (!pg || !parent || parent->pgrp == pg || parent->pgrp->session != pg->session)
 		return;
 	if (!pgrp_orphaned_locked(pg, ignored, reaper) || !pgrp_has_stopped_locked(pg))

@@ -169,6 +169,7 @@ static void sigq_free_list(struct sigq *q)
 
 static void flush_all_locked(struct proc *p, uint64_t mask, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	p->sig.nqueued -= sigpend_flush(&p->sig.pending, mask, freel);
 	FOREACH_THREAD(p, t)
 		p->sig.nqueued -= sigpend_flush(&t->sig.pending, mask, freel);
@@ -274,6 +275,7 @@ void signal_zap_threads_locked(struct proc *p, struct thread *except)
  * overridden: the exec then fails and the process exits). */
 static int group_exit_locked(struct proc *p, int code, struct thread *except)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	struct sigstate *ss = &p->sig;
 	if (ss->group_exit && ss->group_exit_code != -1)
 		return ss->group_exit_code;
@@ -672,6 +674,7 @@ SYSCALL(13, rt_sigaction)
  * that no longer have a taker (their thread blocked them or exited). */
 static void retarget_locked(struct proc *p, uint64_t sigs)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	for (; sigs; sigs &= sigs - 1) {
 		uint64_t bit = sigs & -sigs;
 		struct thread *x = pick_target_locked(p, bit);
@@ -783,6 +786,7 @@ bool signal_pending(void)
 static int dequeue_locked(struct proc *p, struct thread *t, uint64_t allowed,
 			  struct ksiginfo *info, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	uint64_t tset = t->sig.pending.set & allowed, pset = p->sig.pending.set & allowed;
 	struct sigpend *sp;
 	uint64_t set;
@@ -1039,6 +1043,7 @@ static int setup_frame(struct thread *t, struct trapframe *tf, int sig, const st
 static void force_sig_locked(struct proc *p, struct thread *t, const struct ksiginfo *info,
 			     struct sigq **q, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	int sig = info->signo;
 	struct k_sigaction ka = act_get_locked(p, sig);
 	bool blocked = t->sig.blocked & SIGBIT(sig);
