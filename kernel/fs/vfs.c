@@ -221,6 +221,7 @@ static struct nc_bucket *nc_bucket(uint32_t hash)
 static struct dentry *nc_find_locked(struct nc_bucket *b, uint32_t hash, struct inode *dir,
 				     const char *name, size_t len)
 {
+	KASSERT(simple_lock_held(&b->lock));
 	for (struct dentry *d = b->head; d; d = d->hnext)
 		if (d->hash == hash && d->dir == dir && d->namelen == len &&
 		    memcmp(d->name, name, len) == 0)
