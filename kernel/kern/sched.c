@@ -243,6 +243,7 @@ static void runq_age_locked(struct runq *rq, int cpu)
 /* Best thread of rq that may run on cpu, or NULL.  rq->lock held. */
 static struct thread *runq_best_locked(struct runq *rq, int cpu)
 {
+	KASSERT(simple_lock_held(&rq->lock));
 	uint64_t bm = rq->bitmap;
 	while (bm) {
 		int p = __builtin_ctzll(bm);
