@@ -52,7 +52,6 @@
 #include "trace.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
-#define RR_QUANTUM      10     /* ticks: SCHED_RR slice (Linux: 100 ms) */
 #define EXP_5S          1677   /* FSCALE * exp(-1/5): one-second step of a 5 s average */
 #define BALANCE_MARGIN  (FSCALE / 2)
 
@@ -550,7 +549,7 @@ static void finish_zombie(struct thread *t);
 /* The slice a thread starts with when it is picked with none left. */
 static int full_quantum(const struct thread *t)
 {
-	return t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+	return t->policy == SCHED_RR ? SCHED_RR_SLICE : TS_QUANTUM;
 }
 
 __noreturn void scheduler(void)
