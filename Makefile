@@ -19,7 +19,7 @@ LD       := ld
 OBJCOPY  := objcopy
 PYTHON   := python3
 
-CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror \
+CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wmissing-prototypes -Werror \
 	-ffreestanding -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
 	-mgeneral-regs-only -mno-sse -mno-mmx -mno-avx \
 	-fno-stack-protector -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \

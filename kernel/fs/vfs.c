@@ -136,7 +136,6 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode)
 	return ip;
 }
 
-void tmpfs_free_pages(struct inode *ip, uint64_t from);   /* tmpfs.c */
 static void sb_free(struct superblock *sb);
 
 static void vnode_free(struct inode *ip)
@@ -528,7 +527,6 @@ int vfs_umount(struct inode *root)
 
 /* ---- the global tree ---- */
 
-void initramfs_populate(struct inode *root);   /* initramfs.c */
 
 void vfs_init(void)
 {

@@ -114,4 +114,8 @@ static inline int cpu_id(void)
 void cpu_setup(struct cpu *c);   /* GDT, TSS, IDT, GS base on the running CPU */
 void idt_init(void);             /* build the shared IDT once */
 
+/* cpu.c: load the IDT; point GS at c (boot and each AP). */
+void idt_load(void);
+void cpu_set_gs(struct cpu *c);
+
 #endif

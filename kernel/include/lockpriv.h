@@ -56,4 +56,16 @@ void lock_complex_acquired(struct complex_lock *l, int how, uint64_t site,
 void lock_complex_released(struct complex_lock *l);
 void lock_complex_downgraded(struct complex_lock *l);
 
+/* Called from lockprim.S (the patched call sites' primitives). */
+void lock_early_lock(struct simple_lock *l, uint64_t site);
+void lock_early_unlock(struct simple_lock *l, uint64_t site);
+uint32_t lock_early_try(struct simple_lock *l, uint64_t site);
+void simple_lock_slow_c(struct simple_lock *l, uint64_t site);
+void lockdbg_lock(struct simple_lock *l, uint64_t site);
+uint32_t lockdbg_try(struct simple_lock *l, uint64_t site);
+void lockdbg_unlock(struct simple_lock *l, uint64_t site);
+void lockstat_lock(struct simple_lock *l, uint64_t site);
+uint32_t lockstat_try(struct simple_lock *l, uint64_t site);
+void lockstat_unlock(struct simple_lock *l, uint64_t site);
+
 #endif

@@ -155,4 +155,10 @@ void unix_gc_hint(void);
 /* The bytes waiting (FIONREAD) */
 int unix_inq(struct usock *s);
 
+/* socket.c, for sys_file.c: a socket file's stat mode (false if not a
+ * socket), readv/writev on it. */
+struct file;
+bool sock_stat_mode(struct file *f, uint32_t *mode);
+ssize_t sock_rwv(struct file *f, uint64_t uiov, uint64_t cnt, bool write);
+
 #endif

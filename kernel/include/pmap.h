@@ -163,4 +163,9 @@ void tlb_stats_sum(struct tlb_stats *out);
 extern bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
 extern bool pcid_on;             /* CR4.PCIDE set (some CPU has PCID) */
 
+/* mmu.c: the end of what the boot allocator handed out; a kernel
+ * address's page-table entry (0 if none; tests). */
+paddr_t boot_alloc_end(void);
+uint64_t mmu_kernel_pte(uintptr_t va);
+
 #endif

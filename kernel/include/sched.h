@@ -77,4 +77,9 @@ void sched_stats_format(struct sbuf *sb);   /* /proc/sched */
 int sched_runnable(int cpu);           /* local queue length + running */
 uint64_t sched_load_fp_total(void);    /* summed 5 s loads, << FSHIFT (loadavg, sysinfo) */
 
+/* A new thread's first code (swtch.S): runs fn(arg), then exits. */
+void thread_first_run(void *arg, void (*fn)(void *));
+/* Ticks all CPUs spent busy (tests). */
+uint64_t sched_cpu_ticks(void);
+
 #endif

@@ -292,4 +292,9 @@ void tmpfs_destroy(struct superblock *sb);
 int dev_open(struct inode *ip, struct file *f);
 void devfs_populate(struct inode *root);
 
+/* tmpfs.c: frees a file's pages from index `from` on. */
+void tmpfs_free_pages(struct inode *ip, uint64_t from);
+/* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
+int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
+
 #endif

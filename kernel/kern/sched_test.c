@@ -28,7 +28,6 @@ static int other_cpu(void)
  * of a starved virtual CPU, and the tests compare with sleeps, which count
  * local ticks.
  */
-uint64_t sched_cpu_ticks(void);
 static void busy_ticks(uint64_t n)
 {
 	uint64_t end = sched_cpu_ticks() + n;

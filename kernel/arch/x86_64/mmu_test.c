@@ -12,7 +12,6 @@
 #include "cpu.h"
 #include "thread.h"
 
-uint64_t mmu_kernel_pte(uintptr_t va);
 
 static const char a_rodata_string[] = "read only";
 static uint64_t a_data_word = 1;
