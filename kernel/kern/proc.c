@@ -140,6 +140,40 @@ static int pid_alloc(struct proc *p)
 	return pid_alloc2(p, NULL);
 }
 
+/* The entry's field for `which` (PE_*). */
+static void **pid_slot(struct pid_entry *e, int which)
+{
+	switch (which) {
+	case PE_PROC:    return (void **)&e->p;
+	case PE_PGRP:    return (void **)&e->pgrp;
+	case PE_THREAD:  return (void **)&e->t;
+	default:         return (void **)&e->session;
+	}
+}
+
+/* What id names as `which` (PE_PROC, PE_PGRP or PE_THREAD), or NULL; with
+ * ref, referenced under the bucket lock (a named object's count is not
+ * zero). */
+static void *pid_get(int id, int which, bool ref)
+{
+	if (id <= 0)
+		return NULL;
+	int b = id % PIDHASH;
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry *e = pid_find_locked(b, id);
+	void *r = e ? *pid_slot(e, which) : NULL;
+	if (r && ref) {
+		if (which == PE_PROC)
+			fetch_and_add(&((struct proc *)r)->refcnt, 1);
+		else if (which == PE_PGRP)
+			fetch_and_add(&((struct pgrp *)r)->refcnt, 1);
+		else
+			thread_ref(r);
+	}
+	simple_unlock(&pidtab[b].lock);
+	return r;
+}
+
 /* Sets what the entry of id names (which: PE_*); frees the entry once it
  * names nothing. */
 static void pid_set(int pid, int which, void *ptr)
@@ -152,14 +186,7 @@ static void pid_set(int pid, int which, void *ptr)
 		;
 	struct pid_entry *e = *pp;
 	KASSERT(e != NULL);
-	if (which == PE_PROC)
-		e->p = ptr;
-	else if (which == PE_PGRP)
-		e->pgrp = ptr;
-	else if (which == PE_THREAD)
-		e->t = ptr;
-	else
-		e->session = ptr;
+	*pid_slot(e, which) = ptr;
 	if (!e->p && !e->pgrp && !e->session && !e->t) {
 		*pp = e->next;
 		dead = e;
@@ -170,64 +197,26 @@ static void pid_set(int pid, int which, void *ptr)
 
 struct proc *proc_lookup(int pid)
 {
-	if (pid <= 0)
-		return NULL;
-	int b = pid % PIDHASH;
-	struct proc *p = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pid);
-	if (e && e->p) {
-		p = e->p;
-		fetch_and_add(&p->refcnt, 1);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return p;
+	return pid_get(pid, PE_PROC, true);
 }
 
 struct thread *thread_lookup(int tid)
 {
-	if (tid <= 0)
-		return NULL;
-	int b = tid % PIDHASH;
-	struct thread *t = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, tid);
-	if (e && e->t) {
-		t = e->t;
-		thread_ref(t);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return t;
+	return pid_get(tid, PE_THREAD, true);
 }
 
 /* The group named pgid, referenced (a named group has members, so its
  * count is not zero); NULL if none. */
 static struct pgrp *pgrp_lookup(int pgid)
 {
-	if (pgid <= 0)
-		return NULL;
-	int b = pgid % PIDHASH;
-	struct pgrp *pg = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pgid);
-	if (e && e->pgrp) {
-		pg = e->pgrp;
-		fetch_and_add(&pg->refcnt, 1);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return pg;
+	return pid_get(pgid, PE_PGRP, true);
 }
 
 /* As pgrp_lookup without a reference: proctree held keeps it named. */
 static struct pgrp *pgrp_find_locked(int pgid)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	int b = pgid % PIDHASH;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pgid);
-	struct pgrp *pg = e ? e->pgrp : NULL;
-	simple_unlock(&pidtab[b].lock);
-	return pg;
+	return pid_get(pgid, PE_PGRP, false);
 }
 
 /* ---- sessions and process groups ---- */
