@@ -55,6 +55,7 @@ ARCH_OBJS := \
 	arch/x86_64/lockprim.o \
 	arch/x86_64/swtch.o \
 	arch/x86_64/syscall.o \
+	arch/x86_64/sigframe.o \
 	arch/x86_64/pmap.o \
 	arch/x86_64/usercopy.o
 
