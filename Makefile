@@ -224,7 +224,7 @@ qemu-gdb: deps all $(BUILD)/initramfs.cpio
 	$(QEMU) $(QEMU_ARGS) -S -s
 
 # The user-space tests run on this host first (proving the tests right);
-# the kernel runs them once it has user space (issue 5).
+# the kernel runs them once it has user space.
 test: deps all user $(BUILD)/initramfs.cpio
 	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/hosttest.py

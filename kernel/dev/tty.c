@@ -1,5 +1,5 @@
 /*
- * The tty layer (SPEC T1, P4, G3): one line discipline for the serial
+ * The tty layer (T1, P4, G3): one line discipline for the serial
  * console and the pseudo-terminals, termios, window size, job control and
  * controlling terminals.  docs/terminal.md tells the story.
  *

@@ -28,7 +28,7 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
-	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (seed 003 proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
+	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (OSF/1 signals proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
 	X(LC_PGRP,         "pgrp",          26, IPL_NONE, SIMPLE, "a process group's member list (changed with proctree also held; kill(-pgid) walks it under this lock alone); never two at once") \
 	X(LC_UIDHASH,      "uidhash",       27, IPL_NONE, SIMPLE, "the per-uid table: uidinfo chains and reference counts (process counts for RLIMIT_NPROC are atomic)") \
 	X(LC_PTYTAB,       "ptytab",        29, IPL_NONE, SIMPLE, "the table of pseudo-terminals (numbers in use)") \

@@ -1,6 +1,6 @@
 /*
  * pmap: the machine-dependent half of a user address space (x86_64 4-level
- * page tables) and TLB shootdown (SPEC V3).  See docs/vm.md.
+ * page tables) and TLB shootdown (V3).  See docs/vm.md.
  *
  * A pmap maps user virtual addresses [0, USER_TOP) to physical pages.  Its
  * PML4 shares the kernel's upper half (entries 256..511, copied from the

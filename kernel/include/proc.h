@@ -1,13 +1,13 @@
 /*
  * Processes (P1, P2).  Seed 003's model (sections 5 and 6, Table 3) with
- * seed 004's PID-entry table, for single-threaded processes (P3 adds
+ * DEC OSF/1 SMP's PID-entry table, for single-threaded processes (P3 adds
  * threads).  No funneling: every path runs on any CPU.
  *
  *   pid table   PIDs hash into buckets of small entries; an entry can name a
  *               process, the process group and the session with that id.
  *               A lookup walks one bucket under its lock, never a global
  *               list.  An id stays allocated while any of the three uses it.
- *   proctree    the global process-relation lock (seed 003's
+ *   proctree    the global process-relation lock (the OSF/1 signals paper's
  *               proc_relation_lock): parent/child/sibling links, process
  *               state and exit status, stop/continue reports, the vfork
  *               handshake, group membership changes (with the group's lock),

@@ -11,7 +11,7 @@
  * lock of one hash bucket (no directory lock), so lookups run in parallel
  * in the same directory and in different ones.  Changes of a directory take
  * that directory's complex lock for write and then the bucket lock, so
- * creations in different directories never contend (seed 004: the AIM
+ * creations in different directories never contend (DEC OSF/1 SMP: the AIM
  * directory test).  A file system with its own lookup (proc) sets ip->ops.
  *
  * Lifetime.  An inode is freed when it has no name (nlink 0) and no

@@ -1,5 +1,5 @@
 /*
- * Futexes (SPEC S1, P3): futex(2) with Linux x86_64 semantics,
+ * Futexes (S1, P3): futex(2) with Linux x86_64 semantics,
  * set_robust_list/get_robust_list, and the exit-time duties of a thread
  * (robust list, PI ownership, clear_child_tid).
  *
@@ -374,7 +374,7 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
  * found on the key (a plain wake of a PI futex).  hb->lock held.
  */
 /*
- * Post after unlock (seed 002), Linux's wake_q: a plain wake takes its
+ * Post after unlock (SNA on SMP), Linux's wake_q: a plain wake takes its
  * waiters off the bucket and marks them woken under the bucket lock, and
  * wakes their threads after releasing it, so the bucket is not held across
  * scheduler wakeups and a woken waiter never spins on it.  A waiter that

@@ -48,7 +48,7 @@
 #define P_PIDFD 3
 
 /*
- * The PID-entry table (seed 004): one small entry per id in use, naming the
+ * The PID-entry table (DEC OSF/1 SMP): one small entry per id in use, naming the
  * process, the group and the session with that id.  Lock key: (b) the
  * bucket lock; pgrp and session are written with proctree also held.
  */
@@ -977,7 +977,7 @@ static void vfork_release_locked(struct proc *p)
 }
 
 /*
- * exec in a multithreaded process (P3, seed 003): the other threads are
+ * exec in a multithreaded process (P3, OSF/1 signals): the other threads are
  * killed and have left; if the caller is not the leader it becomes the
  * leader, with the process id as its id (Linux de_thread).
  */
@@ -1128,7 +1128,7 @@ __noreturn void proc_thread_exit(int status)
 	proc_exit_last(p, t, status);
 }
 
-/* ---- orphaned process groups (POSIX; seed 003) ---- */
+/* ---- orphaned process groups (POSIX; OSF/1 signals) ---- */
 
 /*
  * True if group pg is orphaned once `ignored` (an exiting process, or NULL)

@@ -1,5 +1,5 @@
 /*
- * The kernel's random numbers (issue 15): getrandom(2), /dev/random,
+ * The kernel's random numbers: getrandom(2), /dev/random,
  * /dev/urandom and AT_RANDOM.
  *
  * One ChaCha20 generator per CPU (RFC 8439's block function, written from

@@ -1,5 +1,5 @@
 /*
- * Scheduler tests (issue 4): wakeups across CPUs, FIFO/RR semantics,
+ * Scheduler tests: wakeups across CPUs, FIFO/RR semantics,
  * binding and funneling, load balancing, priority boost, preemption.
  * Threads here are kernel threads; the test runner thread is "main" on
  * CPU 0.

@@ -7,7 +7,7 @@
  * a sender copies the user's data into a new message with no lock held,
  * then appends it to the receiver's queue under the receiver's lock
  * (class unix_sock, simple: never two at once, never across a user copy)
- * and wakes the receiver after unlocking (seed 002: post after unlock).
+ * and wakes the receiver after unlocking (SNA on SMP: post after unlock).
  * Readers of one socket take its io lock (class unix_io, complex) across
  * the copy out, so only the io holder removes messages from the head while
  * senders append at the tail.  A stream is a queue of messages read across

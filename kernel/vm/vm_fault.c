@@ -1,5 +1,5 @@
 /*
- * Page faults in user address spaces (SPEC V2): demand zero, copy on write,
+ * Page faults in user address spaces (V2): demand zero, copy on write,
  * shared-object pages, permission checks; and the trap hook vm_page_fault.
  *
  * The fault path holds the map lock for read (regions stable) and takes no

@@ -1,6 +1,6 @@
 /*
  * User address spaces: the region list of a map, shared objects, mmap,
- * munmap, mprotect, brk and fork (SPEC V2).  Faults are in vm_fault.c, the
+ * munmap, mprotect, brk and fork (V2).  Faults are in vm_fault.c, the
  * page tables in arch/x86_64/pmap.c.  See vm_map.h and docs/vm.md.
  *
  * Regions are kept in a sorted circular list with a sentinel (map->head);

@@ -1,5 +1,5 @@
 /*
- * Hardware protections (issue 15): the kernel image's page-table entries
+ * Hardware protections: the kernel image's page-table entries
  * (text read-only, rodata and data not executable), write protection for
  * the kernel (CR0.WP), and SMEP, SMAP, UMIP on exactly when CPUID offers
  * them, on the CPU the test runs on.
