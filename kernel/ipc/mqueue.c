@@ -375,22 +375,37 @@ static int mq_sleep_locked(struct mqueue *q __unused, struct mq_sleeper **head, 
 	return 0;   /* woken: retry (a wakeup is never dropped) */
 }
 
+/* The start of mq_timedsend and mq_timedreceive: the deadline of the user
+ * timespec uts (absolute CLOCK_REALTIME; 0: none) and the queue of
+ * descriptor fd opened for mode (FMODE_*), its file referenced in *fp.
+ * NULL with *err set (the timespec's error, or -EBADF). */
+static struct mqueue *mq_call_start(int fd, int mode, uint64_t uts, uint64_t *deadline,
+				    struct file **fp, int *err)
+{
+	*deadline = 0;
+	if (uts) {
+		*err = ipc_timeout(uts, true, deadline);
+		if (*err)
+			return NULL;
+	}
+	struct mqueue *q = mq_get(fd, mode, fp);
+	if (!q)
+		*err = -EBADF;
+	return q;
+}
+
 SYSCALL(242, mq_timedsend)
 {
 	size_t len = a2;
 	uint32_t prio = (uint32_t)a3;
 	if (prio >= MQ_PRIO_MAX)
 		return -EINVAL;
-	uint64_t deadline = 0;
-	if (a4) {
-		int r = ipc_timeout(a4, true, &deadline);
-		if (r)
-			return r;
-	}
+	uint64_t deadline;
 	struct file *f;
-	struct mqueue *q = mq_get((int)a0, FMODE_WRITE, &f);
+	int err;
+	struct mqueue *q = mq_call_start((int)a0, FMODE_WRITE, a4, &deadline, &f, &err);
 	if (!q)
-		return -EBADF;
+		return err;
 	int64_t r = 0;
 	struct mq_msg *m = NULL;
 	if ((long)len > q->msgsize || (int64_t)len < 0) {
@@ -446,16 +461,12 @@ out:
 SYSCALL(243, mq_timedreceive)
 {
 	size_t len = a2;
-	uint64_t deadline = 0;
-	if (a4) {
-		int r = ipc_timeout(a4, true, &deadline);
-		if (r)
-			return r;
-	}
+	uint64_t deadline;
 	struct file *f;
-	struct mqueue *q = mq_get((int)a0, FMODE_READ, &f);
+	int err;
+	struct mqueue *q = mq_call_start((int)a0, FMODE_READ, a4, &deadline, &f, &err);
 	if (!q)
-		return -EBADF;
+		return err;
 	int64_t r = 0;
 	struct mq_msg *m = NULL;
 	if ((int64_t)len < q->msgsize) {
