@@ -1893,12 +1893,10 @@ static int call_sigmask(uint64_t umask, uint64_t size)
 	uint64_t mask;
 	if (!umask)
 		return 0;
-	if (size != sizeof(mask))
-		return -EINVAL;
-	if (copyin(&mask, (void *)umask, sizeof(mask)) < 0)
-		return -EFAULT;
-	signal_call_mask_begin(mask);
-	return 0;
+	int r = sigset_from_user(umask, size, &mask);
+	if (r == 0)
+		signal_call_mask_begin(mask);
+	return r;
 }
 
 /* The end of such a call with result r: the old mask back unless r is

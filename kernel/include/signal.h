@@ -317,6 +317,10 @@ int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, i
  * (-EFAULT if that fails). */
 int signal_sleep_until(uint64_t deadline, uint64_t rmtp);
 
+/* A user sigset_t of size bytes (Linux's kernel sigset: 8) into *set:
+ * 0, -EINVAL (another size) or -EFAULT. */
+int sigset_from_user(uint64_t uset, uint64_t size, uint64_t *set);
+
 /*
  * sigsuspend, ppoll, pselect6, epoll_pwait: the current thread blocks mask for the rest
  * of its system call.  signal_call_mask_end() puts the old mask back at

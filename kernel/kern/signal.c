@@ -697,6 +697,13 @@ void signal_set_blocked(struct thread *t, uint64_t mask)
 	unlock_enable(&p->sig.lock, s);
 }
 
+int sigset_from_user(uint64_t uset, uint64_t size, uint64_t *set)
+{
+	if (size != sizeof(*set))
+		return -EINVAL;
+	return copyin(set, (void *)uset, sizeof(*set)) < 0 ? -EFAULT : 0;
+}
+
 void signal_call_mask_begin(uint64_t mask)
 {
 	struct thread *t = curthread();
@@ -936,11 +943,10 @@ SYSCALL(34, pause)
 
 SYSCALL(130, rt_sigsuspend)
 {
-	if (a1 != 8)
-		return -EINVAL;
 	uint64_t mask;
-	if (copyin(&mask, (void *)a0, 8) < 0)
-		return -EFAULT;
+	int r = sigset_from_user(a0, a1, &mask);
+	if (r)
+		return r;
 	signal_call_mask_begin(mask);         /* signal_deliver restores it */
 	sleep_until_signal();
 	return -ERESTARTNOHAND;
@@ -948,11 +954,10 @@ SYSCALL(130, rt_sigsuspend)
 
 SYSCALL(128, rt_sigtimedwait)
 {
-	if (a3 != 8)
-		return -EINVAL;
 	uint64_t these;
-	if (copyin(&these, (void *)a0, 8) < 0)
-		return -EFAULT;
+	int err = sigset_from_user(a0, a3, &these);
+	if (err)
+		return err;
 	uint64_t deadline = ~0UL;               /* monotonic ns; ~0: none, 0: do not wait */
 	if (a2) {
 		int64_t ns;
