@@ -1581,9 +1581,9 @@ void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint6
 
 /* ---- the process side of signals (signal.h) ---- */
 
-/* Calls fn on each process of group pgid (zombies included) under the
- * group's lock; returns how many were visited, or -ESRCH. */
-int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
+/* fn on the members of group pgid (the living ones if alive_only) under
+ * the group's lock; the count visited, or -ESRCH. */
+static int foreach_pgrp(int pgid, bool alive_only, int (*fn)(struct proc *, void *), void *arg)
 {
 	struct pgrp *pg = pgrp_lookup(pgid);
 	if (!pg)
@@ -1591,6 +1591,8 @@ int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 	int n = 0;
 	simple_lock(&pg->lock);
 	for (struct proc *p = pg->members; p; p = p->pg_next) {
+		if (alive_only && READ_ONCE(p->state) != PS_ALIVE)
+			continue;
 		n++;
 		if (fn(p, arg))
 			break;
@@ -1600,20 +1602,36 @@ int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 	return n;
 }
 
-/* Calls fn on every process but init and the caller (kill(-1)), under
- * proctree; returns how many were visited. */
-int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
+/* Calls fn on each process of group pgid (zombies included) under the
+ * group's lock; returns how many were visited, or -ESRCH. */
+int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 {
+	return foreach_pgrp(pgid, false, fn, arg);
+}
+
+/* fn on the processes of the list of all (proctree held): every living
+ * one if `every`, else all but init and the caller; the count visited. */
+static int foreach_allproc_locked(bool every, int (*fn)(struct proc *, void *), void *arg)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct proc *me = curproc();
 	int n = 0;
-	simple_lock(&proctree_lock);
 	for (struct proc *p = allproc; p; p = p->all_next) {
-		if (p == initproc || p == me)
+		if (every ? p->state != PS_ALIVE : (p == initproc || p == me))
 			continue;
 		n++;
 		if (fn(p, arg))
 			break;
 	}
+	return n;
+}
+
+/* Calls fn on every process but init and the caller (kill(-1)), under
+ * proctree; returns how many were visited. */
+int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
+{
+	simple_lock(&proctree_lock);
+	int n = foreach_allproc_locked(false, fn, arg);
 	simple_unlock(&proctree_lock);
 	return n;
 }
@@ -1621,15 +1639,8 @@ int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
 /* Calls fn on every process (for PRIO_USER), under proctree. */
 int proc_foreach_every(int (*fn)(struct proc *, void *), void *arg)
 {
-	int n = 0;
 	simple_lock(&proctree_lock);
-	for (struct proc *p = allproc; p; p = p->all_next) {
-		if (p->state != PS_ALIVE)
-			continue;
-		n++;
-		if (fn(p, arg))
-			break;
-	}
+	int n = foreach_allproc_locked(true, fn, arg);
 	simple_unlock(&proctree_lock);
 	return n;
 }
@@ -1640,21 +1651,7 @@ int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *ar
 {
 	if (pgid == 0)
 		pgid = proc_pgid(curproc());
-	struct pgrp *pg = pgrp_lookup(pgid);
-	if (!pg)
-		return -ESRCH;
-	int n = 0;
-	simple_lock(&pg->lock);
-	for (struct proc *p = pg->members; p; p = p->pg_next) {
-		if (READ_ONCE(p->state) != PS_ALIVE)
-			continue;
-		n++;
-		if (fn(p, arg))
-			break;
-	}
-	simple_unlock(&pg->lock);
-	pgrp_unref(pg);
-	return n;
+	return foreach_pgrp(pgid, true, fn, arg);
 }
 
 /* p stopped (by sig) / continued: recorded for the parent's wait
