@@ -162,9 +162,13 @@ NET_OBJS := \
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))
 
-.PHONY: all run test bench qemu-gdb clean deps run-deps docs trace stress
+.PHONY: all run test bench qemu-gdb clean deps run-deps docs trace stress debug
 
 all: $(BUILD)/concerto
+
+# The DEBUG=1 kernel (DASSERTs on) in $(BUILD)/debug, booted by make test.
+debug:
+	$(MAKE) BUILD=$(BUILD)/debug DEBUG=1 all
 
 # User-space programs and tests (musl): make user, make user-test.
 include user/user.mk
@@ -225,7 +229,7 @@ qemu-gdb: deps all $(BUILD)/initramfs.cpio
 
 # The user-space tests run on this host first (proving the tests right);
 # the kernel runs them once it has user space.
-test: deps all user $(BUILD)/initramfs.cpio
+test: deps all debug user $(BUILD)/initramfs.cpio
 	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/hosttest.py
 	$(PYTHON) tools/runtest.py

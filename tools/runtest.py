@@ -51,6 +51,10 @@ MATRIX = [
     # (initramfs_boot_module_has_init, elf_load_boot_init) run here.
     ("ktest-initrd-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, "initramfs.cpio"),
 
+    # The DEBUG=1 kernel (make debug: build/debug/concerto), its costly
+    # assertions (DASSERT) on.
+    ("debug-ktest-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, None, "debug/concerto"),
+
     # Lock modes other than 4: contention tests must hold in each (L4).
     ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   300),
     ("mode1-smp1",   "ktest",   1, "512M", "ktest=all lockmode=1",   300),
@@ -129,6 +133,7 @@ class Config:
     cmdline: str
     timeout: float
     initrd: str = None     # file name under build/, or None
+    kernel: str = None     # another image under build/ (debug/concerto), or None
 
 
 @dataclass
@@ -163,6 +168,11 @@ def qemu_command(qemu, kernel, cfg):
     if cfg.initrd:
         cmd += ["-initrd", os.path.join(os.path.dirname(kernel), cfg.initrd)]
     return cmd
+
+
+def config_kernel(args, cfg):
+    """The image cfg boots: args.kernel, or cfg.kernel beside it."""
+    return os.path.join(os.path.dirname(args.kernel), cfg.kernel) if cfg.kernel else args.kernel
 
 
 def clean_line(raw):
@@ -200,7 +210,9 @@ def kill_group(proc):
 def run_qemu(cfg, args, out):
     run = Run(config=cfg)
     run.log_path = os.path.join(args.log_dir, cfg.name + ".log")
-    cmd = qemu_command(args.qemu, args.kernel, cfg)
+    cmd = qemu_command(args.qemu, config_kernel(args, cfg), cfg)
+    if cfg.initrd:
+        cmd[cmd.index("-initrd") + 1] = os.path.join(os.path.dirname(args.kernel), cfg.initrd)
     timeout = cfg.timeout * args.timeout_scale
     start = time.monotonic()
     try:
@@ -819,6 +831,8 @@ def main():
         args.patterns = []
     missing = {c.initrd for c in configs if c.initrd and
                not os.path.isfile(os.path.join(os.path.dirname(args.kernel), c.initrd))}
+    missing |= {c.kernel for c in configs if c.kernel and not args.list and
+                not os.path.isfile(config_kernel(args, c))}
     if missing and not args.list:
         print("missing " + ", ".join(sorted(missing)) + " (run make user first)", file=sys.stderr)
     configs = select(configs, args.patterns)
