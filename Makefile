@@ -161,6 +161,11 @@ NET_OBJS := \
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))
+# NOKTEST=1: an image without the in-kernel tests and benchmarks (*_test.c,
+# *_bench.c); ktest= then finds none.  make run and make test keep them.
+ifdef NOKTEST
+OBJS := $(filter-out %_test.o %_bench.o,$(OBJS))
+endif
 
 .PHONY: all run test bench qemu-gdb clean deps run-deps docs trace stress debug
 
