@@ -25,7 +25,8 @@
  *               and masks are under p->sig.lock (class proc_sig), the
  *               actions under their table's lock (class sighand, taken
  *               inside it); see signal.h.
- *   s->lock     per-session: its leader (the controlling terminal later).
+ *   s->lock     per-session: its leader (the controlling terminal records
+ *               the session: tty->sid, tty.h).
  *
  * Lock order (the ranks are in lockclass.h; the process locks of "OSF/1
  * signals", docs/design.md, adapted):

@@ -45,7 +45,7 @@ struct timespec64 {
 	int64_t nsec;
 };
 
-/* Operations a file system other than tmpfs gives its inodes (proc, later). */
+/* Operations a file system other than tmpfs gives its inodes (proc). */
 struct inode_ops {
 	/* Directory: find name; 0 and a referenced inode, or -ENOENT. */
 	int (*lookup)(struct inode *dir, const char *name, size_t len, struct inode **out);
