@@ -851,10 +851,6 @@ SYSCALL(307, sendmmsg)
 	return done ? done : err;
 }
 
-struct ktimespec {
-	int64_t sec, nsec;
-};
-
 SYSCALL(299, recvmmsg)
 {
 	struct file *f;
@@ -864,16 +860,13 @@ SYSCALL(299, recvmmsg)
 		return r;
 	uint64_t deadline = 0;
 	if (a4) {
-		struct ktimespec ts;
-		if (copyin(&ts, (void *)a4, sizeof(ts))) {
+		int64_t ns;                     /* clamped: a huge timeout never wraps */
+		r = timeout_from_user_timespec(a4, &ns);
+		if (r) {
 			file_unref(f);
-			return -EFAULT;
+			return r;
 		}
-		if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000) {
-			file_unref(f);
-			return -EINVAL;
-		}
-		deadline = time_monotonic_ns() + (uint64_t)ts.sec * NSEC_PER_SEC + (uint64_t)ts.nsec;
+		deadline = time_monotonic_ns() + (uint64_t)ns;
 	}
 	uint64_t vlen = MIN((uint32_t)a2, UIO_MAXIOV);
 	int flags = (int)a3;
