@@ -19,7 +19,7 @@ LD       := ld
 OBJCOPY  := objcopy
 PYTHON   := python3
 
-CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror \
+CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wmissing-prototypes -Werror \
 	-ffreestanding -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
 	-mgeneral-regs-only -mno-sse -mno-mmx -mno-avx \
 	-fno-stack-protector -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -55,6 +55,7 @@ ARCH_OBJS := \
 	arch/x86_64/lockprim.o \
 	arch/x86_64/swtch.o \
 	arch/x86_64/syscall.o \
+	arch/x86_64/sigframe.o \
 	arch/x86_64/pmap.o \
 	arch/x86_64/usercopy.o
 
@@ -162,10 +163,19 @@ NET_OBJS := \
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))
+# NOKTEST=1: an image without the in-kernel tests and benchmarks (*_test.c,
+# *_bench.c); ktest= then finds none.  make run and make test keep them.
+ifdef NOKTEST
+OBJS := $(filter-out %_test.o %_bench.o,$(OBJS))
+endif
 
-.PHONY: all run test bench qemu-gdb clean deps run-deps docs trace stress
+.PHONY: all run test bench qemu-gdb clean deps run-deps docs trace stress debug
 
 all: $(BUILD)/concerto
+
+# The DEBUG=1 kernel (DASSERTs on) in $(BUILD)/debug, booted by make test.
+debug:
+	$(MAKE) BUILD=$(BUILD)/debug DEBUG=1 all
 
 # User-space programs and tests (musl): make user, make user-test.
 include user/user.mk
@@ -225,8 +235,8 @@ qemu-gdb: deps all $(BUILD)/initramfs.cpio
 	$(QEMU) $(QEMU_ARGS) -S -s
 
 # The user-space tests run on this host first (proving the tests right);
-# the kernel runs them once it has user space (issue 5).
-test: deps all user $(BUILD)/initramfs.cpio
+# the kernel runs them once it has user space.
+test: deps all debug user $(BUILD)/initramfs.cpio
 	$(PYTHON) tools/genlockdoc.py --check
 	$(PYTHON) tools/hosttest.py
 	$(PYTHON) tools/runtest.py

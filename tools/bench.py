@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lock-package benchmarks (issue 3): boots the kernel in several lock modes,
+"""Lock-package benchmarks: boots the kernel in several lock modes,
 runs the bench_* in-kernel benchmarks and prints one table with the goals.
 
     python3 tools/bench.py            (make bench)

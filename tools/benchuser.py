@@ -284,7 +284,7 @@ def write_summary(path, rows, meta, plots):
             f.write("\n")
             if any(os.path.basename(p) == "overview.png" for _, p in plots):
                 f.write("![overview](overview.png)\n\n")
-        f.write("## Goals (issue 12, at 1 and 2 CPUs, quiet host)\n\n")
+        f.write("## Goals (at 1 and 2 CPUs, quiet host)\n\n")
         for line in goal_lines(rows):
             f.write(f"- {line}\n")
         f.write("\n## Figures\n\n")
@@ -426,7 +426,7 @@ def report(meta, runs, units, progs, locks, keys, outdir, no_plots):
     print("x Linux: times better than Linux (>1 Concerto wins); scale: N-CPU over "
           "1-CPU figure; lock classes from a separate boot with statistics on")
     print_table(rows, kinds)
-    print("\nGoals (issue 12; quiet host):")
+    print("\nGoals (quiet host):")
     for line in goal_lines(rows):
         print("  " + line)
     print(f"\nbenchuser: wrote {os.path.relpath(outdir, ROOT)}/summary.md"

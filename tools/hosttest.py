@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+import ktap
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "build", "user")
 TESTS = os.path.join(OUT, "tests")
@@ -64,23 +66,10 @@ class Results:
         sys.stdout.flush()
 
 
-def parse_ktap(text, indent=""):
-    """(plan, [(ok, name)]) of the KTAP at the given indentation."""
-    plan, res = None, []
-    for line in text.splitlines():
-        if not line.startswith(indent):
-            continue
-        body = line[len(indent):]
-        if body.startswith(" "):
-            continue
-        m = re.match(r"1\.\.(\d+)$", body)
-        if m:
-            plan = int(m.group(1))
-            continue
-        m = re.match(r"(not ok|ok) (\d+) (\S+)", body)
-        if m:
-            res.append((m.group(1) == "ok", m.group(3)))
-    return plan, res
+def parse_ktap(text):
+    """(plan, [(ok, name)]) of the outer KTAP stream of text (ktap.py)."""
+    _, plan, results, _ = ktap.parse(ktap.top_level(text.splitlines()), need_header=False)
+    return plan, [(ok, name) for ok, _, name, _ in results]
 
 
 def session_members(sid):

@@ -32,6 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
+import ktap
+
 # ---------------------------------------------------------------------------
 # The matrix.  One row per QEMU boot.
 #
@@ -46,6 +48,10 @@ MATRIX = [
     # With the default initramfs (make run's): the tests of the boot module
     # (initramfs_boot_module_has_init, elf_load_boot_init) run here.
     ("ktest-initrd-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, "initramfs.cpio"),
+
+    # The DEBUG=1 kernel (make debug: build/debug/concerto), its costly
+    # assertions (DASSERT) on.
+    ("debug-ktest-smp2", "ktest", 2, "512M", "ktest=all lockmode=4", 300, None, "debug/concerto"),
 
     # Lock modes other than 4: contention tests must hold in each (L4).
     ("mode0-smp1",   "ktest",   1, "512M", "ktest=all lockmode=0",   300),
@@ -112,8 +118,6 @@ TAIL_LINES = 40
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>c])")
 BANNER_RE = re.compile(r"(^|\.\.)\s*Concerto\b")
 ONLINE_RE = re.compile(r"concerto: (\d+) CPUs? online\b")
-RESULT_RE = re.compile(r"^(ok|not ok) (\d+) (\S+)(.*)$")
-PLAN_RE = re.compile(r"^1\.\.(\d+)\s*$")
 SUMMARY_RE = re.compile(r"concerto: ktest: (\d+) passed, (\d+) failed")
 POWEROFF_RE = re.compile(r"concerto: power off, status (\d+)")
 
@@ -127,6 +131,7 @@ class Config:
     cmdline: str
     timeout: float
     initrd: str = None     # file name under build/, or None
+    kernel: str = None     # another image under build/ (debug/concerto), or None
 
 
 @dataclass
@@ -161,6 +166,11 @@ def qemu_command(qemu, kernel, cfg):
     if cfg.initrd:
         cmd += ["-initrd", os.path.join(os.path.dirname(kernel), cfg.initrd)]
     return cmd
+
+
+def config_kernel(args, cfg):
+    """The image cfg boots: args.kernel, or cfg.kernel beside it."""
+    return os.path.join(os.path.dirname(args.kernel), cfg.kernel) if cfg.kernel else args.kernel
 
 
 def clean_line(raw):
@@ -198,7 +208,9 @@ def kill_group(proc):
 def run_qemu(cfg, args, out):
     run = Run(config=cfg)
     run.log_path = os.path.join(args.log_dir, cfg.name + ".log")
-    cmd = qemu_command(args.qemu, args.kernel, cfg)
+    cmd = qemu_command(args.qemu, config_kernel(args, cfg), cfg)
+    if cfg.initrd:
+        cmd[cmd.index("-initrd") + 1] = os.path.join(os.path.dirname(args.kernel), cfg.initrd)
     timeout = cfg.timeout * args.timeout_scale
     start = time.monotonic()
     try:
@@ -269,49 +281,6 @@ def _quote(s):
 # Judging a boot
 
 
-def parse_ktap(lines):
-    """Returns (seen_header, plan or None, results, diagnostics).
-
-    results: list of (ok, number, name, directive); diagnostics: dict
-    name -> list of "#" lines naming that test or printed just before its
-    result.
-    """
-    header = False
-    plan = None
-    results = []
-    diags = {}
-    pending = []
-    for line in lines:
-        s = line.strip()
-        if s.startswith("KTAP version"):
-            header = True
-            continue
-        if not header:
-            continue
-        m = PLAN_RE.match(s)
-        if m and plan is None:
-            plan = int(m.group(1))
-            continue
-        m = RESULT_RE.match(s)
-        if m:
-            name = m.group(3)
-            results.append((m.group(1) == "ok", int(m.group(2)), name,
-                            m.group(4).strip()))
-            d = diags.setdefault(name, [])
-            for p in pending:
-                if p not in d:
-                    d.append(p)
-            pending = []
-            continue
-        if s.startswith("#"):
-            m = re.match(r"#\s*(\S+?):", s)
-            if m and any(r[2] == m.group(1) for r in results):
-                diags.setdefault(m.group(1), []).append(s)
-            else:
-                pending.append(s)
-    return header, plan, results, diags
-
-
 def requested_tests(cmdline):
     for word in cmdline.split():
         if word == "ktest":
@@ -350,7 +319,7 @@ def judge_ktest_boot(run):
     elif online[0] != cfg.smp:
         problems.append(f"{online[0]} CPUs online, expected {cfg.smp}")
 
-    header, plan, results, diags = parse_ktap(lines)
+    header, plan, results, diags = ktap.parse(lines)
     want = requested_tests(cfg.cmdline)
     if not header:
         problems.append("no 'KTAP version 1' header")
@@ -500,8 +469,8 @@ def judge_user_boot(run):
     if online != [cfg.smp]:
         problems.append(f"expected one 'concerto: {cfg.smp} CPUs online' line, saw {online}")
     # Only unindented lines belong to tinit's stream; programs' own KTAP is nested.
-    top = [l for l in lines if not l.startswith((" ", "\t"))]
-    header, plan, results, diags = parse_ktap(top)
+    top = ktap.top_level(lines)
+    header, plan, results, diags = ktap.parse(top)
     if not header or plan is None:
         problems.append("no KTAP header and plan from tinit")
     elif len(results) != plan:
@@ -551,35 +520,13 @@ def judge_user_boot(run):
     return cases
 
 
-NESTED_RESULT_RE = re.compile(r"^\s+(ok|not ok) \d+ (\S+)\s*(#\s*SKIP\b\s*(.*))?", re.I)
-
-
-def nested_results(lines):
-    """(program, subtest, skipped, reason) for each subtest result in tinit's
-    nested KTAP (indented lines); the program is the next top-level result."""
-    out = []
-    pending = []
-    for l in lines:
-        if not l.startswith((" ", "\t")):
-            m = RESULT_RE.match(l.strip())
-            if m:
-                out.extend((m.group(3),) + p for p in pending)
-                pending = []
-            continue
-        m = NESTED_RESULT_RE.match(l)
-        if m:
-            skipped = m.group(1) == "ok" and m.group(3) is not None
-            pending.append((m.group(2), skipped, (m.group(4) or "").strip()))
-    return out
-
-
 def nested_skips(lines):
-    return [(prog, sub, why) for prog, sub, sk, why in nested_results(lines) if sk]
+    return [(prog, sub, why) for prog, sub, sk, why in ktap.nested_results(lines) if sk]
 
 
 def nested_ran(lines):
     """prog/sub names of the subtests that ran (did not skip)."""
-    return {f"{prog}/{sub}" for prog, sub, sk, why in nested_results(lines) if not sk}
+    return {f"{prog}/{sub}" for prog, sub, sk, why in ktap.nested_results(lines) if not sk}
 
 
 # ---------------------------------------------------------------------------
@@ -882,6 +829,8 @@ def main():
         args.patterns = []
     missing = {c.initrd for c in configs if c.initrd and
                not os.path.isfile(os.path.join(os.path.dirname(args.kernel), c.initrd))}
+    missing |= {c.kernel for c in configs if c.kernel and not args.list and
+                not os.path.isfile(config_kernel(args, c))}
     if missing and not args.list:
         print("missing " + ", ".join(sorted(missing)) + " (run make user first)", file=sys.stderr)
     configs = select(configs, args.patterns)

@@ -1,5 +1,5 @@
 /*
- * The tty layer (SPEC T1, P4, G3): one line discipline for the serial
+ * The tty layer (T1, P4, G3): one line discipline for the serial
  * console and the pseudo-terminals, termios, window size, job control and
  * controlling terminals.  docs/terminal.md tells the story.
  *
@@ -135,6 +135,7 @@ static void out_locked(struct tty *tty, const char *s, size_t n)
 /* Echo of input character c (ECHOCTL shows control characters as ^X). */
 static void echo_locked(struct tty *tty, char c)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	uint32_t lf = tty->tio.c_lflag;
 	if (!(lf & ECHO)) {
 		if (c == '\n' && (lf & ECHONL) && (lf & ICANON))
@@ -159,6 +160,7 @@ static bool is_ctl(char c)
 /* Erases the last character of the line being edited, on the screen too. */
 static void erase_one_locked(struct tty *tty)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	if (!tty->llen)
 		return;
 	char c = tty->line[--tty->llen];
@@ -183,6 +185,7 @@ static uint32_t rq_space(struct tty *tty)
 
 static void rq_put_locked(struct tty *tty, char c, uint8_t flag)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	if (rq_space(tty) == 0)
 		return;                         /* full: the byte is lost, as Linux */
 	uint32_t i = (tty->rhead + tty->rlen) % TTY_BUF;
@@ -195,6 +198,7 @@ static void rq_put_locked(struct tty *tty, char c, uint8_t flag)
 
 static void flush_input_locked(struct tty *tty)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	tty->rhead = tty->rlen = tty->nlines = 0;
 	tty->llen = 0;
 	tty->lnext = false;
@@ -202,12 +206,14 @@ static void flush_input_locked(struct tty *tty)
 
 static void flush_output_locked(struct tty *tty)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	tty->ohead = tty->olen = 0;
 }
 
 /* The line is complete (newline, EOL, or EOF when flag is TTY_EOF). */
 static void line_done_locked(struct tty *tty, uint8_t flag, char c)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	for (uint32_t i = 0; i < tty->llen; i++)
 		rq_put_locked(tty, tty->line[i], 0);
 	tty->llen = 0;
@@ -219,6 +225,7 @@ static void line_done_locked(struct tty *tty, uint8_t flag, char c)
 /* One input byte; tty lock held. */
 static void input_locked(struct tty *tty, char c)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	const struct ktermios *t = &tty->tio;
 	const uint8_t *cc = t->c_cc;
 	uint32_t lf = t->c_lflag;
@@ -390,6 +397,7 @@ static bool raw_throttled;                  /* (ttyd_wq.lock) receive interrupt 
  */
 static bool uart_drain_locked(void)
 {
+	KASSERT(simple_lock_held(&ttyd_wq.lock));
 	bool got = false;
 	while (raw_len < RAW_SIZE) {
 		int c = uart_getc();
@@ -419,6 +427,7 @@ static void uart_intr(struct trapframe *tf __unused)
  */
 static bool input_room_locked(struct tty *tty)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	if (tty->tio.c_lflag & ICANON)
 		return rq_space(tty) >= tty->llen + 2;
 	return rq_space(tty) >= 1;
@@ -657,6 +666,7 @@ static int job_check(struct tty *tty, int sig)
  * alone as 0 bytes. */
 static size_t take_locked(struct tty *tty, char *kbuf, size_t n, bool canon, bool *done)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	size_t k = 0;
 	while (k < n && tty->rlen) {
 		char c = tty->rq[tty->rhead];
@@ -683,6 +693,7 @@ static size_t take_locked(struct tty *tty, char *kbuf, size_t n, bool canon, boo
  * 0: none).  Lock held, as waitq_sleep.  0, -EINTR or -ETIMEDOUT. */
 static int tty_sleep_locked(struct tty *tty, uint64_t deadline)
 {
+	KASSERT(simple_lock_held(&tty->wq.lock));
 	if (!deadline)
 		return waitq_sleep_intr_locked(&tty->wq);
 	uint64_t now = time_monotonic_ns();

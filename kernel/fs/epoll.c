@@ -722,10 +722,9 @@ static int64_t do_epoll_pwait(int epfd, uint64_t uev, int maxevents, int64_t tim
 {
 	if (umask) {
 		uint64_t mask;
-		if (size != sizeof(mask))
-			return -EINVAL;
-		if (copyin(&mask, (void *)umask, sizeof(mask)) < 0)
-			return -EFAULT;
+		int r = sigset_from_user(umask, size, &mask);
+		if (r)
+			return r;
 		signal_call_mask_begin(mask);
 	}
 	int64_t r = do_epoll_wait(epfd, uev, maxevents, timeout_ns);

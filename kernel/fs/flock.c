@@ -206,6 +206,7 @@ static void wake_range_locked(struct flock_ctx *c, int kind, int64_t s, int64_t 
 static void merge_same_locked(struct flock_ctx *c, const struct file_lock *req, int64_t *s,
 			      int64_t *e)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	bool again = true;
 	while (again) {
 		again = false;
@@ -232,6 +233,7 @@ static void merge_same_locked(struct flock_ctx *c, const struct file_lock *req, 
 static void posix_apply_locked(struct flock_ctx *c, const struct file_lock *req,
 			       struct file_lock **spare)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	int64_t s = req->start, e = req->end;
 	if (req->type != F_UNLCK)
 		merge_same_locked(c, req, &s, &e);
@@ -277,6 +279,7 @@ static void posix_apply_locked(struct flock_ctx *c, const struct file_lock *req,
  * if it had one of type keep (nothing to do then). */
 static bool flock_drop_locked(struct flock_ctx *c, void *owner, int keep)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	for (struct file_lock **pp = &c->flocks; *pp; pp = &(*pp)->next) {
 		struct file_lock *l = *pp;
 		if (l->owner != owner)
@@ -368,6 +371,7 @@ int flock_getlease(struct file *f)
 /* Leases whose break time passed take their target type.  (c) held. */
 static void lease_expire_locked(struct flock_ctx *c)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	for (struct file_lock **pp = &c->leases; *pp;) {
 		struct file_lock *l = *pp;
 		if (l->target < 0 || (int64_t)(ticks - l->deadline) < 0) {
@@ -477,6 +481,7 @@ static bool would_deadlock_locked(void *me, void *blocker)
 
 static void graph_remove_locked(struct flock_waiter *w)
 {
+	KASSERT(simple_lock_held(&graph_lock));
 	for (struct flock_waiter **pp = &graph; *pp; pp = &(*pp)->gnext)
 		if (*pp == w) {
 			*pp = w->gnext;
@@ -739,6 +744,7 @@ int flock_flock(struct file *f, int op)
 static void remove_owner_locked(struct flock_ctx *c, struct file_lock **pp, void *owner,
 				int kind)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	while (*pp) {
 		struct file_lock *l = *pp;
 		if (l->owner != owner) {
@@ -787,6 +793,7 @@ struct lk_line {
 /* Copy up to max of c's locks into v (no allocation under the locks). */
 static int snap_locked(struct flock_ctx *c, struct lk_line *v, int max)
 {
+	KASSERT(simple_lock_held(&c->lock));
 	int n = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (struct file_lock *l = pass ? c->flocks : c->posix; l && n < max; l = l->next)

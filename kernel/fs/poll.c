@@ -159,10 +159,6 @@ uint32_t poll_mask_of(uint32_t events)
 
 /* ---- poll(2), select(2) ---- */
 
-struct kpollfd {
-	int fd;
-	short events, revents;
-};
 
 /* Lock key: (w) wq.lock. */
 struct poll_table {

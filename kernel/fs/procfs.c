@@ -88,7 +88,7 @@ struct count_arg {
 };
 
 /* Count p's live threads (tasks, as Linux counts them) and the runnable
- * ones.  Called with proctree held; takes p->sig.lock (rank 34 > 24). */
+ * ones.  Called with proctree held; takes p->sig.lock (ranked above). */
 static int count_one(struct proc *p, void *arg)
 {
 	struct count_arg *c = arg;

@@ -230,11 +230,10 @@ static int64_t do_signalfd(int fd, uint64_t umask, uint64_t sizemask, int flags)
 {
 	if (flags & ~(SFD_CLOEXEC | SFD_NONBLOCK))
 		return -EINVAL;
-	if (sizemask != sizeof(uint64_t))
-		return -EINVAL;
 	uint64_t mask;
-	if (copyin(&mask, (void *)umask, sizeof(mask)) < 0)
-		return -EFAULT;
+	int err = sigset_from_user(umask, sizemask, &mask);
+	if (err)
+		return err;
 	mask &= ~SIG_UNBLOCKABLE;
 	if (fd == -1)
 		return sfd_create(mask, flags);

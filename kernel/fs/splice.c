@@ -13,7 +13,7 @@
  *                   buffer, then fill the pipe from it; the file position
  *                   advances by what the pipe took (file reads have no side
  *                   effect, so bytes read but not taken are read again).
- *   pipe -> file    lock the target's vnode (rank 14), then the pipe (15),
+ *   pipe -> file    lock the target's vnode, then the pipe (ranked above),
  *                   and drain the pipe straight into the file: the pipe
  *                   loses exactly the bytes the file gained.
  *   pipe -> device  drain into the device's kwrite under the pipe lock.
@@ -26,7 +26,7 @@
  *
  * Positions: an offset pointer is read at entry and written back at the
  * end; without one a seekable file's own offset is used, under its poslock
- * (rank 12; a second file's poslock is taken by try-lock).
+ * (class file_pos; a second file's poslock is taken by try-lock).
  *
  * Blocking: a pipe step that finds the pipe empty (or full) sleeps in
  * pipe_wait_data (pipe_wait_room) with no lock held and retries, unless

@@ -13,6 +13,8 @@
 #include "tty.h"
 #include "initramfs.h"
 #include "kmem.h"
+#include "net.h"
+#include "poll.h"
 #include "page.h"
 #include "proc.h"
 #include "signal.h"
@@ -24,16 +26,6 @@
 
 #define MAX_RW 0x7ffff000UL
 
-struct kpollfd {
-	int fd;
-	short events, revents;
-};
-int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns);
-int pipe_fionread(struct file *f, int *n);
-/* kernel/net/socket.c */
-bool sock_stat_mode(struct file *f, uint32_t *mode);
-void *sock_of(struct file *f);
-ssize_t sock_rwv(struct file *f, uint64_t uiov, uint64_t cnt, bool write);
 
 /* ---- paths ---- */
 
@@ -1906,12 +1898,10 @@ static int call_sigmask(uint64_t umask, uint64_t size)
 	uint64_t mask;
 	if (!umask)
 		return 0;
-	if (size != sizeof(mask))
-		return -EINVAL;
-	if (copyin(&mask, (void *)umask, sizeof(mask)) < 0)
-		return -EFAULT;
-	signal_call_mask_begin(mask);
-	return 0;
+	int r = sigset_from_user(umask, size, &mask);
+	if (r == 0)
+		signal_call_mask_begin(mask);
+	return r;
 }
 
 /* The end of such a call with result r: the old mask back unless r is

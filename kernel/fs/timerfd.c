@@ -270,18 +270,6 @@ static void tfd_read_setting_locked(struct timerfd *tm, struct kitimerspec *v)
 	v->int_nsec = (int64_t)(tm->interval % NSEC_PER_SEC);
 }
 
-static bool ts_ok(int64_t s, int64_t ns)
-{
-	return s >= 0 && ns >= 0 && ns < (int64_t)NSEC_PER_SEC;
-}
-
-static uint64_t ts_to_ns(int64_t s, int64_t ns)
-{
-	if ((uint64_t)s >= UINT64_MAX / 2 / NSEC_PER_SEC)
-		return UINT64_MAX / 4;
-	return (uint64_t)s * NSEC_PER_SEC + (uint64_t)ns;
-}
-
 SYSCALL(286, timerfd_settime)
 {
 	int flags = (int)a1;
@@ -290,14 +278,14 @@ SYSCALL(286, timerfd_settime)
 		return -EFAULT;
 	if (flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
 		return -EINVAL;
-	if (!ts_ok(nv.val_sec, nv.val_nsec) || !ts_ok(nv.int_sec, nv.int_nsec))
+	if (!timer_ts_valid(nv.val_sec, nv.val_nsec) || !timer_ts_valid(nv.int_sec, nv.int_nsec))
 		return -EINVAL;
 	int err = 0;
 	struct file *f = NULL;
 	struct timerfd *tm = tfd_get((int)a0, &f, &err);
 	if (!tm)
 		return err;
-	uint64_t value = ts_to_ns(nv.val_sec, nv.val_nsec);
+	uint64_t value = timer_value_ns(nv.val_sec, nv.val_nsec);
 	simple_lock(&tfd_rt_lock);
 	uint64_t s = disable_lock(&tm->wq.lock);
 	tfd_read_setting_locked(tm, &ov);
@@ -306,7 +294,7 @@ SYSCALL(286, timerfd_settime)
 	/* Linux ignores CANCEL_ON_SET but on an absolute realtime setting. */
 	tm->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) &&
 			    tfd_real(tm->clock) && value;
-	tm->interval = value ? ts_to_ns(nv.int_sec, nv.int_nsec) : 0;
+	tm->interval = value ? timer_value_ns(nv.int_sec, nv.int_nsec) : 0;
 	if (!value) {
 		tm->expires = 0;
 		callout_stop(&tm->co);

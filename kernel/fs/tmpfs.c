@@ -22,6 +22,7 @@
 /* Make room for page index idx.  (g) held. */
 static int index_grow_locked(struct inode *ip, uint64_t idx)
 {
+	KASSERT(simple_lock_held(&ip->pages));
 	if (idx < ip->u.reg.cap)
 		return 0;
 	uint64_t ncap = ip->u.reg.cap ? ip->u.reg.cap : 8;
@@ -104,6 +105,7 @@ static void zero_tail(struct inode *ip, uint64_t old)
 static ssize_t rw_locked(struct inode *ip, void *buf, size_t n, uint64_t off, bool write,
 			 bool user)
 {
+	KASSERT(lock_held(&ip->lock));
 	uint64_t size = READ_ONCE(ip->size);
 	if (!write) {
 		if (off >= size)

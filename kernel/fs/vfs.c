@@ -189,7 +189,6 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode)
 	return ip;
 }
 
-void tmpfs_free_pages(struct inode *ip, uint64_t from);   /* tmpfs.c */
 static void sb_free(struct superblock *sb);
 
 static void vnode_free(struct inode *ip)
@@ -274,6 +273,7 @@ static struct nc_bucket *nc_bucket(uint32_t hash)
 static struct dentry *nc_find_locked(struct nc_bucket *b, uint32_t hash, struct inode *dir,
 				     const char *name, size_t len)
 {
+	KASSERT(simple_lock_held(&b->lock));
 	for (struct dentry *d = b->head; d; d = d->hnext)
 		if (d->hash == hash && d->dir == dir && d->namelen == len &&
 		    memcmp(d->name, name, len) == 0)
@@ -580,7 +580,6 @@ int vfs_umount(struct inode *root)
 
 /* ---- the global tree ---- */
 
-void initramfs_populate(struct inode *root);   /* initramfs.c */
 
 void vfs_init(void)
 {

@@ -31,7 +31,6 @@ struct xattr {
 	char name[];                     /* [I] full name ("user.x") */
 };
 
-int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
 
 void xattr_inode_release(struct inode *ip)
 {

@@ -36,4 +36,11 @@ struct bootopts {
 extern struct bootopts bootopts;
 void cmdline_parse(const char *cmdline);
 
+/* Boot: multiboot.c fills bootinfo; kmain (boot.S) and ap_main (each AP,
+ * from smp.c) are the C entry points in main.c. */
+void multiboot_parse(uint32_t magic, uint32_t mbi_pa);
+void kmain(uint32_t magic, uint32_t mbi_pa);
+struct cpu;
+void ap_main(struct cpu *c);
+
 #endif

@@ -1,5 +1,5 @@
 /*
- * Callouts (T2, seed 004): a function called from the clock interrupt at a
+ * Callouts (T2, DEC OSF/1 SMP): a function called from the clock interrupt at a
  * CLOCK_MONOTONIC deadline.
  *
  * A struct callout is embedded in its user and is idle when zeroed.  It

@@ -15,7 +15,7 @@
 
 #include "types.h"
 #include "param.h"
-#include "spinlock.h"
+#include "lock.h"
 
 struct tss {
 	uint32_t rsvd0;
@@ -113,5 +113,9 @@ static inline int cpu_id(void)
 
 void cpu_setup(struct cpu *c);   /* GDT, TSS, IDT, GS base on the running CPU */
 void idt_init(void);             /* build the shared IDT once */
+
+/* cpu.c: load the IDT; point GS at c (boot and each AP). */
+void idt_load(void);
+void cpu_set_gs(struct cpu *c);
 
 #endif

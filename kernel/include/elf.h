@@ -1,5 +1,5 @@
 /*
- * ELF64 executables (static, x86-64) and the initial user stack (issue 5).
+ * ELF64 executables (static, x86-64) and the initial user stack.
  *
  * elf_load checks the file completely before it changes the map, maps each
  * PT_LOAD segment (private anonymous, MAP_FIXED, its final rights), copies

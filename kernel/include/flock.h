@@ -6,11 +6,11 @@
  * file, owned by the open file).  POSIX and OFD locks share one list per
  * inode and conflict with each other; flock locks are a separate list.
  *
- * Locking: an inode's lock context has a simple lock (class file_locks,
- * rank 49): its lists of locks and of waiters.  Blocked POSIX waiters are
- * also on one global list under the class flock_graph lock (rank 51,
- * taken inside file_locks) for deadlock detection.  A waiter sleeps on
- * its own wait queue (53); an unlock wakes only the waiters whose range
+ * Locking: an inode's lock context has a simple lock (class file_locks):
+ * its lists of locks and of waiters.  Blocked POSIX waiters are
+ * also on one global list under the class flock_graph lock (ranked
+ * above file_locks) for deadlock detection.  A waiter sleeps on
+ * its own wait queue; an unlock wakes only the waiters whose range
  * overlaps the range that changed.
  */
 #ifndef CONCERTO_FLOCK_H

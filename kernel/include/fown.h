@@ -4,7 +4,7 @@
  * source (a pipe, a FIFO) signals when it becomes readable or writable.
  *
  * A source keeps a `struct fasync *` list under the fasync lock (class
- * fasync, rank 62: a leaf); notifying copies the owners under it and sends
+ * fasync, a leaf); notifying copies the owners under it and sends
  * the signals after dropping it.  The owner and signal are atomics in
  * struct file.
  */

@@ -1,5 +1,5 @@
 /*
- * Futexes (SPEC S1, P3: the kernel half of POSIX threads): futex(2),
+ * Futexes (S1, P3: the kernel half of POSIX threads): futex(2),
  * set_robust_list/get_robust_list, and the exit-time duties of a thread.
  */
 #ifndef CONCERTO_FUTEX_H

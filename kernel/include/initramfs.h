@@ -119,4 +119,8 @@ void fs_stat(struct inode *ip, struct fs_stat *st);
  * boot module or /init, -ENOEXEC if neither is an ELF file. */
 int initramfs_boot_elf(struct inode **out);
 
+/* Unpacks the boot initramfs into root (vfs.c at mount time). */
+struct inode;
+void initramfs_populate(struct inode *root);
+
 #endif

@@ -29,8 +29,8 @@ extern volatile int panicking;  /* [a] set once by the first CPU to panic */
 /*
  * Two assertion tiers.  KASSERT is always on and must be cheap; it prints the
  * failing expression and location.  DASSERT is compiled only in debug builds
- * (CONFIG_DEBUG) and may be costly.  Both print the values involved when the
- * _EQ/_LT variants are used.
+ * (CONFIG_DEBUG) and may be costly.  The _OP forms (KASSERT_OP(a, <, b))
+ * also print the values compared.
  */
 #define KASSERT(e) do { if (unlikely(!(e))) \
 	panic("assertion failed: %s at %s:%d", #e, __FILE__, __LINE__); } while (0)

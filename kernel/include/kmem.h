@@ -1,5 +1,5 @@
 /*
- * Kernel memory allocator (V1): per-size pools of same-size chunks (seed 002
+ * Kernel memory allocator (V1): per-size pools of same-size chunks (SNA on SMP
  * "Memory Pooling") with a per-CPU cache of free chunks in front of each pool,
  * so that the common kmalloc()/kfree() path takes no global lock.  Requests
  * larger than the biggest pool come straight from the page allocator.

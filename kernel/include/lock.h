@@ -7,7 +7,7 @@
  *   restore).  Waiters queue MCS-style (one cache line each, per CPU), so a
  *   release is one store and hands the lock to the next waiter in order.
  *
- * Complex locks (32 bytes): read/write locks, optionally recursive, for
+ * Complex locks (24 bytes): read/write locks, optionally recursive, for
  *   sections that may block.  lock_read / lock_write / lock_done and the try
  *   and downgrade forms.
  *
@@ -104,12 +104,6 @@ static __always_inline void unlock_enable(struct simple_lock *l, uint64_t s)
 	intr_restore(s);
 }
 
-/*
- * True if this CPU holds l.  Exact in mode 4 (owner recorded); in modes 2-3
- * it only says the lock is held by someone, in modes 0-1 it is always true.
- * Meant for KASSERT in _locked functions.
- */
-bool simple_lock_held(const struct simple_lock *l);
 
 /* A lock held, as mode 4 records it (per CPU for simple, per thread for complex). */
 struct held_lock {
@@ -130,7 +124,6 @@ struct complex_lock {
 	uint32_t recursion;         /* writer only: extra write holds */
 	uint16_t lclass;            /* [I] 0 = not initialised */
 	uint16_t flags;             /* [I] CL_RECURSIVE */
-	void *waitq;                /* sleepers (threads issue); NULL for now */
 };
 
 void complex_lock_init(struct complex_lock *l, int lclass, int flags);
@@ -140,7 +133,32 @@ bool lock_try_read(struct complex_lock *l);
 bool lock_try_write(struct complex_lock *l);
 void lock_write_to_read(struct complex_lock *l);
 void lock_done(struct complex_lock *l);          /* release read or write */
+
+/*
+ * Held checks, for KASSERT at the top of every _locked function.
+ *
+ * simple_lock_held: this CPU holds l.  Exact in mode 4 (the owner is
+ *   recorded); in modes 2-3 it says l is held by someone; in modes 0-1,
+ *   where simple locks are not taken, it is always true.
+ * lock_write_held: this thread holds l for writing.  Exact in every mode.
+ * lock_read_held: this thread holds l for reading.  Exact in mode 4 (each
+ *   thread's complex locks are recorded); below it, l has some reader.
+ * complex_lock_held: this thread holds l for reading or writing (the same
+ *   precision as lock_read_held for readers).
+ * lock_held(l): simple_lock_held or complex_lock_held, by the type of l.
+ *
+ * Asserting a complex lock held for reading also accepts it held for writing
+ * (a writer may do whatever a reader may): use lock_held for that.
+ */
+bool simple_lock_held(const struct simple_lock *l);
 bool lock_write_held(const struct complex_lock *l);
+bool lock_read_held(const struct complex_lock *l);
+bool complex_lock_held(const struct complex_lock *l);
+#define lock_held(l) _Generic((l), \
+	struct simple_lock *: simple_lock_held, \
+	const struct simple_lock *: simple_lock_held, \
+	struct complex_lock *: complex_lock_held, \
+	const struct complex_lock *: complex_lock_held)(l)
 
 /* ---- modes, checking, statistics ---- */
 
@@ -166,7 +184,7 @@ int lockstat_command(const char *cmd);      /* "on", "off", "reset"; 0 or -errno
 void lockstat_class_totals(int lclass, uint64_t *acq, uint64_t *miss, uint64_t *hold,
 			   uint64_t *wait);
 
-/* Identity of the lock holder for complex locks (the thread, later). */
+/* Identity of the holder of a complex lock: the current thread. */
 void *lock_owner_id(void);
 
 /* Lock faults (L6). */

@@ -39,6 +39,7 @@ bool lockdbg_complex_release(struct complex_lock *l, uint64_t site);
 void lockdbg_held_push(const void *lock, int lclass, int how, uint64_t site);
 uint64_t lockdbg_held_pop(const void *lock);  /* returns acquire TSC, 0 if absent */
 void lockdbg_held_set_how(const void *lock, int how);
+bool lockdbg_thread_holds(const void *lock, int how);  /* complex, this thread */
 void lockdbg_forget_class(int lclass);        /* tests: drop learned state */
 
 /* lockstat.c */
@@ -54,5 +55,17 @@ void lock_complex_acquired(struct complex_lock *l, int how, uint64_t site,
 			   uint64_t t0, uint64_t spins);
 void lock_complex_released(struct complex_lock *l);
 void lock_complex_downgraded(struct complex_lock *l);
+
+/* Called from lockprim.S (the patched call sites' primitives). */
+void lock_early_lock(struct simple_lock *l, uint64_t site);
+void lock_early_unlock(struct simple_lock *l, uint64_t site);
+uint32_t lock_early_try(struct simple_lock *l, uint64_t site);
+void simple_lock_slow_c(struct simple_lock *l, uint64_t site);
+void lockdbg_lock(struct simple_lock *l, uint64_t site);
+uint32_t lockdbg_try(struct simple_lock *l, uint64_t site);
+void lockdbg_unlock(struct simple_lock *l, uint64_t site);
+void lockstat_lock(struct simple_lock *l, uint64_t site);
+uint32_t lockstat_try(struct simple_lock *l, uint64_t site);
+void lockstat_unlock(struct simple_lock *l, uint64_t site);
 
 #endif

@@ -10,10 +10,10 @@
  * with the user iovecs itself (kiov_*), never holding a simple lock across
  * a copy.
  *
- * Lock order (lockclass.h): unix_io (17, a socket's readers, across the
- * copy out) < unix_names (37, the name table and the list of all sockets
- * for the descriptor collector) < unix_sock (38, one socket's state and
- * queue; never two at once) < ... < fdtable (43) < pollhead (48) < waitq.
+ * Lock order (the ranks are in lockclass.h): unix_io (a socket's readers,
+ * across the copy out) < unix_names (the name table and the list of all
+ * sockets for the descriptor collector) < unix_sock (one socket's state and
+ * queue; never two at once) < ... < fdtable < pollhead < waitq.
  */
 #ifndef CONCERTO_NET_H
 #define CONCERTO_NET_H
@@ -154,5 +154,11 @@ int unix_type(struct usock *s);
 void unix_gc_hint(void);
 /* The bytes waiting (FIONREAD) */
 int unix_inq(struct usock *s);
+
+/* socket.c, for sys_file.c: a socket file's stat mode (false if not a
+ * socket), readv/writev on it. */
+struct file;
+bool sock_stat_mode(struct file *f, uint32_t *mode);
+ssize_t sock_rwv(struct file *f, uint64_t uiov, uint64_t cnt, bool write);
 
 #endif

@@ -70,4 +70,8 @@ int64_t pipe_get_size(struct file *f);
 /* SIGPIPE to the calling process (a write with no reader). */
 void pipe_sigpipe(void);
 
+/* FIONREAD: bytes waiting in a pipe or FIFO. */
+struct file;
+int pipe_fionread(struct file *f, int *n);
+
 #endif

@@ -1,6 +1,6 @@
 /*
  * pmap: the machine-dependent half of a user address space (x86_64 4-level
- * page tables) and TLB shootdown (SPEC V3).  See docs/vm.md.
+ * page tables) and TLB shootdown (V3).  See docs/vm.md.
  *
  * A pmap maps user virtual addresses [0, USER_TOP) to physical pages.  Its
  * PML4 shares the kernel's upper half (entries 256..511, copied from the
@@ -164,5 +164,10 @@ void tlb_stats_sum(struct tlb_stats *out);
 
 extern bool cpu_has_smep, cpu_has_smap, cpu_has_pcid;
 extern bool pcid_on;             /* CR4.PCIDE set (some CPU has PCID) */
+
+/* mmu.c: the end of what the boot allocator handed out; a kernel
+ * address's page-table entry (0 if none; tests). */
+paddr_t boot_alloc_end(void);
+uint64_t mmu_kernel_pte(uintptr_t va);
 
 #endif

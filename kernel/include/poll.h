@@ -111,4 +111,12 @@ struct poll_head *file_poll_head(struct file *f);
 /* The file's ready events now (file_ops.poll; always ready without one). */
 int file_poll_events(struct file *f);
 
+/* The poll engine (poll.c) behind poll and ppoll: timeout_ns < 0 waits
+ * for ever. */
+struct kpollfd {
+	int fd;
+	short events, revents;
+};
+int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns);
+
 #endif

@@ -1,13 +1,13 @@
 /*
  * Processes (P1, P2).  Seed 003's model (sections 5 and 6, Table 3) with
- * seed 004's PID-entry table, for single-threaded processes (P3 adds
+ * DEC OSF/1 SMP's PID-entry table, for single-threaded processes (P3 adds
  * threads).  No funneling: every path runs on any CPU.
  *
  *   pid table   PIDs hash into buckets of small entries; an entry can name a
  *               process, the process group and the session with that id.
  *               A lookup walks one bucket under its lock, never a global
  *               list.  An id stays allocated while any of the three uses it.
- *   proctree    the global process-relation lock (seed 003's
+ *   proctree    the global process-relation lock (the OSF/1 signals paper's
  *               proc_relation_lock): parent/child/sibling links, process
  *               state and exit status, stop/continue reports, the vfork
  *               handshake, group membership changes (with the group's lock),
@@ -20,15 +20,20 @@
  *               Two group locks are never held at once (a move unlinks from
  *               the old group, then links into the new, proctree held).
  *   uidhash     the per-uid table (process counts for RLIMIT_NPROC).
- *   p->lock     per-process: files, cwd, name, signal actions, limits,
- *               credentials.
- *   s->lock     per-session: its leader (the controlling terminal later).
+ *   p->lock     per-process: its name, limits, credentials, descriptor-table
+ *               pointer.  Signal state is not under it: pending sets
+ *               and masks are under p->sig.lock (class proc_sig), the
+ *               actions under their table's lock (class sighand, taken
+ *               inside it); see signal.h.
+ *   s->lock     per-session: its leader (the controlling terminal records
+ *               the session: tty->sid, tty.h).
  *
- * Lock order (lockclass.h ranks; seed 003 Table 3 adapted):
- *   proctree (24) < pgrp (26) < uidhash (27) < proc (30) < pidtab (32)
- *     < session (33) < signal locks (34-39) < vm ... < waitq (53) ...
- * so e.g. the exit path holds proctree and takes the parent's p->lock (to
- * read its SIGCHLD action), a group lock and pidtab buckets; the signal
+ * Lock order (the ranks are in lockclass.h; the process locks of "OSF/1
+ * signals", docs/design.md, adapted):
+ *   proctree < pgrp < uidhash < proc < pidtab < session < proc_sig
+ *     < sighand < vm ... < waitq ...
+ * so e.g. the exit path holds proctree and takes the parent's signal locks
+ * (to read its SIGCHLD action), a group lock and pidtab buckets; the signal
  * code may take its own locks inside a proc_foreach_* callback, but must
  * not call proc_stopped/proc_continued or take proctree while holding them.
  *
@@ -298,8 +303,8 @@ __noreturn void proc_exit(int status);      /* wait status already encoded */
 
 /*
  * The process side of signals (signal.h).  fn returns nonzero to stop.
- * proc_foreach_pgrp calls fn with the group's lock held (rank 26), and
- * proc_foreach_all with proctree held (rank 24): fn may take only locks
+ * proc_foreach_pgrp calls fn with the group's lock held, and
+ * proc_foreach_all with proctree held: fn may take only locks
  * ranked above (p->lock, the signal locks), must not sleep and must not
  * call back into proc.c.  Both return the number of processes visited
  * (zombies included), or -ESRCH for a group that does not exist.

@@ -35,6 +35,9 @@ void sched_tick(struct trapframe *tf); /* timer interrupt, every CPU */
 void sched_intr_exit(struct trapframe *tf);  /* end of an interrupt: preempt? */
 bool sched_preemptive(void);           /* kernel preemption in this lock mode */
 
+/* The SCHED_RR slice in ticks (Linux: 100 ms); sched_rr_get_interval reports it. */
+#define SCHED_RR_SLICE 10
+
 /* Policies (Linux numbering): returns 0 or -EINVAL. */
 int sched_setscheduler(struct thread *t, int policy, int rt_priority);
 int sched_setaffinity(struct thread *t, uint64_t mask);   /* migrates if needed */
@@ -73,5 +76,10 @@ struct sbuf;
 void sched_stats_format(struct sbuf *sb);   /* /proc/sched */
 int sched_runnable(int cpu);           /* local queue length + running */
 uint64_t sched_load_fp_total(void);    /* summed 5 s loads, << FSHIFT (loadavg, sysinfo) */
+
+/* A new thread's first code (swtch.S): runs fn(arg), then exits. */
+void thread_first_run(void *arg, void (*fn)(void *));
+/* Ticks all CPUs spent busy (tests). */
+uint64_t sched_cpu_ticks(void);
 
 #endif

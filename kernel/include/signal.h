@@ -317,6 +317,10 @@ int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, i
  * (-EFAULT if that fails). */
 int signal_sleep_until(uint64_t deadline, uint64_t rmtp);
 
+/* A user sigset_t of size bytes (Linux's kernel sigset: 8) into *set:
+ * 0, -EINVAL (another size) or -EFAULT. */
+int sigset_from_user(uint64_t uset, uint64_t size, uint64_t *set);
+
 /*
  * sigsuspend, ppoll, pselect6, epoll_pwait: the current thread blocks mask for the rest
  * of its system call.  signal_call_mask_end() puts the old mask back at
@@ -328,5 +332,28 @@ void signal_call_mask_end(void);
 
 /* Wake t if it is in an interruptible sleep (t->lock held): waitq.c. */
 void signal_wakeup_locked(struct thread *t);
+
+/*
+ * Between kern/signal.c and the architecture's signal frame
+ * (arch/x86_64/sigframe.c).  struct user_stack is Linux's stack_t.
+ * sigframe_setup builds the frame for a handler of sig on the user stack
+ * and points tf at the handler (oldmask: the mask sigreturn restores);
+ * -EFAULT if the stack cannot take it.  The rest are signal.c's, for
+ * rt_sigreturn: the alternate stack, the blocked mask, a forced SIGSEGV.
+ */
+struct user_stack {
+	uint64_t ss_sp;
+	int32_t ss_flags, pad;
+	uint64_t ss_size;
+};
+struct trapframe;
+int sigframe_setup(struct thread *t, struct trapframe *tf, int sig, const struct k_sigaction *ka,
+		   const struct ksiginfo *info, uint64_t oldmask);
+bool signal_on_altstack(struct thread *t, uint64_t sp);
+uint32_t signal_altstack_flags(struct thread *t, uint64_t sp);
+int do_sigaltstack(struct thread *t, const struct user_stack *ss, struct user_stack *oss,
+		   uint64_t sp);
+void signal_set_blocked(struct thread *t, uint64_t mask);
+void signal_force(struct thread *t, int sig, int code, uint64_t addr);
 
 #endif

@@ -51,4 +51,8 @@ void smp_idle_work(void);              /* idle loop: run posted work */
  */
 void stop_machine(void (*fn)(void *), void *arg);
 
+/* The first C code of an AP (trampoline.S jumps here). */
+struct cpu;
+void ap_entry(struct cpu *c);
+
 #endif

@@ -48,4 +48,8 @@ void syscall_table_init(void);
 const char *syscall_name(uint64_t nr);      /* NULL if not implemented */
 void syscall_stats_print(void);
 
+/* syscall.c: the dispatcher syscall.S calls; per-CPU MSR setup. */
+void syscall_dispatch(struct trapframe *tf);
+void syscall_init_cpu(void);
+
 #endif

@@ -47,6 +47,24 @@ int64_t time_realtime_offset(void);
 int timeout_from_user_timespec(uint64_t u, int64_t *ns);
 int timeout_from_user_timeval(uint64_t u, int64_t *ns);
 
+/*
+ * Timer values and intervals (timer_settime, timerfd_settime, setitimer):
+ * timer_ts_valid checks a (sec, nsec) pair as Linux does; timer_value_ns
+ * converts a valid one, seconds too large becoming UINT64_MAX / 4 (an
+ * expiry nothing reaches, and now + it cannot wrap).
+ */
+static inline bool timer_ts_valid(int64_t sec, int64_t nsec)
+{
+	return sec >= 0 && nsec >= 0 && nsec < (int64_t)NSEC_PER_SEC;
+}
+
+static inline uint64_t timer_value_ns(int64_t sec, int64_t nsec)
+{
+	if ((uint64_t)sec >= UINT64_MAX / 2 / NSEC_PER_SEC)
+		return UINT64_MAX / 4;
+	return (uint64_t)sec * NSEC_PER_SEC + (uint64_t)nsec;
+}
+
 /* Called after the realtime clock was set (timer.c: absolute realtime timers). */
 void timers_clock_was_set(void);
 void timerfd_clock_was_set(void);     /* timerfd.c: absolute realtime timerfds */

@@ -13,7 +13,7 @@ struct thread;
 struct ksiginfo;
 
 /*
- * Deferred signal requests (seed 003 section 7.1).  Code running in an
+ * Deferred signal requests (OSF/1 signals section 7.1).  Code running in an
  * interrupt (a callout handler, the clock tick) must not take a process
  * lock; it posts a struct sigpost, embedded in the object that wants to
  * signal, on its CPU's post queue (lock class sigpost, interrupt-safe), and

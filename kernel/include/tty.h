@@ -1,5 +1,5 @@
 /*
- * Terminals (SPEC T1, P4): the tty layer, its line discipline, termios and
+ * Terminals (T1, P4): the tty layer, its line discipline, termios and
  * job control, for the serial console and pseudo-terminals.  See
  * docs/terminal.md.
  *

@@ -1,5 +1,5 @@
 /*
- * Copies between user and kernel space (SPEC V4).  A bad user pointer gives
+ * Copies between user and kernel space (V4).  A bad user pointer gives
  * -EFAULT, never a kernel fault: the copy loops are in assembly
  * (arch/x86_64/usercopy.S) with an exception table (__ex_table) of
  * (faulting instruction, fixup) pairs; a page fault inside them first goes to

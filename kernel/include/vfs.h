@@ -11,18 +11,17 @@
  * lock of one hash bucket (no directory lock), so lookups run in parallel
  * in the same directory and in different ones.  Changes of a directory take
  * that directory's complex lock for write and then the bucket lock, so
- * creations in different directories never contend (seed 004: the AIM
+ * creations in different directories never contend (DEC OSF/1 SMP: the AIM
  * directory test).  A file system with its own lookup (proc) sets ip->ops.
  *
  * Lifetime.  An inode is freed when it has no name (nlink 0) and no
  * reference (refcnt 0); both are decided under its meta lock.  A lookup
  * takes its reference under the bucket lock, while the name still exists.
  *
- * Lock order (lockclass.h): file offset (25) < vfs_ns (26: renames and
- * mounts, the shape of the tree) < vnode (27: the inode's complex lock; a
+ * Lock order (the ranks are in lockclass.h): file offset < vfs_ns (renames
+ * and mounts, the shape of the tree) < vnode (the inode's complex lock; a
  * second directory lock, in rename only, is taken by try-lock) < ... <
- * vm_map (40) < ncache bucket (41) < vnode meta (42) < fdtable (43) <
- * tmpfs page index (44).  The page index is above vm_map so that a page
+ * vm_map < ncache bucket < vnode meta < fdtable < tmpfs page index.  The page index is above vm_map so that a page
  * fault on a mapped tmpfs file can take it (tmpfs_getpage).
  */
 #ifndef CONCERTO_VFS_H
@@ -46,7 +45,7 @@ struct timespec64 {
 	int64_t nsec;
 };
 
-/* Operations a file system other than tmpfs gives its inodes (proc, later). */
+/* Operations a file system other than tmpfs gives its inodes (proc). */
 struct inode_ops {
 	/* Directory: find name; 0 and a referenced inode, or -ENOENT. */
 	int (*lookup)(struct inode *dir, const char *name, size_t len, struct inode **out);
@@ -298,5 +297,10 @@ void tmpfs_destroy(struct superblock *sb);
 /* Devices (kernel/dev): open a char device node; 0 and f->fops set or -ENXIO. */
 int dev_open(struct inode *ip, struct file *f);
 void devfs_populate(struct inode *root);
+
+/* tmpfs.c: frees a file's pages from index `from` on. */
+void tmpfs_free_pages(struct inode *ip, uint64_t from);
+/* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
+int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
 
 #endif

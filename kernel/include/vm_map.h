@@ -1,5 +1,5 @@
 /*
- * User address spaces, machine-independent part (SPEC V2): a map of regions
+ * User address spaces, machine-independent part (V2): a map of regions
  * per process over a pmap, demand-zero and copy-on-write faults, mmap,
  * munmap, mprotect and brk with Linux semantics.  See docs/vm.md.
  *

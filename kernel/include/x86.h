@@ -57,7 +57,7 @@ static inline uint64_t intr_disable(void)
  * Reschedule IPIs made while interrupts were off wait in the CPU's
  * kick_pending mask and go out when interrupts come back on (sched.c,
  * sched_flush_kicks): a woken thread's CPU then never spins on a lock its
- * waker still holds (seed 002: post after unlock).
+ * waker still holds (SNA on SMP: post after unlock).
  */
 #define CPU_KICK_PENDING_OFF 48      /* offsetof(struct cpu, kick_pending) (cpu.h) */
 void sched_flush_kicks(void);

@@ -117,6 +117,7 @@ static struct mqueue *mq_lookup_locked(const char *name)
 
 static void mq_unname_locked(struct mqueue *q)
 {
+	KASSERT(simple_lock_held(&mqueue_lock));
 	for (struct mqueue **pp = &mq_names; *pp; pp = &(*pp)->hnext)
 		if (*pp == q) {
 			*pp = q->hnext;
@@ -161,6 +162,7 @@ static void sleeper_unlink(struct mq_sleeper *w)
 /* Wake the first sleeper of *head (it retries). */
 static void wake_one_locked(struct mq_sleeper **head)
 {
+	KASSERT(simple_lock_held(&mqueue_lock));
 	struct mq_sleeper *w = *head;
 	if (w) {
 		sleeper_unlink(w);
@@ -316,6 +318,7 @@ static struct mqueue *mq_get(int fd, int fmode, struct file **fp)
 /* Insert m in priority order (after the messages of its priority). */
 static void mq_insert_locked(struct mqueue *q, struct mq_msg *m)
 {
+	KASSERT(simple_lock_held(&mqueue_lock));
 	struct mq_msg **pp = &q->msgs;
 	while (*pp && (*pp)->prio >= m->prio)
 		pp = &(*pp)->next;
@@ -329,6 +332,7 @@ static void mq_insert_locked(struct mqueue *q, struct mq_msg *m)
  * waits): fills *info and ends the registration; false if none. */
 static bool mq_notify_take_locked(struct mqueue *q, struct ksiginfo *info, int *pid)
 {
+	KASSERT(simple_lock_held(&mqueue_lock));
 	if (!q->notify_pid || q->curmsgs != 1 || q->receivers)
 		return false;
 	bool sig = q->notify_how == SIGEV_SIGNAL && q->notify_sig != 0;
@@ -357,6 +361,7 @@ static void mq_notify_send(const struct ksiginfo *info, int pid)
  * with mqueue_lock held again: 0 (retry), -ETIMEDOUT, -EINTR. */
 static int mq_sleep_locked(struct mqueue *q __unused, struct mq_sleeper **head, uint64_t deadline)
 {
+	KASSERT(simple_lock_held(&mqueue_lock));
 	struct mq_sleeper w;
 	ipc_sleeper_init(&w.sl);
 	sleeper_link(head, &w);
@@ -370,22 +375,37 @@ static int mq_sleep_locked(struct mqueue *q __unused, struct mq_sleeper **head, 
 	return 0;   /* woken: retry (a wakeup is never dropped) */
 }
 
+/* The start of mq_timedsend and mq_timedreceive: the deadline of the user
+ * timespec uts (absolute CLOCK_REALTIME; 0: none) and the queue of
+ * descriptor fd opened for mode (FMODE_*), its file referenced in *fp.
+ * NULL with *err set (the timespec's error, or -EBADF). */
+static struct mqueue *mq_call_start(int fd, int mode, uint64_t uts, uint64_t *deadline,
+				    struct file **fp, int *err)
+{
+	*deadline = 0;
+	if (uts) {
+		*err = ipc_timeout(uts, true, deadline);
+		if (*err)
+			return NULL;
+	}
+	struct mqueue *q = mq_get(fd, mode, fp);
+	if (!q)
+		*err = -EBADF;
+	return q;
+}
+
 SYSCALL(242, mq_timedsend)
 {
 	size_t len = a2;
 	uint32_t prio = (uint32_t)a3;
 	if (prio >= MQ_PRIO_MAX)
 		return -EINVAL;
-	uint64_t deadline = 0;
-	if (a4) {
-		int r = ipc_timeout(a4, true, &deadline);
-		if (r)
-			return r;
-	}
+	uint64_t deadline;
 	struct file *f;
-	struct mqueue *q = mq_get((int)a0, FMODE_WRITE, &f);
+	int err;
+	struct mqueue *q = mq_call_start((int)a0, FMODE_WRITE, a4, &deadline, &f, &err);
 	if (!q)
-		return -EBADF;
+		return err;
 	int64_t r = 0;
 	struct mq_msg *m = NULL;
 	if ((long)len > q->msgsize || (int64_t)len < 0) {
@@ -441,16 +461,12 @@ out:
 SYSCALL(243, mq_timedreceive)
 {
 	size_t len = a2;
-	uint64_t deadline = 0;
-	if (a4) {
-		int r = ipc_timeout(a4, true, &deadline);
-		if (r)
-			return r;
-	}
+	uint64_t deadline;
 	struct file *f;
-	struct mqueue *q = mq_get((int)a0, FMODE_READ, &f);
+	int err;
+	struct mqueue *q = mq_call_start((int)a0, FMODE_READ, a4, &deadline, &f, &err);
 	if (!q)
-		return -EBADF;
+		return err;
 	int64_t r = 0;
 	struct mq_msg *m = NULL;
 	if ((int64_t)len < q->msgsize) {

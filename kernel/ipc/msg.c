@@ -82,6 +82,7 @@ static uint64_t msg_total, msg_total_bytes;   /* (i) messages queued everywhere 
 
 static struct msq *msq_find_locked(int id)
 {
+	KASSERT(simple_lock_held(&msg_ids.lock));
 	return (struct msq *)ipc_find_id_locked(&msg_ids, id);
 }
 
@@ -104,6 +105,7 @@ static void sleeper_unlink(struct msg_sleeper *w)
 /* Wake every sleeper of list *head with status. */
 static void sleepers_done_locked(struct msg_sleeper **head, int status)
 {
+	KASSERT(simple_lock_held(&msg_ids.lock));
 	while (*head) {
 		struct msg_sleeper *w = *head;
 		sleeper_unlink(w);
@@ -158,6 +160,7 @@ SYSCALL(68, msgget)
 /* Hand m to the first sleeping receiver that wants it: true if taken. */
 static bool msg_pipeline_locked(struct msq *q, struct kmsg *m)
 {
+	KASSERT(simple_lock_held(&msg_ids.lock));
 	struct msg_sleeper *r = q->receivers;
 	while (r) {
 		struct msg_sleeper *next = r->next;
@@ -246,6 +249,7 @@ SYSCALL(69, msgsnd)
  * link; NULL if none. */
 static struct kmsg **msg_find_locked(struct msq *q, int64_t type, int mode)
 {
+	KASSERT(simple_lock_held(&msg_ids.lock));
 	struct kmsg **best = NULL;
 	for (struct kmsg **mp = &q->head; *mp; mp = &(*mp)->next) {
 		if (!type_matches((*mp)->type, type, mode))

@@ -100,6 +100,7 @@ static long sem_total;                     /* (i) semaphores in all sets */
 
 static struct sem_set *sem_find_locked(int id)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	return (struct sem_set *)ipc_find_id_locked(&sem_ids, id);
 }
 
@@ -128,6 +129,7 @@ static void waiter_unlink(struct sem_waiter *w)
 static int sem_try_locked(struct sem_set *s, const struct sembuf *sops, int nsops,
 			  struct sem_undo *un, int pid, int *block)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	int i, err = 0;
 	for (i = 0; i < nsops; i++) {
 		const struct sembuf *op = &sops[i];
@@ -168,6 +170,7 @@ static int sem_try_locked(struct sem_set *s, const struct sembuf *sops, int nsop
  * now.  True if one changed values. */
 static bool sem_retry_list_locked(struct sem_set *s, struct sem_waiter **head)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	bool changed = false;
 	struct sem_waiter *w = *head;
 	while (w) {
@@ -206,6 +209,7 @@ static void sem_update_locked(struct sem_set *s)
  * for zero (zero true). */
 static int sem_count_locked(struct sem_set *s, int num, bool zero)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	int n = 0;
 	for (struct sem_waiter *w = s->sems[num].wait; w; w = w->next)
 		n += (w->sops[0].sem_op == 0) == zero;
@@ -218,6 +222,7 @@ static int sem_count_locked(struct sem_set *s, int num, bool zero)
 
 static void undo_unlink_locked(struct sem_undo *un)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	*un->pprev = un->pnext;
 	if (un->pnext)
 		un->pnext->pprev = un->pprev;
@@ -228,6 +233,7 @@ static void undo_unlink_locked(struct sem_undo *un)
 
 static struct sem_undo *undo_find_locked(struct proc *p, struct sem_set *s)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	for (struct sem_undo *un = p->semundo; un; un = un->pnext)
 		if (un->set == s)
 			return un;
@@ -238,6 +244,7 @@ static struct sem_undo *undo_find_locked(struct proc *p, struct sem_set *s)
  * records to free after unlocking (via pnext). */
 static struct sem_undo *sem_rmid_locked(struct sem_set *s)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	ipc_remove_locked(&sem_ids, &s->perm);
 	sem_total -= s->nsems;
 	for (int i = 0; i < s->nsems; i++)
@@ -451,6 +458,7 @@ SYSCALL(220, semtimedop) { return do_semtimedop((int)a0, a1, a2, a3); }
 
 static void sem_stat_locked(struct sem_set *s, struct semid64_ds *ds)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	memset(ds, 0, sizeof(*ds));
 	ipc_perm_out(&s->perm, &ds->sem_perm);
 	ds->sem_otime = s->otime;
@@ -480,6 +488,7 @@ static int sem_info(int cmd, uint64_t ubuf)
 /* Clear every process's undo adjustment of semaphore num (-1: all). */
 static void undo_clear_locked(struct sem_set *s, int num)
 {
+	KASSERT(simple_lock_held(&sem_ids.lock));
 	for (struct sem_undo *un = s->undos; un; un = un->snext) {
 		if (num >= 0)
 			un->adj[num] = 0;

@@ -14,7 +14,7 @@
  *
  * Locking: shm_ids.lock (class sysv_shm) guards the table and the
  * segments' fields.  The release hook runs where vm_obj_unref is called:
- * inside the map lock (a complex lock, rank 40), so sysv_shm ranks above
+ * inside the map lock (class vm_map, a complex lock), so sysv_shm ranks above
  * it; no VM call is made with it held.
  *
  * Lock key: (i) shm_ids.lock, [I] immutable after creation.
@@ -79,6 +79,7 @@ static uint64_t shm_tot;                 /* (i) pages of all segments */
 
 static struct shm_seg *shm_find_locked(int id)
 {
+	KASSERT(simple_lock_held(&shm_ids.lock));
 	return (struct shm_seg *)ipc_find_id_locked(&shm_ids, id);
 }
 
@@ -115,6 +116,7 @@ static bool shm_is_seg_obj(struct vm_obj *obj)
 /* A reference on s's object unless its count already reached 0. */
 static bool shm_tryref_locked(struct shm_seg *s)
 {
+	KASSERT(simple_lock_held(&shm_ids.lock));
 	uint64_t old = READ_ONCE(s->obj->refcnt);
 	while (old) {
 		if (__atomic_compare_exchange_n(&s->obj->refcnt, &old, old + 1, false,
@@ -254,6 +256,7 @@ SYSCALL(67, shmdt)
 
 static void shm_stat_locked(struct shm_seg *s, struct shmid64_ds *ds)
 {
+	KASSERT(simple_lock_held(&shm_ids.lock));
 	memset(ds, 0, sizeof(*ds));
 	ipc_perm_out(&s->perm, &ds->shm_perm);
 	ds->shm_segsz = s->size;

@@ -1,5 +1,5 @@
 /*
- * Futexes (SPEC S1, P3): futex(2) with Linux x86_64 semantics,
+ * Futexes (S1, P3): futex(2) with Linux x86_64 semantics,
  * set_robust_list/get_robust_list, and the exit-time duties of a thread
  * (robust list, PI ownership, clear_child_tid).
  *
@@ -34,8 +34,8 @@
  * access to the futex_q stores q->done.  A waiter that returns (woken,
  * timed out or interrupted) either sees done, or takes its bucket lock: if
  * still listed it unlinks itself (the timeout or signal stands), else a
- * waker has finished with it under that lock.  Lock order: futex (46) <
- * waitq (53) < thread (55).
+ * waker has finished with it under that lock.  Lock order: futex <
+ * waitq < thread (lockclass.h).
  *
  * Two buckets (requeue, wake_op): the one with the lower index is locked,
  * the other taken by try-lock, spinning: every CPU takes bucket pairs in
@@ -344,6 +344,7 @@ static void q_unlink_locked(struct futex_bucket *hb, struct futex_q *q)
  */
 static void q_wake_locked(struct futex_bucket *hb, struct futex_q *q, int st)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
 	uint64_t s = disable_lock(&q->wq.lock);
 	q->state = st;
@@ -373,7 +374,7 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
  * found on the key (a plain wake of a PI futex).  hb->lock held.
  */
 /*
- * Post after unlock (seed 002), Linux's wake_q: a plain wake takes its
+ * Post after unlock (SNA on SMP), Linux's wake_q: a plain wake takes its
  * waiters off the bucket and marks them woken under the bucket lock, and
  * wakes their threads after releasing it, so the bucket is not held across
  * scheduler wakeups and a woken waiter never spins on it.  A waiter that
@@ -383,6 +384,7 @@ static void q_requeue_locked(struct futex_bucket *hb1, struct futex_bucket *hb2,
 static void q_mark_locked(struct futex_bucket *hb, struct futex_q *q, int st,
 			  struct futex_q **list)
 {
+	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
 	uint64_t s = disable_lock(&q->wq.lock);
 	q->state = st;

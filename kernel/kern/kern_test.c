@@ -241,8 +241,6 @@ KTEST(cmdline_bad_values_keep_defaults)
 	boot_quiet = saved_quiet;
 }
 
-void kmain(uint32_t, uint32_t);
-
 KTEST(ksyms_symbolize_kernel_functions)
 {
 	uint64_t off = 99;

@@ -417,7 +417,6 @@ void complex_lock_init(struct complex_lock *l, int lclass, int flags)
 	l->recursion = 0;
 	l->lclass = lclass;
 	l->flags = flags;
-	l->waitq = NULL;
 }
 
 static bool can_read(uint64_t s)
@@ -584,6 +583,18 @@ bool lock_try_write(struct complex_lock *l)
 bool lock_write_held(const struct complex_lock *l)
 {
 	return (l->state & CL_WRITER) && l->owner == lock_owner_id();
+}
+
+bool lock_read_held(const struct complex_lock *l)
+{
+	if (lock_mode == 4)
+		return lockdbg_thread_holds(l, CL_HOW_READ);
+	return CL_READERS(READ_ONCE(l->state)) != 0;
+}
+
+bool complex_lock_held(const struct complex_lock *l)
+{
+	return lock_write_held(l) || lock_read_held(l);
 }
 
 void lock_write_to_read(struct complex_lock *l)

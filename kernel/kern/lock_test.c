@@ -17,7 +17,7 @@
 KTEST(lock_structures_are_small)
 {
 	KT_EXPECT_EQ(sizeof(struct simple_lock), 8);
-	KT_EXPECT_EQ(sizeof(struct complex_lock), 32);
+	KT_EXPECT_EQ(sizeof(struct complex_lock), 24);
 }
 
 struct lock_site { uint64_t addr, kind; };
@@ -461,6 +461,33 @@ KTEST(complex_lock_recursive_write_and_downgrade)
 	KT_EXPECT_EQ(r.state, 0);
 	KT_EXPECT(lock_try_write(&r));
 	lock_done(&r);
+}
+
+/* The lock_held family: what the _locked functions assert. */
+KTEST(lock_held_family_says_how_a_lock_is_held)
+{
+	struct complex_lock r;
+	complex_lock_init(&r, LC_TEST_COMPLEX_B, 0);
+	KT_EXPECT(!lock_held(&r));
+	KT_EXPECT(!lock_read_held(&r));
+	lock_read(&r);
+	KT_EXPECT(lock_held(&r));
+	KT_EXPECT(lock_read_held(&r));
+	KT_EXPECT(!lock_write_held(&r));
+	lock_done(&r);
+	KT_EXPECT(!lock_held(&r));
+	lock_write(&r);
+	KT_EXPECT(lock_held(&r));
+	KT_EXPECT(lock_write_held(&r));
+	KT_EXPECT(!lock_read_held(&r));
+	lock_done(&r);
+	if (lock_mode >= 2) {        /* simple locks are not taken below mode 2 */
+		KT_EXPECT(!lock_held(&la));
+		simple_lock(&la);
+		KT_EXPECT(lock_held(&la));
+		simple_unlock(&la);
+		KT_EXPECT(!lock_held(&la));
+	}
 }
 
 /* ---- statistics ---- */

@@ -341,6 +341,15 @@ void lockdbg_held_set_how(const void *lock, int how)
 			t->held[i].how = how;
 }
 
+bool lockdbg_thread_holds(const void *lock, int how)
+{
+	struct thread *t = curthread();
+	for (int i = t->nheld - 1; i >= 0; i--)
+		if (t->held[i].lock == lock && t->held[i].how == how)
+			return true;
+	return false;
+}
+
 static bool bad_class(int c)
 {
 	return c <= LC_NONE || c >= LC_COUNT;

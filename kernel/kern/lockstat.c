@@ -196,7 +196,7 @@ void lockstat_reset(void)
 /*
  * Totals per class, and each class's largest per-CPU hold fraction since
  * the last reset; '!' marks classes held more than 2.5 % of the time on
- * some CPU (seed 001's rule).  Times in TSC cycles.
+ * some CPU (AIX SMP performance's rule).  Times in TSC cycles.
  */
 void lockstat_print(void)
 {

@@ -32,11 +32,6 @@
 
 extern char boot_stack_top[];
 extern char _load_start[], _end[];
-void multiboot_parse(uint32_t magic, uint32_t mbi_pa);
-void cpu_set_gs(struct cpu *c);
-void idt_load(void);
-paddr_t boot_alloc_end(void);
-void syscall_init_cpu(void);
 
 volatile uint64_t boot_tsc_online;   /* TSC when every CPU was online */
 

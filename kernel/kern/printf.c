@@ -5,7 +5,7 @@
  * CPUs do not interleave.
  */
 #include "kernel.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "uart.h"
 
 struct outbuf {
@@ -150,7 +150,7 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 /* Serialises console output; ignored once the system is panicking. */
 static struct simple_lock console_lock = SIMPLE_LOCK_INIT(LC_CONSOLE);
 
-void console_write(const char *s, size_t n)
+static void console_write(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')

@@ -48,7 +48,7 @@
 #define P_PIDFD 3
 
 /*
- * The PID-entry table (seed 004): one small entry per id in use, naming the
+ * The PID-entry table (DEC OSF/1 SMP): one small entry per id in use, naming the
  * process, the group and the session with that id.  Lock key: (b) the
  * bucket lock; pgrp and session are written with proctree also held.
  */
@@ -99,6 +99,7 @@ void proc_init(void)
 
 static struct pid_entry *pid_find_locked(int b, int pid)
 {
+	KASSERT(simple_lock_held(&pidtab[b].lock));
 	for (struct pid_entry *x = pidtab[b].head; x; x = x->next)
 		if (x->pid == pid)
 			return x;
@@ -139,6 +140,40 @@ static int pid_alloc(struct proc *p)
 	return pid_alloc2(p, NULL);
 }
 
+/* The entry's field for `which` (PE_*). */
+static void **pid_slot(struct pid_entry *e, int which)
+{
+	switch (which) {
+	case PE_PROC:    return (void **)&e->p;
+	case PE_PGRP:    return (void **)&e->pgrp;
+	case PE_THREAD:  return (void **)&e->t;
+	default:         return (void **)&e->session;
+	}
+}
+
+/* What id names as `which` (PE_PROC, PE_PGRP or PE_THREAD), or NULL; with
+ * ref, referenced under the bucket lock (a named object's count is not
+ * zero). */
+static void *pid_get(int id, int which, bool ref)
+{
+	if (id <= 0)
+		return NULL;
+	int b = id % PIDHASH;
+	simple_lock(&pidtab[b].lock);
+	struct pid_entry *e = pid_find_locked(b, id);
+	void *r = e ? *pid_slot(e, which) : NULL;
+	if (r && ref) {
+		if (which == PE_PROC)
+			fetch_and_add(&((struct proc *)r)->refcnt, 1);
+		else if (which == PE_PGRP)
+			fetch_and_add(&((struct pgrp *)r)->refcnt, 1);
+		else
+			thread_ref(r);
+	}
+	simple_unlock(&pidtab[b].lock);
+	return r;
+}
+
 /* Sets what the entry of id names (which: PE_*); frees the entry once it
  * names nothing. */
 static void pid_set(int pid, int which, void *ptr)
@@ -151,14 +186,7 @@ static void pid_set(int pid, int which, void *ptr)
 		;
 	struct pid_entry *e = *pp;
 	KASSERT(e != NULL);
-	if (which == PE_PROC)
-		e->p = ptr;
-	else if (which == PE_PGRP)
-		e->pgrp = ptr;
-	else if (which == PE_THREAD)
-		e->t = ptr;
-	else
-		e->session = ptr;
+	*pid_slot(e, which) = ptr;
 	if (!e->p && !e->pgrp && !e->session && !e->t) {
 		*pp = e->next;
 		dead = e;
@@ -169,64 +197,26 @@ static void pid_set(int pid, int which, void *ptr)
 
 struct proc *proc_lookup(int pid)
 {
-	if (pid <= 0)
-		return NULL;
-	int b = pid % PIDHASH;
-	struct proc *p = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pid);
-	if (e && e->p) {
-		p = e->p;
-		fetch_and_add(&p->refcnt, 1);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return p;
+	return pid_get(pid, PE_PROC, true);
 }
 
 struct thread *thread_lookup(int tid)
 {
-	if (tid <= 0)
-		return NULL;
-	int b = tid % PIDHASH;
-	struct thread *t = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, tid);
-	if (e && e->t) {
-		t = e->t;
-		thread_ref(t);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return t;
+	return pid_get(tid, PE_THREAD, true);
 }
 
 /* The group named pgid, referenced (a named group has members, so its
  * count is not zero); NULL if none. */
 static struct pgrp *pgrp_lookup(int pgid)
 {
-	if (pgid <= 0)
-		return NULL;
-	int b = pgid % PIDHASH;
-	struct pgrp *pg = NULL;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pgid);
-	if (e && e->pgrp) {
-		pg = e->pgrp;
-		fetch_and_add(&pg->refcnt, 1);
-	}
-	simple_unlock(&pidtab[b].lock);
-	return pg;
+	return pid_get(pgid, PE_PGRP, true);
 }
 
 /* As pgrp_lookup without a reference: proctree held keeps it named. */
 static struct pgrp *pgrp_find_locked(int pgid)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	int b = pgid % PIDHASH;
-	simple_lock(&pidtab[b].lock);
-	struct pid_entry *e = pid_find_locked(b, pgid);
-	struct pgrp *pg = e ? e->pgrp : NULL;
-	simple_unlock(&pidtab[b].lock);
-	return pg;
+	return pid_get(pgid, PE_PGRP, false);
 }
 
 /* ---- sessions and process groups ---- */
@@ -314,6 +304,7 @@ static void pgrp_leave_locked(struct proc *p, struct pgrp *pg)
  * to unreference after unlocking, or NULL. */
 static struct pgrp *pgrp_move_locked(struct proc *p, struct pgrp *pg)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct pgrp *old = p->pgrp;
 	if (old == pg)
 		return NULL;
@@ -705,6 +696,7 @@ static void fork_child_start(void *arg)
 
 static void wake_proc_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	uint64_t s = disable_lock(&p->wait_wq.lock);
 	waitq_wakeup_all_locked(&p->wait_wq);
 	unlock_enable(&p->wait_wq.lock, s);
@@ -977,6 +969,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 /* A vfork child execs or exits: its parent runs again (proctree held). */
 static void vfork_release_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct proc *vp = p->vfork_parent;
 	if (vp) {
 		p->vfork_parent = NULL;       /* per child: threads may vfork at once */
@@ -985,7 +978,7 @@ static void vfork_release_locked(struct proc *p)
 }
 
 /*
- * exec in a multithreaded process (P3, seed 003): the other threads are
+ * exec in a multithreaded process (P3, OSF/1 signals): the other threads are
  * killed and have left; if the caller is not the leader it becomes the
  * leader, with the process id as its id (Linux de_thread).
  */
@@ -1063,6 +1056,7 @@ static void final_reap(struct proc *c)
 
 static void queue_autoreap_locked(struct proc *c)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	c->reap_next = reap_queue;
 	reap_queue = c;
 	uint64_t s = disable_lock(&reaper_wq.lock);
@@ -1073,6 +1067,7 @@ static void queue_autoreap_locked(struct proc *c)
 /* The nearest living subreaper ancestor of p, else init (proctree held). */
 static struct proc *find_reaper_locked(struct proc *p)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	for (struct proc *a = p->parent; a; a = a->parent)
 		if (a->subreaper && a->state == PS_ALIVE)
 			return a;
@@ -1134,7 +1129,7 @@ __noreturn void proc_thread_exit(int status)
 	proc_exit_last(p, t, status);
 }
 
-/* ---- orphaned process groups (POSIX; seed 003) ---- */
+/* ---- orphaned process groups (POSIX; OSF/1 signals) ---- */
 
 /*
  * True if group pg is orphaned once `ignored` (an exiting process, or NULL)
@@ -1158,6 +1153,7 @@ static bool pgrp_orphaned_locked(struct pgrp *pg, struct proc *ignored, struct p
 
 static bool pgrp_has_stopped_locked(struct pgrp *pg)
 {
+	KASSERT(simple_lock_held(&proctree_lock) || simple_lock_held(&pg->lock));
 	for (struct proc *m = pg->members; m; m = m->pg_next)
 		if (m->state == PS_ALIVE && READ_ONCE(m->sig.stopped))
 			return true;
@@ -1184,6 +1180,7 @@ bool proc_pgrp_orphaned(int pgid)
 static void note_orphaned_locked(struct pgrp *pg, struct proc *parent, struct proc *ignored,
 				 struct proc *reaper, int *out, int *n)
 {
+	KASSERT(simple_lock_held(&proctree_lock));
 	if (!pg || !parent || parent->pgrp == pg || parent->pgrp->session != pg->session)
 		return;
 	if (!pgrp_orphaned_locked(pg, ignored, reaper) || !pgrp_has_stopped_locked(pg))
@@ -1585,9 +1582,9 @@ void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint6
 
 /* ---- the process side of signals (signal.h) ---- */
 
-/* Calls fn on each process of group pgid (zombies included) under the
- * group's lock; returns how many were visited, or -ESRCH. */
-int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
+/* fn on the members of group pgid (the living ones if alive_only) under
+ * the group's lock; the count visited, or -ESRCH. */
+static int foreach_pgrp(int pgid, bool alive_only, int (*fn)(struct proc *, void *), void *arg)
 {
 	struct pgrp *pg = pgrp_lookup(pgid);
 	if (!pg)
@@ -1595,6 +1592,8 @@ int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 	int n = 0;
 	simple_lock(&pg->lock);
 	for (struct proc *p = pg->members; p; p = p->pg_next) {
+		if (alive_only && READ_ONCE(p->state) != PS_ALIVE)
+			continue;
 		n++;
 		if (fn(p, arg))
 			break;
@@ -1604,20 +1603,36 @@ int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 	return n;
 }
 
-/* Calls fn on every process but init and the caller (kill(-1)), under
- * proctree; returns how many were visited. */
-int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
+/* Calls fn on each process of group pgid (zombies included) under the
+ * group's lock; returns how many were visited, or -ESRCH. */
+int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg)
 {
+	return foreach_pgrp(pgid, false, fn, arg);
+}
+
+/* fn on the processes of the list of all (proctree held): every living
+ * one if `every`, else all but init and the caller; the count visited. */
+static int foreach_allproc_locked(bool every, int (*fn)(struct proc *, void *), void *arg)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
 	struct proc *me = curproc();
 	int n = 0;
-	simple_lock(&proctree_lock);
 	for (struct proc *p = allproc; p; p = p->all_next) {
-		if (p == initproc || p == me)
+		if (every ? p->state != PS_ALIVE : (p == initproc || p == me))
 			continue;
 		n++;
 		if (fn(p, arg))
 			break;
 	}
+	return n;
+}
+
+/* Calls fn on every process but init and the caller (kill(-1)), under
+ * proctree; returns how many were visited. */
+int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
+{
+	simple_lock(&proctree_lock);
+	int n = foreach_allproc_locked(false, fn, arg);
 	simple_unlock(&proctree_lock);
 	return n;
 }
@@ -1625,15 +1640,8 @@ int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg)
 /* Calls fn on every process (for PRIO_USER), under proctree. */
 int proc_foreach_every(int (*fn)(struct proc *, void *), void *arg)
 {
-	int n = 0;
 	simple_lock(&proctree_lock);
-	for (struct proc *p = allproc; p; p = p->all_next) {
-		if (p->state != PS_ALIVE)
-			continue;
-		n++;
-		if (fn(p, arg))
-			break;
-	}
+	int n = foreach_allproc_locked(true, fn, arg);
 	simple_unlock(&proctree_lock);
 	return n;
 }
@@ -1644,21 +1652,7 @@ int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *ar
 {
 	if (pgid == 0)
 		pgid = proc_pgid(curproc());
-	struct pgrp *pg = pgrp_lookup(pgid);
-	if (!pg)
-		return -ESRCH;
-	int n = 0;
-	simple_lock(&pg->lock);
-	for (struct proc *p = pg->members; p; p = p->pg_next) {
-		if (READ_ONCE(p->state) != PS_ALIVE)
-			continue;
-		n++;
-		if (fn(p, arg))
-			break;
-	}
-	simple_unlock(&pg->lock);
-	pgrp_unref(pg);
-	return n;
+	return foreach_pgrp(pgid, true, fn, arg);
 }
 
 /* p stopped (by sig) / continued: recorded for the parent's wait

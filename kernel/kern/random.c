@@ -1,5 +1,5 @@
 /*
- * The kernel's random numbers (issue 15): getrandom(2), /dev/random,
+ * The kernel's random numbers: getrandom(2), /dev/random,
  * /dev/urandom and AT_RANDOM.
  *
  * One ChaCha20 generator per CPU (RFC 8439's block function, written from
@@ -105,6 +105,7 @@ static uint64_t tsc_jitter(void)
 /* Keys CPU c's generator (interrupts off, on CPU c). */
 static void seed_locked(struct rng *r, int c)
 {
+	KASSERT(!intr_enabled());
 	for (int i = 0; i < 8; i += 2) {
 		uint64_t v = 0;
 		if (!hw_random(&v))
@@ -122,6 +123,7 @@ static void seed_locked(struct rng *r, int c)
 /* New key from the generator's own output, plus a TSC reading. */
 static void rekey_locked(struct rng *r)
 {
+	KASSERT(!intr_enabled());
 	uint32_t blk[16];
 	chacha20_block(r->key, r->counter++, r->nonce, blk);
 	memcpy(r->key, blk, sizeof(r->key));

@@ -52,7 +52,6 @@
 #include "trace.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
-#define RR_QUANTUM      10     /* ticks: SCHED_RR slice (Linux: 100 ms) */
 #define EXP_5S          1677   /* FSCALE * exp(-1/5): one-second step of a 5 s average */
 #define BALANCE_MARGIN  (FSCALE / 2)
 
@@ -243,6 +242,7 @@ static void runq_age_locked(struct runq *rq, int cpu)
 /* Best thread of rq that may run on cpu, or NULL.  rq->lock held. */
 static struct thread *runq_best_locked(struct runq *rq, int cpu)
 {
+	KASSERT(simple_lock_held(&rq->lock));
 	uint64_t bm = rq->bitmap;
 	while (bm) {
 		int p = __builtin_ctzll(bm);
@@ -549,7 +549,7 @@ static void finish_zombie(struct thread *t);
 /* The slice a thread starts with when it is picked with none left. */
 static int full_quantum(const struct thread *t)
 {
-	return t->policy == SCHED_RR ? RR_QUANTUM : TS_QUANTUM;
+	return t->policy == SCHED_RR ? SCHED_RR_SLICE : TS_QUANTUM;
 }
 
 __noreturn void scheduler(void)
@@ -1254,20 +1254,31 @@ static void fixed2(uint64_t fp, char *buf, size_t n)
 	ksnprintf(buf, n, "%lu.%02lu", fp >> FSHIFT, ((fp & (FSCALE - 1)) * 100) >> FSHIFT);
 }
 
+/* One CPU's figures as the printer and /proc/sched show them. */
+struct stats_row {
+	struct sched_cpu_stats st;
+	char load[16], desired[16];      /* fixed point, two decimals */
+};
+
+static void stats_row(int cpu, struct stats_row *r)
+{
+	sched_cpu_stats(cpu, &r->st);
+	fixed2(r->st.load_fp, r->load, sizeof(r->load));
+	fixed2(r->st.desired_fp, r->desired, sizeof(r->desired));
+}
+
 void sched_stats_print(void)
 {
 	kprintf("%-4s %9s %7s %6s %7s %9s %6s %6s %7s %7s %6s\n", "cpu", "switches", "migr",
 		"steals", "preempt", "idle%", "load", "desire", "ipi-tx", "ipi-rx", "queue");
 	for (int i = 0; i < ncpu; i++) {
-		struct sched_cpu_stats st;
-		sched_cpu_stats(i, &st);
-		char l[16], d[16];
-		fixed2(st.load_fp, l, sizeof(l));
-		fixed2(st.desired_fp, d, sizeof(d));
-		kprintf("%-4d %9lu %7lu %6lu %7lu %8lu%% %6s %6s %7lu %7lu %6d\n", i, st.switches,
-			st.migrations, st.steals, st.preemptions,
-			st.ticks ? st.idle_ticks * 100 / st.ticks : 0, l, d, cpus[i].ipi_sent,
-			cpus[i].ipi_recv, scpu[i].rq.nr);
+		struct stats_row r;
+		stats_row(i, &r);
+		const struct sched_cpu_stats *st = &r.st;
+		kprintf("%-4d %9lu %7lu %6lu %7lu %8lu%% %6s %6s %7lu %7lu %6d\n", i, st->switches,
+			st->migrations, st->steals, st->preemptions,
+			st->ticks ? st->idle_ticks * 100 / st->ticks : 0, r.load, r.desired,
+			cpus[i].ipi_sent, cpus[i].ipi_recv, scpu[i].rq.nr);
 	}
 }
 
@@ -1286,15 +1297,13 @@ void sched_stats_format(struct sbuf *sb)
 	sbuf_printf(sb, "cpu switches migrations steals preemptions idle_ticks ticks load desired "
 		    "wakeups remote_wakeups resched_ipis ipi_sent ipi_recv queued membarrier_ipis\n");
 	for (int i = 0; i < ncpu; i++) {
-		struct sched_cpu_stats st;
-		sched_cpu_stats(i, &st);
-		char l[16], d[16];
-		fixed2(st.load_fp, l, sizeof(l));
-		fixed2(st.desired_fp, d, sizeof(d));
+		struct stats_row r;
+		stats_row(i, &r);
+		const struct sched_cpu_stats *st = &r.st;
 		sbuf_printf(sb, "%d %lu %lu %lu %lu %lu %lu %s %s %lu %lu %lu %lu %lu %d %lu\n", i,
-			    st.switches, st.migrations, st.steals, st.preemptions, st.idle_ticks,
-			    st.ticks, l, d, st.wakeups, st.remote_wakeups, st.resched_ipis,
-			    cpus[i].ipi_sent, cpus[i].ipi_recv, scpu[i].rq.nr,
-			    READ_ONCE(cpus[i].membarrier_ipis));
+			    st->switches, st->migrations, st->steals, st->preemptions,
+			    st->idle_ticks, st->ticks, r.load, r.desired, st->wakeups,
+			    st->remote_wakeups, st->resched_ipis, cpus[i].ipi_sent,
+			    cpus[i].ipi_recv, scpu[i].rq.nr, READ_ONCE(cpus[i].membarrier_ipis));
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * Scheduler tests (issue 4): wakeups across CPUs, FIFO/RR semantics,
+ * Scheduler tests: wakeups across CPUs, FIFO/RR semantics,
  * binding and funneling, load balancing, priority boost, preemption.
  * Threads here are kernel threads; the test runner thread is "main" on
  * CPU 0.
@@ -28,7 +28,6 @@ static int other_cpu(void)
  * of a starved virtual CPU, and the tests compare with sleeps, which count
  * local ticks.
  */
-uint64_t sched_cpu_ticks(void);
 static void busy_ticks(uint64_t n)
 {
 	uint64_t end = sched_cpu_ticks() + n;

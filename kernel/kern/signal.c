@@ -5,7 +5,7 @@
  * set and its queue, the stop state; per thread (t->sig, struct sigthread):
  * the blocked mask, the thread's own pending set (faults, tkill), the
  * alternate stack, the interruptible-sleep flag.  One lock, p->sig.lock
- * (class proc_sig, rank 34, taken with interrupts disabled), guards all of
+ * (class proc_sig, taken with interrupts disabled), guards all of
  * it, as Linux's siglock does.  The owning thread reads its mask and the
  * pending bits without the lock on its fast paths (signal_pending and the
  * start of signal_deliver); senders write them under the lock.
@@ -21,7 +21,8 @@
  *
  * Delivery (signal_deliver, on every return to user mode): the default
  * action, or a handler frame on the user stack (rt_sigframe, exactly
- * Linux's layout), and the restart or EINTR of an interrupted system call.
+ * Linux's layout: arch/x86_64/sigframe.c, with rt_sigreturn), and the
+ * restart or EINTR of an interrupted system call.
  *
  * Stop: the thread that takes a stop action parks on p->sig.stop_wq until
  * SIGCONT or SIGKILL; the parent is told (proc_stopped / proc_continued)
@@ -169,6 +170,7 @@ static void sigq_free_list(struct sigq *q)
 
 static void flush_all_locked(struct proc *p, uint64_t mask, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	p->sig.nqueued -= sigpend_flush(&p->sig.pending, mask, freel);
 	FOREACH_THREAD(p, t)
 		p->sig.nqueued -= sigpend_flush(&t->sig.pending, mask, freel);
@@ -274,6 +276,7 @@ void signal_zap_threads_locked(struct proc *p, struct thread *except)
  * overridden: the exec then fails and the process exits). */
 static int group_exit_locked(struct proc *p, int code, struct thread *except)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	struct sigstate *ss = &p->sig;
 	if (ss->group_exit && ss->group_exit_code != -1)
 		return ss->group_exit_code;
@@ -672,6 +675,7 @@ SYSCALL(13, rt_sigaction)
  * that no longer have a taker (their thread blocked them or exited). */
 static void retarget_locked(struct proc *p, uint64_t sigs)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	for (; sigs; sigs &= sigs - 1) {
 		uint64_t bit = sigs & -sigs;
 		struct thread *x = pick_target_locked(p, bit);
@@ -680,7 +684,7 @@ static void retarget_locked(struct proc *p, uint64_t sigs)
 	}
 }
 
-static void set_blocked(struct thread *t, uint64_t mask)
+void signal_set_blocked(struct thread *t, uint64_t mask)
 {
 	struct proc *p = t->proc;
 	uint64_t s = disable_lock(&p->sig.lock);
@@ -693,12 +697,19 @@ static void set_blocked(struct thread *t, uint64_t mask)
 	unlock_enable(&p->sig.lock, s);
 }
 
+int sigset_from_user(uint64_t uset, uint64_t size, uint64_t *set)
+{
+	if (size != sizeof(*set))
+		return -EINVAL;
+	return copyin(set, (void *)uset, sizeof(*set)) < 0 ? -EFAULT : 0;
+}
+
 void signal_call_mask_begin(uint64_t mask)
 {
 	struct thread *t = curthread();
 	t->sig.saved_mask = t->sig.blocked;
 	t->sig.restore_mask = true;
-	set_blocked(t, mask);
+	signal_set_blocked(t, mask);
 }
 
 void signal_call_mask_end(void)
@@ -707,7 +718,7 @@ void signal_call_mask_end(void)
 	if (!t->sig.restore_mask)
 		return;
 	t->sig.restore_mask = false;
-	set_blocked(t, t->sig.saved_mask);
+	signal_set_blocked(t, t->sig.saved_mask);
 }
 
 SYSCALL(14, rt_sigprocmask)
@@ -728,7 +739,7 @@ SYSCALL(14, rt_sigprocmask)
 			m = set;
 		else
 			return -EINVAL;
-		set_blocked(t, m);
+		signal_set_blocked(t, m);
 	}
 	if (a2 && copyout((void *)a2, &old, 8) < 0)
 		return -EFAULT;
@@ -783,6 +794,7 @@ bool signal_pending(void)
 static int dequeue_locked(struct proc *p, struct thread *t, uint64_t allowed,
 			  struct ksiginfo *info, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	uint64_t tset = t->sig.pending.set & allowed, pset = p->sig.pending.set & allowed;
 	struct sigpend *sp;
 	uint64_t set;
@@ -820,38 +832,32 @@ int signal_dequeue_mask(uint64_t mask, struct ksiginfo *info)
 
 /* ---- the alternate signal stack ---- */
 
-static bool on_altstack(struct thread *t, uint64_t sp)
+bool signal_on_altstack(struct thread *t, uint64_t sp)
 {
 	if (t->sig.ss_flags & SS_AUTODISARM)
 		return false;
 	return sp > t->sig.ss_sp && sp - t->sig.ss_sp <= t->sig.ss_size;
 }
 
-static uint32_t altstack_flags(struct thread *t, uint64_t sp)
+uint32_t signal_altstack_flags(struct thread *t, uint64_t sp)
 {
 	if (!t->sig.ss_size)
 		return SS_DISABLE;
-	return on_altstack(t, sp) ? SS_ONSTACK : 0;
+	return signal_on_altstack(t, sp) ? SS_ONSTACK : 0;
 }
 
-struct user_stack {
-	uint64_t ss_sp;
-	int32_t ss_flags, pad;
-	uint64_t ss_size;
-};
-
-static int do_sigaltstack(struct thread *t, const struct user_stack *ss, struct user_stack *oss,
+int do_sigaltstack(struct thread *t, const struct user_stack *ss, struct user_stack *oss,
 			  uint64_t sp)
 {
 	if (oss) {
 		memset(oss, 0, sizeof(*oss));
 		oss->ss_sp = t->sig.ss_sp;
 		oss->ss_size = t->sig.ss_size;
-		oss->ss_flags = (int32_t)(altstack_flags(t, sp) | (t->sig.ss_flags & SS_AUTODISARM));
+		oss->ss_flags = (int32_t)(signal_altstack_flags(t, sp) | (t->sig.ss_flags & SS_AUTODISARM));
 	}
 	if (!ss)
 		return 0;
-	if (on_altstack(t, sp))
+	if (signal_on_altstack(t, sp))
 		return -EPERM;
 	uint32_t flags = (uint32_t)ss->ss_flags;
 	uint32_t mode = flags & ~SS_AUTODISARM;
@@ -881,164 +887,12 @@ SYSCALL(131, sigaltstack)
 	return r;
 }
 
-/* ---- the signal frame (Linux x86_64) ---- */
-
-struct user_sigcontext {
-	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
-	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
-	uint16_t cs, gs, fs, ss;
-	uint64_t err, trapno, oldmask, cr2;
-	uint64_t fpstate;               /* user address of the fxsave area */
-	uint64_t reserved1[8];
-};
-
-struct user_ucontext {
-	uint64_t uc_flags;
-	uint64_t uc_link;
-	struct user_stack uc_stack;
-	struct user_sigcontext uc_mcontext;
-	uint64_t uc_sigmask;
-};
-
-struct rt_sigframe {
-	uint64_t pretcode;              /* sa_restorer: the handler returns here */
-	struct user_ucontext uc;
-	uint8_t info[128];
-};
-
-_Static_assert(sizeof(struct user_sigcontext) == 256, "sigcontext");
-_Static_assert(__builtin_offsetof(struct user_ucontext, uc_mcontext) == 40, "uc_mcontext");
-_Static_assert(__builtin_offsetof(struct user_ucontext, uc_sigmask) == 296, "uc_sigmask");
-_Static_assert(__builtin_offsetof(struct rt_sigframe, info) == 312, "info");
-_Static_assert(sizeof(struct ksiginfo) == 48, "ksiginfo");
-
-#define UC_SIGCONTEXT_SS 0x2
-#define UC_STRICT_RESTORE_SS 0x4
-
-/* Flags user code may change with sigreturn (Linux FIX_EFLAGS). */
-#define FIX_EFLAGS (0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000)
-#define RFLAGS_TF 0x100UL
-#define RFLAGS_DF 0x400UL
-#define RFLAGS_RF 0x10000UL
-
-static bool canonical(uint64_t a)
-{
-	return (uint64_t)((int64_t)(a << 16) >> 16) == a;
-}
-
-/* The current thread's live FPU state, into t->fpu (no preemption in between). */
-static void fpu_save_current(struct thread *t)
-{
-	uint64_t f = intr_disable();
-	fxsave(t->fpu);
-	intr_restore(f);
-}
-
-static void fpu_load_current(struct thread *t, const uint8_t *area)
-{
-	uint64_t f = intr_disable();
-	memcpy(t->fpu, area, 512);
-	fxrstor(t->fpu);
-	intr_restore(f);
-}
-
-static uint32_t mxcsr_mask(void)
-{
-	static uint32_t mask;   /* [a] same on every CPU */
-	if (!mask) {
-		uint8_t area[512] __aligned(16);
-		uint64_t f = intr_disable();
-		fxsave(area);
-		intr_restore(f);
-		uint32_t m;
-		memcpy(&m, area + 28, 4);
-		WRITE_ONCE(mask, m ? m : 0xffbf);
-	}
-	return mask;
-}
-
-/*
- * Builds the frame for a handler of sig on the user stack and points tf at
- * the handler.  oldmask: the mask to restore at sigreturn.  -EFAULT if the
- * stack cannot take it.
- */
-static int setup_frame(struct thread *t, struct trapframe *tf, int sig, const struct k_sigaction *ka,
-		       const struct ksiginfo *info, uint64_t oldmask)
-{
-	if (!(ka->flags & SA_RESTORER))
-		return -EFAULT;                 /* no way back: Linux x86_64 refuses too */
-	uint64_t sp = tf->rsp - 128;            /* the red zone */
-	bool onstack = on_altstack(t, tf->rsp), entering = false;
-	if ((ka->flags & SA_ONSTACK) && altstack_flags(t, sp) == 0) {
-		sp = t->sig.ss_sp + t->sig.ss_size;
-		entering = true;
-	}
-	uint64_t fx = (sp - 512) & ~63UL;
-	uint64_t frame = ((fx - sizeof(struct rt_sigframe)) & ~15UL) - 8;
-	if ((onstack || entering) && !(frame > t->sig.ss_sp && frame - t->sig.ss_sp <= t->sig.ss_size))
-		return -EFAULT;                 /* the alternate stack overflowed */
-
-	fpu_save_current(t);
-	if (copyout((void *)fx, t->fpu, 512) < 0)
-		return -EFAULT;
-	/* fxsave leaves bytes 464..511 alone: no xsave extension there. */
-	static const uint8_t zero48[48];
-	if (copyout((void *)(fx + 464), zero48, sizeof(zero48)) < 0)
-		return -EFAULT;
-
-	struct rt_sigframe f;
-	memset(&f, 0, sizeof(f));
-	f.pretcode = ka->restorer;
-	f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-	f.uc.uc_stack.ss_sp = t->sig.ss_sp;
-	f.uc.uc_stack.ss_size = t->sig.ss_size;
-	f.uc.uc_stack.ss_flags = (int32_t)(t->sig.ss_size ? t->sig.ss_flags : SS_DISABLE);
-	struct user_sigcontext *sc = &f.uc.uc_mcontext;
-	sc->r8 = tf->r8; sc->r9 = tf->r9; sc->r10 = tf->r10; sc->r11 = tf->r11;
-	sc->r12 = tf->r12; sc->r13 = tf->r13; sc->r14 = tf->r14; sc->r15 = tf->r15;
-	sc->rdi = tf->rdi; sc->rsi = tf->rsi; sc->rbp = tf->rbp; sc->rbx = tf->rbx;
-	sc->rdx = tf->rdx; sc->rax = tf->rax; sc->rcx = tf->rcx; sc->rsp = tf->rsp;
-	sc->rip = tf->rip; sc->eflags = tf->rflags;
-	sc->cs = (uint16_t)tf->cs;
-	sc->ss = (uint16_t)tf->ss;
-	if (tf->vector < 32) {
-		sc->trapno = tf->vector;
-		sc->err = tf->error;
-		if (tf->vector == 14)
-			sc->cr2 = t->sig.fault_addr;
-	}
-	sc->oldmask = oldmask;
-	sc->fpstate = fx;
-	f.uc.uc_sigmask = oldmask;
-	memcpy(f.info, info, sizeof(*info));
-	if (copyout((void *)frame, &f, sizeof(f)) < 0)
-		return -EFAULT;
-
-	if (entering && (t->sig.ss_flags & SS_AUTODISARM)) {
-		t->sig.ss_sp = t->sig.ss_size = 0;
-		t->sig.ss_flags = SS_DISABLE;
-	}
-	tf->rdi = (uint64_t)sig;
-	tf->rsi = frame + __builtin_offsetof(struct rt_sigframe, info);
-	tf->rdx = frame + __builtin_offsetof(struct rt_sigframe, uc);
-	tf->rax = 0;
-	tf->rsp = frame;
-	tf->rip = ka->handler;
-	tf->cs = SEL_UCODE;
-	tf->ss = SEL_UDATA;
-	tf->rflags &= ~(RFLAGS_DF | RFLAGS_RF | RFLAGS_TF);
-	/* The handler starts with a clean FPU (Linux does the same). */
-	uint8_t init[512] __aligned(16);
-	fpu_init_state(init);
-	fpu_load_current(t, init);
-	return 0;
-}
-
 /* Forces sig on the current thread: unblocked, and back to the default
  * action if it was blocked or ignored (Linux force_sig).  Lock held. */
 static void force_sig_locked(struct proc *p, struct thread *t, const struct ksiginfo *info,
 			     struct sigq **q, struct sigq **freel)
 {
+	KASSERT(simple_lock_held(&p->sig.lock));
 	int sig = info->signo;
 	struct k_sigaction ka = act_get_locked(p, sig);
 	bool blocked = t->sig.blocked & SIGBIT(sig);
@@ -1050,7 +904,7 @@ static void force_sig_locked(struct proc *p, struct thread *t, const struct ksig
 	send_locked(p, t, info, q, freel);
 }
 
-static void force_sig(struct thread *t, int sig, int code, uint64_t addr)
+void signal_force(struct thread *t, int sig, int code, uint64_t addr)
 {
 	struct proc *p = t->proc;
 	struct ksiginfo info;
@@ -1064,48 +918,6 @@ static void force_sig(struct thread *t, int sig, int code, uint64_t addr)
 	unlock_enable(&p->sig.lock, s);
 	kfree(q);
 	sigq_free_list(freel);
-}
-
-SYSCALL(15, rt_sigreturn)
-{
-	struct thread *t = curthread();
-	struct proc *p = t->proc;
-	uint64_t frame = tf->rsp - 8;
-	struct rt_sigframe f;
-	uint8_t fpu[512] __aligned(16);
-	tf->error = (uint64_t)-1;               /* not a system call any more: no restart */
-	t->sig.restart_fn = NULL;               /* restart_syscall now gives EINTR (Linux) */
-	if (copyin(&f, (void *)frame, sizeof(f)) < 0)
-		goto bad;
-	struct user_sigcontext *sc = &f.uc.uc_mcontext;
-	if (!canonical(sc->rip) || !canonical(sc->rsp))
-		goto bad;
-	if (sc->fpstate) {
-		if (copyin(fpu, (void *)sc->fpstate, 512) < 0)
-			goto bad;
-		uint32_t mx;
-		memcpy(&mx, fpu + 24, 4);
-		mx &= mxcsr_mask();                 /* a reserved bit would fault in fxrstor */
-		memcpy(fpu + 24, &mx, 4);
-	} else {
-		fpu_init_state(fpu);
-	}
-	tf->r8 = sc->r8; tf->r9 = sc->r9; tf->r10 = sc->r10; tf->r11 = sc->r11;
-	tf->r12 = sc->r12; tf->r13 = sc->r13; tf->r14 = sc->r14; tf->r15 = sc->r15;
-	tf->rdi = sc->rdi; tf->rsi = sc->rsi; tf->rbp = sc->rbp; tf->rbx = sc->rbx;
-	tf->rdx = sc->rdx; tf->rax = sc->rax; tf->rcx = sc->rcx; tf->rsp = sc->rsp;
-	tf->rip = sc->rip;
-	tf->rflags = (tf->rflags & ~(uint64_t)FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS) | RFLAGS_IF | 0x2;
-	tf->cs = SEL_UCODE;
-	tf->ss = SEL_UDATA;
-	fpu_load_current(t, fpu);
-	set_blocked(t, f.uc.uc_sigmask);
-	(void)do_sigaltstack(t, &f.uc.uc_stack, NULL, tf->rsp);   /* errors ignored, as Linux */
-	(void)p;
-	return (int64_t)tf->rax;
-bad:
-	force_sig(t, SIGSEGV, SI_KERNEL, 0);
-	return (int64_t)tf->rax;
 }
 
 /* ---- waiting for signals ---- */
@@ -1131,11 +943,10 @@ SYSCALL(34, pause)
 
 SYSCALL(130, rt_sigsuspend)
 {
-	if (a1 != 8)
-		return -EINVAL;
 	uint64_t mask;
-	if (copyin(&mask, (void *)a0, 8) < 0)
-		return -EFAULT;
+	int r = sigset_from_user(a0, a1, &mask);
+	if (r)
+		return r;
 	signal_call_mask_begin(mask);         /* signal_deliver restores it */
 	sleep_until_signal();
 	return -ERESTARTNOHAND;
@@ -1143,11 +954,10 @@ SYSCALL(130, rt_sigsuspend)
 
 SYSCALL(128, rt_sigtimedwait)
 {
-	if (a3 != 8)
-		return -EINVAL;
 	uint64_t these;
-	if (copyin(&these, (void *)a0, 8) < 0)
-		return -EFAULT;
+	int err = sigset_from_user(a0, a3, &these);
+	if (err)
+		return err;
 	uint64_t deadline = ~0UL;               /* monotonic ns; ~0: none, 0: do not wait */
 	if (a2) {
 		int64_t ns;
@@ -1375,22 +1185,22 @@ void signal_deliver(struct trapframe *tf)
 				syscall = false;
 			}
 			TRACE(TEV_SIG_DELIVER, sig, ka.handler, 0, 0);
-			if (setup_frame(t, tf, sig, &ka, &info, oldmask) < 0) {
+			if (sigframe_setup(t, tf, sig, &ka, &info, oldmask) < 0) {
 				/* Linux force_sigsegv: a SIGSEGV handler that cannot
 				 * run is reset, so the process dies. */
-				set_blocked(t, oldmask);
+				signal_set_blocked(t, oldmask);
 				if (sig == SIGSEGV) {
 					s = disable_lock(&p->sig.lock);
 					act_set_handler_locked(p, SIGSEGV, SIG_DFL);
 					unlock_enable(&p->sig.lock, s);
 				}
-				force_sig(t, SIGSEGV, SI_KERNEL, 0);
+				signal_force(t, SIGSEGV, SI_KERNEL, 0);
 				continue;
 			}
 			uint64_t m = t->sig.blocked | ka.mask;
 			if (!(ka.flags & SA_NODEFER))
 				m |= SIGBIT(sig);
-			set_blocked(t, m);
+			signal_set_blocked(t, m);
 			return;
 		}
 		/* The default action. */
@@ -1447,7 +1257,7 @@ void signal_deliver(struct trapframe *tf)
 	}
 	if (t->sig.restore_mask) {
 		t->sig.restore_mask = false;
-		set_blocked(t, t->sig.saved_mask);
+		signal_set_blocked(t, t->sig.saved_mask);
 	}
 }
 
@@ -1459,7 +1269,7 @@ void signal_fault(struct trapframe *tf, int sig, int code, uint64_t addr)
 	t->sig.fault_rip = tf->rip;
 	t->sig.fault_addr = addr;
 	t->sig.fault_err = tf->error;
-	force_sig(t, sig, code, addr);
+	signal_force(t, sig, code, addr);
 }
 
 /* ---- process life cycle ---- */

@@ -294,8 +294,6 @@ SYSCALL(147, sched_get_priority_min)
 	return a0 == SCHED_FIFO || a0 == SCHED_RR ? 1 : SCHED_TIMESHARE(a0) ? 0 : -EINVAL;
 }
 
-#define RR_QUANTUM_TICKS 10
-
 SYSCALL(148, sched_rr_get_interval)
 {
 	int r = 0;
@@ -303,7 +301,7 @@ SYSCALL(148, sched_rr_get_interval)
 	struct thread *t = thread_by_pid((int)a0, &p, &r);
 	if (!t)
 		return r;
-	uint64_t ns = READ_ONCE(t->policy) == SCHED_FIFO ? 0 : RR_QUANTUM_TICKS * TICK_NS;
+	uint64_t ns = READ_ONCE(t->policy) == SCHED_FIFO ? 0 : SCHED_RR_SLICE * TICK_NS;
 	release(p);
 	int64_t ts[2] = { (int64_t)(ns / NSEC_PER_SEC), (int64_t)(ns % NSEC_PER_SEC) };
 	return copyout((void *)a1, ts, sizeof(ts)) < 0 ? -EFAULT : 0;

@@ -639,13 +639,6 @@ struct kitimerval {
 	int64_t int_sec, int_usec, val_sec, val_usec;
 };
 
-static uint64_t tv_ns(int64_t sec, int64_t usec)
-{
-	if ((uint64_t)sec >= UINT64_MAX / 2 / NSEC_PER_SEC)
-		return UINT64_MAX / 4;
-	return (uint64_t)sec * NSEC_PER_SEC + (uint64_t)usec * 1000;
-}
-
 static int itimer_clock(int which)
 {
 	return which == ITIMER_REAL ? CLOCK_MONOTONIC : which == ITIMER_VIRTUAL ? KCLOCK_VIRT : KCLOCK_PROF;
@@ -748,8 +741,8 @@ SYSCALL(38, setitimer)
 	if (a2 && !user_range_ok((void *)a2, sizeof(struct kitimerval)))
 		return -EFAULT;
 	uint64_t ov, oi;
-	int r = itimer_set(curproc(), which, tv_ns(nv.val_sec, nv.val_usec),
-			   tv_ns(nv.int_sec, nv.int_usec), &ov, &oi);
+	int r = itimer_set(curproc(), which, timer_value_ns(nv.val_sec, nv.val_usec * 1000),
+			   timer_value_ns(nv.int_sec, nv.int_usec * 1000), &ov, &oi);
 	if (r < 0)
 		return r;
 	return a2 ? put_itimerval(a2, ov, oi) : 0;
@@ -960,18 +953,6 @@ static void timer_read(struct ktimer *k, uint64_t *value, uint64_t *interval)
 	unlock_enable(&k->pt->lock, fl);
 }
 
-static bool ts_valid(int64_t sec, int64_t nsec)
-{
-	return sec >= 0 && nsec >= 0 && nsec < (int64_t)NSEC_PER_SEC;
-}
-
-static uint64_t ts_ns(int64_t sec, int64_t nsec)
-{
-	if ((uint64_t)sec >= UINT64_MAX / 2 / NSEC_PER_SEC)
-		return UINT64_MAX / 4;
-	return (uint64_t)sec * NSEC_PER_SEC + (uint64_t)nsec;
-}
-
 #define TIMER_ABSTIME 1
 
 SYSCALL(223, timer_settime)
@@ -985,14 +966,14 @@ SYSCALL(223, timer_settime)
 		r = -EINVAL;
 	} else if (copyin(&nv, (const void *)a2, sizeof(nv)) < 0) {
 		r = -EFAULT;
-	} else if (!ts_valid(nv.val_sec, nv.val_nsec) || !ts_valid(nv.int_sec, nv.int_nsec)) {
+	} else if (!timer_ts_valid(nv.val_sec, nv.val_nsec) || !timer_ts_valid(nv.int_sec, nv.int_nsec)) {
 		r = -EINVAL;
 	} else if (a3 && !user_range_ok((void *)a3, sizeof(struct kitimerspec))) {
 		r = -EFAULT;
 	} else {
 		uint64_t ov, oi;
 		timer_read(k, &ov, &oi);
-		ktimer_set(k, ts_ns(nv.val_sec, nv.val_nsec), ts_ns(nv.int_sec, nv.int_nsec),
+		ktimer_set(k, timer_value_ns(nv.val_sec, nv.val_nsec), timer_value_ns(nv.int_sec, nv.int_nsec),
 			   a1 & TIMER_ABSTIME);
 		if (a3)
 			r = put_itimerspec(a3, ov, oi);

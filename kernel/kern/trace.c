@@ -339,7 +339,7 @@ struct pnames {
 	int n;
 };
 
-/* Under proctree (rank 24); takes p->lock (30).  Copies only: no allocation. */
+/* Under proctree; takes p->lock (ranked above).  Copies only: no allocation. */
 static int copy_name(struct proc *p, void *arg)
 {
 	struct pnames *pn = arg;

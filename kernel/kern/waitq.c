@@ -43,6 +43,7 @@ void waitq_init(struct waitq *wq)
 
 static void list_add_locked(struct waitq *wq, struct thread *t)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	t->wq_next = NULL;
 	if (wq->tail)
 		wq->tail->wq_next = t;
@@ -55,6 +56,7 @@ static void list_add_locked(struct waitq *wq, struct thread *t)
 
 static void list_remove_locked(struct waitq *wq, struct thread *t)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	struct thread *prev = NULL;
 	for (struct thread *x = wq->head; x; prev = x, x = x->wq_next) {
 		if (x != t)
@@ -74,6 +76,7 @@ static void list_remove_locked(struct waitq *wq, struct thread *t)
 
 static struct thread *list_pop_locked(struct waitq *wq)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	struct thread *t = wq->head;
 	if (t)
 		list_remove_locked(wq, t);
@@ -173,6 +176,7 @@ int waitq_wakeup_one_locked(struct waitq *wq)
 
 int waitq_wakeup_all_locked(struct waitq *wq)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	int n = 0;
 	while (wq->head)
 		n += waitq_wakeup_one_locked(wq);
@@ -223,6 +227,7 @@ int waitq_wakeup_thread_locked(struct waitq *wq, struct thread *t)
  */
 int waitq_wakeup_readers_locked(struct waitq *wq, void *lock)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	int n = 0;
 	struct thread *x = wq->head;
 	while (x) {

@@ -141,13 +141,15 @@ static int sock_install(struct usock *s, int flags)
 
 /* ---- iovecs ---- */
 
-int kiov_copyin(struct kiov *it, void *buf, size_t k)
+/* Moves k bytes between buf and the user's iovecs at it's position: out
+ * copies buf to the user, else the user's bytes into buf.  0 or -EFAULT. */
+static int kiov_copy(struct kiov *it, char *b, size_t k, bool out)
 {
-	char *b = buf;
 	while (k) {
 		struct kiovec *v = &it->v[it->i];
 		size_t c = MIN(k, v->len - it->off);
-		if (c && copyin(b, (char *)v->base + it->off, c))
+		char *u = (char *)v->base + it->off;
+		if (c && (out ? copyout(u, b, c) : copyin(b, u, c)))
 			return -EFAULT;
 		b += c;
 		k -= c;
@@ -161,24 +163,14 @@ int kiov_copyin(struct kiov *it, void *buf, size_t k)
 	return 0;
 }
 
+int kiov_copyin(struct kiov *it, void *buf, size_t k)
+{
+	return kiov_copy(it, buf, k, false);
+}
+
 int kiov_copyout(struct kiov *it, const void *buf, size_t k)
 {
-	const char *b = buf;
-	while (k) {
-		struct kiovec *v = &it->v[it->i];
-		size_t c = MIN(k, v->len - it->off);
-		if (c && copyout((char *)v->base + it->off, b, c))
-			return -EFAULT;
-		b += c;
-		k -= c;
-		it->off += c;
-		it->left -= c;
-		if (it->off == v->len) {
-			it->i++;
-			it->off = 0;
-		}
-	}
-	return 0;
+	return kiov_copy(it, (char *)buf, k, true);   /* only read when out */
 }
 
 /* Copy the user's iovec array (kmalloc'd into it->v): 0 or -errno. */
@@ -859,10 +851,6 @@ SYSCALL(307, sendmmsg)
 	return done ? done : err;
 }
 
-struct ktimespec {
-	int64_t sec, nsec;
-};
-
 SYSCALL(299, recvmmsg)
 {
 	struct file *f;
@@ -872,16 +860,13 @@ SYSCALL(299, recvmmsg)
 		return r;
 	uint64_t deadline = 0;
 	if (a4) {
-		struct ktimespec ts;
-		if (copyin(&ts, (void *)a4, sizeof(ts))) {
+		int64_t ns;                     /* clamped: a huge timeout never wraps */
+		r = timeout_from_user_timespec(a4, &ns);
+		if (r) {
 			file_unref(f);
-			return -EFAULT;
+			return r;
 		}
-		if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000) {
-			file_unref(f);
-			return -EINVAL;
-		}
-		deadline = time_monotonic_ns() + (uint64_t)ts.sec * NSEC_PER_SEC + (uint64_t)ts.nsec;
+		deadline = time_monotonic_ns() + (uint64_t)ns;
 	}
 	uint64_t vlen = MIN((uint32_t)a2, UIO_MAXIOV);
 	int flags = (int)a3;

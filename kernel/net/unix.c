@@ -7,7 +7,7 @@
  * a sender copies the user's data into a new message with no lock held,
  * then appends it to the receiver's queue under the receiver's lock
  * (class unix_sock, simple: never two at once, never across a user copy)
- * and wakes the receiver after unlocking (seed 002: post after unlock).
+ * and wakes the receiver after unlocking (SNA on SMP: post after unlock).
  * Readers of one socket take its io lock (class unix_io, complex) across
  * the copy out, so only the io holder removes messages from the head while
  * senders append at the tail.  A stream is a queue of messages read across
@@ -318,6 +318,7 @@ static struct umsg *dequeue_locked(struct usock *r)
  * leave flight. */
 static struct umsg *queue_take_locked(struct usock *r)
 {
+	KASSERT(simple_lock_held(&names_lock) && simple_lock_held(&r->lock));
 	struct umsg *list = r->qhead;
 	for (struct umsg *m = list; m; m = m->next)
 		if (m->nfds)
@@ -334,6 +335,7 @@ static struct umsg *queue_take_locked(struct usock *r)
  * 0, -EINTR, -EAGAIN (timed out). */
 static int sleep_on_locked(struct waitq *wq, uint64_t deadline)
 {
+	KASSERT(simple_lock_held(&wq->lock));
 	if (!deadline)
 		return waitq_sleep_intr_locked(wq) ? -EINTR : 0;
 	if (time_monotonic_ns() >= deadline)
@@ -358,6 +360,7 @@ static bool addr_is_abstract(const struct ksockaddr *a)
  * Names lock held.  Abstract names are per socket type (Linux). */
 static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, int type)
 {
+	KASSERT(simple_lock_held(&names_lock));
 	for (struct usock *s = all_socks; s; s = s->all_next) {
 		if (!s->in_table)
 			continue;
@@ -1166,6 +1169,7 @@ static bool may_gather(const struct recv_state *st, const struct umsg *m, bool p
 static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool *freed,
 			   struct recv_state *st)
 {
+	KASSERT(lock_held(&s->io));
 	bool stream = s->type == SOCK_STREAM, peek = km->flags & MSG_PEEK;
 	size_t want = km->iov.left, copied = 0;
 	size_t target = stream && (km->flags & MSG_WAITALL) && !peek ? want : 1;
@@ -1446,6 +1450,7 @@ static volatile uint32_t gc_again;       /* [a] a reference went during one */
  * Returns true if something new was marked. */
 static bool gc_scan_locked(struct usock *s)
 {
+	KASSERT(simple_lock_held(&names_lock));
 	bool more = false;
 	simple_lock(&s->lock);
 	for (struct umsg *m = s->qhead; m; m = m->next)

@@ -1,5 +1,5 @@
 /*
- * Kernel memory allocator: per-size pools of same-size chunks (seed 002
+ * Kernel memory allocator: per-size pools of same-size chunks (SNA on SMP
  * "Memory Pooling") with a per-CPU magazine of free chunks in front of each
  * pool, so kmalloc()/kfree() usually take no lock at all.
  *
@@ -40,7 +40,7 @@
 #include "kmem.h"
 #include "leaktrace.h"
 #include "failinject.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "atomic.h"
 #include "cpu.h"
 #include "smp.h"

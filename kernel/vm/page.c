@@ -26,7 +26,7 @@
 #include "page.h"
 #include "leaktrace.h"
 #include "failinject.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "cpu.h"
 #include "smp.h"
 #include "x86.h"

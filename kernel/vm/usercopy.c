@@ -1,5 +1,5 @@
 /*
- * User copies (SPEC V4): range checks around the assembly primitives of
+ * User copies (V4): range checks around the assembly primitives of
  * usercopy.S, and the exception table lookup used by trap().
  */
 #include "kernel.h"

@@ -1,5 +1,5 @@
 /*
- * Page faults in user address spaces (SPEC V2): demand zero, copy on write,
+ * Page faults in user address spaces (V2): demand zero, copy on write,
  * shared-object pages, permission checks; and the trap hook vm_page_fault.
  *
  * The fault path holds the map lock for read (regions stable) and takes no
@@ -132,6 +132,7 @@ static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 /* Resolve the fault with map locked for read. */
 static int fault_locked(struct vm_map *map, vaddr_t va, int access)
 {
+	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, va);
 	if (r == NULL || !prot_allows(r->prot, access))
 		return -EFAULT;

@@ -1,5 +1,5 @@
 /*
- * File mappings (SPEC V2): mmap of regular tmpfs files, shared and private,
+ * File mappings (V2): mmap of regular tmpfs files, shared and private,
  * and of /dev/zero.  See docs/vm.md, "File mappings".
  *
  * Each mmap of a file makes a vm_obj whose ops->get_page asks tmpfs for the

@@ -1,6 +1,6 @@
 /*
  * User address spaces: the region list of a map, shared objects, mmap,
- * munmap, mprotect, brk and fork (SPEC V2).  Faults are in vm_fault.c, the
+ * munmap, mprotect, brk and fork (V2).  Faults are in vm_fault.c, the
  * page tables in arch/x86_64/pmap.c.  See vm_map.h and docs/vm.md.
  *
  * Regions are kept in a sorted circular list with a sentinel (map->head);
@@ -19,12 +19,6 @@
 
 #define OBJ_LEVELS      3
 #define OBJ_MAX_PAGES   (1UL << (9 * OBJ_LEVELS))    /* 512 GiB */
-
-/* True if map->lock is held (read or write) by someone. */
-static bool map_locked(struct vm_map *map)
-{
-	return (map->lock.state & ~2UL) != 0;     /* writer bit or readers */
-}
 
 void vm_release_pa(paddr_t pa, void *arg __unused)
 {
@@ -183,7 +177,7 @@ static void unlink(struct vm_map *map, struct vm_region *r)
 
 struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		if (va < r->start)
 			return NULL;
@@ -205,6 +199,7 @@ static struct vm_region *first_above(struct vm_map *map, vaddr_t va)
 
 static bool range_free_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = first_above(map, start);
 	return r == &map->head || r->start >= end;
 }
@@ -300,6 +295,7 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 /* Make start and end region boundaries.  Map locked for write. */
 static int clip_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_write_held(&map->lock));
 	int err = clip_locked(map, start);
 	return err ? err : clip_locked(map, end);
 }
@@ -325,7 +321,7 @@ static void merge_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 
 vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	vaddr_t top = MIN(limit, USER_TOP);
 	for (struct vm_region *r = map->head.prev; ; r = r->prev) {
 		vaddr_t lo = (r == &map->head) ? VM_MIN_ADDR : MAX(r->end, VM_MIN_ADDR);
@@ -409,7 +405,7 @@ static bool is_data(int prot, int flags)
 static void usage_locked(struct vm_map *map, vaddr_t skip_s, vaddr_t skip_e,
 			 uint64_t *total, uint64_t *data)
 {
-	KASSERT(map_locked(map));
+	KASSERT(lock_held(&map->lock));
 	*total = *data = 0;
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		uint64_t n = (r->end - r->start) >> PAGE_SHIFT;
@@ -433,6 +429,7 @@ static void usage_locked(struct vm_map *map, vaddr_t skip_s, vaddr_t skip_e,
 static bool may_expand_locked(struct vm_map *map, uint64_t npages, bool data,
 			      vaddr_t skip_s, vaddr_t skip_e)
 {
+	KASSERT(lock_held(&map->lock));
 	struct proc *p = curproc();
 	if (p == NULL)
 		return true;
@@ -672,6 +669,7 @@ int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len)
 /* True if [start, end) is covered by regions without a hole.  Map locked. */
 static bool range_mapped_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	vaddr_t cur = start;
 	for (struct vm_region *r = first_above(map, start); r != &map->head && cur < end;
 	     r = r->next) {
@@ -849,6 +847,7 @@ out:
 
 static uint64_t locked_bytes_locked(struct vm_map *map)
 {
+	KASSERT(lock_held(&map->lock));
 	uint64_t n = 0;
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
 		if (r->flags & VR_LOCKED)
@@ -867,6 +866,7 @@ uint64_t vm_locked_bytes(struct vm_map *map)
 /* Bytes of [start, end) not locked yet; map locked. */
 static uint64_t unlocked_in_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
+	KASSERT(lock_held(&map->lock));
 	uint64_t n = 0;
 	for (struct vm_region *r = first_above(map, start); r != &map->head && r->start < end;
 	     r = r->next)
@@ -888,6 +888,7 @@ static int lock_limit_ok(uint64_t have, uint64_t more, uint64_t limit)
 /* Sets the lock bits of every region in [start, end) (clipped). */
 static int set_lock_flags_locked(struct vm_map *map, vaddr_t start, vaddr_t end, int flags)
 {
+	KASSERT(lock_write_held(&map->lock));
 	int err = clip_range_locked(map, start, end);
 	if (err)
 		return err;

@@ -3,7 +3,7 @@
  * with 1, 2 and 4 processes at once (total per second):
  *   create_unlink_own_dirs_Nproc  create + unlink, each in its own directory
  *   create_unlink_one_dir_Nproc   create + unlink, all in one directory
- *   aim_dirs_Nproc                the AIM Suite III directory test (seed 004:
+ *   aim_dirs_Nproc                the AIM Suite III directory test (DEC OSF/1 SMP:
  *                                 it limited AIM's scaling): create, write
  *                                 512 bytes, stat and remove files across 4
  *                                 directories shared by all processes, and

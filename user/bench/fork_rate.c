@@ -2,7 +2,7 @@
  * fork_rate: forks per second.
  *   fork_exit_wait_Nproc  fork, the child exits at once, the parent waits;
  *                         N = 1, 2, 4 processes at once (total per second)
- *   fork_burst_Nproc      seed 003 §8.2: each of N = 1..7 processes forks
+ *   fork_burst_Nproc      OSF/1 signals §8.2: each of N = 1..7 processes forks
  *                         50 children as fast as it can; the children wait
  *                         (on a pipe) until all 50 are forked, then exit, and
  *                         the parent waits for them.  Forks per process per

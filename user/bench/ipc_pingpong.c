@@ -1,6 +1,6 @@
 /*
  * ipc_pingpong: round trips per second per pair, between the two processes
- * of each of N pairs running at once (seed 003 §8.1's signal ping-pong with
+ * of each of N pairs running at once (OSF/1 signals §8.1's signal ping-pong with
  * 1 to 10 sender/receiver pairs, and the same over pipes):
  *   signal_pingpong_Npairs   the two send each other SIGUSR1 with kill(2)
  *                            and wait for it in sigsuspend (the handler sets

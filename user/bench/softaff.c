@@ -1,5 +1,5 @@
 /*
- * softaff: the soft-affinity test of seed 004 (Table 1), with 1, 4 and 16
+ * softaff: the soft-affinity test of DEC OSF/1 SMP (Table 1), with 1, 4 and 16
  * jobs at once.  Each job loops: write 128 KiB of its own data, give up
  * the CPU (sched_yield; every 256th time a 1 ms nanosleep instead, so that
  * the jobs also sleep and are woken, and the scheduler places the wakeups),

@@ -1,5 +1,5 @@
 /*
- * sys_ops: the system calls a public stress tool found slow (issue 12), in
+ * sys_ops: the system calls a public stress tool found slow, in
  * operations per second, each by 1, 2 and 4 processes at once ("_Nproc";
  * the stress tool ran two workers per stressor):
  *   open_close      open of a file in /tmp, keeping up to 256 descriptors

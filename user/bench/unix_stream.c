@@ -1,5 +1,5 @@
 /*
- * unix_stream: AF_UNIX stream sockets between two processes (issue 18):
+ * unix_stream: AF_UNIX stream sockets between two processes:
  *   unix_pingpong_1pairs      one byte each way over a socketpair: round
  *                             trips per second
  *   unix_stream_64k           64 KB writes to 64 KB reads through a

@@ -1,5 +1,5 @@
 /*
- * workload: seed 003 §8.3-8.4, a pseudo-user shell workload and a build-like
+ * workload: OSF/1 signals §8.3-8.4, a pseudo-user shell workload and a build-like
  * workload run concurrently, N = 1, 2 and 4 instances of each at once (each
  * in its own directory under /tmp or $TMPDIR; the commands are bhelper, a
  * static program next to this one):

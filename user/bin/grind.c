@@ -1,5 +1,5 @@
 /*
- * grind — random system-call stress for Concerto (issue 15, Q3).
+ * grind — random system-call stress for Concerto (Q3).
  *
  *   grind [-s SEED] [-t SECONDS] [-p PROCS] [-x NR,NR,...] [-o NR,...] [-T] [-v]
  *

@@ -5,11 +5,10 @@
 #ifndef FSUTIL_H
 #define FSUTIL_H
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,8 @@ static inline int fs_tmpfile(const char *name, off_t size, char *path, size_t n)
 	const char *d = ut_tmpdir();
 	if (!d)
 		return -1;
-	snprintf(path, n, "%s/%s", d, name);
+	if ((size_t)snprintf(path, n, "%s/%s", d, name) >= n)
+		return -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd >= 0 && ftruncate(fd, size) != 0) {
 		close(fd);
@@ -72,8 +72,8 @@ static inline int fs_rm_rf(const char *path)
 		while ((e = readdir(d)) != NULL) {
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
-			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-			fs_rm_rf(sub);
+			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < sizeof sub)
+				fs_rm_rf(sub);
 		}
 		closedir(d);
 		return rmdir(path);
@@ -91,15 +91,39 @@ static inline const char *fs_scratch(const char *name)
 		ut_skip("no writable temporary directory");
 		return NULL;
 	}
-	snprintf(buf, sizeof buf, "%s/%s", t, name);
+	if ((size_t)snprintf(buf, sizeof buf, "%s/%s", t, name) >= sizeof buf)
+		return NULL;
 	fs_rm_rf(buf);
 	if (mkdir(buf, 0755) != 0)
 		return NULL;
 	return buf;
 }
 
-/* path = dir/name into a caller buffer. */
-#define FS_PATH(buf, dir, name) (snprintf((buf), sizeof(buf), "%s/%s", (dir), (name)), (buf))
+/* dir/name into buf (n bytes); "" if it does not fit (no test path is that
+ * long: an empty one fails where a cut one could name something else). */
+static inline char *fs_join(char *buf, size_t n, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* printf into buf (n bytes); "" if it does not fit, as fs_join. */
+static inline char *fs_fmt(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static inline char *fs_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= n)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* path = dir/name into a caller buffer (an array). */
+#define FS_PATH(buf, dir, name) fs_join((buf), sizeof(buf), (dir), (name))
 
 static inline int fs_write_str(const char *path, const char *s)
 {

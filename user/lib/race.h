@@ -1,5 +1,5 @@
 /*
- * race — the thread-race library (SPEC Q2; seed 004, "thread-race library").
+ * race — the thread-race library (Q2; DEC OSF/1 SMP, "thread-race library").
  *
  * Start N contenders at the same instant against a system call, to build
  * multi-processor system-call exercisers.  A race has a kind:

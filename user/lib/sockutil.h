@@ -10,8 +10,6 @@
 #define _GNU_SOURCE             /* sendmmsg, recvmmsg, struct ucred */
 #endif
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
@@ -33,7 +31,8 @@ static inline int su_path_addr(struct sockaddr_un *a, socklen_t *len, const char
 		return -1;
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
-	snprintf(a->sun_path, sizeof(a->sun_path), "%s/%s", d, name);
+	if ((size_t)snprintf(a->sun_path, sizeof(a->sun_path), "%s/%s", d, name) >= sizeof(a->sun_path))
+		return -1;
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(a->sun_path) + 1);
 	return 0;
 }

@@ -25,7 +25,7 @@ UT_TEST(lists_every_entry_once_with_types)
 	T_ASSERT(d);
 	char p[PATH_MAX];
 	for (int i = 0; i < N; i++) {
-		snprintf(p, sizeof p, "%s/f%d", d, i);
+		fs_fmt(p, sizeof p, "%s/f%d", d, i);
 		T_ASSERT(fs_write_str(p, "x") == 0);
 	}
 	T_OK(mkdir(FS_PATH(p, d, "sub"), 0755));
@@ -83,7 +83,7 @@ UT_TEST(stable_while_entries_come_and_go)
 	/* Even-numbered names stay for the whole read; odd ones are removed
 	 * and new ones added while the directory is being read. */
 	for (int i = 0; i < N; i++) {
-		snprintf(p, sizeof p, "%s/f%d", d, i);
+		fs_fmt(p, sizeof p, "%s/f%d", d, i);
 		T_ASSERT(fs_write_str(p, "x") == 0);
 	}
 	int fd = open(d, O_RDONLY | O_DIRECTORY);
@@ -105,10 +105,10 @@ UT_TEST(stable_while_entries_come_and_go)
 		for (int k = 0; k < 10; k++) {
 			int odd = (round * 10 + k) * 2 + 1;
 			if (odd < N) {
-				snprintf(p, sizeof p, "%s/f%d", d, odd);
+				fs_fmt(p, sizeof p, "%s/f%d", d, odd);
 				unlink(p);
 			}
-			snprintf(p, sizeof p, "%s/f%d", d, N + round * 10 + k);
+			fs_fmt(p, sizeof p, "%s/f%d", d, N + round * 10 + k);
 			if (N + round * 10 + k < 2 * N)
 				fs_write_str(p, "y");
 		}

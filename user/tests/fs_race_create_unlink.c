@@ -18,9 +18,9 @@ static int churn(struct race *r, int id, void *arg)
 	if (shared)
 		snprintf(dir, sizeof dir, "%s/shared", base);
 	else
-		snprintf(dir, sizeof dir, "%s/d%d", base, id);
+		fs_fmt(dir, sizeof dir, "%s/d%d", base, id);
 	for (int i = 0; i < ITER; i++) {
-		snprintf(p, sizeof p, "%s/c%d_%d", dir, id, i);
+		fs_fmt(p, sizeof p, "%s/c%d_%d", dir, id, i);
 		int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0644);
 		if (fd < 0)
 			return 1;
@@ -60,7 +60,7 @@ static void run(int shared, int nproc)
 		T_OK(mkdir(FS_PATH(p, base, "shared"), 0755));
 	else
 		for (int i = 0; i < nproc; i++) {
-			snprintf(p, sizeof p, "%s/d%d", base, i);
+			fs_fmt(p, sizeof p, "%s/d%d", base, i);
 			T_OK(mkdir(p, 0755));
 		}
 	struct race *r = race_new(nproc);

@@ -1,4 +1,4 @@
-/* One connection wakes one acceptor (no thundering herd, seed 002): 8
+/* One connection wakes one acceptor (no thundering herd, SNA on SMP): 8
  * threads sleep in accept on one listener; a connection is taken by one of
  * them and the others are not woken at all (their voluntary context
  * switch counts in /proc/self/task/TID/status do not move); then one

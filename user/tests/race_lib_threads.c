@@ -1,4 +1,4 @@
-/* race_lib_threads: the thread kind of the race library (SPEC Q2: "starts
+/* race_lib_threads: the thread kind of the race library (Q2: "starts
  * threads as well as processes at the same instant").  With RACE_THREAD the
  * contenders are threads of this process (same pid, distinct thread ids,
  * they see this process's private memory); none passes the start barrier

@@ -1,6 +1,7 @@
 /* time_huge_timeouts: a timeout whose seconds do not fit in 64 bits of
  * nanoseconds means "forever" in ppoll, pselect6, select, epoll_pwait2,
- * rt_sigtimedwait and futex, as on Linux — never a wrapped short timeout.
+ * rt_sigtimedwait, futex and recvmmsg, as on Linux — never a wrapped short
+ * timeout.
  * 18446744074 s is 2^64 ns + 0.29 s: a kernel that multiplies without a
  * clamp sleeps 0.29 s and returns 0; the right answer is to sleep until
  * the interval timer's signal a second later (EINTR, or the signal itself
@@ -11,8 +12,11 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WRAPS_SEC 18446744074LL
 
@@ -111,6 +115,44 @@ UT_TEST(sigtimedwait_gets_the_signal)
 	T_EXPECT_EQ(sigtimedwait(&set, NULL, &ts), SIGALRM);
 	T_EXPECT(now_s() - t0 > 0.8);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* recvmmsg checks its timeout after each datagram (Linux): with a huge one
+ * it keeps receiving.  A wrapped 0.29 s would end the call after the second
+ * datagram (0.5 s in), before the third (1 s in). */
+UT_TEST(recvmmsg_keeps_receiving)
+{
+	int sv[2];
+	T_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+	T_ASSERT(send(sv[1], "a", 1, 0) == 1);
+	pid_t pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 2; i++) {
+			usleep(500000);
+			if (send(sv[1], "b", 1, 0) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	char buf[3][4];
+	struct iovec iov[3];
+	struct mmsghdr mm[3];
+	memset(mm, 0, sizeof(mm));
+	for (int i = 0; i < 3; i++) {
+		iov[i].iov_base = buf[i];
+		iov[i].iov_len = sizeof(buf[i]);
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	struct timespec ts = { WRAPS_SEC, 0 }, frac = { 0, 1000000000 };
+	T_EXPECT_EQ(recvmmsg(sv[0], mm, 3, 0, &ts), 3);
+	int st = 0;
+	T_EXPECT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	T_EXPECT_ERRNO(recvmmsg(sv[0], mm, 1, MSG_DONTWAIT, &frac), EINVAL);
+	T_EXPECT_ERRNO(syscall(SYS_recvmmsg, sv[0], mm, 1, MSG_DONTWAIT, (void *)1), EFAULT);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 UT_TEST(bad_timeouts_are_einval_or_efault)

@@ -4,6 +4,8 @@
  * trap_common, which saves the registers into a struct trapframe and calls
  * trap(tf).  Entries from user mode switch GS with swapgs.
  */
+#include "trapframe_asm.h"
+
 	.text
 	.altmacro
 
@@ -38,21 +40,7 @@ trap_common:
 	testb $3, 24(%rsp)          /* CS of the interrupted context */
 	jz 1f
 	swapgs
-1:	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+1:	TF_SAVE_REGS
 	movq %rsp, %rdi
 	/* Link the frame chain through the interrupted rip for backtraces. */
 	pushq 17*8(%rsp)            /* tf->rip */
@@ -62,21 +50,7 @@ trap_common:
 	addq $16, %rsp
 	.globl trap_return
 trap_return:
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+	TF_RESTORE_REGS
 	addq $16, %rsp              /* vector and error code */
 	testb $3, 8(%rsp)
 	jz 2f

@@ -7,7 +7,7 @@
 #include "apic.h"
 #include "cpu.h"
 #include "smp.h"
-#include "spinlock.h"
+#include "lock.h"
 #include "vm.h"
 #include "x86.h"
 
@@ -26,12 +26,14 @@ static struct simple_lock ioapic_lock = SIMPLE_LOCK_INIT(LC_IOAPIC);
 
 static uint32_t ioapic_read_locked(uint32_t reg)
 {
+	KASSERT(simple_lock_held(&ioapic_lock));
 	ioapic[IOREGSEL / 4] = reg;
 	return ioapic[IOWIN / 4];
 }
 
 static void ioapic_write_locked(uint32_t reg, uint32_t v)
 {
+	KASSERT(simple_lock_held(&ioapic_lock));
 	ioapic[IOREGSEL / 4] = reg;
 	ioapic[IOWIN / 4] = v;
 }

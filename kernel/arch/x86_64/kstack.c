@@ -23,6 +23,7 @@
 #include "atomic.h"
 #include "cpu.h"
 #include "page.h"
+#include "pmap.h"
 #include "vm.h"
 #include "x86.h"
 

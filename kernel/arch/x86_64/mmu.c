@@ -10,6 +10,7 @@
  */
 #include "kernel.h"
 #include "boot.h"
+#include "pmap.h"
 #include "vm.h"
 #include "x86.h"
 

@@ -1,5 +1,5 @@
 /*
- * Hardware protections (issue 15): the kernel image's page-table entries
+ * Hardware protections: the kernel image's page-table entries
  * (text read-only, rodata and data not executable), write protection for
  * the kernel (CR0.WP), and SMEP, SMAP, UMIP on exactly when CPUID offers
  * them, on the CPU the test runs on.
@@ -12,7 +12,6 @@
 #include "cpu.h"
 #include "thread.h"
 
-uint64_t mmu_kernel_pte(uintptr_t va);
 
 static const char a_rodata_string[] = "read only";
 static uint64_t a_data_word = 1;

@@ -190,6 +190,7 @@ static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
  */
 static uint64_t *pte_find_locked(struct pmap *pm, vaddr_t *vap, vaddr_t end, uint64_t mask)
 {
+	KASSERT(simple_lock_held(&pm->lock));
 	vaddr_t va = *vap;
 	while (va < end) {
 		uint64_t *t = pm->pml4;
@@ -346,6 +347,7 @@ static void batch_add(struct tlb_batch *b, vaddr_t va)
 
 static void batch_flush_locked(struct pmap *pm, struct tlb_batch *b)
 {
+	KASSERT(simple_lock_held(&pm->lock));
 	if (b->n)
 		tlb_shootdown_locked(pm, b->lo, b->hi);
 	b->n = 0;

@@ -15,6 +15,8 @@
 #include "cpu.h"
 #include "page.h"
 #include "smp.h"
+#include "boot.h"
+#include "syscall.h"
 #include "trap.h"
 #include "vm.h"
 #include "x86.h"
@@ -41,9 +43,6 @@ struct smp_call {
 extern char trampoline_start[], trampoline_end[];
 extern uint64_t tramp_cr3, tramp_stack, tramp_entry, tramp_arg;
 
-void cpu_set_gs(struct cpu *c);
-void ap_main(struct cpu *c);
-void syscall_init_cpu(void);
 
 void ipi_send(int cpu, int vector)
 {

@@ -8,6 +8,8 @@
  * syscall_dispatch(tf) with interrupts enabled, and returns through
  * trap_return (iretq), so fork, exec and signals only ever edit a trapframe.
  */
+#include "trapframe_asm.h"
+
 #define CPU_SYSCALL_KSP_OFF 32
 #define CPU_SYSCALL_USP_OFF 40
 #define SEL_UDATA (0x18 | 3)
@@ -28,21 +30,7 @@ syscall_entry:
 	pushq %rcx                      /* rip */
 	pushq %rax                      /* error: the call number (Linux's orig_rax), for restarts */
 	pushq $VEC_SYSCALL              /* vector */
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	TF_SAVE_REGS
 	movq %rsp, %rdi
 	xorq %rbp, %rbp
 	sti

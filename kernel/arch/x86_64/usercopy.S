@@ -1,5 +1,5 @@
 /*
- * User-copy primitives (SPEC V4).  Every instruction that touches user
+ * User-copy primitives (V4).  Every instruction that touches user
  * memory is listed in __ex_table with a fixup: a fault there that
  * vm_page_fault cannot resolve resumes at the fixup, which returns -EFAULT.
  * The C wrappers (usercopy.c) check the ranges first.  With SMAP on, user

@@ -1,5 +1,5 @@
 // go_threads: a real language runtime as a client of Concerto's threads
-// (issue 11).  A static Go program (CGO_ENABLED=0) exercises what the Go
+// (S1, P3).  A static Go program (CGO_ENABLED=0) exercises what the Go
 // runtime needs from the kernel: clone threads with CLONE_SETTLS, futex,
 // sigaltstack and SA_ONSTACK handlers, tgkill(SIGURG) preemption,
 // sched_getaffinity, mmap/madvise, and, for timers and pipes, epoll.

@@ -1,2 +1,0 @@
-/* Historical name: the lock package lives in lock.h. */
-#include "lock.h"
