@@ -131,6 +131,7 @@ FS_OBJS := \
 	fs/flock.o \
 	fs/xattr.o \
 	fs/fown.o \
+	fs/inotify.o \
 	fs/procsys.o \
 	fs/pipe.o \
 	fs/memfd.o \
