@@ -108,6 +108,7 @@ VM_OBJS := \
 	vm/page.o \
 	vm/kmem.o \
 	vm/leaktrace.o \
+	vm/process_vm.o \
 	vm/leaktrace_test.o \
 	vm/page_test.o \
 	vm/kmem_test.o \
