@@ -246,7 +246,7 @@ void inotify_inode_free_slow(struct inode *ip)
 	struct iwatch *w;
 	while ((w = ip->inotify) != NULL) {
 		if (w->mask & IN_DELETE_SELF)
-			event_post_locked(w->in, w->wd, IN_DELETE_SELF | inotify_isdir(ip), 0, NULL, 0);
+			event_post_locked(w->in, w->wd, IN_DELETE_SELF, 0, NULL, 0);
 		watch_remove_locked(w, true);
 	}
 	simple_unlock(&inotify_lock);

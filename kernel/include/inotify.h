@@ -59,11 +59,13 @@ static inline uint32_t inotify_isdir(struct inode *ip)
 	return S_ISDIR(ip->mode) ? IN_ISDIR : 0;
 }
 
-/* An event on ip itself (IN_ATTRIB, IN_MOVE_SELF...).  No VFS lock held. */
+/* An event on ip itself (IN_ATTRIB, IN_MOVE_SELF...).  No VFS lock held.
+ * Linux marks IN_ISDIR on these except IN_MOVE_SELF and IN_DELETE_SELF. */
 static inline void inotify_inode(struct inode *ip, uint32_t mask)
 {
 	if (__builtin_expect(READ_ONCE(ip->inotify) != NULL, 0))
-		inotify_event_slow(ip, mask | inotify_isdir(ip), 0, NULL, 0);
+		inotify_event_slow(ip, mask | ((mask & IN_MOVE_SELF) ? 0 : inotify_isdir(ip)),
+				   0, NULL, 0);
 }
 
 /* An event in directory dir about its entry name (IN_CREATE, IN_DELETE,

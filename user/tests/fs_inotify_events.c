@@ -133,6 +133,32 @@ UT_TEST(rename_across_dirs_and_move_self)
 	fs_rm_rf(base);
 }
 
+UT_TEST(watched_dir_opened_moved_removed)
+{
+	const char *s = fs_scratch("ino_self");
+	T_ASSERT(s);
+	char base[PATH_MAX], d[PATH_MAX], e[PATH_MAX];
+	snprintf(base, sizeof base, "%s", s);
+	FS_PATH(d, base, "d");
+	FS_PATH(e, base, "e");
+	T_OK(mkdir(d, 0755));
+	int in = T_OK(inotify_init1(IN_NONBLOCK));
+	int wd = T_OK(inotify_add_watch(in, d, IN_ALL_EVENTS));
+	int fd = T_OK(open(d, O_RDONLY | O_DIRECTORY));
+	close(fd);
+	T_OK(rename(d, e));
+	T_OK(rmdir(e));
+	struct iev ev[MAXEV];
+	int n = iev_drain(in, ev, MAXEV);
+	struct { int wd; uint32_t mask; const char *name; } want[] = {
+		{ wd, IN_OPEN | IN_ISDIR, "" }, { wd, IN_CLOSE_NOWRITE | IN_ISDIR, "" },
+		{ wd, IN_MOVE_SELF, "" }, { wd, IN_DELETE_SELF, "" }, { wd, IN_IGNORED, "" },
+	};
+	EXPECT_SEQ(ev, n, want, 5);
+	close(in);
+	fs_rm_rf(base);
+}
+
 UT_TEST(watch_updates_rm_watch_oneshot_dont_follow)
 {
 	const char *s = fs_scratch("ino_w");
