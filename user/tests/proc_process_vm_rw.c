@@ -3,10 +3,13 @@
  * memory across iovec boundaries and pages, partial transfers, and bad
  * input (EINVAL, EFAULT, ESRCH, EPERM). */
 #include "utest.h"
+#include "race.h"
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <sched.h>
+#include <stdbool.h>
 
 #define BIG (3 * 4096 + 123)
 
@@ -179,6 +182,81 @@ UT_TEST(other_users_process_eperm)
 	T_EXPECT(UT_CHILD_OK(st));
 	if (!UT_CHILD_OK(st))
 		ut_diag("child: %s", ut_status_str(st));
+}
+
+/* The race: contender 0 maps and unmaps a region over and over while
+ * contenders 1 and 2 read and write it through process_vm_*v. */
+#define RLEN (4 * 4096)
+static char *race_addr;
+
+struct race_shared {
+	volatile int pid;
+	volatile int done;
+};
+
+static int mapper(void)
+{
+	for (int i = 0; i < 400; i++) {
+		void *p = mmap(race_addr, RLEN, PROT_READ | PROT_WRITE,
+			       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != race_addr)
+			return 1;
+		memset(p, 'm', RLEN);
+		if (i % 3 == 0 && mprotect(p, RLEN, PROT_READ) != 0)
+			return 2;
+		if (munmap(p, RLEN) != 0)
+			return 3;
+	}
+	return 0;
+}
+
+static int rw_loop(struct race_shared *sh, bool write)
+{
+	static char local[RLEN];
+	int n = 0;
+	while (!sh->done || n < 10) {
+		struct iovec lv = { local, RLEN }, rv = { race_addr, RLEN };
+		errno = 0;
+		ssize_t r = write ? process_vm_writev(sh->pid, &lv, 1, &rv, 1, 0)
+				  : process_vm_readv(sh->pid, &lv, 1, &rv, 1, 0);
+		if (r == -1 && errno != EFAULT && errno != ESRCH)
+			return 10;
+		if (r > RLEN)
+			return 11;
+		if (!write && r > 0 && local[0] != 'm' && local[0] != 0)
+			return 12;
+		n++;
+	}
+	return 0;
+}
+
+static int vm_contender(struct race *r, int id, void *arg)
+{
+	(void)arg;
+	struct race_shared *sh = race_scratch(r);
+	if (id == 0) {
+		sh->pid = getpid();
+		int e = mapper();
+		sh->done = 1;
+		return e;
+	}
+	while (!sh->pid)
+		sched_yield();
+	return rw_loop(sh, id == 2);
+}
+
+UT_TEST(race_map_unmap_against_remote_copies)
+{
+	struct race *r = race_new(3);          /* first: its shared page is not race_addr */
+	T_ASSERT(r);
+	race_addr = mmap(NULL, RLEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(race_addr != MAP_FAILED);
+	munmap(race_addr, RLEN);
+	int bad = race_run(r, vm_contender, NULL);
+	T_EXPECT_EQ(bad, 0);
+	for (int i = 0; bad && i < 3; i++)
+		ut_diag("contender %d: %s", i, ut_status_str(race_result(r, i)->status));
+	race_free(r);
 }
 
 UT_MAIN
