@@ -431,7 +431,7 @@ static int inotify_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 {
 	struct inotify *in = f->priv;
 	if (cmd != FIONREAD)
-		return -EINVAL;
+		return -ENOTTY;
 	uint64_t s = disable_lock(&in->wq.lock);
 	int v = (int)MIN(in->bytes, (uint64_t)INT32_MAX);
 	unlock_enable(&in->wq.lock, s);

@@ -3,6 +3,7 @@
  * ENOTDIR, EACCES), the /proc/sys/fs/inotify limits (EMFILE, ENOSPC,
  * IN_Q_OVERFLOW) and IN_UNMOUNT. */
 #include "inotifyutil.h"
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 
 #define MAXEV 64
@@ -48,6 +49,8 @@ UT_TEST(add_watch_bad_input)
 	/* read into bad memory: EFAULT */
 	T_OK(chmod(d, 0755));
 	T_EXPECT_ERRNO(read(in, UT_BADPTR_KERNEL, 64), EFAULT);
+	T_EXPECT_ERRNO(ioctl(in, FIONREAD, UT_BADPTR_KERNEL), EFAULT);
+	T_EXPECT_ERRNO(ioctl(in, 0x5401 /* TCGETS */, &(char[64]){ 0 }), ENOTTY);
 	close(in);
 	fs_rm_rf(d);
 }
