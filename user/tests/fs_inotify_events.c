@@ -5,6 +5,7 @@
 #include "inotifyutil.h"
 #include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 
 #define MAXEV 64
@@ -245,6 +246,30 @@ UT_TEST(read_poll_fionread_blocking)
 	T_EXPECT(strcmp(e->name, "n1") == 0 && e->mask == IN_CREATE);
 	T_OK(fcntl(in, F_SETFL, O_NONBLOCK));
 	T_EXPECT_ERRNO(read(in, buf, sizeof buf), EAGAIN);
+	close(in);
+	fs_rm_rf(d);
+}
+
+UT_TEST(epoll_sees_queued_events)
+{
+	const char *s = fs_scratch("ino_ep");
+	T_ASSERT(s);
+	char d[PATH_MAX], p[PATH_MAX];
+	snprintf(d, sizeof d, "%s", s);
+	int in = T_OK(inotify_init1(IN_NONBLOCK));
+	T_OK(inotify_add_watch(in, d, IN_CREATE));
+	int ep = T_OK(epoll_create1(0));
+	struct epoll_event ee = { .events = EPOLLIN, .data.fd = in };
+	T_OK(epoll_ctl(ep, EPOLL_CTL_ADD, in, &ee));
+	T_EXPECT_EQ(epoll_wait(ep, &ee, 1, 0), 0);
+	FS_PATH(p, d, "e1");
+	T_ASSERT(fs_write_str(p, "") == 0);
+	T_EXPECT_EQ(epoll_wait(ep, &ee, 1, 1000), 1);
+	T_EXPECT(ee.data.fd == in && (ee.events & EPOLLIN));
+	struct iev ev[MAXEV];
+	T_EXPECT_EQ(iev_drain(in, ev, MAXEV), 1);
+	T_EXPECT_EQ(epoll_wait(ep, &ee, 1, 0), 0);
+	close(ep);
 	close(in);
 	fs_rm_rf(d);
 }
