@@ -109,6 +109,7 @@ VM_OBJS := \
 	vm/page.o \
 	vm/kmem.o \
 	vm/leaktrace.o \
+	vm/process_vm.o \
 	vm/leaktrace_test.o \
 	vm/page_test.o \
 	vm/kmem_test.o \
@@ -132,6 +133,7 @@ FS_OBJS := \
 	fs/flock.o \
 	fs/xattr.o \
 	fs/fown.o \
+	fs/inotify.o \
 	fs/procsys.o \
 	fs/pipe.o \
 	fs/memfd.o \

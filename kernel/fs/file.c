@@ -6,6 +6,7 @@
 #include "errno.h"
 #include "poll.h"
 #include "file.h"
+#include "inotify.h"
 #include "pipe.h"
 #include "flock.h"
 #include "tty.h"
@@ -63,6 +64,8 @@ void file_unref(struct file *f)
 		epoll_file_release(f);
 	if (f->ip)
 		flock_file_release(f);
+	if (f->ip && !(f->flags & O_PATH))
+		inotify_file(f, f->ip, (f->fmode & FMODE_WRITE) ? IN_CLOSE_WRITE : IN_CLOSE_NOWRITE);
 	if (f->fops && f->fops->release)
 		f->fops->release(f);
 	if (f->ip) {

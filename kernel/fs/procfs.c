@@ -969,8 +969,8 @@ static ssize_t plink_readlink(struct inode *ip, char *buf, size_t n)
 static int sysdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
 {
 	int d = pn(dir)->idx;
-	for (int i = 0; d < 0 && i < procsys_ndirs; i++)
-		if (name_is(name, len, procsys_dir_name(i))) {
+	for (int i = 0; i < procsys_ndirs; i++)
+		if (procsys_dir_parent(i) == d && name_is(name, len, procsys_dir_name(i))) {
 			*out = pnode_new(dir, PK_SYSDIR, i, 0, 0);
 			return *out ? 0 : -ENOMEM;
 		}
@@ -990,14 +990,15 @@ static uint64_t sysdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit,
 	if (full)
 		return cookie;
 	int d = pn(dir)->idx;
-	int n = d < 0 ? procsys_ndirs : procsys_nfiles;
+	int n = procsys_ndirs + procsys_nfiles;    /* subdirectories, then files */
 	for (; cookie < 2 + (uint64_t)n; cookie++) {
 		int i = (int)cookie - 2;
-		if (d >= 0 && procsys_file_dir(i) != d)
+		bool isdir = i < procsys_ndirs;
+		if (isdir ? procsys_dir_parent(i) != d : procsys_file_dir(i - procsys_ndirs) != d)
 			continue;
-		const char *name = d < 0 ? procsys_dir_name(i) : procsys_file_name(i);
+		const char *name = isdir ? procsys_dir_name(i) : procsys_file_name(i - procsys_ndirs);
 		if (emit(arg, name, strlen(name), 0x80000 + (uint64_t)(d + 1) * 256 + cookie,
-			 d < 0 ? 4 : 8, cookie + 1))
+			 isdir ? 4 : 8, cookie + 1))
 			break;
 	}
 	return cookie;

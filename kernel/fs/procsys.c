@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "errno.h"
 #include "file.h"
+#include "inotify.h"
 #include "lock.h"
 #include "proc.h"
 #include "sbuf.h"
@@ -159,6 +160,13 @@ static int store_pid_max(const char *s) { return store_int(&sysctl_pid_max, s, 3
 static int store_threads_max(const char *s) { return store_int(&threads_max, s, 20, 0x3fffffff); }
 static int store_overcommit(const char *s) { return store_int(&overcommit, s, 0, 2); }
 
+static void show_in_queued(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(inotify_max_queued_events)); }
+static void show_in_instances(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(inotify_max_user_instances)); }
+static void show_in_watches(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(inotify_max_user_watches)); }
+static int store_in_queued(const char *s) { return store_int(&inotify_max_queued_events, s, 0, INT32_MAX); }
+static int store_in_instances(const char *s) { return store_int(&inotify_max_user_instances, s, 0, INT32_MAX); }
+static int store_in_watches(const char *s) { return store_int(&inotify_max_user_watches, s, 0, INT32_MAX); }
+
 static int store_name(char *dst, const char *s)
 {
 	size_t len = strlen(s);
@@ -175,7 +183,10 @@ static int store_domainname(const char *s) { return store_name(domainname, s); }
 
 /* ---- the tree ---- */
 
-static const char *const dirs[] = { "fs", "kernel", "vm" };
+/* Directories: name and parent (-1: /proc/sys itself). */
+static const struct { const char *name; int parent; } dirs[] = {
+	{ "fs", -1 }, { "kernel", -1 }, { "vm", -1 }, { "inotify", 0 },
+};
 const int procsys_ndirs = (int)(sizeof(dirs) / sizeof(dirs[0]));
 
 struct sysctl_file {
@@ -197,10 +208,14 @@ static const struct sysctl_file files[] = {
 	{ 1, "pid_max", show_pid_max, store_pid_max },
 	{ 1, "threads-max", show_threads_max, store_threads_max },
 	{ 2, "overcommit_memory", show_overcommit, store_overcommit },
+	{ 3, "max_queued_events", show_in_queued, store_in_queued },
+	{ 3, "max_user_instances", show_in_instances, store_in_instances },
+	{ 3, "max_user_watches", show_in_watches, store_in_watches },
 };
 const int procsys_nfiles = (int)(sizeof(files) / sizeof(files[0]));
 
-const char *procsys_dir_name(int d) { return dirs[d]; }
+const char *procsys_dir_name(int d) { return dirs[d].name; }
+int procsys_dir_parent(int d) { return dirs[d].parent; }
 const char *procsys_file_name(int i) { return files[i].name; }
 int procsys_file_dir(int i) { return files[i].dir; }
 bool procsys_file_writable(int i) { return files[i].store != NULL; }

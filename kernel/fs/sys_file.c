@@ -22,6 +22,7 @@
 #include "timekeep.h"
 #include "usercopy.h"
 #include "vfs.h"
+#include "inotify.h"
 
 
 #define MAX_RW 0x7ffff000UL
@@ -203,6 +204,7 @@ static int64_t do_tmpfile(int dirfd, const char *path, int flags, uint32_t mode,
 	}
 	if (r == 0) {
 		f->path = open_path(dirfd, path);
+		inotify_file(f, f->ip, IN_OPEN);
 		r = fd_install(f, 0, flags & O_CLOEXEC);
 	}
 	vnode_put(ip);                       /* the open file keeps it */
@@ -230,7 +232,7 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 		return r;
 	int acc = flags & O_ACCMODE;
 	struct inode *ip = NULL;
-	bool created = false;
+	bool created = false, truncated = false;
 	if (flags & O_CREAT) {
 		struct lookup lk;
 		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
@@ -320,12 +322,17 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 		r = vfs_truncate(ip, 0);
 		if (r)
 			goto out_ip;
+		truncated = true;
 	}
 	struct file *f;
 	r = file_open_inode(ip, flags, &f);
 	if (r)
 		goto out_ip;
 	f->path = open_path(dirfd, path);
+	if (truncated)
+		inotify_file(f, f->ip, IN_MODIFY);
+	if (!(flags & O_PATH))
+		inotify_file(f, f->ip, IN_OPEN);
 	r = fd_install(f, 0, flags & O_CLOEXEC);
 out_ip:
 	vnode_put(ip);
@@ -515,6 +522,8 @@ static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
 		uint64_t o = 0;
 		r = write ? f->fops->write(f, ubuf, n, &o) : f->fops->read(f, ubuf, n, &o);
 	}
+	if (r > 0)
+		inotify_file(f, f->ip, write ? IN_MODIFY : IN_ACCESS);
 out:
 	file_unref(f);
 	return r;
@@ -1366,6 +1375,7 @@ static int setmode(struct inode *ip, uint32_t mode)
 	ip->mode = (ip->mode & S_IFMT) | (mode & 07777);
 	simple_unlock(&ip->meta);
 	vnode_touch(ip, 4);
+	inotify_inode(ip, IN_ATTRIB);
 	return 0;
 }
 
@@ -1393,6 +1403,7 @@ static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 		ip->mode &= ~06000u;     /* chown clears set-user-id and set-group-id */
 	simple_unlock(&ip->meta);
 	vnode_touch(ip, 4);
+	inotify_inode(ip, IN_ATTRIB);
 	return 0;
 }
 
@@ -1466,6 +1477,8 @@ SYSCALL(76, truncate)
 		r = -EISDIR;
 	else if ((r = vfs_permission(ip, MAY_WRITE)) == 0)
 		r = truncate_fsize(ip, a1);
+	if (r == 0)
+		inotify_inode(ip, IN_MODIFY);
 	vnode_put(ip);
 	return r;
 }
@@ -1481,6 +1494,8 @@ SYSCALL(77, ftruncate)
 		!(f->fmode & FMODE_WRITE) ? -EINVAL : truncate_fsize(f->ip, a1);
 	if (!f->fmode)
 		r = -EBADF;
+	if (r == 0)
+		inotify_file(f, f->ip, IN_MODIFY);
 	file_unref(f);
 	return r;
 }
@@ -1521,6 +1536,7 @@ static int set_times(struct inode *ip, const struct timespec64 *ts)
 	}
 	ip->ctime = now;
 	simple_unlock(&ip->meta);
+	inotify_inode(ip, IN_ATTRIB);
 	return 0;
 }
 
@@ -1755,6 +1771,8 @@ static int64_t do_getdents(int fd, uint64_t ubuf, uint64_t n, bool old)
 	lock_done(&f->poslock);
 	kfree(c.buf);
 	vnode_touch(f->ip, 1);
+	if (r >= 0)
+		inotify_file(f, f->ip, IN_ACCESS);
 out:
 	file_unref(f);
 	return r;

@@ -15,6 +15,7 @@
 #include "timekeep.h"
 #include "vfs.h"
 #include "flock.h"
+#include "inotify.h"
 
 /* ---- credentials and permissions ---- */
 
@@ -194,6 +195,7 @@ static void sb_free(struct superblock *sb);
 static void vnode_free(struct inode *ip)
 {
 	struct superblock *sb = ip->sb;
+	inotify_inode_free(ip);
 	if (ip->ops && ip->ops->release)
 		ip->ops->release(ip);
 	flock_inode_release(ip);
@@ -571,6 +573,7 @@ int vfs_umount(struct inode *root)
 	}
 	lock_done(&ns_lock);
 	if (r == 0) {
+		inotify_umount(sb);
 		vnode_put(root);          /* the caller's */
 		tmpfs_destroy(sb);
 		vnode_put(covered);
@@ -908,6 +911,7 @@ int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, u
 		vnode_put(ip);
 		return r;
 	}
+	inotify_dir(dir, IN_CREATE | inotify_isdir(ip), 0, name, len);
 	if (out)
 		*out = ip;
 	else
@@ -961,8 +965,13 @@ int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir)
 	if (r == 0)
 		dir_remove_locked(d);
 	lock_done(&dir->lock);
-	if (r == 0)
-		vnode_drop_link(ip, rmdir);
+	if (r == 0) {
+		uint32_t isdir = inotify_isdir(ip);
+		if (!rmdir)
+			inotify_inode(ip, IN_ATTRIB);    /* its link count */
+		vnode_drop_link(ip, rmdir);          /* may free it */
+		inotify_dir(dir, IN_DELETE | isdir, 0, name, len);
+	}
 	return r;
 }
 
@@ -1006,9 +1015,38 @@ int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len)
 			dir_add_locked(dir, d, ip);
 	}
 	lock_done(&dir->lock);
-	if (r)
+	if (r) {
 		kfree(d);
-	return r;
+		return r;
+	}
+	inotify_inode(ip, IN_ATTRIB);
+	inotify_dir(dir, IN_CREATE, 0, name, len);
+	return 0;
+}
+
+/* inotify events of a rename done (no lock held; src, victim and other
+ * still alive: the victim's link is dropped after): src moved from
+ * odir/oname to ndir/nname, replacing victim; an exchange moved other back. */
+static void rename_notify(struct inode *odir, const char *oname, size_t olen,
+			  struct inode *ndir, const char *nname, size_t nlen,
+			  struct inode *src, struct inode *victim, struct inode *other)
+{
+	if (!READ_ONCE(odir->inotify) && !READ_ONCE(ndir->inotify) &&
+	    !READ_ONCE(src->inotify) && !(victim && READ_ONCE(victim->inotify)) &&
+	    !(other && READ_ONCE(other->inotify)))
+		return;
+	uint32_t c = inotify_cookie();
+	inotify_dir(odir, IN_MOVED_FROM | inotify_isdir(src), c, oname, olen);
+	inotify_dir(ndir, IN_MOVED_TO | inotify_isdir(src), c, nname, nlen);
+	if (victim)
+		inotify_inode(victim, IN_ATTRIB);
+	inotify_inode(src, IN_MOVE_SELF);
+	if (other) {
+		c = inotify_cookie();
+		inotify_dir(ndir, IN_MOVED_FROM | inotify_isdir(other), c, nname, nlen);
+		inotify_dir(odir, IN_MOVED_TO | inotify_isdir(other), c, oname, olen);
+		inotify_inode(other, IN_MOVE_SELF);
+	}
 }
 
 /* The second directory lock of a rename: by try-lock (same class). */
@@ -1051,8 +1089,8 @@ int vfs_rename(struct inode *odir, const char *oname, size_t olen,
 		lock_second_dir(ndir);
 	struct dentry *od = dir_find(odir, oname, olen);
 	struct dentry *tgt = dir_find(ndir, nname, nlen);
-	struct inode *src = od ? od->ip : NULL, *victim = NULL;
-	bool victim_dir = false;
+	struct inode *src = od ? od->ip : NULL, *victim = NULL, *exchanged = NULL;
+	bool victim_dir = false, moved = false;
 	if (!od) {
 		r = -ENOENT;
 		goto out;
@@ -1107,6 +1145,10 @@ int vfs_rename(struct inode *odir, const char *oname, size_t olen,
 		od2 = NULL;
 		dir_add_locked(ndir, nd, src);
 		nd = NULL;
+		moved = true;
+		exchanged = other;
+		vnode_ref(src);                   /* for rename_notify */
+		vnode_ref(other);
 		goto out;
 	}
 	if (tgt) {
@@ -1147,11 +1189,18 @@ int vfs_rename(struct inode *odir, const char *oname, size_t olen,
 	dir_add_locked(ndir, nd, src);
 	nd = NULL;
 	vnode_touch(src, 4);
+	moved = true;
+	vnode_ref(src);                           /* for rename_notify */
 out:
 	if (ndir != odir)
 		lock_done(&ndir->lock);
 	lock_done(&odir->lock);
 	lock_done(&ns_lock);
+	if (r == 0 && moved) {
+		rename_notify(odir, oname, olen, ndir, nname, nlen, src, victim, exchanged);
+		vnode_put(src);
+		vnode_put(exchanged);
+	}
 	if (r == 0 && victim)
 		vnode_drop_link(victim, victim_dir);
 	kfree(nd);

@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "errno.h"
 #include "file.h"
+#include "inotify.h"
 #include "kmem.h"
 #include "lock.h"
 #include "syscall.h"
@@ -224,16 +225,22 @@ enum xop { X_SET, X_GET, X_LIST, X_REMOVE };
 static int64_t xcall(struct inode *ip, enum xop op, uint64_t a1, uint64_t a2, uint64_t a3,
 		     uint64_t a4)
 {
+	int r;
 	switch (op) {
 	case X_SET:
-		return do_set(ip, a1, a2, a3, (int)a4);
+		r = do_set(ip, a1, a2, a3, (int)a4);
+		break;
 	case X_GET:
 		return do_get(ip, a1, a2, a3);
 	case X_LIST:
 		return do_list(ip, a1, a2);
 	default:
-		return do_remove(ip, a1);
+		r = do_remove(ip, a1);
+		break;
 	}
+	if (r == 0)
+		inotify_inode(ip, IN_ATTRIB);
+	return r;
 }
 
 static int64_t xpath(uint64_t upath, int at, enum xop op, uint64_t a1, uint64_t a2, uint64_t a3,

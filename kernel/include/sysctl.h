@@ -19,6 +19,7 @@ extern volatile int sysctl_lease_break_time;    /* fs/lease-break-time, seconds 
  * files 0..procsys_nfiles-1 each in one directory. */
 extern const int procsys_ndirs, procsys_nfiles;
 const char *procsys_dir_name(int d);
+int procsys_dir_parent(int d);                  /* -1: /proc/sys itself */
 const char *procsys_file_name(int i);
 int procsys_file_dir(int i);
 bool procsys_file_writable(int i);

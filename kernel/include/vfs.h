@@ -39,6 +39,7 @@ struct vm_obj;
 struct flock_ctx;
 struct xattr;
 struct pipe;
+struct iwatch;
 
 struct timespec64 {
 	int64_t sec;
@@ -93,6 +94,7 @@ struct inode {
 	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
 	struct xattr *xattrs;               /* (m) user.* attributes (xattr.c) */
 	bool linkable;                      /* (m) an O_TMPFILE file linkat may name */
+	struct iwatch *inotify;             /* [a] inotify watches (inotify.c: its lock) */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */

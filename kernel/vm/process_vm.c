@@ -1,0 +1,215 @@
+/*
+ * process_vm_readv(2) / process_vm_writev(2): copy between the caller's
+ * memory and another process's address space.
+ *
+ * The caller needs the ptrace attach right over the target (Linux's
+ * PTRACE_MODE_ATTACH_REALCREDS in its simple form: its real uid and gid
+ * equal to the target's real, effective and saved ones, or CAP_SYS_PTRACE):
+ * else EPERM.  The copy goes a page at a time through a kernel bounce
+ * buffer, so the caller's memory is never touched while the target's map
+ * lock is held (both are of class vm_map): the target's page is found under
+ * its map lock (read), faulted in with the target's rights if absent (a
+ * write needs a writable region: copy-on-write is broken as for the target
+ * itself), and copied through the direct map.  A fault on either side ends
+ * the transfer: the bytes done so far, or EFAULT if none.
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "kmem.h"
+#include "param.h"
+#include "pmap.h"
+#include "proc.h"
+#include "syscall.h"
+#include "thread.h"
+#include "usercopy.h"
+#include "vm.h"
+#include "vm_map.h"
+
+#define IOV_MAX 1024
+#define CAP_SYS_PTRACE 19
+#define MAX_RW_COUNT 0x7ffff000UL
+
+struct iovec_k {
+	uint64_t base, len;
+};
+
+/* May the caller attach to p (see above)?  p->lock held. */
+static bool may_attach_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&p->lock));
+	struct proc *cp = curproc();
+	if (p == cp || cap_capable(CAP_SYS_PTRACE))
+		return true;
+	const struct cred *c = &cp->cred, *t = &p->cred;
+	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&
+	       c->rgid == t->rgid && c->rgid == t->egid && c->rgid == t->sgid;
+}
+
+/* The address space of process (or thread) pid, referenced
+ * (vm_map_destroy drops it): 0, -ESRCH, -EPERM. */
+static int target_map(int pid, struct vm_map **out)
+{
+	struct thread *t = pid > 0 ? thread_lookup(pid) : NULL;
+	if (!t)
+		return -ESRCH;
+	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
+	if (p)
+		proc_ref(p);
+	thread_unref(t);
+	if (!p)
+		return -ESRCH;
+	int r = 0;
+	simple_lock(&p->lock);
+	struct vm_map *map = p->map;
+	if (!may_attach_locked(p))
+		r = -EPERM;
+	else if (!map || !vm_map_tryref(map))
+		r = -ESRCH;
+	simple_unlock(&p->lock);
+	proc_unref(p);
+	*out = map;
+	return r;
+}
+
+/*
+ * Copy n bytes (within one page) between buf and va in map: write: buf to
+ * va.  Faults the page in for the access if needed.  0 or -EFAULT.
+ */
+static int remote_page_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool write)
+{
+	if (va >= USER_TOP || USER_TOP - va < n)
+		return -EFAULT;
+	for (int tries = 0; tries < 8; tries++) {
+		lock_read(&map->lock);
+		uint64_t pte = 0;
+		paddr_t pa = pmap_lookup(map->pmap, va, &pte);
+		bool ok = pa && (pte & PTE_P) && (pte & PTE_U) && (!write || (pte & PTE_W));
+		if (ok) {
+			char *kva = (char *)P2V((pa & ~(PAGE_SIZE - 1)) + (va & (PAGE_SIZE - 1)));
+			if (write)
+				memcpy(kva, buf, n);
+			else
+				memcpy(buf, kva, n);
+		}
+		lock_done(&map->lock);
+		if (ok)
+			return 0;
+		if (vm_fault(map, va, write ? PROT_WRITE : PROT_READ))
+			return -EFAULT;
+	}
+	return -EFAULT;
+}
+
+/* The iovecs at uiov (cnt of them) into a kmalloc'd array, lengths cut to
+ * MAX_RW_COUNT in total: 0, -EINVAL (negative length), -EFAULT, -ENOMEM. */
+static int iov_in(uint64_t uiov, uint64_t cnt, struct iovec_k **out)
+{
+	struct iovec_k *v = kmalloc(MAX(cnt, 1) * sizeof(*v), 0);
+	if (!v)
+		return -ENOMEM;
+	if (cnt && copyin(v, (const void *)uiov, cnt * sizeof(*v)) < 0) {
+		kfree(v);
+		return -EFAULT;
+	}
+	uint64_t sum = 0;
+	for (uint64_t i = 0; i < cnt; i++) {
+		if ((int64_t)v[i].len < 0) {
+			kfree(v);
+			return -EINVAL;
+		}
+		if (v[i].len > MAX_RW_COUNT - sum)
+			v[i].len = MAX_RW_COUNT - sum;
+		sum += v[i].len;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Cursor over an iovec array. */
+struct iov_cur {
+	struct iovec_k *v;
+	uint64_t cnt, i, off;
+};
+
+/* The next contiguous piece of at most max bytes (0: the array is done). */
+static size_t cur_next(struct iov_cur *c, uint64_t *addr, size_t max)
+{
+	while (c->i < c->cnt && c->off == c->v[c->i].len) {
+		c->i++;
+		c->off = 0;
+	}
+	if (c->i == c->cnt)
+		return 0;
+	*addr = c->v[c->i].base + c->off;
+	return MIN(max, c->v[c->i].len - c->off);
+}
+
+/* Move local <-> remote until either side ends or faults: bytes moved, or
+ * -EFAULT if none. */
+static int64_t transfer(struct vm_map *map, struct iov_cur *lc, struct iov_cur *rc, bool write)
+{
+	char *buf = kmalloc(PAGE_SIZE, 0);
+	if (!buf)
+		return -ENOMEM;
+	int64_t done = 0;
+	int r = 0;
+	for (;;) {
+		uint64_t la, ra;
+		size_t n = cur_next(rc, &ra, PAGE_SIZE);
+		if (n == 0)
+			break;
+		n = MIN(n, PAGE_SIZE - (ra & (PAGE_SIZE - 1)));   /* within one remote page */
+		n = cur_next(lc, &la, n);
+		if (n == 0)
+			break;
+		if (write && copyin(buf, (const void *)la, n) < 0)
+			r = -EFAULT;
+		if (r == 0)
+			r = remote_page_copy(map, ra, buf, n, write);
+		if (r == 0 && !write && copyout((void *)la, buf, n) < 0)
+			r = -EFAULT;
+		if (r)
+			break;
+		lc->off += n;
+		rc->off += n;
+		done += (int64_t)n;
+	}
+	kfree(buf);
+	return done ? done : r;
+}
+
+static int64_t process_vm_rw(int pid, uint64_t lvec, uint64_t lcnt, uint64_t rvec,
+			     uint64_t rcnt, uint64_t flags, bool write)
+{
+	if (flags)
+		return -EINVAL;
+	if (lcnt > IOV_MAX || rcnt > IOV_MAX)
+		return -EINVAL;
+	struct iovec_k *lv = NULL, *rv = NULL;
+	int r = iov_in(lvec, lcnt, &lv);
+	if (r == 0)
+		r = iov_in(rvec, rcnt, &rv);
+	uint64_t ltotal = 0;
+	for (uint64_t i = 0; r == 0 && i < lcnt; i++)
+		ltotal += lv[i].len;
+	if (r == 0 && ltotal == 0) {
+		kfree(lv);
+		kfree(rv);
+		return 0;                            /* Linux: nothing to move */
+	}
+	struct vm_map *map = NULL;
+	if (r == 0)
+		r = target_map(pid, &map);
+	int64_t res = r;
+	if (r == 0) {
+		struct iov_cur lc = { lv, lcnt, 0, 0 }, rc = { rv, rcnt, 0, 0 };
+		res = transfer(map, &lc, &rc, write);
+		vm_map_destroy(map);                 /* drops our reference */
+	}
+	kfree(lv);
+	kfree(rv);
+	return res;
+}
+
+SYSCALL(310, process_vm_readv) { return process_vm_rw((int)a0, a1, a2, a3, a4, a5, false); }
+SYSCALL(311, process_vm_writev) { return process_vm_rw((int)a0, a1, a2, a3, a4, a5, true); }
