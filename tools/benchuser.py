@@ -55,7 +55,8 @@ EXPERIMENT_PROGRAM = {
     "shell": "workload", "build": "workload", "softaff": "softaff",
     "aim": "create_unlink", "create": "create_unlink", "anon_fault": "sys_ops",
     "open_close": "sys_ops", "devzero": "sys_ops", "mkdir": "sys_ops",
-    "sched_yield": "sys_ops", "brk": "sys_ops", "cond": "cond_pingpong",
+    "sched_yield": "sys_ops", "brk": "sys_ops", "clone_vm": "sys_ops",
+    "fork_big": "sys_ops", "mremap": "sys_ops", "smix": "stress_mix", "cond": "cond_pingpong",
     "pthread": "pthread_create_join", "futex": "futex_wake_nowaiter",
     "unix": "unix_stream",
 }
