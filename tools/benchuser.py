@@ -116,6 +116,9 @@ def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False):
         cmd = QEMU + ["-kernel", os.path.join(BUILD, "linux", "vmlinuz"),
                       "-append", f"console=ttyS0 quiet -- {words}"]
     cmd += ["-smp", str(smp), "-m", mem, "-initrd", initrd]
+    # e.g. "-icount shift=0": guest time counts instructions, so an A/B of
+    # two Concerto builds or boot options is not moved by the host's load
+    cmd += os.environ.get("CONCERTO_BENCH_QEMU_ARGS", "").split()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
                            stdin=subprocess.DEVNULL, errors="replace")

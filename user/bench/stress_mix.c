@@ -20,6 +20,8 @@
  *                    doubled back (may move), per mremap
  *   smix_clone       clone of 32 children that exit at once, then waits
  *                    for them all (per child)
+ *   smix_clone_big   the same by a worker with 32 MiB of touched private
+ *                    memory (the tool's worker has 128 MiB)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -274,6 +276,23 @@ static int op_clone(void)
 	return 0;
 }
 
+#define CLONE_BIG (32u << 20)
+
+/* The stress tool's clone worker first touches a large private mapping
+ * (128 MiB there; 32 MiB here), so its clones without CLONE_VM copy it. */
+static int op_clone_big(void)
+{
+	static char *big;
+	if (!big) {
+		big = mmap(NULL, CLONE_BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (big == MAP_FAILED)
+			return -1;
+		for (size_t o = 0; o < CLONE_BIG; o += 4096)
+			big[o] = 1;
+	}
+	return op_clone();
+}
+
 static void run(const char *name, int (*op)(void), double per_op)
 {
 	char nm[64];
@@ -293,5 +312,6 @@ int main(void)
 	run("smix_brk", op_brk, 16);
 	run("smix_mremap", op_mremap, 20);
 	run("smix_clone", op_clone, 32);
+	run("smix_clone_big", op_clone_big, 32);
 	return 0;
 }
