@@ -55,7 +55,8 @@ EXPERIMENT_PROGRAM = {
     "shell": "workload", "build": "workload", "softaff": "softaff",
     "aim": "create_unlink", "create": "create_unlink", "anon_fault": "sys_ops",
     "open_close": "sys_ops", "devzero": "sys_ops", "mkdir": "sys_ops",
-    "sched_yield": "sys_ops", "brk": "sys_ops", "cond": "cond_pingpong",
+    "sched_yield": "sys_ops", "brk": "sys_ops", "clone_vm": "sys_ops",
+    "fork_big": "sys_ops", "mremap": "sys_ops", "smix": "stress_mix", "cond": "cond_pingpong",
     "pthread": "pthread_create_join", "futex": "futex_wake_nowaiter",
     "unix": "unix_stream",
 }
@@ -115,6 +116,9 @@ def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False):
         cmd = QEMU + ["-kernel", os.path.join(BUILD, "linux", "vmlinuz"),
                       "-append", f"console=ttyS0 quiet -- {words}"]
     cmd += ["-smp", str(smp), "-m", mem, "-initrd", initrd]
+    # e.g. "-icount shift=0": guest time counts instructions, so an A/B of
+    # two Concerto builds or boot options is not moved by the host's load
+    cmd += os.environ.get("CONCERTO_BENCH_QEMU_ARGS", "").split()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
                            stdin=subprocess.DEVNULL, errors="replace")

@@ -82,11 +82,11 @@ static ssize_t zero_kread(struct file *f __unused, void *buf, size_t n, uint64_t
 }
 
 static const struct file_ops null_fops = { .read = null_read, .write = null_write, .poll = always_ready,
-	.poll_head = poll_head_none, .kread = null_kread, .kwrite = null_kwrite };
+	.poll_head = poll_head_none, .kread = null_kread, .kwrite = null_kwrite, .seek_zero = true };
 static const struct file_ops zero_fops = { .read = zero_read, .write = null_write, .poll = always_ready,
-	.poll_head = poll_head_none, .kread = zero_kread, .kwrite = null_kwrite };
+	.poll_head = poll_head_none, .kread = zero_kread, .kwrite = null_kwrite, .seek_zero = true };
 static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready,
-	.poll_head = poll_head_none };
+	.poll_head = poll_head_none, .seek_zero = true };
 static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready,
 	.poll_head = poll_head_none };
 

@@ -640,6 +640,10 @@ SYSCALL(8, lseek)
 	if (!f)
 		return -EBADF;
 	int64_t r;
+	if (f->fops && f->fops->seek_zero) {
+		r = (uint64_t)a2 <= SEEK_HOLE ? 0 : -EINVAL;   /* Linux checks whence first */
+		goto out;
+	}
 	if (!f->fops || !f->fops->seekable) {
 		r = -ESPIPE;
 		goto out;

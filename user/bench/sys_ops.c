@@ -9,12 +9,19 @@
  *   sched_yield     sched_yield
  *   brk_grow_shrink brk up one page (touched) and back
  *   anon_fault      first-touch faults of fresh anonymous pages
+ *   clone_vm        clone(CLONE_VM) of a child that exits at once + wait
+ *                   (the stress tool's clone stressor)
+ *   fork_big        fork of a process with 8 MiB of touched private memory
+ *                   whose child exits at once + wait
+ *   mremap          a touched 64 KiB mapping grown to 1 MiB (may move)
+ *                   and shrunk back, one mremap each way
  * Each op is timed in batches (bench_parallel counts one batch per op).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,6 +122,67 @@ static int op_anon_fault(void)
 	return munmap(p, FAULT_LEN);
 }
 
+static char clone_stack[16384] __attribute__((aligned(16)));
+
+static int clone_child(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+static int op_clone_vm(void)
+{
+	int pid = clone(clone_child, clone_stack + sizeof clone_stack, CLONE_VM | SIGCHLD, NULL);
+	if (pid < 0)
+		return -1;
+	int st;
+	return waitpid(pid, &st, 0) == pid ? 0 : -1;
+}
+
+#define BIG_LEN (8u << 20)
+static char *big;
+
+static int op_fork_big(void)
+{
+	if (!big) {
+		big = mmap(NULL, BIG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (big == MAP_FAILED)
+			return -1;
+		memset(big, 1, BIG_LEN);
+	}
+	int pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(0);
+	int st;
+	return waitpid(pid, &st, 0) == pid ? 0 : -1;
+}
+
+#define MR_SMALL (16u * 4096u)
+#define MR_LARGE (256u * 4096u)
+static char *mr;
+
+static int op_mremap(void)
+{
+	if (!mr) {
+		mr = mmap(NULL, MR_SMALL, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mr == MAP_FAILED)
+			return -1;
+		memset(mr, 1, MR_SMALL);
+	}
+	for (int i = 0; i < BATCH; i++) {
+		char *p = mremap(mr, MR_SMALL, MR_LARGE, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return -1;
+		p[MR_LARGE - 1] = 1;
+		mr = mremap(p, MR_LARGE, MR_SMALL, 0);
+		if (mr == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
 static void run(const char *name, int (*op)(void), double per_op, const char *unit)
 {
 	char nm[64];
@@ -134,5 +202,8 @@ int main(void)
 	run("sched_yield", op_yield, BATCH, "per_s");
 	run("brk_grow_shrink", op_brk, BATCH, "per_s");
 	run("anon_fault", op_anon_fault, FAULT_LEN / 4096, "per_s");
+	run("clone_vm", op_clone_vm, 1, "per_s");
+	run("fork_big", op_fork_big, 1, "per_s");
+	run("mremap", op_mremap, 2 * BATCH, "per_s");
 	return 0;
 }

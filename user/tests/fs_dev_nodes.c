@@ -47,6 +47,30 @@ UT_TEST(null_zero_full)
 	close(fd);
 }
 
+/* Linux's null_lseek: lseek on /dev/null, zero and full succeeds with 0
+ * whatever the offset (the stress tool seeks /dev/zero); a bad whence is
+ * EINVAL, a pipe still refuses (ESPIPE) and a bad descriptor is EBADF. */
+UT_TEST(lseek_on_null_zero_full_returns_zero)
+{
+	static const char *const paths[] = { "/dev/null", "/dev/zero", "/dev/full" };
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		int fd = open(paths[i], O_RDWR);
+		T_ASSERT(fd >= 0);
+		T_EXPECT_EQ(lseek(fd, 0, SEEK_SET), 0);
+		T_EXPECT_EQ(lseek(fd, 4096, SEEK_SET), 0);
+		T_EXPECT_EQ(lseek(fd, 0, SEEK_END), 0);
+		T_EXPECT_EQ(lseek(fd, -5, SEEK_CUR), 0);
+		T_EXPECT_ERRNO(lseek(fd, 1, 99), EINVAL);
+		close(fd);
+	}
+	int p[2];
+	T_OK(pipe(p));
+	T_EXPECT_ERRNO(lseek(p[0], 0, SEEK_SET), ESPIPE);
+	close(p[0]);
+	close(p[1]);
+	T_EXPECT_ERRNO(lseek(-1, 0, SEEK_SET), EBADF);
+}
+
 /* Odd lengths and offsets (the quadword and byte parts of the kernel's
  * zeroing), a buffer that ends at an unmapped page (what fits is zeroed and
  * counted), and a buffer that is all bad (EFAULT). */
