@@ -3,10 +3,10 @@
  *
  * Each CPU owns one ring of TRACE records, allocated at boot (tracebuf=KB,
  * default 256 KiB per CPU) and never freed.  Only the owning CPU writes its
- * ring, with interrupts disabled around the record (so an interrupt handler
- * tracing on the same CPU cannot interleave): no lock, no shared line.
- * Readers on other CPUs read it unlocked; a dump is exact once the classes
- * are disabled (what the trace command does), fuzzy while they are on.
+ * ring (trace_rec: a slot reserved by one unlocked cmpxchg, interrupts left
+ * on): no lock, no shared line.  Readers on other CPUs read it unlocked; a
+ * dump is exact once the classes are disabled (what the trace command does;
+ * disable waits for records being filled), fuzzy while they are on.
  *
  * Lock key (no locks):
  *   [I] set at boot      [o] written by the owning CPU, interrupts off
