@@ -282,6 +282,7 @@ trace: deps all $(BUILD)/initramfs.cpio
 	$(Q)timeout 1200 $(QEMU) $(QEMU_ARGS) < /dev/null > $(BUILD)/trace/console.log 2>&1; \
 		s=$$?; [ $$s -eq 0 ] || [ $$s -eq 1 ] || { tail -20 $(BUILD)/trace/console.log; exit 1; }
 	$(PYTHON) tools/trace2json.py $(BUILD)/trace/console.log -o $(BUILD)/trace/trace.json
+	$(PYTHON) tools/trace2png.py $(BUILD)/trace/trace.json -o $(BUILD)/trace/timeline.png
 	$(PYTHON) tools/tracesum.py $(BUILD)/trace/console.log --png $(BUILD)/trace | tee $(BUILD)/trace/summary.txt
 
 # Regenerate the lock-order table in docs/locking.md from lockclass.h.

@@ -18,7 +18,9 @@ builds nothing (run "make user" first) and runs:
                      compare, deterministic) and a check of
                      build/initramfs-test.cpio against its spec;
   trace2json/...,    tools/trace2json.py --check and tools/tracesum.py on
-  tracesum/...       the captured dumps tools/testdata/trace-*.dat.gz.
+  tracesum/...       the captured dumps tools/testdata/trace-*.dat.gz;
+  trace2json-format/ the JSON written checked against the trace-event
+                     format's required fields, and a broken copy rejected.
 
 The last line is "N passed, M failed"; exit status 0 iff M == 0 and N > 0.
 
@@ -29,6 +31,7 @@ The last line is "N passed, M failed"; exit status 0 iff M == 0 and N > 0.
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -249,6 +252,27 @@ def run_all(a, res):
                            capture_output=True, text=True)
         res.case(f"tracesum/{base}", p.returncode == 0 and "system calls" in p.stdout, "",
                  p.stdout + p.stderr)
+        with tempfile.TemporaryDirectory() as tmp:
+            js = os.path.join(tmp, "trace.json")
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace2json.py"),
+                                dump, "-o", js], capture_output=True, text=True)
+            q = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace2json.py"),
+                                "--validate", js], capture_output=True, text=True)
+            res.case(f"trace2json-format/{base}", p.returncode == 0 and q.returncode == 0, "",
+                     p.stdout + p.stderr + q.stdout + q.stderr)
+            # The check can fail: an event without its phase and one before time 0.
+            if p.returncode == 0:
+                with open(js) as f:
+                    bad = json.load(f)
+                del bad["traceEvents"][0]["ph"]
+                next(e for e in bad["traceEvents"] if e.get("ph") == "X")["ts"] = -1
+                with open(js, "w") as f:
+                    json.dump(bad, f)
+                q = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace2json.py"),
+                                    "--validate", js], capture_output=True, text=True)
+                res.case(f"trace2json-format/rejects-broken-{base}",
+                         q.returncode == 1 and "phase None" in q.stdout and "ts -1" in q.stdout,
+                         "", q.stdout + q.stderr)
 
     print(f"# host run of {len(names)} programs: {total:.2f} s")
     print(f"{res.passed} passed, {res.failed} failed")

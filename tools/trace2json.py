@@ -177,9 +177,68 @@ def convert(d):
                           "dropped": sum(v.get("dropped", 0) for v in d.cpus.values())}}
 
 
+# The Trace Event Format (the JSON that chrome://tracing and Perfetto read):
+# fields each phase we write must have, beside ph, name, pid.
+NEEDS = {"X": ("ts", "dur", "tid"), "i": ("ts", "tid"), "C": ("ts", "args"),
+         "s": ("ts", "tid", "id", "cat"), "f": ("ts", "tid", "id", "cat"), "M": ("args",)}
+METADATA = {"process_name": "name", "process_sort_index": "sort_index",
+            "thread_name": "name", "thread_sort_index": "sort_index"}
+
+
+def format_problems(obj):
+    """Where obj breaks the trace-event format's JSON Object Format: [] if nowhere."""
+    bad = []
+    if not isinstance(obj, dict) or not isinstance(obj.get("traceEvents"), list):
+        return ["not an object with a traceEvents list"]
+    if obj.get("displayTimeUnit", "ms") not in ("ms", "ns"):
+        bad.append(f"displayTimeUnit {obj['displayTimeUnit']!r} (ms or ns)")
+    try:
+        json.dumps(obj, allow_nan=False)
+    except ValueError as e:
+        bad.append(f"not strict JSON: {e}")
+    num = (int, float)
+    for i, e in enumerate(obj["traceEvents"]):
+        where = f"event {i} ({e.get('ph') if isinstance(e, dict) else e!r})"
+        if not isinstance(e, dict):
+            bad.append(f"{where}: not an object")
+            continue
+        ph = e.get("ph")
+        if ph not in NEEDS:
+            bad.append(f"{where}: phase {ph!r} not one this tool writes")
+            continue
+        missing = [k for k in ("name", "pid") + NEEDS[ph] if k not in e]
+        if missing:
+            bad.append(f"{where}: missing {', '.join(missing)}")
+            continue
+        if not isinstance(e["name"], str) or not isinstance(e["pid"], int) or \
+                ("tid" in e and not isinstance(e["tid"], int)):
+            bad.append(f"{where}: name must be a string, pid and tid integers")
+        if "ts" in e and (not isinstance(e["ts"], num) or e["ts"] < 0):
+            bad.append(f"{where}: ts {e['ts']!r} is not a time in us")
+        if ph == "X" and (not isinstance(e["dur"], num) or e["dur"] < 0):
+            bad.append(f"{where}: dur {e['dur']!r}")
+        if ph == "i" and e.get("s", "t") not in ("g", "p", "t"):
+            bad.append(f"{where}: instant scope {e.get('s')!r}")
+        if ph == "C" and not (isinstance(e["args"], dict) and e["args"] and
+                              all(isinstance(v, num) for v in e["args"].values())):
+            bad.append(f"{where}: a counter's args must be numbers")
+        if ph == "f" and e.get("bp", "e") != "e":
+            bad.append(f"{where}: flow end binding {e.get('bp')!r}")
+        if ph == "M":
+            key = METADATA.get(e["name"])
+            if key is None or not isinstance(e["args"], dict) or key not in e["args"]:
+                bad.append(f"{where}: metadata {e['name']!r} needs args.{key or '?'}")
+            elif e["name"].startswith("thread") and "tid" not in e:
+                bad.append(f"{where}: thread metadata without tid")
+        if len(bad) > 20:
+            bad.append("...")
+            break
+    return bad
+
+
 def check(d, out):
     """Problems in the JSON made from d (tools/hosttest.py): [] if none."""
-    bad = []
+    bad = format_problems(json.loads(json.dumps(out)))
     ev = json.loads(json.dumps(out))["traceEvents"]
     cpus = {e["tid"] - CPU_PID - 1 for e in ev if e["ph"] == "M" and e["name"] == "thread_name"
             and e["pid"] == CPU_PID}
@@ -213,11 +272,24 @@ def check(d, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dump", help="binary dump or console log with `trace -x` output")
+    ap.add_argument("dump", help="binary dump or console log with `trace -x` output "
+                    "(with --validate: a JSON file)")
     ap.add_argument("-o", "--output", default="-", help="JSON file (default stdout)")
     ap.add_argument("--check", action="store_true",
                     help="check the conversion (tests) instead of writing it")
+    ap.add_argument("--validate", action="store_true",
+                    help="check a JSON file against the trace-event format's fields")
     a = ap.parse_args()
+    if a.validate:
+        try:
+            with open(a.dump) as f:
+                bad = format_problems(json.load(f))
+        except (OSError, ValueError) as e:
+            bad = [f"unreadable: {e}"]
+        for b in bad:
+            print(f"trace2json: {a.dump}: {b}")
+        print(f"trace2json: {a.dump}: {'bad' if bad else 'valid trace-event JSON'}")
+        sys.exit(1 if bad else 0)
     try:
         d = tracefmt.load(a.dump)
     except (OSError, ValueError) as e:
@@ -230,6 +302,9 @@ def main():
         print(f"trace2json: {len(d.records)} records, {len(out['traceEvents'])} events, "
               f"{'bad' if bad else 'ok'}")
         sys.exit(1 if bad else 0)
+    bad = format_problems(out)
+    if bad:
+        sys.exit("trace2json: the JSON breaks the trace-event format:\n  " + "\n  ".join(bad))
     if a.output == "-":
         json.dump(out, sys.stdout)
     else:

@@ -1,7 +1,7 @@
 /*
  * Event tracing (O1, O2; issue 16): per-CPU ring buffers of fixed-size
  * binary records, written without locks (only the owning CPU writes its
- * buffer, with interrupts disabled around the record), read through
+ * buffer; a slot is reserved with one unlocked cmpxchg), read through
  * /proc/trace.  docs/tracing.md describes the classes, events, the dump
  * format and the tools.
  *

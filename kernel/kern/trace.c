@@ -3,10 +3,10 @@
  *
  * Each CPU owns one ring of TRACE records, allocated at boot (tracebuf=KB,
  * default 256 KiB per CPU) and never freed.  Only the owning CPU writes its
- * ring, with interrupts disabled around the record (so an interrupt handler
- * tracing on the same CPU cannot interleave): no lock, no shared line.
- * Readers on other CPUs read it unlocked; a dump is exact once the classes
- * are disabled (what the trace command does), fuzzy while they are on.
+ * ring (trace_rec: a slot reserved by one unlocked cmpxchg, interrupts left
+ * on): no lock, no shared line.  Readers on other CPUs read it unlocked; a
+ * dump is exact once the classes are disabled (what the trace command does;
+ * disable waits for records being filled), fuzzy while they are on.
  *
  * Lock key (no locks):
  *   [I] set at boot      [o] written by the owning CPU, interrupts off
@@ -37,13 +37,12 @@ static volatile uint64_t trace_lockmask[(LC_COUNT + 63) / 64];   /* [a] chosen l
 
 struct tbuf {
 	struct trace_rec *rec;   /* [I] NULL: no buffer (tracebuf=0, or no memory) */
-	uint64_t cap;            /* [I] records */
+	uint64_t cap;            /* [I] records, a power of two (0: no buffer) */
 	int order;               /* [I] pages_alloc order */
-	volatile uint64_t head;  /* [o] records written since the last clear */
-	volatile uint64_t tail;  /* [o] the oldest held (head - tail <= cap) */
-	uint64_t widx;           /* [o] head % cap: the next slot (no division when recording) */
-	volatile uint64_t lost;  /* [o] overwritten (overwrite mode) */
+	volatile uint64_t head;  /* [o] records reserved since the last clear; the held
+				  * ones are the last MIN(head, cap), lost = the rest */
 	volatile uint64_t dropped; /* [o] refused because full (stop mode) */
+	volatile uint32_t busy;  /* [o] records being written (disable waits for 0) */
 } __cacheline_aligned;
 
 static struct tbuf tbufs[NCPU_MAX];
@@ -84,38 +83,59 @@ static const struct {
 
 /* ---- recording ---- */
 
+/* One unlocked cmpxchg: *p = new if *p == old (atomic against this CPU's
+ * interrupts only; only the owning CPU writes a ring's head). */
+static inline bool cmpxchg_local(volatile uint64_t *p, uint64_t old, uint64_t new)
+{
+	uint64_t prev = old;
+	__asm__ __volatile__("cmpxchgq %2, %1" : "+a"(prev), "+m"(*p) : "r"(new) : "memory", "cc");
+	return prev == old;
+}
+
+/*
+ * Records one event on this CPU.  No interrupt masking: under QEMU TCG the
+ * sti that turns interrupts back on ends the translated block and costs
+ * more than the rest of the record (docs/tracing.md, Cost).  Instead:
+ * - preempt_count is raised by one %gs-relative instruction, so the thread
+ *   stays on this CPU until the record is written;
+ * - a slot is reserved by a compare-and-exchange of head (not locked: only
+ *   this CPU writes head, and one instruction is atomic against interrupts)
+ *   taken after the TSC is read; an interrupt that recorded in between
+ *   moved head, the exchange fails and the TSC is read again.  So a CPU's
+ *   slots are in TSC order, nested records included;
+ * - busy counts records being filled, for trace_quiesce.
+ */
 void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
-	uint64_t f = intr_disable();
-	struct cpu *c = mycpu();
-	struct tbuf *b = &tbufs[c->id];
-	if (!b->rec)
+	__asm__ __volatile__("incl %%gs:%c0" : : "i"(CPU_PREEMPT_OFF) : "memory");
+	int id = cpu_id();
+	struct tbuf *b = &tbufs[id];
+	uint64_t h, tsc, cap = b->cap;
+	if (!cap)
 		goto out;
-	uint64_t h = b->head;
-	if (h - b->tail >= b->cap) {
-		if (trace_mode == TRACE_MODE_STOP) {
-			b->dropped++;
-			goto out;
+	__asm__ __volatile__("incl %0" : "+m"(b->busy) : : "memory");
+	do {
+		h = b->head;
+		if (h >= cap && trace_mode == TRACE_MODE_STOP) {
+			__asm__ __volatile__("incq %0" : "+m"(b->dropped) : : "memory");
+			goto done;
 		}
-		b->tail = h - b->cap + 1;
-		b->lost++;
-	}
-	struct trace_rec *r = &b->rec[b->widx];
-	if (++b->widx == b->cap)
-		b->widx = 0;
-	r->tsc = rdtsc();
-	r->tid = c->curthread ? (uint32_t)c->curthread->tid : 0;
-	r->event = (uint16_t)ev;
-	r->cpu = (uint8_t)c->id;
-	r->flags = 0;
+		tsc = rdtsc();
+	} while (!cmpxchg_local(&b->head, h, h + 1));
+	struct trace_rec *r = &b->rec[h & (cap - 1)];
+	struct thread *t = curthread();
+	r->tsc = tsc;
+	/* tid, event, cpu and flags (0) in one store */
+	*(volatile uint64_t *)&r->tid = (t ? (uint32_t)t->tid : 0) | (uint64_t)(uint16_t)ev << 32 |
+					(uint64_t)(uint8_t)id << 48;
 	r->arg[0] = a0;
 	r->arg[1] = a1;
 	r->arg[2] = a2;
 	r->arg[3] = a3;
-	barrier();
-	b->head = h + 1;
+done:
+	__asm__ __volatile__("decl %0" : "+m"(b->busy) : : "memory");
 out:
-	intr_restore(f);
+	__asm__ __volatile__("decl %%gs:%c0" : : "i"(CPU_PREEMPT_OFF) : "memory");
 }
 
 void trace_lock(uint32_t ev, int lclass, uint64_t a1, uint64_t a2)
@@ -183,7 +203,10 @@ void trace_init(void)
 			continue;
 		}
 		b->order = order;
-		b->cap = (PAGE_SIZE << order) / sizeof(struct trace_rec);
+		uint64_t cap = 1;        /* the most records that fit, a power of two */
+		while (cap * 2 * sizeof(struct trace_rec) <= (PAGE_SIZE << order))
+			cap *= 2;
+		b->cap = cap;
 	}
 	uint32_t m = 0;
 	if (bootopts.trace[0] && trace_parse_classes(bootopts.trace, &m) < 0)
@@ -200,9 +223,21 @@ static void clear_here(void *arg __unused)
 {
 	uint64_t f = intr_disable();
 	struct tbuf *b = &tbufs[cpu_id()];
-	b->head = b->tail = b->widx = 0;
-	b->lost = b->dropped = 0;
+	b->head = 0;
+	b->dropped = 0;
 	intr_restore(f);
+}
+
+/*
+ * Waits until no CPU is filling a record (after a disable: records begun
+ * before it are whole when the dump is read).  A writer never waits for
+ * anything, so this ends; bounded all the same.
+ */
+static void trace_quiesce(void)
+{
+	for (int c = 0; c < trace_ncpu; c++)
+		for (long spins = 0; READ_ONCE(tbufs[c].busy) && spins < 100000000L; spins++)
+			cpu_relax();
 }
 
 void trace_clear(void)
@@ -274,8 +309,10 @@ int trace_command(const char *buf, size_t n)
 			return -EINVAL;
 		if (cmd[0] == 'e')
 			__atomic_fetch_or(&trace_mask, m, __ATOMIC_SEQ_CST);
-		else
+		else {
 			__atomic_fetch_and(&trace_mask, ~m, __ATOMIC_SEQ_CST);
+			trace_quiesce();
+		}
 		return 0;
 	}
 	if (!strcmp(cmd, "clear") && !arg) {
@@ -307,14 +344,13 @@ ssize_t trace_marker_write(const void *buf, size_t n)
 /* ---- reading ---- */
 
 uint64_t trace_capacity(void) { return tbufs[0].cap; }
-uint64_t trace_lost(int cpu) { return tbufs[cpu].lost; }
+uint64_t trace_lost(int cpu) { return READ_ONCE(tbufs[cpu].head) - trace_count(cpu); }
 uint64_t trace_dropped(int cpu) { return tbufs[cpu].dropped; }
 
 uint64_t trace_count(int cpu)
 {
 	struct tbuf *b = &tbufs[cpu];
-	uint64_t h = READ_ONCE(b->head), t = READ_ONCE(b->tail);
-	return h >= t ? MIN(h - t, b->cap) : 0;
+	return MIN(READ_ONCE(b->head), b->cap);
 }
 
 bool trace_get(int cpu, uint64_t i, struct trace_rec *out)
@@ -323,8 +359,8 @@ bool trace_get(int cpu, uint64_t i, struct trace_rec *out)
 	if (!b->rec || i >= trace_count(cpu))
 		return false;
 	uint64_t h = READ_ONCE(b->head);
-	uint64_t idx = h - trace_count(cpu) + i;
-	*out = b->rec[idx % b->cap];
+	uint64_t idx = h - MIN(h, b->cap) + i;
+	*out = b->rec[idx & (b->cap - 1)];
 	return true;
 }
 
