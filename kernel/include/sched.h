@@ -44,7 +44,16 @@ int sched_setnice(struct thread *t, int nice);
 void funnel_enter(void);
 void funnel_exit(void);
 
-/* Priority boost (L8) of a complex-lock holder by a blocked waiter. */
+/*
+ * Priority boost (L8) of a lock holder by a blocked waiter.  sched_boost_by
+ * records that `by` (the lock waited for) lends pri to holder, and
+ * sched_unboost_by (called by t itself when it releases `by`) drops that
+ * record only: t keeps the best priority its other records lend.  The forms
+ * without `by` serve PI futexes (one record, SCHED_BOOST_PI, for all of them).
+ */
+#define SCHED_BOOST_PI ((const void *)1)
+void sched_boost_by(struct thread *holder, int pri, const void *by);
+void sched_unboost_by(struct thread *t, const void *by);
 void sched_boost(struct thread *holder, int pri);
 void sched_unboost(struct thread *t);
 

@@ -133,6 +133,15 @@ static int ts_pri(struct thread *t)
 	return p > PRI_TS_WORST ? PRI_TS_WORST : p;
 }
 
+/* The best priority t's boost records lend, NPRI for none.  t->lock held. */
+static int boost_best_locked(struct thread *t)
+{
+	int best = NPRI;
+	for (int i = 0; i < t->boosted; i++)
+		best = MIN(best, t->boost[i].pri);
+	return best;
+}
+
 /* Recomputes t's base priority; the effective one keeps a boost.  t->lock held. */
 static void update_pri_locked(struct thread *t)
 {
@@ -142,8 +151,7 @@ static void update_pri_locked(struct thread *t)
 		t->estcpu = t->estcpu * 2 / 3;
 	t->estcpu_sec = now;
 	t->base_pri = policy_fixed(t->policy) ? rt_to_pri(t->rt_priority) : ts_pri(t);
-	if (!t->boosted || t->base_pri < t->pri)
-		t->pri = t->base_pri;
+	t->pri = MIN(t->base_pri, boost_best_locked(t));
 }
 
 /* ---- run queues ---- */
@@ -1016,11 +1024,39 @@ static bool requeue_boosted_locked(struct thread *t, int pri)
 	return still;
 }
 
-void sched_boost(struct thread *holder, int pri)
+/*
+ * Records that `by` lends pri to t: a new entry, or a better priority for
+ * by's.  With every slot taken (more than THREAD_BOOSTS contended locks
+ * held), the last slot takes the priority too: its boost may then outlast
+ * the lock that lent it, never end too early.  t->lock held.
+ */
+static void boost_record_locked(struct thread *t, int pri, const void *by)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	for (int i = 0; i < t->boosted; i++)
+		if (t->boost[i].by == by) {
+			t->boost[i].pri = MIN(t->boost[i].pri, pri);
+			return;
+		}
+	if (t->boosted == THREAD_BOOSTS) {
+		t->boost[THREAD_BOOSTS - 1].pri = MIN(t->boost[THREAD_BOOSTS - 1].pri, pri);
+		return;
+	}
+	t->boost[t->boosted].by = by;
+	t->boost[t->boosted].pri = pri;
+	t->boosted++;
+}
+
+void sched_boost_by(struct thread *holder, int pri, const void *by)
 {
 	for (;;) {
 		uint64_t s = disable_lock(&holder->lock);
-		if (pri >= holder->pri) {
+		if (pri >= holder->base_pri) {   /* lends nothing, now or later */
+			unlock_enable(&holder->lock, s);
+			return;
+		}
+		if (pri >= holder->pri) {        /* better already: remember for later */
+			boost_record_locked(holder, pri, by);
 			unlock_enable(&holder->lock, s);
 			return;
 		}
@@ -1033,7 +1069,7 @@ void sched_boost(struct thread *holder, int pri)
 		if (!queued || requeue_boosted_locked(holder, pri)) {
 			if (!queued)
 				holder->pri = pri;
-			holder->boosted++;
+			boost_record_locked(holder, pri, by);
 			holder->boosts++;
 			unlock_enable(&holder->lock, s);
 			return;
@@ -1043,16 +1079,35 @@ void sched_boost(struct thread *holder, int pri)
 	}
 }
 
-void sched_unboost(struct thread *t)
+void sched_boost(struct thread *holder, int pri)
 {
+	sched_boost_by(holder, pri, SCHED_BOOST_PI);
+}
+
+/*
+ * t (the caller) released `by`: drops by's record, and runs at the best of
+ * its base priority and the records left.  Nothing changes if by lent
+ * nothing (an uncontended lock).
+ */
+void sched_unboost_by(struct thread *t, const void *by)
+{
+	KASSERT(t == curthread());
 	uint64_t s = disable_lock(&t->lock);
-	if (t->boosted) {
-		t->boosted = 0;
-		t->pri = t->base_pri;
-		if (t == curthread() && runq_best_pri(&scpu[cpu_id()].rq) < t->pri)
+	int i = 0;
+	while (i < t->boosted && t->boost[i].by != by)
+		i++;
+	if (i < t->boosted) {
+		t->boost[i] = t->boost[--t->boosted];
+		t->pri = MIN(t->base_pri, boost_best_locked(t));
+		if (runq_best_pri(&scpu[cpu_id()].rq) < t->pri)
 			mycpu()->need_resched = 1;
 	}
 	unlock_enable(&t->lock, s);
+}
+
+void sched_unboost(struct thread *t)
+{
+	sched_unboost_by(t, SCHED_BOOST_PI);
 }
 
 /* ---- clock tick, balancing, preemption ---- */

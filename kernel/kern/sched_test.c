@@ -459,6 +459,57 @@ KTEST(lock_holder_is_boosted_past_a_convoy)
 	KT_EXPECT(convoy_boosts >= 1);
 }
 
+/*
+ * Issue 15: a holder of two contended locks keeps the boost of the one it
+ * still holds when it releases the other (the release of any lock used to
+ * drop every boost), and an uncontended release changes nothing.
+ */
+static struct complex_lock boost_a, boost_b;
+
+static void boost_waiter(void *arg)
+{
+	struct complex_lock *l = arg;
+	lock_write(l);
+	lock_done(l);
+}
+
+/* Spawns a FIFO waiter on l and returns once it sleeps on it (boost lent). */
+static struct thread *boost_wait_on(struct complex_lock *l, int rt)
+{
+	struct thread *w = spawn("bwaiter", boost_waiter, l, other_cpu(), SCHED_FIFO, rt);
+	for (int i = 0; i < 10 * HZ && READ_ONCE(w->cl_wait) != l; i++)
+		sleep_ticks(1);
+	return w;
+}
+
+KTEST(boost_stays_until_the_last_contended_lock_is_released)
+{
+	struct thread *me = curthread();
+	complex_lock_init(&boost_a, LC_TEST_COMPLEX_A, 0);
+	complex_lock_init(&boost_b, LC_TEST_COMPLEX_B, 0);
+	int base = me->base_pri;
+	lock_write(&boost_a);
+	lock_write(&boost_b);
+	struct thread *wa = boost_wait_on(&boost_a, 20);
+	KT_EXPECT_EQ(READ_ONCE(wa->cl_wait), &boost_a);
+	KT_EXPECT_EQ(me->pri, wa->pri);
+	lock_done(&boost_b);                 /* nobody waits for b */
+	KT_EXPECT_EQ(me->pri, wa->pri);
+	lock_write(&boost_b);
+	struct thread *wb = boost_wait_on(&boost_b, 10);
+	KT_EXPECT_EQ(READ_ONCE(wb->cl_wait), &boost_b);
+	KT_EXPECT_EQ(me->pri, wa->pri);      /* the better of the two */
+	KT_EXPECT_EQ(me->boosted, 2);
+	lock_done(&boost_a);                 /* b is still held and wanted */
+	KT_EXPECT_EQ(me->pri, MIN(wb->pri, me->base_pri));
+	KT_EXPECT(me->pri < base);
+	lock_done(&boost_b);
+	KT_EXPECT_EQ(me->pri, me->base_pri);
+	KT_EXPECT_EQ(me->boosted, 0);
+	thread_join(wa);
+	thread_join(wb);
+}
+
 /* ---- complex locks block ---- */
 
 static struct complex_lock block_lock;
