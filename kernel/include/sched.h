@@ -18,7 +18,8 @@ void sched_init_cpu(void);             /* each CPU, before scheduler() */
 __noreturn void scheduler(void);       /* the per-CPU scheduler loop */
 
 void sched_yield(void);
-/* Switch to the scheduler.  t->lock held, interrupts off; returns likewise. */
+/* Switch to the scheduler.  t->lock held, interrupts off; the lock is released
+ * before the switch: returns with interrupts off and t->lock NOT held. */
 void sched_switch_locked(struct thread *t);
 /* Waits (at most a second) until exited threads handed to the thread
  * reaper are freed: exact free-memory counts (sysinfo). */
@@ -62,6 +63,9 @@ extern int sched_steal_ticks;          /* a thread is stealable after this idle 
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
 extern int sched_idle_poll_us;         /* idle CPUs poll this long before halting */
 extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
+extern uint64_t sched_oncpu_waits;     /* picks that waited for a thread to finish
+					* switching out on another CPU (on_cpu) */
+extern int sched_switchout_delay_us;   /* test hook: widens that window */
 
 #define FSHIFT          11     /* load averages are fixed point << FSHIFT */
 #define FSCALE          (1 << FSHIFT)

@@ -60,6 +60,10 @@ struct thread_boost {
 struct thread {
 	struct simple_lock lock;     /* protects the (t) fields */
 	uint64_t ctx;                /* (o) saved stack pointer while switched out */
+	volatile int on_cpu;         /* [a] 1 while a CPU runs it or is still switching it
+				      * out: set by the CPU that picks it, cleared (release)
+				      * once its context is saved; no CPU switches to it
+				      * before reading 0 (acquire) (sched.c) */
 	enum thread_state state;     /* (t) */
 	int tid;                     /* [I] (a user thread's id in the pid table; exec from
 				      * a non-leader thread gives it the process id) */
