@@ -18,7 +18,8 @@ void sched_init_cpu(void);             /* each CPU, before scheduler() */
 __noreturn void scheduler(void);       /* the per-CPU scheduler loop */
 
 void sched_yield(void);
-/* Switch to the scheduler.  t->lock held, interrupts off; returns likewise. */
+/* Switch to the scheduler.  t->lock held, interrupts off; the lock is released
+ * before the switch: returns with interrupts off and t->lock NOT held. */
 void sched_switch_locked(struct thread *t);
 /* Waits (at most a second) until exited threads handed to the thread
  * reaper are freed: exact free-memory counts (sysinfo). */
@@ -47,7 +48,16 @@ int sched_setnice(struct thread *t, int nice);
 void funnel_enter(void);
 void funnel_exit(void);
 
-/* Priority boost (L8) of a complex-lock holder by a blocked waiter. */
+/*
+ * Priority boost (L8) of a lock holder by a blocked waiter.  sched_boost_by
+ * records that `by` (the lock waited for) lends pri to holder, and
+ * sched_unboost_by (called by t itself when it releases `by`) drops that
+ * record only: t keeps the best priority its other records lend.  The forms
+ * without `by` serve PI futexes (one record, SCHED_BOOST_PI, for all of them).
+ */
+#define SCHED_BOOST_PI ((const void *)1)
+void sched_boost_by(struct thread *holder, int pri, const void *by);
+void sched_unboost_by(struct thread *t, const void *by);
 void sched_boost(struct thread *holder, int pri);
 void sched_unboost(struct thread *t);
 
@@ -56,6 +66,9 @@ extern int sched_steal_ticks;          /* a thread is stealable after this idle 
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
 extern int sched_idle_poll_us;         /* idle CPUs poll this long before halting */
 extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
+extern uint64_t sched_oncpu_waits;     /* picks that waited for a thread to finish
+					* switching out on another CPU (on_cpu) */
+extern int sched_switchout_delay_us;   /* test hook: widens that window */
 
 #define FSHIFT          11     /* load averages are fixed point << FSHIFT */
 #define FSCALE          (1 << FSHIFT)

@@ -44,9 +44,26 @@ struct waitq;
 struct complex_lock;
 struct uidinfo;
 
+/*
+ * A priority lent to a thread (L8): by a held complex lock a better thread
+ * waits for (by = the lock), or by PI futexes (by = SCHED_BOOST_PI).  The
+ * thread runs at the best of its base priority and every entry's; an entry
+ * goes when its lock is released, so holding two contended locks and
+ * releasing one keeps the other's boost (sched.c).
+ */
+#define THREAD_BOOSTS 8
+struct thread_boost {
+	const void *by;              /* the lock that lent it */
+	int pri;                     /* the best priority lent through it */
+};
+
 struct thread {
 	struct simple_lock lock;     /* protects the (t) fields */
 	uint64_t ctx;                /* (o) saved stack pointer while switched out */
+	volatile int on_cpu;         /* [a] 1 while a CPU runs it or is still switching it
+				      * out: set by the CPU that picks it, cleared (release)
+				      * once its context is saved; no CPU switches to it
+				      * before reading 0 (acquire) (sched.c) */
 	enum thread_state state;     /* (t) */
 	int tid;                     /* [I] (a user thread's id in the pid table; exec from
 				      * a non-leader thread gives it the process id) */
@@ -61,7 +78,8 @@ struct thread {
 	int ioprio;                  /* [a] ioprio_set's value (class << 13 | data); 0: none */
 	int base_pri;                /* (t) priority from policy, nice and CPU use */
 	int pri;                     /* (t) effective: base_pri or a lock boost */
-	int boosted;                 /* (t) boost count (L8) */
+	int boosted;                 /* (t) entries in boost[] (L8) */
+	struct thread_boost boost[THREAD_BOOSTS];  /* (t) who lends a priority, and which */
 	uint32_t estcpu;             /* (t) recent CPU use, decayed each second */
 	uint64_t estcpu_sec;         /* (t) second of the last decay */
 	int quantum;                 /* (o) ticks left in the time slice */

@@ -472,8 +472,8 @@ static void complex_block(struct complex_lock *l, int how, uint64_t *sleeps)
 	}
 	/* Convoy avoidance (L8): lend our priority to the write holder. */
 	struct thread *owner = l->owner;
-	if ((l->state & CL_WRITER) && owner && owner != t && owner->pri > t->pri)
-		sched_boost(owner, t->pri);
+	if ((l->state & CL_WRITER) && owner && owner != t && READ_ONCE(owner->base_pri) > t->pri)
+		sched_boost_by(owner, t->pri, l);   /* recorded even if it runs better already */
 	t->cl_wait = l;
 	t->cl_how = how;
 	(*sleeps)++;
@@ -609,8 +609,8 @@ void lock_write_to_read(struct complex_lock *l)
 	lock_complex_downgraded(l);
 	if (s & CL_WAITERS)
 		complex_wake(l);   /* waiting readers may join */
-	if (curthread()->boosted)
-		sched_unboost(curthread());
+	if (READ_ONCE(curthread()->boosted))
+		sched_unboost_by(curthread(), l);   /* l's boost only (L8) */
 }
 
 void lock_done(struct complex_lock *l)
@@ -636,6 +636,6 @@ void lock_done(struct complex_lock *l)
 		if (CL_READERS(old) == 1 && (old & CL_WAITERS))
 			complex_wake(l);
 	}
-	if (curthread()->boosted)
-		sched_unboost(curthread());
+	if (READ_ONCE(curthread()->boosted))
+		sched_unboost_by(curthread(), l);   /* l's boost only (L8) */
 }

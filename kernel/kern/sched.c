@@ -3,10 +3,26 @@
  *
  * Each CPU runs scheduler() on its boot stack: it picks a thread, switches
  * to it, and when the thread switches back (yield, sleep, preemption, exit)
- * requeues it if still runnable and releases its lock.  The thread's lock is
- * held across the switch in both directions, so a thread is never on a run
- * queue while still running on its old stack, and a waker (which takes the
- * thread lock) waits until the sleeper is fully switched out.
+ * requeues it if still runnable.  No lock is held across a switch.
+ *
+ * The switch protocol (on_cpu handoff).  t->on_cpu is 1 from the moment a
+ * CPU's scheduler takes t to run until that CPU has switched t out and
+ * finished with its context (saved stack pointer, FPU and FS base, address
+ * space): then it stores 0 with release order.  A thread that switches out
+ * sets its state (SLEEPING, ZOMBIE, or stays RUNNING to be requeued) under
+ * t->lock and releases the lock *before* the switch
+ * (sched_switch_locked), so a waker may find it SLEEPING, make it runnable
+ * and queue it while it still runs on its old stack on its old CPU.  The
+ * CPU that picks such a thread waits, holding no lock, until its on_cpu is
+ * 0 (acquire) before it reads the saved context and switches to it.  The
+ * thread's old CPU needs no lock to finish the switch (it reads what the
+ * thread left in scpu[].prev_state, not t->state, which a waker may
+ * change), so the wait is short and cannot deadlock.  Only a thread that
+ * stays RUNNING (yield, preemption) is requeued by its old CPU, after
+ * on_cpu is cleared, under t->lock: nobody else queues or runs a RUNNING
+ * thread.  A waker still cannot lose a wakeup: the sleeper's state and the
+ * wait queue change under the locks as before (waitq.c); only the end of
+ * the switch no longer holds the waker back.
  *
  * Run queues (S3): every CPU has a local queue of time-share and bound
  * threads; unbound SCHED_FIFO/RR threads go on one global queue.  A queue is
@@ -58,6 +74,17 @@
 int sched_steal_ticks = 4;
 uint64_t sched_steal_min_idle = ~0UL;   /* [a] least idle time of a stolen thread */
 int sched_affinity_ticks = 10;
+uint64_t sched_oncpu_waits;   /* [a] picks that waited for the thread's old CPU */
+/* Test hook (sched_test.c): a sleeper's CPU lingers this long before it lets
+ * go of the thread (on_cpu), so wakers' CPUs meet the handoff wait. */
+int sched_switchout_delay_us;  /* [a] 0 normally */
+
+static void switchout_delay(void)
+{
+	uint64_t end = rdtsc() + tsc_hz / 1000000 * (uint64_t)READ_ONCE(sched_switchout_delay_us);
+	while (rdtsc() < end)
+		cpu_relax();
+}
 /*
  * Idle polling (like Linux's haltpoll): an idle CPU watches its queues for
  * this long before it halts, and a waker that finds it polling sets
@@ -89,6 +116,7 @@ struct sched_cpu {
 	uint64_t avail_last;       /* [a] available ticks last second */
 	int out_of_balance;        /* [a] */
 	int cur_pri;               /* [a] priority of the running thread, NPRI if idle */
+	int prev_state;            /* [o] the state the last thread switched out in */
 	struct sched_cpu_stats st; /* [o] */
 } __cacheline_aligned;
 
@@ -132,6 +160,15 @@ static int ts_pri(struct thread *t)
 	return p > PRI_TS_WORST ? PRI_TS_WORST : p;
 }
 
+/* The best priority t's boost records lend, NPRI for none.  t->lock held. */
+static int boost_best_locked(struct thread *t)
+{
+	int best = NPRI;
+	for (int i = 0; i < t->boosted; i++)
+		best = MIN(best, t->boost[i].pri);
+	return best;
+}
+
 /* Recomputes t's base priority; the effective one keeps a boost.  t->lock held. */
 static void update_pri_locked(struct thread *t)
 {
@@ -141,8 +178,7 @@ static void update_pri_locked(struct thread *t)
 		t->estcpu = t->estcpu * 2 / 3;
 	t->estcpu_sec = now;
 	t->base_pri = policy_fixed(t->policy) ? rt_to_pri(t->rt_priority) : ts_pri(t);
-	if (!t->boosted || t->base_pri < t->pri)
-		t->pri = t->base_pri;
+	t->pri = MIN(t->base_pri, boost_best_locked(t));
 }
 
 /* ---- run queues ---- */
@@ -606,6 +642,12 @@ __noreturn void scheduler(void)
 			c->idling = 0;
 			continue;
 		}
+		/* Still switching out on another CPU (woken before it was off)? */
+		if (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&sched_oncpu_waits, 1, __ATOMIC_RELAXED);
+			while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+				cpu_relax();
+		}
 		simple_lock(&t->lock);
 		KASSERT_OP(t->state, ==, TS_RUNNABLE);
 		if (!(t->affinity & (1UL << c->id))) {
@@ -622,9 +664,11 @@ __noreturn void scheduler(void)
 			s->st.migrations++;
 		}
 		t->cpu = c->id;
+		WRITE_ONCE(t->on_cpu, 1);
+		WRITE_ONCE(s->cur_pri, t->pri);
+		simple_unlock(&t->lock);
 		if (t->quantum <= 0)
 			t->quantum = full_quantum(t);
-		WRITE_ONCE(s->cur_pri, t->pri);
 		c->curthread = t;
 		kstack_sync_cpu(c->id);             /* no stale stack-area entries */
 		c->tss.rsp[0] = t->kstack_top;      /* interrupts from user mode */
@@ -642,8 +686,9 @@ __noreturn void scheduler(void)
 			sched_flush_kicks();
 		swtch(&c->sched_ctx, t->ctx);
 
-		/* t switched back to us with t->lock held. */
-		TRACE(TEV_SWITCH_OUT, t->tid, t->state, READ_ONCE(s->rq.nr), 0);
+		/* t switched back to us (sched_switch_locked), its lock released. */
+		int how = s->prev_state;
+		TRACE(TEV_SWITCH_OUT, t->tid, how, READ_ONCE(s->rq.nr), 0);
 		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
 		t->slice_tsc = 0;
 		t->pmap = c->pmap;                  /* what it had loaded */
@@ -658,22 +703,38 @@ __noreturn void scheduler(void)
 		lazy = c->pmap != NULL;
 		c->curthread = c->idle;
 		WRITE_ONCE(s->cur_pri, NPRI);
-		t->last_ran = ticks;
-		if (t->state == TS_RUNNING) {
+		/*
+		 * Done with t's context: another CPU may run it from here on.
+		 * A thread that went to sleep may be running already, so t is
+		 * touched below only as its state on the way out allows.
+		 */
+		if (READ_ONCE(sched_switchout_delay_us) && how == TS_SLEEPING)
+			switchout_delay();
+		__atomic_store_n(&t->on_cpu, 0, __ATOMIC_RELEASE);
+		if (how == TS_RUNNING) {
 			/* yielded or preempted: a FIFO thread keeps its place */
+			simple_lock(&t->lock);
+			KASSERT_OP(t->state, ==, TS_RUNNING);
 			t->state = TS_RUNNABLE;
 			update_pri_locked(t);
 			enqueue_locked(t, t->policy == SCHED_FIFO && t->quantum > 0, false);
 			simple_unlock(&t->lock);
-		} else if (t->state == TS_ZOMBIE) {
-			simple_unlock(&t->lock);
+		} else if (how == TS_ZOMBIE) {
 			finish_zombie(t);
-		} else {
-			simple_unlock(&t->lock);
 		}
 	}
 }
 
+/*
+ * Switches the current thread t out to its CPU's scheduler.  Preconditions:
+ * t->lock held, interrupts disabled, t->state already what t switches out
+ * in: RUNNING (requeued: yield, preemption), SLEEPING (a waker requeues
+ * it) or ZOMBIE.  The lock is released here, before the switch (no lock is
+ * held across a switch); t returns, maybe on another CPU, with interrupts
+ * still disabled and t->lock NOT held.  A waker may run t's wakeup as soon
+ * as the lock is released; the CPU that picks t then waits for t->on_cpu
+ * to drop before it switches to it (see the top of this file).
+ */
 void sched_switch_locked(struct thread *t)
 {
 	KASSERT(simple_lock_held(&t->lock));
@@ -681,6 +742,9 @@ void sched_switch_locked(struct thread *t)
 	KASSERT(t == curthread());
 	KASSERT(t->state != TS_IDLE);
 	struct cpu *c = mycpu();
+	scpu[c->id].prev_state = t->state;   /* a waker may change t->state next */
+	t->last_ran = ticks;
+	simple_unlock(&t->lock);
 	swtch(&t->ctx, c->sched_ctx);
 }
 
@@ -713,8 +777,8 @@ void sched_yield(void)
 		return;
 	}
 	t->quantum = 0;
-	sched_switch_locked(t);
-	unlock_enable(&t->lock, s);
+	sched_switch_locked(t);   /* releases t->lock */
+	intr_restore(s);
 }
 
 /* ---- threads ---- */
@@ -738,9 +802,7 @@ uint64_t thread_cpu_ns(struct thread *t)
 
 void thread_first_run(void *arg, void (*fn)(void *))
 {
-	struct thread *t = curthread();
-	simple_unlock(&t->lock);   /* taken by the scheduler before switching */
-	sti();
+	sti();   /* the scheduler switched to us with no lock held */
 	fn(arg);
 	thread_exit();
 }
@@ -1043,11 +1105,39 @@ static bool requeue_boosted_locked(struct thread *t, int pri)
 	return still;
 }
 
-void sched_boost(struct thread *holder, int pri)
+/*
+ * Records that `by` lends pri to t: a new entry, or a better priority for
+ * by's.  With every slot taken (more than THREAD_BOOSTS contended locks
+ * held), the last slot takes the priority too: its boost may then outlast
+ * the lock that lent it, never end too early.  t->lock held.
+ */
+static void boost_record_locked(struct thread *t, int pri, const void *by)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	for (int i = 0; i < t->boosted; i++)
+		if (t->boost[i].by == by) {
+			t->boost[i].pri = MIN(t->boost[i].pri, pri);
+			return;
+		}
+	if (t->boosted == THREAD_BOOSTS) {
+		t->boost[THREAD_BOOSTS - 1].pri = MIN(t->boost[THREAD_BOOSTS - 1].pri, pri);
+		return;
+	}
+	t->boost[t->boosted].by = by;
+	t->boost[t->boosted].pri = pri;
+	t->boosted++;
+}
+
+void sched_boost_by(struct thread *holder, int pri, const void *by)
 {
 	for (;;) {
 		uint64_t s = disable_lock(&holder->lock);
-		if (pri >= holder->pri) {
+		if (pri >= holder->base_pri) {   /* lends nothing, now or later */
+			unlock_enable(&holder->lock, s);
+			return;
+		}
+		if (pri >= holder->pri) {        /* better already: remember for later */
+			boost_record_locked(holder, pri, by);
 			unlock_enable(&holder->lock, s);
 			return;
 		}
@@ -1060,7 +1150,7 @@ void sched_boost(struct thread *holder, int pri)
 		if (!queued || requeue_boosted_locked(holder, pri)) {
 			if (!queued)
 				holder->pri = pri;
-			holder->boosted++;
+			boost_record_locked(holder, pri, by);
 			holder->boosts++;
 			unlock_enable(&holder->lock, s);
 			return;
@@ -1070,16 +1160,35 @@ void sched_boost(struct thread *holder, int pri)
 	}
 }
 
-void sched_unboost(struct thread *t)
+void sched_boost(struct thread *holder, int pri)
 {
+	sched_boost_by(holder, pri, SCHED_BOOST_PI);
+}
+
+/*
+ * t (the caller) released `by`: drops by's record, and runs at the best of
+ * its base priority and the records left.  Nothing changes if by lent
+ * nothing (an uncontended lock).
+ */
+void sched_unboost_by(struct thread *t, const void *by)
+{
+	KASSERT(t == curthread());
 	uint64_t s = disable_lock(&t->lock);
-	if (t->boosted) {
-		t->boosted = 0;
-		t->pri = t->base_pri;
-		if (t == curthread() && runq_best_pri(&scpu[cpu_id()].rq) < t->pri)
+	int i = 0;
+	while (i < t->boosted && t->boost[i].by != by)
+		i++;
+	if (i < t->boosted) {
+		t->boost[i] = t->boost[--t->boosted];
+		t->pri = MIN(t->base_pri, boost_best_locked(t));
+		if (runq_best_pri(&scpu[cpu_id()].rq) < t->pri)
 			mycpu()->need_resched = 1;
 	}
 	unlock_enable(&t->lock, s);
+}
+
+void sched_unboost(struct thread *t)
+{
+	sched_unboost_by(t, SCHED_BOOST_PI);
 }
 
 /* ---- clock tick, balancing, preemption ---- */
@@ -1210,8 +1319,7 @@ void sched_intr_exit(struct trapframe *tf)
 		return;
 	scpu[c->id].st.preemptions++;
 	simple_lock(&t->lock);
-	sched_switch_locked(t);
-	simple_unlock(&t->lock);
+	sched_switch_locked(t);   /* releases t->lock */
 }
 
 uint64_t sched_cpu_ticks(void)

@@ -95,6 +95,107 @@ KTEST(wakeup_pingpong_across_cpus_loses_nothing)
 	KT_EXPECT_EQ(pp_count[1], PINGPONG);
 }
 
+/*
+ * Wakeups racing the end of a switch (the on_cpu handoff, sched.c): each
+ * waker wakes its sleeper the moment it sees it SLEEPING, while the
+ * sleeper's CPU is still switching it out.  The sleepers are unbound FIFO
+ * threads, so they go on the global queue and another CPU often picks them
+ * before their old CPU is done with them: that CPU must wait for on_cpu to
+ * drop, or it would run the thread on a stale context.  A lost wakeup
+ * shows as a sleeper timing out with its token set; a bad handoff as a
+ * crash or a wrong count.
+ */
+#define HANDOFF_ROUNDS 2000
+
+struct handoff {
+	struct waitq wq;
+	struct thread *volatile sleeper;
+	volatile int token;              /* (wq.lock) a wakeup for the sleeper */
+	volatile int lost;               /* a side gave up waiting */
+	volatile uint64_t done;          /* rounds the sleeper completed */
+};
+
+static struct handoff handoffs[4];
+
+static void handoff_sleeper(void *arg)
+{
+	struct handoff *h = arg;
+	for (int i = 0; i < HANDOFF_ROUNDS; i++) {
+		uint64_t s = disable_lock(&h->wq.lock);
+		while (!h->token) {
+			if (waitq_sleep_timeout_locked(&h->wq, 5 * HZ) == -ETIMEDOUT && !h->token) {
+				h->lost = 1;
+				unlock_enable(&h->wq.lock, s);
+				return;
+			}
+		}
+		h->token = 0;
+		h->done++;
+		unlock_enable(&h->wq.lock, s);
+	}
+}
+
+/* Spins until cond holds or 10 s pass (then the round is lost). */
+#define HANDOFF_SPIN(h, cond) do { \
+	uint64_t end_ = ticks + 10 * HZ; \
+	while (!(cond) && !(h)->lost && READ_ONCE(ticks) < end_) \
+		cpu_relax(); \
+	if (!(cond)) \
+		(h)->lost = 1; \
+} while (0)
+
+static void handoff_waker(void *arg)
+{
+	struct handoff *h = arg;
+	int home = cpu_id();
+	for (int i = 0; i < HANDOFF_ROUNDS && !h->lost; i++) {
+		HANDOFF_SPIN(h, READ_ONCE(h->sleeper->state) == TS_SLEEPING);
+		uint64_t s = disable_lock(&h->wq.lock);
+		h->token = 1;
+		waitq_wakeup_one_locked(&h->wq);
+		unlock_enable(&h->wq.lock, s);
+		/*
+		 * Move to another CPU: this one picks the sleeper, which then
+		 * sleeps here, and we wake it from there while this CPU is still
+		 * switching it out, and yield so that CPU picks it.
+		 */
+		if (ncpu > 1)
+			sched_setaffinity(curthread(), 1UL << ((home + i + 1) % ncpu));
+		else
+			sched_yield();
+		HANDOFF_SPIN(h, READ_ONCE(h->token) == 0);
+	}
+}
+
+KTEST(wakeup_while_switching_out_loses_nothing)
+{
+	int pairs = MAX(1, MIN(ncpu / 2, 4));   /* idle CPUs left to pick the sleepers */
+	uint64_t waits0 = READ_ONCE(sched_oncpu_waits);
+	WRITE_ONCE(sched_switchout_delay_us, 50);   /* hold the window open */
+	struct thread *sl[4], *wk[4];
+	for (int i = 0; i < pairs; i++) {
+		struct handoff *h = &handoffs[i];
+		waitq_init(&h->wq);
+		h->token = h->lost = 0;
+		h->done = 0;
+		h->sleeper = sl[i] = spawn("hsleep", handoff_sleeper, h, -1, SCHED_FIFO, 10 + i);
+	}
+	for (int i = 0; i < pairs; i++)
+		wk[i] = spawn("hwake", handoff_waker, &handoffs[i], (2 * i) % ncpu, SCHED_OTHER, 0);
+	for (int i = 0; i < pairs; i++) {
+		thread_join(wk[i]);
+		thread_join(sl[i]);
+		KT_EXPECT_EQ(handoffs[i].lost, 0);
+		KT_EXPECT_EQ(handoffs[i].done, HANDOFF_ROUNDS);
+	}
+	WRITE_ONCE(sched_switchout_delay_us, 0);
+	uint64_t waits = READ_ONCE(sched_oncpu_waits) - waits0;
+	kprintf("# %d pairs x %d rounds: %lu picks waited for a switch-out to end\n", pairs,
+		HANDOFF_ROUNDS, waits);
+	if (ncpu > 1)
+		KT_EXPECT(waits > 0);   /* the race was run, not just the easy path */
+}
+
 /* ---- FIFO and RR ---- */
 
 static volatile int order[8];
@@ -457,6 +558,57 @@ KTEST(lock_holder_is_boosted_past_a_convoy)
 	KT_EXPECT_EQ(high_got_lock, 1);
 	KT_EXPECT(high_got_tick < medium_end_tick);
 	KT_EXPECT(convoy_boosts >= 1);
+}
+
+/*
+ * Issue 15: a holder of two contended locks keeps the boost of the one it
+ * still holds when it releases the other (the release of any lock used to
+ * drop every boost), and an uncontended release changes nothing.
+ */
+static struct complex_lock boost_a, boost_b;
+
+static void boost_waiter(void *arg)
+{
+	struct complex_lock *l = arg;
+	lock_write(l);
+	lock_done(l);
+}
+
+/* Spawns a FIFO waiter on l and returns once it sleeps on it (boost lent). */
+static struct thread *boost_wait_on(struct complex_lock *l, int rt)
+{
+	struct thread *w = spawn("bwaiter", boost_waiter, l, other_cpu(), SCHED_FIFO, rt);
+	for (int i = 0; i < 10 * HZ && READ_ONCE(w->cl_wait) != l; i++)
+		sleep_ticks(1);
+	return w;
+}
+
+KTEST(boost_stays_until_the_last_contended_lock_is_released)
+{
+	struct thread *me = curthread();
+	complex_lock_init(&boost_a, LC_TEST_COMPLEX_A, 0);
+	complex_lock_init(&boost_b, LC_TEST_COMPLEX_B, 0);
+	int base = me->base_pri;
+	lock_write(&boost_a);
+	lock_write(&boost_b);
+	struct thread *wa = boost_wait_on(&boost_a, 20);
+	KT_EXPECT_EQ(READ_ONCE(wa->cl_wait), &boost_a);
+	KT_EXPECT_EQ(me->pri, wa->pri);
+	lock_done(&boost_b);                 /* nobody waits for b */
+	KT_EXPECT_EQ(me->pri, wa->pri);
+	lock_write(&boost_b);
+	struct thread *wb = boost_wait_on(&boost_b, 10);
+	KT_EXPECT_EQ(READ_ONCE(wb->cl_wait), &boost_b);
+	KT_EXPECT_EQ(me->pri, wa->pri);      /* the better of the two */
+	KT_EXPECT_EQ(me->boosted, 2);
+	lock_done(&boost_a);                 /* b is still held and wanted */
+	KT_EXPECT_EQ(me->pri, MIN(wb->pri, me->base_pri));
+	KT_EXPECT(me->pri < base);
+	lock_done(&boost_b);
+	KT_EXPECT_EQ(me->pri, me->base_pri);
+	KT_EXPECT_EQ(me->boosted, 0);
+	thread_join(wa);
+	thread_join(wb);
 }
 
 /* ---- complex locks block ---- */

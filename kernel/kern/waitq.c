@@ -17,7 +17,9 @@
  *
  * Interruptible sleeps: the sleeper sets t->sig.intr_sleep and checks for a
  * deliverable signal under its thread lock, and stays under it until it is
- * TS_SLEEPING (the lock is released by the switch).  A signal sender makes
+ * TS_SLEEPING (sched_switch_locked releases it just before the switch; a
+ * waker may then wake the thread while it is still switching out, and the
+ * CPU that picks it waits for the switch to end: sched.c).  A signal sender makes
  * the signal pending first, then takes the thread lock
  * (signal_wakeup_locked): either it comes first, and the sleeper sees the
  * signal, or it finds the thread asleep with the flag and wakes it (reason
@@ -109,7 +111,8 @@ static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
 	if (deadline)
 		callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
 	simple_unlock(&wq->lock);
-	sched_switch_locked(t);
+	sched_switch_locked(t);   /* releases t->lock */
+	simple_lock(&t->lock);
 	int reason = t->wakeup_reason;
 	t->sig.intr_sleep = false;
 	bool stopped = !deadline || callout_stop(&t->timeout);
