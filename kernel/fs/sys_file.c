@@ -1128,8 +1128,10 @@ static int statfs_out(struct inode *ip, uint64_t ubuf)
 	memset(&s, 0, sizeof(s));
 	s.type = 0x01021994;               /* TMPFS_MAGIC */
 	s.bsize = s.frsize = 4096;
-	s.blocks = (int64_t)page_total_count();
-	s.bfree = s.bavail = (int64_t)page_free_count();
+	struct superblock *sb = ip->sb;
+	uint64_t max = READ_ONCE(sb->max_pages), used = READ_ONCE(sb->data_pages);
+	s.blocks = (int64_t)(max ? max : page_total_count());
+	s.bfree = s.bavail = (int64_t)(max ? (used < max ? max - used : 0) : page_free_count());
 	s.files = 1 << 20;
 	s.ffree = s.files - (int64_t)ip->sb->ninodes;
 	s.fsid[0] = (int32_t)ip->sb->dev;
@@ -2048,11 +2050,19 @@ SYSCALL(165, mount)
 	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
 	if (r)
 		return r == -ENAMETOOLONG ? -ENODEV : r;
+	char opts[256];             /* the file system's options (tmpfs: size=, mode=, ...) */
+	const char *data = NULL;
+	if (a4) {
+		r = copyinstr(opts, (const void *)a4, sizeof(opts), NULL);
+		if (r)
+			return r == -ENAMETOOLONG ? -EINVAL : r;
+		data = opts;
+	}
 	struct inode *dir;
 	r = resolve(AT_FDCWD, a1, 0, &dir);
 	if (r)
 		return r;
-	r = vfs_mount_at(dir, type, NULL);
+	r = vfs_mount_at(dir, type, data);
 	vnode_put(dir);
 	return r;
 }

@@ -13,6 +13,8 @@
 #include "errno.h"
 #include "kmem.h"
 #include "page.h"
+#include "signal.h"
+#include "atomic.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "vm_map.h"
@@ -40,22 +42,57 @@ static int index_grow_locked(struct inode *ip, uint64_t idx)
 	return 0;
 }
 
-/* The page at index idx, allocated (zeroed) if alloc; NULL: hole / no memory. */
-static void *page_at(struct inode *ip, uint64_t idx, bool alloc, bool ref)
+/*
+ * A file system's size limit (mount option size=, Linux's tmpfs: half of
+ * RAM by default): a page of file data is charged to its superblock while
+ * it is in a file's index.  False if the limit is reached.
+ */
+static bool data_charge(struct superblock *sb)
 {
+	uint64_t n = fetch_and_add(&sb->data_pages, 1);
+	if (sb->max_pages && n >= sb->max_pages) {
+		fetch_and_add(&sb->data_pages, -1UL);
+		return false;
+	}
+	return true;
+}
+
+static void data_uncharge(struct superblock *sb)
+{
+	fetch_and_add(&sb->data_pages, -1UL);
+}
+
+/*
+ * The page at index idx, allocated (zeroed) if alloc; NULL: a hole, or (if
+ * alloc) no page could be had (*err, if given: -ENOSPC at the size limit,
+ * -ENOMEM; untouched otherwise).
+ */
+static void *page_at_err(struct inode *ip, uint64_t idx, bool alloc, bool ref, int *err)
+{
+	int e = -ENOMEM;
 	simple_lock(&ip->pages);
 	void *va = idx < ip->u.reg.cap ? ip->u.reg.page[idx] : NULL;
 	if (!va && alloc && index_grow_locked(ip, idx) == 0) {
-		va = page_alloc(PA_ZERO);
-		if (va) {
+		if (!data_charge(ip->sb)) {
+			e = -ENOSPC;
+		} else if ((va = page_alloc(PA_ZERO)) != NULL) {
 			page_ref_init(va_to_page(va));
 			ip->u.reg.page[idx] = va;
+		} else {
+			data_uncharge(ip->sb);
 		}
 	}
 	if (va && ref)
 		page_ref(va_to_page(va));
 	simple_unlock(&ip->pages);
+	if (!va && alloc && err)
+		*err = e;
 	return va;
+}
+
+static void *page_at(struct inode *ip, uint64_t idx, bool alloc, bool ref)
+{
+	return page_at_err(ip, idx, alloc, ref, NULL);
 }
 
 /* Drop every page from index from on. */
@@ -67,6 +104,7 @@ void tmpfs_free_pages(struct inode *ip, uint64_t from)
 		if (va) {
 			ip->u.reg.page[i] = NULL;
 			page_unref(va_to_page(va));
+			data_uncharge(ip->sb);
 		}
 	}
 	simple_unlock(&ip->pages);
@@ -80,9 +118,10 @@ int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va)
 		return -EFBIG;
 	if (!create && off >= READ_ONCE(ip->size))
 		return -ENXIO;
-	void *p = page_at(ip, off / PAGE_SIZE, true, true);
+	int err = 0;
+	void *p = page_at_err(ip, off / PAGE_SIZE, true, true, &err);
 	if (!p)
-		return -ENOMEM;
+		return err;
 	*va = p;
 	return 0;
 }
@@ -122,12 +161,12 @@ static ssize_t rw_locked(struct inode *ip, void *buf, size_t n, uint64_t off, bo
 	while (done < n) {
 		uint64_t pos = off + done;
 		size_t po = pos % PAGE_SIZE, k = MIN(n - done, PAGE_SIZE - po);
-		char *va = page_at(ip, pos / PAGE_SIZE, write, false);
-		char *b = (char *)buf + done;
 		int err = 0;
+		char *va = page_at_err(ip, pos / PAGE_SIZE, write, false, &err);
+		char *b = (char *)buf + done;
 		if (write) {
 			if (!va) {
-				err = -ENOMEM;
+				/* err: -ENOSPC (the size limit) or -ENOMEM */
 			} else if (user) {
 				err = copyin(va + po, b, k);
 			} else {
@@ -268,9 +307,12 @@ int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, 
 	} else {
 		if (end > size)
 			zero_tail(ip, size);
-		for (uint64_t i = off / PAGE_SIZE; i < ALIGN_UP(end, PAGE_SIZE) / PAGE_SIZE && !r; i++)
-			if (!page_at(ip, i, true, false))
-				r = -ENOMEM;
+		for (uint64_t i = off / PAGE_SIZE; i < ALIGN_UP(end, PAGE_SIZE) / PAGE_SIZE && !r; i++) {
+			if (!page_at_err(ip, i, true, false, &r))
+				break;                  /* r: -ENOSPC or -ENOMEM */
+			if ((i & 255) == 255 && signal_fatal_pending())
+				r = -EINTR;             /* killed: stop (the caller never sees it) */
+		}
 		if (r == 0 && !keep_size && end > size) {
 			simple_lock(&ip->meta);
 			ip->size = end;

@@ -438,12 +438,93 @@ static void sb_free(struct superblock *sb)
 	kfree(sb);
 }
 
-static int tmpfs_fill(struct superblock *sb, const void *data __unused)
+/* "N", "Nk", "Nm", "Ng" (bytes) or "N%" (of RAM) as pages; false if bad. */
+static bool parse_size(const char *v, size_t len, uint64_t *pages)
+{
+	uint64_t n = 0;
+	size_t i = 0;
+	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(v[i] - '0');
+	}
+	if (i == 0 || len - i > 1)
+		return false;
+	if (i < len && v[i] == '%') {
+		if (n > 100000)
+			return false;
+		*pages = page_total_count() * n / 100;  /* Linux allows over 100 % */
+		return true;
+	}
+	char unit = i < len ? (char)(v[i] | 0x20) : 0;
+	int shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0;
+	if (unit && !shift)
+		return false;
+	if (n > (UINT64_MAX >> shift))
+		return false;
+	*pages = ALIGN_UP(n << shift, PAGE_SIZE) / PAGE_SIZE;   /* 0: no limit (Linux) */
+	return true;
+}
+
+/*
+ * Mount options (comma separated, Linux's tmpfs): size= (bytes with k/m/g,
+ * or N% of RAM; default half of RAM; 0 no limit), mode= (octal, the root's), uid=, gid=
+ * (the root's owner), nr_inodes= and nr_blocks= (accepted, not enforced);
+ * anything else is EINVAL.
+ */
+static int tmpfs_options(struct superblock *sb, struct inode *root, const char *data)
+{
+	while (data && *data) {
+		const char *end = strchr(data, ',');
+		size_t len = end ? (size_t)(end - data) : strlen(data);
+		const char *eq = NULL;
+		for (size_t i = 0; i < len && !eq; i++)
+			if (data[i] == '=')
+				eq = data + i;
+		size_t klen = eq ? (size_t)(eq - data) : len;
+		const char *v = eq ? eq + 1 : "";
+		size_t vlen = eq ? len - klen - 1 : 0;
+		uint64_t num = 0;
+		bool ok = vlen > 0;
+		if (klen == 4 && !strncmp(data, "size", 4)) {
+			ok = ok && parse_size(v, vlen, &sb->max_pages);
+		} else if ((klen == 4 && !strncmp(data, "mode", 4)) ||
+			   (klen == 3 && (!strncmp(data, "uid", 3) || !strncmp(data, "gid", 3))) ||
+			   (klen == 9 && (!strncmp(data, "nr_inodes", 9) || !strncmp(data, "nr_blocks", 9)))) {
+			int base = data[0] == 'm' ? 8 : 10;
+			for (size_t i = 0; ok && i < vlen; i++) {
+				int d = v[i] - '0';
+				ok = d >= 0 && d < base && num < (1ULL << 40);
+				num = num * (uint64_t)base + (uint64_t)d;
+			}
+			if (ok && data[0] == 'm')
+				root->mode = S_IFDIR | (uint32_t)(num & 07777);
+			else if (ok && data[0] == 'u')
+				root->uid = (uint32_t)num;
+			else if (ok && data[0] == 'g')
+				root->gid = (uint32_t)num;
+		} else {
+			ok = false;
+		}
+		if (!ok)
+			return -EINVAL;
+		data = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static int tmpfs_fill(struct superblock *sb, const void *data)
 {
 	struct inode *root = vnode_alloc(sb, S_IFDIR | 01777);
 	if (!root)
 		return -ENOMEM;
 	root->nlink = 2;
+	sb->max_pages = page_total_count() / 2;
+	int r = tmpfs_options(sb, root, data);
+	if (r) {
+		vnode_put(root);
+		return r;
+	}
 	sb->root = root;                 /* the superblock's reference */
 	return 0;
 }
@@ -475,6 +556,7 @@ struct superblock *tmpfs_create(void)
 		return NULL;
 	}
 	sb->root->mode = S_IFDIR | 0755;
+	sb->max_pages = 0;               /* internal (memfd): no limit, as Linux's shm mount */
 	return sb;
 }
 

@@ -146,6 +146,8 @@ struct superblock {
 	volatile uint64_t next_ino;         /* [a] */
 	volatile uint64_t active;           /* [a] open files and cwds in it */
 	volatile uint64_t ninodes;          /* [a] inodes alive */
+	volatile uint64_t data_pages;       /* [a] tmpfs: pages of file data held */
+	uint64_t max_pages;                 /* [I] tmpfs: limit on data_pages (size=), 0: none */
 	uint32_t dev;                       /* [I] st_dev */
 	struct superblock *next;            /* (n) list of mounts */
 	void *priv;                         /* [I] */

@@ -32,7 +32,8 @@ static int churn_files(int id)
 {
 	char p[PATH_MAX];
 	for (int i = 0; i < ITER; i++) {
-		snprintf(p, sizeof p, "%s/f%d_%d", dir, id, i % 8);
+		if (snprintf(p, sizeof p, "%s/f%d_%d", dir, id, i % 8) >= (int)sizeof p)
+			return 9;
 		int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 		if (fd < 0)
 			return 10;
@@ -52,7 +53,8 @@ static int churn_watches(void)
 		int wd = inotify_add_watch(shared_in, dir, IN_ALL_EVENTS);
 		if (wd < 0)
 			return 20;
-		snprintf(p, sizeof p, "%s/f%d_%d", dir, i % 2, i % 8);
+		if (snprintf(p, sizeof p, "%s/f%d_%d", dir, i % 2, i % 8) >= (int)sizeof p)
+			return 9;
 		int fw = inotify_add_watch(shared_in, p, IN_ALL_EVENTS | (i % 3 ? 0 : IN_ONESHOT));
 		if (fw < 0 && errno != ENOENT)
 			return 21;
@@ -77,7 +79,8 @@ static int churn_instances(void)
 		if (inotify_add_watch(in, dir, IN_CREATE | IN_DELETE) < 0)
 			return 31;
 		for (int k = 0; k < 4; k++) {
-			snprintf(p, sizeof p, "%s/f%d_%d", dir, k % 2, k);
+			if (snprintf(p, sizeof p, "%s/f%d_%d", dir, k % 2, k) >= (int)sizeof p)
+				return 9;
 			if (inotify_add_watch(in, p, IN_ALL_EVENTS) < 0 && errno != ENOENT)
 				return 32;
 		}
