@@ -104,6 +104,18 @@ extern const char *ut_argv0;        /* argv[0] of the program (for re-exec) */
 	} while (0)
 
 /* The call must succeed (not return -1); evaluates to its value. */
+/*
+ * For a child or helper that reports by a return code: return n unless the
+ * call fails with errno e (e 0: unless it succeeds).
+ */
+#define UT_CHECK_RET(n, call, e)                                          \
+	do {                                                              \
+		errno = 0;                                                \
+		long r_ = (long)(call);                                   \
+		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))        \
+			return n;                                         \
+	} while (0)
+
 #define T_OK(call)                                                        \
 	({                                                                \
 		errno = 0;                                                \

@@ -16,13 +16,7 @@
 
 #define LIM 16
 
-#define CHECK(n, call, e)                                                         \
-	do {                                                                      \
-		errno = 0;                                                        \
-		long r_ = (long)(call);                                           \
-		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))                 \
-			return n;                                                 \
-	} while (0)
+#define CHECK UT_CHECK_RET
 
 /* Descriptors open below LIM. */
 static int count_open(void)

@@ -22,29 +22,8 @@
 #include <sys/shm.h>
 #include <sched.h>
 
-/* <linux/capability.h> (not in musl's headers) */
-#define CAP_VERSION_3 0x20080522u
-struct cap_header {
-	uint32_t version;
-	int pid;
-};
-struct cap_data {
-	uint32_t effective, permitted, inheritable;
-};
-#define CAP_CHOWN 0
-#define CAP_DAC_OVERRIDE 1
-#define CAP_DAC_READ_SEARCH 2
-#define CAP_FOWNER 3
-#define CAP_FSETID 4
-#define CAP_KILL 5
-#define CAP_SETGID 6
-#define CAP_SETUID 7
-#define CAP_SETPCAP 8
-#define CAP_IPC_LOCK 14
-#define CAP_IPC_OWNER 15
-#define CAP_SYS_NICE 23
-#define CAP_MKNOD 27
-#define CAP(c) (1ULL << (c))
+#include "caputil.h"
+
 #define DAC (CAP(CAP_DAC_OVERRIDE) | CAP(CAP_DAC_READ_SEARCH))
 
 #ifndef PR_SET_KEEPCAPS
@@ -58,37 +37,11 @@ struct cap_data {
 #define SECBIT_KEEP_CAPS 0x10
 #define SECBIT_KEEP_CAPS_LOCKED 0x20
 
-struct sets {
-	uint64_t eff, prm, inh;
-};
-
-static int get_sets(struct sets *s)
-{
-	struct cap_header h = { CAP_VERSION_3, 0 };
-	struct cap_data d[2];
-	if (syscall(SYS_capget, &h, d) != 0)
-		return -1;
-	s->eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	s->prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
-	s->inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-	return 0;
-}
-
-static int set_sets(const struct sets *s)
-{
-	struct cap_header h = { CAP_VERSION_3, 0 };
-	struct cap_data d[2] = {
-		{ (uint32_t)s->eff, (uint32_t)s->prm, (uint32_t)s->inh },
-		{ (uint32_t)(s->eff >> 32), (uint32_t)(s->prm >> 32), (uint32_t)(s->inh >> 32) },
-	};
-	return (int)syscall(SYS_capset, &h, d);
-}
-
 /* Lowers the effective set by mask (permitted too if prm): 0 or -1. */
 static int lower(uint64_t mask, int prm)
 {
 	struct sets s;
-	if (get_sets(&s))
+	if (get_sets(0, &s))
 		return -1;
 	s.eff &= ~mask;
 	if (prm)
@@ -100,20 +53,14 @@ static int lower(uint64_t mask, int prm)
 static int raise_eff(uint64_t mask)
 {
 	struct sets s;
-	if (get_sets(&s))
+	if (get_sets(0, &s))
 		return -1;
 	s.eff |= mask;
 	return set_sets(&s);
 }
 
 /* The call must give errno e (0: must succeed); else return n. */
-#define CHECK(n, call, e)                                                         \
-	do {                                                                      \
-		errno = 0;                                                        \
-		long r_ = (long)(call);                                           \
-		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))                 \
-			return n;                                                 \
-	} while (0)
+#define CHECK UT_CHECK_RET
 
 static char dir[256];
 
@@ -517,17 +464,17 @@ static int fsuid_caps(void *arg)
 {
 	(void)arg;
 	struct sets s0, s;
-	if (get_sets(&s0) || (s0.eff & FS_CAPS) != FS_CAPS)
+	if (get_sets(0, &s0) || (s0.eff & FS_CAPS) != FS_CAPS)
 		return 1;
 	setfsuid(1000);
-	if (setfsuid(-1) != 1000 || get_sets(&s))
+	if (setfsuid(-1) != 1000 || get_sets(0, &s))
 		return 2;
 	if ((s.eff & FS_CAPS) || !(s.eff & CAP(CAP_KILL)) || s.prm != s0.prm)
 		return 3;
 	if (make("fsu", 0, 0, 0) == 0)                        /* as uid 1000: no */
 		return 4;
 	setfsuid(0);
-	if (get_sets(&s) || s.eff != s0.eff)
+	if (get_sets(0, &s) || s.eff != s0.eff)
 		return 5;
 	CHECK(6, make("fsu", 0, 0, 0), 0);
 	unlink(at("fsu"));
@@ -543,7 +490,7 @@ static int keepcaps(void *arg)
 {
 	(void)arg;
 	struct sets s0, s;
-	if (get_sets(&s0))
+	if (get_sets(0, &s0))
 		return 1;
 	CHECK(2, prctl(PR_SET_KEEPCAPS, 2, 0, 0, 0), EINVAL);
 	if (prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0) != 0)
@@ -555,7 +502,7 @@ static int keepcaps(void *arg)
 		return 6;
 	CHECK(7, setresuid(1000, 1000, 1000), 0);
 	/* Permitted kept, effective cleared (euid left 0). */
-	if (get_sets(&s) || s.prm != s0.prm || s.eff != 0)
+	if (get_sets(0, &s) || s.prm != s0.prm || s.eff != 0)
 		return 8;
 	CHECK(9, raise_eff(CAP(CAP_DAC_OVERRIDE) | CAP(CAP_FOWNER) | CAP(CAP_CHOWN)), 0);
 	if (make("kc", 0, 0, 0))                              /* uid 1000 + override */
@@ -603,14 +550,14 @@ static int beyond_last(void *arg)
 {
 	(void)arg;
 	struct sets s0, s;
-	if (get_sets(&s0))
+	if (get_sets(0, &s0))
 		return 1;
 	s = s0;
 	s.eff |= 1ULL << 63;
 	s.prm |= 1ULL << 63;
 	s.inh |= 1ULL << 62;
 	CHECK(2, set_sets(&s), 0);
-	if (get_sets(&s) || s.eff != s0.eff || s.prm != s0.prm || s.inh != s0.inh)
+	if (get_sets(0, &s) || s.eff != s0.eff || s.prm != s0.prm || s.inh != s0.inh)
 		return 3;
 	return 0;
 }
@@ -646,7 +593,7 @@ static int proc_status(void *arg)
 	CHECK(2, lower(CAP(CAP_CHOWN), 1), 0);
 	struct sets s;
 	uint64_t eff, prm, inh, bnd;
-	if (get_sets(&s) || status_field("CapEff", &eff) || status_field("CapPrm", &prm) ||
+	if (get_sets(0, &s) || status_field("CapEff", &eff) || status_field("CapPrm", &prm) ||
 	    status_field("CapInh", &inh) || status_field("CapBnd", &bnd))
 		return 3;
 	if (eff != s.eff || prm != s.prm || inh != s.inh || (eff & CAP(CAP_KILL)) ||

@@ -8,61 +8,12 @@
 #include "utest.h"
 #include <sys/prctl.h>
 
-/* <linux/capability.h> (not in musl's headers) */
-#define _LINUX_CAPABILITY_VERSION_1 0x19980330u
-#define _LINUX_CAPABILITY_VERSION_2 0x20071026u
-#define _LINUX_CAPABILITY_VERSION_3 0x20080522u
-struct __user_cap_header_struct {
-	uint32_t version;
-	int pid;
-};
-struct __user_cap_data_struct {
-	uint32_t effective, permitted, inheritable;
-};
-#define CAP_CHOWN 0
-#define CAP_KILL 5
-#define CAP_SETGID 6
-#define CAP_SETUID 7
-#define CAP_SETPCAP 8
-#define CAP_SYS_NICE 23
+#include "caputil.h"
 
-#define CAP(c) (1ULL << (c))
 #define ROOT_CAPS (CAP(CAP_CHOWN) | CAP(CAP_KILL) | CAP(CAP_SETUID) | CAP(CAP_SETGID) | \
 		   CAP(CAP_SYS_NICE) | CAP(CAP_SETPCAP))
 
-struct sets {
-	uint64_t eff, prm, inh;
-};
-
-static int get_sets(pid_t pid, struct sets *s)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, pid };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) != 0)
-		return -1;
-	s->eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	s->prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
-	s->inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-	return 0;
-}
-
-static long set_sets(const struct sets *s)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = {
-		{ (uint32_t)s->eff, (uint32_t)s->prm, (uint32_t)s->inh },
-		{ (uint32_t)(s->eff >> 32), (uint32_t)(s->prm >> 32), (uint32_t)(s->inh >> 32) },
-	};
-	return syscall(SYS_capset, &h, d);
-}
-
-#define CHECK(n, call, e)                                                         \
-	do {                                                                      \
-		errno = 0;                                                        \
-		long r_ = (long)(call);                                           \
-		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))                 \
-			return n;                                                 \
-	} while (0)
+#define CHECK UT_CHECK_RET
 
 UT_TEST(root_holds_capabilities)
 {

@@ -70,13 +70,7 @@ static void cleanup(void)
 }
 
 /* Each check: the call's result must be the errno given (0: success). */
-#define CHECK(n, call, e)                                                         \
-	do {                                                                      \
-		errno = 0;                                                        \
-		long r_ = (long)(call);                                           \
-		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))                 \
-			return n;                                                 \
-	} while (0)
+#define CHECK UT_CHECK_RET
 
 static int as_user_files(void *arg)
 {

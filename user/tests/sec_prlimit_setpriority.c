@@ -8,13 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-#define CHECK(n, call, e)                                                         \
-	do {                                                                      \
-		errno = 0;                                                        \
-		long r_ = (long)(call);                                           \
-		if ((e) == 0 ? r_ < 0 : (r_ >= 0 || errno != (e)))                 \
-			return n;                                                 \
-	} while (0)
+#define CHECK UT_CHECK_RET
 
 static long plim(pid_t pid, int res, const struct rlimit *n, struct rlimit *o)
 {
