@@ -62,7 +62,7 @@ EXPERIMENT_PROGRAM = {
 }
 
 
-# Issue 12's goals, as ratios to Linux at 1 and 2 CPUs: (label, figure regex, least ratio).
+# The performance goals (docs/performance.md), as ratios to Linux at 1 and 2 CPUs: (label, figure regex, least ratio).
 GOALS = [
     ("pipe round trips", r"^pipe_pingpong_\d+pairs", 1.5),
     ("signal deliveries", r"^(signal|sigwait)_pingpong_\d+pairs", 2.0),

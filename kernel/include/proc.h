@@ -1,5 +1,5 @@
 /*
- * Processes (P1, P2).  Seed 003's model (sections 5 and 6, Table 3) with
+ * Processes (P1, P2).  OSF/1 signals' model (sections 5 and 6, Table 3) with
  * DEC OSF/1 SMP's PID-entry table, for single-threaded processes (P3 adds
  * threads).  No funneling: every path runs on any CPU.
  *

@@ -32,7 +32,7 @@ struct sigpost {
 bool sigpost_post(struct sigpost *sp);   /* any context */
 
 /*
- * Seed 003's indirect sends, from any context (an interrupt included): the
+ * OSF/1 signals' indirect sends, from any context (an interrupt included): the
  * sigpost thread sends sig (SI_KERNEL) to process pid, or to every member
  * of process group pgid and also to process self_pid (0: none) even if it
  * left the group meanwhile (pgsignal_self).  Targets are looked up when

@@ -1,5 +1,5 @@
 /*
- * Event tracing (O1, O2; issue 16): per-CPU ring buffers of fixed-size
+ * Event tracing (O1, O2): per-CPU ring buffers of fixed-size
  * binary records, written without locks (only the owning CPU writes its
  * buffer; a slot is reserved with one unlocked cmpxchg), read through
  * /proc/trace.  docs/tracing.md describes the classes, events, the dump

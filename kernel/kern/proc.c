@@ -1366,7 +1366,7 @@ static uint32_t cred_ruid(struct proc *c)
 /*
  * The wait loop of wait4 and waitid.  idtype P_PGID with id 0 is the
  * caller's group.  Returns the child's pid, 0 (WNOHANG, none ready),
- * -ECHILD or -EINTR.  Seed 003 section 6.2: the child is taken off the
+ * -ECHILD or -EINTR.  OSF/1 signals section 6.2: the child is taken off the
  * list under proctree, so of several waiters exactly one gets it; the
  * exiting child is a zombie before it wakes us.
  */

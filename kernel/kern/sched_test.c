@@ -561,7 +561,7 @@ KTEST(lock_holder_is_boosted_past_a_convoy)
 }
 
 /*
- * Issue 15: a holder of two contended locks keeps the boost of the one it
+ * A holder of two contended locks keeps the boost of the one it
  * still holds when it releases the other (the release of any lock used to
  * drop every boost), and an uncontended release changes nothing.
  */
@@ -651,5 +651,13 @@ KTEST(sleep_ticks_sleeps_about_that_long)
 	uint64_t d = ticks - t0, ns = time_monotonic_ns() - n0;
 	KT_EXPECT(ns >= 10 * TICK_NS);
 	KT_EXPECT(d >= 9);               /* ticks are CPU 0's: one may be in flight */
-	KT_EXPECT(d <= 10 + 2 * HZ);
+	/*
+	 * The upper bound is what emulation needs, not what the kernel does:
+	 * the wakeup is a callout at the deadline, but under TCG the virtual
+	 * CPU that takes it runs only when the host schedules its thread, and
+	 * make test runs beside other work on two host cores (a host time
+	 * slice is tens of ms).  Half a second of slack: 6x the request.
+	 */
+	if (d > 10 + HZ / 2)
+		KT_EXPECT_EQ(d, 10 + HZ / 2);      /* fails, printing d */
 }

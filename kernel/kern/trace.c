@@ -1,5 +1,5 @@
 /*
- * Event tracing (O1, O2; issue 16).  See trace.h and docs/tracing.md.
+ * Event tracing (O1, O2).  See trace.h and docs/tracing.md.
  *
  * Each CPU owns one ring of TRACE records, allocated at boot (tracebuf=KB,
  * default 256 KiB per CPU) and never freed.  Only the owning CPU writes its

@@ -1,5 +1,5 @@
 /*
- * stress_mix: the stress tool's slow stressors (issue 12) as it runs them,
+ * stress_mix: the stress tool's slow stressors (docs/performance.md) as it runs them,
  * two workers each ("_2proc"), operations per second.  Unlike sys_ops'
  * single-call loops these keep the state the tool builds up:
  *   smix_open        opens of several kinds (a new file, /dev/zero, ".",

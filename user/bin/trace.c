@@ -1,5 +1,5 @@
 /*
- * trace — trace one command with the kernel's event tracing (issue 16).
+ * trace — trace one command with the kernel's event tracing (docs/tracing.md).
  *
  *   trace [-e CLASSES] [-m overwrite|stop] [-l LOCKCLASSES] [-o FILE] [-x] COMMAND [ARG...]
  *   trace --init [options] WORD...      as /init (make trace): see below

@@ -1,5 +1,5 @@
 /*
- * Event tracing (issue 16) of known workloads: fork, exec, exit and wait;
+ * Event tracing (O1) of known workloads: fork, exec, exit and wait;
  * a pipe ping-pong between two processes pinned to different CPUs; user
  * markers; a full buffer in stop and overwrite mode; bad control input.
  * Checks the events, each CPU's time order, system-call entry/exit
