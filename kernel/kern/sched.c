@@ -569,9 +569,11 @@ static bool idle_has_work(struct cpu *c, struct sched_cpu *s)
  * work (measured with other emulators on the host: one-pair pinned pipe
  * ping-pong 12x faster with idlepoll=0 than with 500 us of polling).  Such
  * a CPU then halts at once for IDLE_POLL_BACKOFF_MS.  Each entry is read
- * and written by its own CPU only, interrupts disabled.
+ * and written by its own CPU only, interrupts disabled.  The gap is 1 ms,
+ * a host time slice: at 50 us the emulator's own pauses set it off on a
+ * quiet host and halved cross-CPU ping-pong (docs/performance.md).
  */
-#define IDLE_POLL_GAP_US      50
+#define IDLE_POLL_GAP_US      1000
 #define IDLE_POLL_BACKOFF_MS  100
 static uint64_t idle_poll_off_until[NCPU_MAX];   /* TSC; owner CPU only */
 static uint64_t idle_poll_backoffs;           /* [a] times a CPU backed off (debugger) */
