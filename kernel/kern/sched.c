@@ -169,7 +169,12 @@ static int boost_best_locked(struct thread *t)
 	return best;
 }
 
-/* Recomputes t's base priority; the effective one keeps a boost.  t->lock held. */
+/*
+ * Recomputes t's base priority; the effective one keeps a boost.  The
+ * caller owns t's scheduling fields one of three ways: t->lock held; t is
+ * on a run queue whose lock is held (aging); or t is not yet visible
+ * (thread_create).  No single lock to assert, so it asserts none.
+ */
 static void update_pri_locked(struct thread *t)
 {
 	/* Decay recent CPU use by 2/3 for each second since the last decay. */
