@@ -212,7 +212,8 @@ KTEST(callout_rearm_races_between_cpus)
 /* A callout due before the next tick fires at its deadline (clockev.c),
  * from an interrupt that is not a tick: the CPU's tick count when it runs
  * equals the count when it was armed.  A host stall can push one attempt
- * past a tick, so it is tried a few times and one success proves it. */
+ * past a tick, so it is tried up to 50 times (each armed just after a
+ * tick, when a whole tick lies ahead) and one success proves it. */
 struct subtick {
 	volatile uint64_t fired_ns;
 	volatile uint64_t fired_ticks;
@@ -230,8 +231,9 @@ KTEST(callout_fires_between_ticks_at_its_deadline)
 	struct callout c;
 	callout_init(&c);
 	int between = 0, early = 0;
-	for (int i = 0; i < 10 && !between; i++) {
+	for (int i = 0; i < 50 && !between; i++) {
 		struct subtick st = { 0, 0 };
+		sleep_ticks(1);         /* wakes from a tick: start of a period */
 		uint64_t fl = intr_disable();
 		uint64_t t0 = mycpu()->ticks;
 		uint64_t deadline = time_monotonic_ns() + TICK_NS / 10;
