@@ -90,6 +90,25 @@ def session_members(sid):
     return pids
 
 
+def descendants(root):
+    """pids below root in the process tree, whatever their session (Linux /proc)."""
+    kids = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as fh:
+                s = fh.read()
+            ppid = int(s[s.rindex(")") + 2:].split()[1])
+            kids.setdefault(ppid, []).append(int(stat.split("/")[2]))
+        except (OSError, ValueError, IndexError):
+            pass
+    out, todo = [], [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
 # Tests create their temporary files under $TMPDIR: a private one per run,
 # so that parallel runs do not see each other's files.
 PRIVATE_TMP = None
@@ -111,8 +130,22 @@ def run_prog(argv, timeout, env=None):
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
+        # A child that left the session (setsid) may still hold the output
+        # pipe: kill the whole tree, then read what is left, boundedly.
+        for pid in descendants(p.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out = b"(output still held open by a stray process after the timeout)\n"
     dt = time.monotonic() - t0
     strays = []
     deadline = time.monotonic() + 1.0

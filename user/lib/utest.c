@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "utest.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,25 @@ static void ut_collect(void)
 	}
 }
 
+/* Signal dispositions and the mask are inherited: a shell's background job
+ * starts with SIGINT and SIGQUIT ignored, a runner may block some.  Tests
+ * are written for a fresh process's defaults, so they start from them.
+ * (In ut_main, not before main: a test's helper mode, run by exec before
+ * ut_main, checks what exec passed on.) */
+static void ut_default_signals(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < 65; sig++) {
+		struct sigaction sa;
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
+			sa.sa_handler = SIG_DFL;
+			sigaction(sig, &sa, NULL);
+		}
+	}
+}
+
 int ut_main(int argc, char **argv)
 {
 	const struct ut_case *c;
@@ -336,6 +356,7 @@ int ut_main(int argc, char **argv)
 
 	ut_argv0 = argc > 0 ? argv[0] : "";
 	ut_main_pid = getpid();
+	ut_default_signals();
 	if (ind)
 		ut_indent = atoi(ind) < 0 ? 0 : atoi(ind) > 32 ? 32 : atoi(ind);
 	ut_collect();

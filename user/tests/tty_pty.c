@@ -150,6 +150,12 @@ UT_TEST(raw_mode_vmin_vtime)
  * parent through ready[1], then waits for signals. */
 static int ctty_child(int m, int ready_w, int mode)
 {
+	/* A shell starts background jobs with SIGINT and SIGQUIT ignored, and
+	 * ignored stays ignored across fork and exec: undo that here. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTTIN, SIG_DFL);
+	signal(SIGTTOU, SIG_DFL);
 	setsid();
 	int s = open(ptsname(m), O_RDWR);                /* no O_NOCTTY: our terminal */
 	if (s < 0)
