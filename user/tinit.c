@@ -131,11 +131,17 @@ static int read_list(const char *path)
 static int run_one(const char *dir, const char *name, unsigned timeout_s,
 		   char **envp, char *reason, size_t rlen)
 {
-	char path[4096];
+	char path[4096], *one_case = NULL;
 	if (strchr(name, '/'))
 		snprintf(path, sizeof path, "%s", name);
 	else
 		snprintf(path, sizeof path, "%s/%s", dir, name);
+	/* "prog:case" runs that one case of a utest program. */
+	char *colon = strrchr(path, ':');
+	if (colon && !strchr(colon, '/')) {
+		*colon = '\0';
+		one_case = colon + 1;
+	}
 	reason[0] = 0;
 	/* Retried: a boot with failslab=/failpage= fails some allocations. */
 	pid_t pid = fork();
@@ -149,7 +155,7 @@ static int run_one(const char *dir, const char *name, unsigned timeout_s,
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
-		char *argv[] = { path, NULL };
+		char *argv[] = { path, one_case, NULL };
 		execve(path, argv, envp);
 		for (int tries = 0; (errno == ENOMEM || errno == EAGAIN) && tries < 5000; tries++)
 			execve(path, argv, envp);

@@ -522,7 +522,11 @@ static int tmpfs_fill(struct superblock *sb, const void *data)
 	sb->max_pages = page_total_count() / 2;
 	int r = tmpfs_options(sb, root, data);
 	if (r) {
-		vnode_put(root);
+		/* Never published and holds nothing: free it here, not through
+		 * vnode_put (a directory with links is never freed there, and the
+		 * caller frees sb). */
+		fetch_and_add(&sb->ninodes, -1UL);
+		kfree(root);
 		return r;
 	}
 	sb->root = root;                 /* the superblock's reference */

@@ -12,6 +12,7 @@
  * in interrupt handlers and under every lock up to kmem_pool); it is a leaf.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "errno.h"
 #include "leaktrace.h"
 #include "lock.h"
@@ -59,12 +60,18 @@ void leaktrace_init(void)
 	if (!leaktrace_enabled)
 		return;
 	simple_lock_init(&lt_lock, LC_LEAKTRACE);
+	/* Off while the table is made: recording the table's own blocks wrote
+	 * entries through a NULL block pointer (into whatever low memory the
+	 * boot identity map showed there: the kernel's BSS). */
+	WRITE_ONCE(leaktrace_enabled, false);
 	for (int b = 0; b < LT_BLOCKS; b++) {
 		lt_block[b] = pages_alloc(LT_BLOCK_ORDER, PA_ZERO);
 		if (!lt_block[b])
 			panic("leaktrace: no memory for the table (%d MiB)",
 			      LT_BLOCKS << (LT_BLOCK_ORDER + PAGE_SHIFT - 20));
 	}
+	mb();
+	WRITE_ONCE(leaktrace_enabled, true);
 	kprintf("leaktrace: on, %lu slots\n", (uint64_t)LT_SLOTS);
 }
 
