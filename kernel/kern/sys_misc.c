@@ -75,6 +75,13 @@ struct ksysinfo {
 	char reserved[4];
 };
 
+/* Linux's sysinfo.procs is its thread count (nr_threads). */
+static int count_threads(struct proc *p, void *arg)
+{
+	*(uint64_t *)arg += READ_ONCE(p->nthreads);
+	return 0;
+}
+
 SYSCALL(99, sysinfo)
 {
 	struct ksysinfo si;
@@ -88,7 +95,9 @@ SYSCALL(99, sysinfo)
 	si.loads[0] = si.loads[1] = si.loads[2] = load << (16 - FSHIFT);
 	si.totalram = page_total_count() * PAGE_SIZE;
 	si.freeram = page_free_count() * PAGE_SIZE;
-	si.procs = 0;                  /* TODO: the process count, once proc.c keeps one */
+	uint64_t nthreads = 0;
+	proc_foreach_every(count_threads, &nthreads);
+	si.procs = (uint16_t)MIN(nthreads, 0xffffUL);
 	si.mem_unit = 1;
 	return copyout((void *)a0, &si, sizeof(si)) < 0 ? -EFAULT : 0;
 }
