@@ -92,10 +92,17 @@ $(USER_OUT)/tinit: $(USER_OUT)/tinit.o
 # Prebuilt data for tests that need files when /tmp is not writable (the
 # guest before tmpfs): bad ELF files, non-executable files, #! scripts whose
 # interpreter is /tests/exec_script.
-$(USER_OUT)/tests/data/STAMP: $(USER_OUT)/tests/exec_errors $(USER_OUT)/tests/exec_script
+# exec_dynamic's dynamically linked helper (its interpreter path is a long
+# placeholder the test rewrites) and musl's loader.
+USER_MUSL_LOADER := $(firstword $(wildcard /lib/ld-musl-x86_64.so.1 /usr/lib/x86_64-linux-musl/libc.so))
+USER_DYN_INTERP := /$(shell printf 'x%.0s' $$(seq 1 200))
+$(USER_OUT)/tests/data/STAMP: $(USER_OUT)/tests/exec_errors $(USER_OUT)/tests/exec_script user/tests/data_src/dyn_hello.c
 	@rm -rf $(dir $@) && mkdir -p $(dir $@)
 	$(USER_UQ)$(USER_OUT)/tests/exec_errors --gen $(dir $@)
 	$(USER_UQ)$(USER_OUT)/tests/exec_script --gen $(dir $@) /tests/exec_script
+	$(USER_UQ)$(USER_CC) -O2 -Wall -Werror -o $(dir $@)dyn_hello user/tests/data_src/dyn_hello.c \
+		-Wl,--dynamic-linker=$(USER_DYN_INTERP)
+	$(USER_UQ)cp -L $(USER_MUSL_LOADER) $(dir $@)ld-musl.so
 	@touch $@
 
 # grind (user/bin/grind.c, random system-call stress) also goes into the

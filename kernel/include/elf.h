@@ -16,8 +16,11 @@
  *   the file, no PT_LOAD.
  *   PT_INTERP as Linux reads it: size below 2 or over PATH_MAX, or no NUL
  *   at its end: -ENOEXEC; beyond the file: -EIO; an interpreter that does
- *   not exist: -ENOENT (the lookup's error); one that exists: -ENOEXEC
- *   (dynamic executables: not yet).  Then:
+ *   not exist: -ENOENT (the lookup's error); one that is not a regular
+ *   file: -EACCES; one that is not a loadable x86-64 ELF: -ELIBBAD (-EIO
+ *   if shorter than an ELF header, as Linux).  The interpreter (a dynamic loader: ld-musl, ld-linux) is loaded
+ *   as Linux loads it, ET_DYN at a free address below the mmap base, and the
+ *   program starts at its entry with AT_BASE set.  Then:
  *   p_offset + p_filesz beyond the file (Linux maps it and the program gets
  *   SIGBUS later; we copy, so we refuse), PT_LOAD byte ranges that overlap
  *   each other (Linux lets the later mapping win): -ENOEXEC.
@@ -143,7 +146,9 @@ uint64_t elf_rnd_pages(uint64_t range);
 #define ELF_ARG_STRLEN_MAX  (32 * 4096UL)
 
 struct elf_info {
-	uint64_t entry;         /* e_entry + bias */
+	uint64_t entry;         /* e_entry + bias (AT_ENTRY) */
+	uint64_t start;         /* where the program starts: the interpreter's entry, or entry */
+	uint64_t interp_base;   /* AT_BASE: the interpreter's load address, 0 if none */
 	uint64_t phdr;          /* user address of the program headers, 0 if not loaded */
 	uint64_t phnum, phent;
 	uint64_t bias;          /* 0 for ET_EXEC, ELF_DYN_BASE for ET_DYN */

@@ -75,4 +75,5 @@
 #define EINPROGRESS    115
 #define ECANCELED      125
 
+#define ELIBBAD         80      /* a bad ELF interpreter */
 #endif

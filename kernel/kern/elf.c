@@ -327,12 +327,14 @@ static int protect_none_segments(struct vm_map *map, const Elf64_Phdr **load, in
 /*
  * PT_INTERP, as Linux reads it: a size outside [2, PATH_MAX] or a path
  * without its NUL: -ENOEXEC; beyond the file: -EIO; an interpreter that
- * cannot be found: the lookup's error (ENOENT...).  One that exists cannot
- * be run (no dynamic linking): -ENOEXEC.  Relative paths start at the root.
+ * cannot be found: the lookup's error (ENOENT...), one that is not a regular
+ * file: -EACCES.  *interp: the interpreter (lent, as fs_lookup lends) or
+ * NULL for a static program.  Relative paths start at the root.
  */
-static int check_interp(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct inode *ip,
-			uint64_t fsize)
+static int find_interp(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct inode *ip,
+		       uint64_t fsize, struct inode **interp)
 {
+	*interp = NULL;
 	for (int i = 0; i < eh->e_phnum; i++) {
 		if (ph[i].p_type != PT_INTERP)
 			continue;
@@ -347,14 +349,18 @@ static int check_interp(const Elf64_Ehdr *eh, const Elf64_Phdr *ph, struct inode
 		int err = -EIO;
 		if (fs_read(ip, path, n, ph[i].p_offset) == (ssize_t)n) {
 			err = -ENOEXEC;
-			if (path[n - 1] == '\0') {
-				struct inode *interp;
-				err = fs_lookup(NULL, path, 0, &interp);
-				if (err == 0)
-					err = -ENOEXEC;      /* dynamic programs: not supported */
-			}
+			if (path[n - 1] == '\0')
+				err = fs_lookup(NULL, path, 0, interp);
 		}
 		kfree(path);
+		if (err == 0) {
+			struct fs_stat st;
+			fs_stat(*interp, &st);
+			if (!S_ISREG(st.mode))
+				err = -EACCES;
+		}
+		if (err)
+			*interp = NULL;
 		return err;
 	}
 	return 0;
@@ -387,6 +393,68 @@ uint64_t elf_rnd_pages(uint64_t range)
 	return (r % (range >> PAGE_SHIFT)) << PAGE_SHIFT;
 }
 
+/*
+ * Loads the interpreter ip into map: ET_DYN at a free range the mmap
+ * allocator picks (below map->mmap_top, as Linux places it), ET_EXEC where
+ * it says.  *base: its load bias (AT_BASE), *entry: where it starts.
+ * A file that is not a loadable x86-64 ELF: -ELIBBAD (-EIO if shorter than
+ * an ELF header, as Linux); -ENOMEM.
+ */
+static int load_interp(struct inode *ip, struct vm_map *map, uint64_t *base, uint64_t *entry)
+{
+	struct fs_stat st;
+	fs_stat(ip, &st);
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph = NULL;
+	if (st.size < sizeof(eh))
+		return -EIO;                    /* Linux: a short read of the header */
+	int err = read_headers(ip, st.size, &eh, &ph);
+	if (err)
+		return err == -ENOMEM ? err : -ELIBBAD;
+	const Elf64_Phdr **load = kmalloc(eh.e_phnum * sizeof(*load), 0);
+	if (load == NULL) {
+		kfree(ph);
+		return -ENOMEM;
+	}
+	uint64_t lo = UINT64_MAX, hi = 0, bias = 0;
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_memsz > 0 &&
+		    ph[i].p_vaddr <= USER_TOP && ph[i].p_memsz <= USER_TOP - ph[i].p_vaddr) {
+			lo = MIN(lo, ALIGN_DOWN(ph[i].p_vaddr, P));
+			hi = MAX(hi, ALIGN_UP(ph[i].p_vaddr + ph[i].p_memsz, P));
+		}
+	err = -ELIBBAD;
+	if (lo >= hi)
+		goto out;
+	if (eh.e_type == ET_DYN) {
+		/* Reserve the whole span to find room, then map over it. */
+		vaddr_t got;
+		err = vm_mmap(map, 0, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, &got);
+		if (err)
+			goto out;
+		bias = got - lo;
+		if ((err = vm_munmap(map, got, hi - lo)) != 0)
+			goto out;
+	}
+	int nload = 0;
+	if ((err = check_phdrs(&eh, ph, bias, st.size, load, &nload)) != 0) {
+		err = err == -ENOMEM ? err : -ELIBBAD;
+		goto out;
+	}
+	struct map_state ms = { 0, 0, 0 };
+	for (int i = 0; i < nload; i++)
+		if ((err = load_segment(map, ip, load[i], load[i]->p_vaddr + bias, &ms)) != 0)
+			goto out;
+	if ((err = protect_none_segments(map, load, nload, bias)) != 0)
+		goto out;
+	*base = bias;
+	*entry = eh.e_entry + bias;
+out:
+	kfree(load);
+	kfree(ph);
+	return err;
+}
+
 int elf_load(struct inode *ip, struct vm_map *map, struct elf_info *out)
 {
 	return elf_load_rnd(ip, map, false, out);
@@ -411,7 +479,8 @@ int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info
 		err = -ENOMEM;
 		goto out;
 	}
-	if ((err = check_interp(&eh, ph, ip, st.size)) != 0)
+	struct inode *interp;
+	if ((err = find_interp(&eh, ph, ip, st.size, &interp)) != 0)
 		goto out;
 	if ((err = check_phdrs(&eh, ph, bias, st.size, load, &nload)) != 0)
 		goto out;
@@ -436,6 +505,10 @@ int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info
 		map->mmap_top = VM_MMAP_TOP - elf_rnd_pages(ELF_RND_MMAP);
 		lock_done(&map->lock);
 	}
+	out->interp_base = 0;
+	out->start = eh.e_entry + bias;
+	if (interp && (err = load_interp(interp, map, &out->interp_base, &out->start)) != 0)
+		goto out;
 
 	out->entry = eh.e_entry + bias;
 	out->phdr = phdr;
@@ -589,7 +662,7 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		AT_PHDR, info->phdr,
 		AT_PHENT, info->phent,
 		AT_PHNUM, info->phnum,
-		AT_BASE, 0,
+		AT_BASE, info->interp_base,
 		AT_FLAGS, 0,
 		AT_ENTRY, info->entry,
 		AT_UID, info->uid,

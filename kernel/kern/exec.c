@@ -237,7 +237,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	proc_exec_done(p);   /* setpgid: EACCES from now on; a vfork parent resumes */
 
 	memset(tf, 0, sizeof(*tf));
-	tf->rip = info.entry;
+	tf->rip = info.start;
 	tf->rsp = sp;
 	tf->cs = 0x20 | 3;
 	tf->ss = 0x18 | 3;
