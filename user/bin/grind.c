@@ -817,11 +817,14 @@ static void tree_add(const char *path, int is_dir)
 {
 	(void)is_dir;
 	if (tree_n == tree_cap) {
-		tree_cap = tree_cap ? tree_cap * 2 : 1024;
-		char **n = realloc(tree_names, tree_cap * sizeof *n);
+		/* the capacity grows only with the array (under fault injection
+		 * realloc fails, and a grown count over the old array crashed) */
+		size_t cap = tree_cap ? tree_cap * 2 : 1024;
+		char **n = realloc(tree_names, cap * sizeof *n);
 		if (!n)
 			return;
 		tree_names = n;
+		tree_cap = cap;
 	}
 	char *c = strdup(path);
 	if (c)
