@@ -75,32 +75,28 @@ def parse_ktap(text):
     return plan, [(ok, name) for ok, _, name, _ in results]
 
 
-def session_members(sid):
-    """pids of live processes in session sid (Linux /proc)."""
-    pids = []
+def proc_stats():
+    """(pid, state, ppid, session) of every process (Linux /proc)."""
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(stat) as fh:
                 s = fh.read()
             fields = s[s.rindex(")") + 2:].split()
-            if int(fields[3]) == sid and fields[0] != "Z":
-                pids.append(int(stat.split("/")[2]))
+            yield int(stat.split("/")[2]), fields[0], int(fields[1]), int(fields[3])
         except (OSError, ValueError, IndexError):
             pass
-    return pids
+
+
+def session_members(sid):
+    """pids of live processes in session sid."""
+    return [pid for pid, state, _, sess in proc_stats() if sess == sid and state != "Z"]
 
 
 def descendants(root):
-    """pids below root in the process tree, whatever their session (Linux /proc)."""
+    """pids below root in the process tree, whatever their session."""
     kids = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            with open(stat) as fh:
-                s = fh.read()
-            ppid = int(s[s.rindex(")") + 2:].split()[1])
-            kids.setdefault(ppid, []).append(int(stat.split("/")[2]))
-        except (OSError, ValueError, IndexError):
-            pass
+    for pid, _, ppid, _ in proc_stats():
+        kids.setdefault(ppid, []).append(pid)
     out, todo = [], [root]
     while todo:
         for k in kids.get(todo.pop(), []):

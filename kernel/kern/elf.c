@@ -393,6 +393,20 @@ uint64_t elf_rnd_pages(uint64_t range)
 	return (r % (range >> PAGE_SHIFT)) << PAGE_SHIFT;
 }
 
+/* Maps the checked PT_LOAD segments load[0..n) at bias (their pages' rights
+ * settled last); ms says where the last one ended. */
+static int map_segments(struct vm_map *map, struct inode *ip, const Elf64_Phdr **load, int n,
+			uint64_t bias, struct map_state *ms)
+{
+	*ms = (struct map_state){ 0, 0, 0 };
+	for (int i = 0; i < n; i++) {
+		int err = load_segment(map, ip, load[i], load[i]->p_vaddr + bias, ms);
+		if (err)
+			return err;
+	}
+	return protect_none_segments(map, load, n, bias);
+}
+
 /*
  * Loads the interpreter ip into map: ET_DYN at a free range the mmap
  * allocator picks (below map->mmap_top, as Linux places it), ET_EXEC where
@@ -441,11 +455,8 @@ static int load_interp(struct inode *ip, struct vm_map *map, uint64_t *base, uin
 		err = err == -ENOMEM ? err : -ELIBBAD;
 		goto out;
 	}
-	struct map_state ms = { 0, 0, 0 };
-	for (int i = 0; i < nload; i++)
-		if ((err = load_segment(map, ip, load[i], load[i]->p_vaddr + bias, &ms)) != 0)
-			goto out;
-	if ((err = protect_none_segments(map, load, nload, bias)) != 0)
+	struct map_state ms;
+	if ((err = map_segments(map, ip, load, nload, bias, &ms)) != 0)
 		goto out;
 	*base = bias;
 	*entry = eh.e_entry + bias;
@@ -486,17 +497,15 @@ int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info
 		goto out;
 
 	/* Everything is checked: change the map. */
-	struct map_state ms = { 0, 0, 0 };
-	uint64_t phdr = 0;
+	struct map_state ms;
+	if ((err = map_segments(map, ip, load, nload, bias, &ms)) != 0)
+		goto out;
+	uint64_t phdr = 0;              /* where a segment maps the program headers */
 	for (int i = 0; i < nload; i++) {
 		const Elf64_Phdr *p = load[i];
-		if ((err = load_segment(map, ip, p, p->p_vaddr + bias, &ms)) != 0)
-			goto out;
 		if (p->p_offset <= eh.e_phoff && eh.e_phoff - p->p_offset < p->p_filesz)
 			phdr = eh.e_phoff - p->p_offset + p->p_vaddr + bias;
 	}
-	if ((err = protect_none_segments(map, load, nload, bias)) != 0)
-		goto out;
 	vaddr_t brk = ALIGN_UP(ms.prev_end, P) + (rnd ? elf_rnd_pages(ELF_RND_BRK) : 0);
 	vm_map_set_brk(map, brk);
 	out->stack_top = ELF_STACK_TOP - (rnd ? elf_rnd_pages(ELF_RND_STACK) : 0);
