@@ -526,9 +526,17 @@ KTEST(lockstat_counts_acquisitions_misses_and_holds)
 		udelay(1);
 		simple_unlock(&stat_lock);
 	}
-	holding = waiter_ready = 0;
-	if (ncpu > 1)
+	/* The miss is certain only if CPU 1 reaches the lock within CPU 0's
+	 * 2 ms hold; with 8 virtual CPUs on 2 host cores its thread can lose
+	 * the host for longer (CI saw no miss), so the scenario is repeated
+	 * until it misses once. */
+	int tries = 0;
+	uint64_t acq, miss, hold, wait;
+	for (miss = 0; ncpu > 1 && miss == 0 && tries < 20; tries++) {
+		holding = waiter_ready = 0;
 		smp_run_all(force_miss, NULL);
+		lockstat_class_totals(LC_TEST_B, &acq, &miss, &hold, &wait);
+	}
 	KT_EXPECT(lockstat_set(false));
 	/* Sites are back on the plain MP code when statistics are off. */
 	for (const struct lock_site *s = __lockpatch_start; s < __lockpatch_end; s++) {
@@ -539,9 +547,8 @@ KTEST(lockstat_counts_acquisitions_misses_and_holds)
 			break;
 		}
 	}
-	uint64_t acq, miss, hold, wait;
 	lockstat_class_totals(LC_TEST_B, &acq, &miss, &hold, &wait);
-	KT_EXPECT_EQ(acq, 100 + (ncpu > 1 ? 2 : 0));
+	KT_EXPECT_EQ(acq, 100 + 2 * (uint64_t)tries);
 	KT_EXPECT(hold > 0);
 	if (ncpu > 1) {
 		KT_EXPECT_EQ(miss, 1);
