@@ -62,6 +62,7 @@ static double run(int cpu0, int cpu1)
 	failed = 0;
 	rounds = 0;
 	pthread_t t0, t1;
+	bench_begin();
 	uint64_t start = bench_now_ns();
 	if (pthread_create(&t0, NULL, player, (void *)0L) != 0 ||
 	    pthread_create(&t1, NULL, player, (void *)1L) != 0)

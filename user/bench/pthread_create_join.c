@@ -13,6 +13,7 @@ static void *noop(void *p)
 
 int main(void)
 {
+	bench_begin();
 	uint64_t end = bench_now_ns() + (uint64_t)(bench_seconds() * 1e9);
 	uint64_t t0 = bench_now_ns(), n = 0;
 	while (bench_now_ns() < end) {
