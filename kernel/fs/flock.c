@@ -321,12 +321,15 @@ int flock_setlease(struct file *f, int fd, int type)
 		return -EAGAIN;
 	if (type == F_WRLCK && (READ_ONCE(ip->nopen) > 1 || READ_ONCE(ip->nwrite) > (self_w ? 1u : 0u)))
 		return -EAGAIN;
-	struct flock_ctx *c = ctx_get(ip, type != F_UNLCK);
-	if (!c)
-		return type == F_UNLCK ? 0 : -ENOLCK;
+	/* The record before the context (see set_lock). */
 	struct file_lock *n = type != F_UNLCK ? kzalloc(sizeof(*n)) : NULL;
 	if (type != F_UNLCK && !n)
 		return -ENOLCK;
+	struct flock_ctx *c = ctx_get(ip, type != F_UNLCK);
+	if (!c) {
+		kfree(n);
+		return type == F_UNLCK ? 0 : -ENOLCK;
+	}
 	if (type != F_UNLCK && !READ_ONCE(f->fown))     /* Linux: the setter owns f */
 		WRITE_ONCE(f->fown, (1ULL << 32) | (uint32_t)curproc()->pid);
 	simple_lock(&c->lock);
@@ -542,15 +545,23 @@ static int wait_locked(struct flock_ctx *c, const struct file_lock *req,
  */
 static int set_lock(struct inode *ip, const struct file_lock *req, bool wait)
 {
-	struct flock_ctx *c = ctx_get(ip, req->type != F_UNLCK);
-	if (!c)
-		return req->type == F_UNLCK ? 0 : -ENOLCK;
+	/* The spare records first: a context made and then left behind by
+	 * a failed allocation would outlive the call on a long-lived inode
+	 * (contexts go only with their inode), memory held for nothing. */
+	if (req->type == F_UNLCK && !READ_ONCE(ip->flctx))
+		return 0;                       /* nothing was ever locked here */
 	struct file_lock *spare[2] = { kmalloc(sizeof(struct file_lock), 0),
 				       kmalloc(sizeof(struct file_lock), 0) };
 	if (!spare[0] || !spare[1]) {
 		kfree(spare[0]);
 		kfree(spare[1]);
 		return -ENOLCK;
+	}
+	struct flock_ctx *c = ctx_get(ip, req->type != F_UNLCK);
+	if (!c) {
+		kfree(spare[0]);
+		kfree(spare[1]);
+		return req->type == F_UNLCK ? 0 : -ENOLCK;
 	}
 	struct flock_waiter w;
 	int r = 0;
@@ -732,7 +743,8 @@ int flock_flock(struct file *f, int op)
 	if ((f->flags & O_PATH) || !f->ip)
 		return -EBADF;
 	struct file_lock req = {
-		.owner = f, .flavor = FL_FLOCK, .type = type, .pid = curproc()->pid,
+		.owner = f, .flavor = FL_FLOCK, .type = type,
+		.pid = curproc() ? curproc()->pid : 0,  /* a kernel thread's (ktest) */
 		.start = 0, .end = OFFSET_MAX,
 	};
 	return set_lock(f->ip, &req, !(op & LOCK_NB));
