@@ -71,10 +71,11 @@ KTEST(ncache_create_lookup_unlink)
 
 /*
  * flock(2) under allocation failure (as inside a system call): a call that
- * fails with ENOLCK leaves no lock context on the inode.  A context lives
- * as long as its inode, so one left on a long-lived inode (a mount's root,
- * a device node) by a failed call was memory never given back (the grind
- * row under fault injection lost a 96-byte-class slab page to it).
+ * fails with ENOLCK leaves no lock context on the inode, and one that
+ * succeeded leaves none once its file is closed.  A context used to live as
+ * long as its inode, so one left on a long-lived inode (a mount's root) was
+ * memory never given back (the grind row under fault injection lost a
+ * 96-byte-class slab page to it).
  */
 KTEST(flock_failing_allocation_leaves_no_lock_context)
 {
@@ -104,6 +105,9 @@ KTEST(flock_failing_allocation_leaves_no_lock_context)
 			ktest_fail(kt, __FILE__, __LINE__, "attempt %d gave %d", i, r);
 		}
 		file_unref(f);
+		/* Its locks gone, the context goes too (not only with the inode). */
+		if (READ_ONCE(ip->flctx) != NULL)
+			ktest_fail(kt, __FILE__, __LINE__, "attempt %d: a context outlived its locks", i);
 		vnode_put(ip);
 	}
 	KT_EXPECT(failed > 0);
