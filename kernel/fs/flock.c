@@ -103,6 +103,8 @@ struct flock_ctx {
 	struct file_lock *leases;        /* (c) leases (F_SETLEASE) */
 	struct flock_waiter *waiters;    /* (c) */
 	uint64_t dev, ino;               /* [I] for /proc/locks */
+	uint64_t users;                  /* (w) ctx_get holders; the last put of an
+					  * empty context frees it */
 	struct flock_ctx *gnext;         /* (w) every context (/proc/locks) */
 	struct flock_ctx **gprev;        /* (w) */
 };
@@ -115,10 +117,19 @@ static struct flock_ctx *all_ctx;    /* (w) */
 
 /* ---- contexts ---- */
 
-/* ip's lock context, made if create (NULL: none yet / out of memory). */
+/*
+ * ip's lock context, made if create (NULL: none yet / out of memory), held
+ * until ctx_put.  A context goes with its last lock: kept for the inode's
+ * life, one made on a long-lived inode (a mount's root) was never given
+ * back.  ip->flctx changes only under graph_lock.
+ */
 static struct flock_ctx *ctx_get(struct inode *ip, bool create)
 {
-	struct flock_ctx *c = READ_ONCE(ip->flctx);
+	simple_lock(&graph_lock);
+	struct flock_ctx *c = ip->flctx;
+	if (c)
+		c->users++;
+	simple_unlock(&graph_lock);
 	if (c || !create)
 		return c;
 	struct flock_ctx *n = kzalloc(sizeof(*n));
@@ -127,12 +138,15 @@ static struct flock_ctx *ctx_get(struct inode *ip, bool create)
 	simple_lock_init(&n->lock, LC_FILE_LOCKS);
 	n->dev = vfs_dev(ip);
 	n->ino = ip->ino;
-	if (!__atomic_compare_exchange_n(&ip->flctx, &c, n, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
+	n->users = 1;
+	simple_lock(&graph_lock);
+	if ((c = ip->flctx) != NULL) {
+		c->users++;
+		simple_unlock(&graph_lock);
 		kfree(n);
 		return c;
 	}
-	simple_lock(&graph_lock);
+	WRITE_ONCE(ip->flctx, n);
 	n->gnext = all_ctx;
 	if (all_ctx)
 		all_ctx->gprev = &n->gnext;
@@ -142,12 +156,34 @@ static struct flock_ctx *ctx_get(struct inode *ip, bool create)
 	return n;
 }
 
+/* Drops ctx_get's hold (c->lock not held); frees c if it was the last
+ * holder and c holds no lock, lease or waiter.  NULL: nothing. */
+static void ctx_put(struct inode *ip, struct flock_ctx *c)
+{
+	if (!c)
+		return;
+	simple_lock(&graph_lock);
+	KASSERT_OP(c->users, >, 0);
+	bool gone = --c->users == 0 && !c->posix && !c->flocks && !c->leases && !c->waiters;
+	if (gone) {
+		KASSERT(ip->flctx == c);
+		WRITE_ONCE(ip->flctx, NULL);
+		*c->gprev = c->gnext;
+		if (c->gnext)
+			c->gnext->gprev = c->gprev;
+	}
+	simple_unlock(&graph_lock);
+	if (gone)
+		kfree(c);
+}
+
 void flock_inode_release(struct inode *ip)
 {
 	struct flock_ctx *c = ip->flctx;
 	if (!c)
 		return;
 	KASSERT(!c->posix && !c->flocks && !c->leases && !c->waiters);
+	KASSERT_OP(c->users, ==, 0);
 	simple_lock(&graph_lock);
 	*c->gprev = c->gnext;
 	if (c->gnext)
@@ -321,12 +357,15 @@ int flock_setlease(struct file *f, int fd, int type)
 		return -EAGAIN;
 	if (type == F_WRLCK && (READ_ONCE(ip->nopen) > 1 || READ_ONCE(ip->nwrite) > (self_w ? 1u : 0u)))
 		return -EAGAIN;
-	struct flock_ctx *c = ctx_get(ip, type != F_UNLCK);
-	if (!c)
-		return type == F_UNLCK ? 0 : -ENOLCK;
+	/* The record before the context (see set_lock). */
 	struct file_lock *n = type != F_UNLCK ? kzalloc(sizeof(*n)) : NULL;
 	if (type != F_UNLCK && !n)
 		return -ENOLCK;
+	struct flock_ctx *c = ctx_get(ip, type != F_UNLCK);
+	if (!c) {
+		kfree(n);
+		return type == F_UNLCK ? 0 : -ENOLCK;
+	}
 	if (type != F_UNLCK && !READ_ONCE(f->fown))     /* Linux: the setter owns f */
 		WRITE_ONCE(f->fown, (1ULL << 32) | (uint32_t)curproc()->pid);
 	simple_lock(&c->lock);
@@ -350,6 +389,7 @@ int flock_setlease(struct file *f, int fd, int type)
 	}
 	wake_range_locked(c, 2, 0, OFFSET_MAX);
 	simple_unlock(&c->lock);
+	ctx_put(ip, c);
 	kfree(n);
 	return 0;
 }
@@ -365,6 +405,7 @@ int flock_getlease(struct file *f)
 		if (l->owner == f)
 			type = l->target >= 0 ? l->target : l->type;
 	simple_unlock(&c->lock);
+	ctx_put(f->ip, c);
 	return type;
 }
 
@@ -394,8 +435,10 @@ static void lease_expire_locked(struct flock_ctx *c)
 int flock_break_lease(struct inode *ip, int flags)
 {
 	struct flock_ctx *c = ctx_get(ip, false);
-	if (!c || !READ_ONCE(c->leases))
+	if (!c || !READ_ONCE(c->leases)) {
+		ctx_put(ip, c);
 		return 0;
+	}
 	bool write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	struct flock_waiter w;
 	int r = 0;
@@ -458,6 +501,7 @@ int flock_break_lease(struct inode *ip, int flags)
 		}
 	}
 	simple_unlock(&c->lock);
+	ctx_put(ip, c);
 	return r;
 }
 
@@ -542,15 +586,23 @@ static int wait_locked(struct flock_ctx *c, const struct file_lock *req,
  */
 static int set_lock(struct inode *ip, const struct file_lock *req, bool wait)
 {
-	struct flock_ctx *c = ctx_get(ip, req->type != F_UNLCK);
-	if (!c)
-		return req->type == F_UNLCK ? 0 : -ENOLCK;
+	/* The spare records first: a context made and then left behind by
+	 * a failed allocation would outlive the call on a long-lived inode
+	 * (contexts go only with their inode), memory held for nothing. */
+	if (req->type == F_UNLCK && !READ_ONCE(ip->flctx))
+		return 0;                       /* nothing was ever locked here */
 	struct file_lock *spare[2] = { kmalloc(sizeof(struct file_lock), 0),
 				       kmalloc(sizeof(struct file_lock), 0) };
 	if (!spare[0] || !spare[1]) {
 		kfree(spare[0]);
 		kfree(spare[1]);
 		return -ENOLCK;
+	}
+	struct flock_ctx *c = ctx_get(ip, req->type != F_UNLCK);
+	if (!c) {
+		kfree(spare[0]);
+		kfree(spare[1]);
+		return req->type == F_UNLCK ? 0 : -ENOLCK;
 	}
 	struct flock_waiter w;
 	int r = 0;
@@ -584,6 +636,7 @@ out:
 	simple_unlock(&c->lock);
 	kfree(spare[0]);
 	kfree(spare[1]);
+	ctx_put(ip, c);
 	return r;
 }
 
@@ -660,6 +713,7 @@ static int getlk(struct file *f, int cmd, struct kflock *fl, struct file_lock *r
 		if (x)
 			l = *x;
 		simple_unlock(&c->lock);
+		ctx_put(f->ip, c);
 	}
 	fl->l_type = (int16_t)l.type;
 	if (l.type != F_UNLCK) {
@@ -732,7 +786,8 @@ int flock_flock(struct file *f, int op)
 	if ((f->flags & O_PATH) || !f->ip)
 		return -EBADF;
 	struct file_lock req = {
-		.owner = f, .flavor = FL_FLOCK, .type = type, .pid = curproc()->pid,
+		.owner = f, .flavor = FL_FLOCK, .type = type,
+		.pid = curproc() ? curproc()->pid : 0,  /* a kernel thread's (ktest) */
 		.start = 0, .end = OFFSET_MAX,
 	};
 	return set_lock(f->ip, &req, !(op & LOCK_NB));
@@ -762,11 +817,14 @@ void flock_close(struct file *f, struct fdtable *owner)
 	if (!f || !f->ip)
 		return;
 	struct flock_ctx *c = ctx_get(f->ip, false);
-	if (!c || !READ_ONCE(c->posix))
+	if (!c || !READ_ONCE(c->posix)) {
+		ctx_put(f->ip, c);
 		return;
+	}
 	simple_lock(&c->lock);
 	remove_owner_locked(c, &c->posix, owner, 0);
 	simple_unlock(&c->lock);
+	ctx_put(f->ip, c);
 }
 
 void flock_file_release(struct file *f)
@@ -781,6 +839,7 @@ void flock_file_release(struct file *f)
 	remove_owner_locked(c, &c->flocks, f, 1);
 	remove_owner_locked(c, &c->leases, f, 2);
 	simple_unlock(&c->lock);
+	ctx_put(f->ip, c);
 }
 
 /* ---- /proc/locks ---- */

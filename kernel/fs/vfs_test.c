@@ -3,6 +3,9 @@
  */
 #include "kernel.h"
 #include "errno.h"
+#include "failinject.h"
+#include "file.h"
+#include "flock.h"
 #include "kmem.h"
 #include "ktest.h"
 #include "page.h"
@@ -64,6 +67,51 @@ KTEST(ncache_create_lookup_unlink)
 	vnode_put(d);
 	tmpfs_destroy(sb);
 	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/*
+ * flock(2) under allocation failure (as inside a system call): a call that
+ * fails with ENOLCK leaves no lock context on the inode, and one that
+ * succeeded leaves none once its file is closed.  A context used to live as
+ * long as its inode, so one left on a long-lived inode (a mount's root) was
+ * memory never given back (the grind row under fault injection lost a
+ * 96-byte-class slab page to it).
+ */
+KTEST(flock_failing_allocation_leaves_no_lock_context)
+{
+	struct superblock *sb = tmpfs_create();
+	KT_ASSERT(sb != NULL);
+	int saved = fail_percent[FAIL_SLAB];
+	struct thread *t = curthread();
+	int failed = 0;
+	for (int i = 0; i < 200; i++) {
+		char name[16];
+		ksnprintf(name, sizeof(name), "f%d", i);
+		struct inode *ip = NULL;
+		KT_ASSERT(vfs_create(sb->root, name, strlen(name), S_IFREG | 0644, 0, NULL, &ip) == 0);
+		struct file *f = NULL;
+		KT_ASSERT(file_open_inode(ip, 2 /* O_RDWR */, &f) == 0);
+		fail_percent[FAIL_SLAB] = 50;
+		t->in_syscall = true;
+		int r = flock_flock(f, 2 | 4 /* LOCK_EX | LOCK_NB */);
+		t->in_syscall = false;
+		fail_percent[FAIL_SLAB] = saved;
+		if (r == -ENOLCK) {
+			failed++;
+			if (READ_ONCE(ip->flctx) != NULL)
+				ktest_fail(kt, __FILE__, __LINE__,
+					   "attempt %d: ENOLCK left a lock context", i);
+		} else if (r != 0) {
+			ktest_fail(kt, __FILE__, __LINE__, "attempt %d gave %d", i, r);
+		}
+		file_unref(f);
+		/* Its locks gone, the context goes too (not only with the inode). */
+		if (READ_ONCE(ip->flctx) != NULL)
+			ktest_fail(kt, __FILE__, __LINE__, "attempt %d: a context outlived its locks", i);
+		vnode_put(ip);
+	}
+	KT_EXPECT(failed > 0);
+	tmpfs_destroy(sb);
 }
 
 struct nc_conc {

@@ -20,6 +20,10 @@ size_t kmalloc_usable_size(const void *p);
 /* Return per-CPU cached chunks and empty pool pages to the page allocator. */
 void kmem_drain_all(void);
 
+/* Pages held by each class's slabs (KMEM_NCLASS entries; racy reads). */
+#define KMEM_NCLASS_MAX 16
+int kmem_slab_pages(uint64_t *pages, uint32_t *sizes, int max);
+
 /* Print per-class pool and per-CPU magazine statistics to the console. */
 void kmem_stats_print(void);
 

@@ -26,6 +26,35 @@ static bool parse_int(const char *s, int *out)
 	return true;
 }
 
+/* Decimal or 0x hexadecimal, 64 bits. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	int base = 10;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		int d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return false;
+		if (v > (~0UL - (uint64_t)d) / (uint64_t)base)
+			return false;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	*out = v;
+	return true;
+}
+
 static void set_string(char *dst, size_t n, const char *key, const char *val)
 {
 	if (strlen(val) >= n) {
@@ -79,6 +108,12 @@ static void option(const char *key, const char *val)
 			kprintf("concerto: warning: %s= takes 0..100 (percent), ignored\n", key);
 		else
 			fail_percent[key[4] == 's' ? FAIL_SLAB : FAIL_PAGE] = pct;
+	} else if (!strcmp(key, "failseed")) {
+		if (!val || !parse_u64(val, &fail_seed))
+			kprintf("concerto: warning: failseed= takes a number (decimal or 0x hex), "
+				"ignored\n");
+		else
+			fail_seed_set = true;
 	} else if (!strcmp(key, "strace") && !val) {
 		bootopts.strace = true;
 	} else if (!strcmp(key, "norandmaps") && !val) {

@@ -15,6 +15,9 @@
 #include "x86.h"
 
 int fail_percent[2];
+uint64_t fail_seed;
+bool fail_seed_set;
+static bool fail_seeded;         /* [I] fail_init ran */
 
 static struct {
 	uint64_t rng;                /* [o] xorshift state */
@@ -29,6 +32,35 @@ static struct {
 } odd[NOTED];                    /* [a] calls that returned another error */
 static uint64_t after_fail[3];   /* [a] ok, ENOMEM/EAGAIN, other */
 
+/* At boot, after the command line: the seed (the clock's if failseed= was
+ * not given), printed so that the run can be replayed with failseed=. */
+void fail_init(void)
+{
+	if (!fail_seed_set)
+		fail_seed = rdtsc();
+	fail_seeded = true;
+	if (fail_percent[FAIL_SLAB] || fail_percent[FAIL_PAGE])
+		kprintf("failinject: failslab=%d failpage=%d failseed=0x%lx%s\n",
+			fail_percent[FAIL_SLAB], fail_percent[FAIL_PAGE], fail_seed,
+			fail_seed_set ? "" : " (from the clock)");
+}
+
+/*
+ * A CPU's first generator state: from failseed=N mixed with the CPU id
+ * (splitmix64, so neighbouring seeds and CPUs differ in every bit), else
+ * from the clock.  Never 0 (xorshift would stay there).
+ */
+static uint64_t fail_seed_for(int cpu)
+{
+	if (!fail_seeded)               /* fail_init not yet run (ktests before it?) */
+		return rdtsc() | 1;
+	uint64_t z = fail_seed + 0x9e3779b97f4a7c15UL * (uint64_t)(cpu + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
+	z ^= z >> 31;
+	return z ? z : 1;
+}
+
 bool fail_inject(int which)
 {
 	if (!fail_percent[which])
@@ -40,7 +72,7 @@ bool fail_inject(int which)
 	if (t && t->in_syscall && c->intr_depth == 0) {
 		uint64_t *x = &fcpu[c->id].rng;
 		if (!*x)
-			*x = rdtsc() | 1;
+			*x = fail_seed_for(c->id);
 		*x ^= *x << 13;
 		*x ^= *x >> 7;
 		*x ^= *x << 17;
@@ -93,6 +125,7 @@ void fail_stats_print(void)
 {
 	if (!fail_percent[FAIL_SLAB] && !fail_percent[FAIL_PAGE])
 		return;
+	kprintf("failinject: failseed=0x%lx\n", fail_seed);
 	uint64_t n[2] = { 0, 0 };
 	for (int i = 0; i < NCPU_MAX; i++) {
 		n[0] += fcpu[i].injected[0];

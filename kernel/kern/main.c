@@ -5,6 +5,7 @@
  * calibration, the other CPUs — then runs the selected in-kernel tests.
  */
 #include "kernel.h"
+#include "failinject.h"
 #include "leaktrace.h"
 #include "tty.h"
 #include "apic.h"
@@ -115,6 +116,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	multiboot_parse(magic, mbi_pa);
 	cmdline_parse(bootinfo.cmdline);
 	kprintf("Concerto SMP kernel for x86_64 — cmdline '%s'\n", bootinfo.cmdline);
+	fail_init();                    /* prints the fault-injection seed, if on */
 
 	mmu_init(bootinfo.ram, bootinfo.nram);
 	static struct memregion freeram[MAX_MEMREGIONS];

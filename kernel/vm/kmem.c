@@ -480,6 +480,16 @@ void kmem_drain_all(void)
 	}
 }
 
+int kmem_slab_pages(uint64_t *pages, uint32_t *sizes, int max)
+{
+	int n = MIN(max, KMEM_NCLASS);
+	for (int c = 0; c < n; c++) {
+		pages[c] = READ_ONCE(pools[c].nslabs) << pools[c].order;
+		sizes[c] = pools[c].size;
+	}
+	return n;
+}
+
 void kmem_stats_print(void)
 {
 	kprintf("kmem:  size order chunks  slabs  empty     allocs      frees"

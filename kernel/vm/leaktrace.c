@@ -43,6 +43,8 @@ static uint32_t lt_seq;                         /* (t) last allocation number */
 static uint32_t lt_mark;                        /* (t) reports list seq > mark */
 static uint64_t lt_used;                        /* (t) slots in use */
 static uint64_t lt_dropped;                     /* (t) not recorded: table full */
+static uint64_t lt_mark_slab[KMEM_NCLASS_MAX];  /* (t) slab pages per class at the mark */
+static uint64_t lt_mark_free;                   /* (t) free pages at the mark */
 
 static struct lt_entry *slot(uint64_t i)
 {
@@ -161,8 +163,15 @@ int leaktrace_command(const char *cmd)
 		return -ENODEV;
 	if (strcmp(cmd, "mark") != 0)
 		return -EINVAL;
+	uint64_t slab[KMEM_NCLASS_MAX];
+	uint32_t sizes[KMEM_NCLASS_MAX];
+	kmem_drain_all();
+	page_drain_all();
+	int n = kmem_slab_pages(slab, sizes, KMEM_NCLASS_MAX);
 	uint64_t s = disable_lock(&lt_lock);
 	lt_mark = lt_seq;
+	memcpy(lt_mark_slab, slab, (size_t)n * sizeof(slab[0]));
+	lt_mark_free = page_free_count();
 	unlock_enable(&lt_lock, s);
 	return 0;
 }
@@ -230,8 +239,10 @@ void leaktrace_format(struct sbuf *sb)
 		return;
 	}
 	struct lt_group *g = kzalloc(sizeof(*g) * LT_GROUPS);
-	if (!g)
+	if (!g) {
+		sb->overflow = true;    /* the read fails with ENOMEM: the reader retries */
 		return;
+	}
 	int ng = 0;
 	uint64_t count = 0, bytes = 0, other = 0;
 	uint64_t s = disable_lock(&lt_lock);
@@ -251,6 +262,21 @@ void leaktrace_format(struct sbuf *sb)
 	sbuf_printf(sb, "leaktrace: %lu allocations (%lu bytes) since the mark, %lu in "
 		    "other chains; table %lu/%lu, %lu dropped\n", count, bytes, other,
 		    used, (uint64_t)LT_SLOTS, dropped);
+	{
+		/* Slab pages (not recorded above: only their chunks are) and
+		 * free pages against the mark, after draining the caches. */
+		uint64_t slab[KMEM_NCLASS_MAX];
+		uint32_t sizes[KMEM_NCLASS_MAX];
+		kmem_drain_all();
+		page_drain_all();
+		int n = kmem_slab_pages(slab, sizes, KMEM_NCLASS_MAX);
+		sbuf_printf(sb, "leaktrace: free pages %ld since the mark; slab pages since the mark:",
+			    (int64_t)(page_free_count() - lt_mark_free));
+		for (int c = 0; c < n; c++)
+			if (slab[c] != lt_mark_slab[c])
+				sbuf_printf(sb, " %u:%ld", sizes[c], (int64_t)(slab[c] - lt_mark_slab[c]));
+		sbuf_printf(sb, "\n");
+	}
 	for (int done = 0; done < ng; done++) {     /* largest first */
 		int best = done;
 		for (int k = done + 1; k < ng; k++)

@@ -731,7 +731,13 @@ static void remove_ipc(void)
 			n = 1;                         /* injected failure: again */
 			continue;
 		}
-		for (n = 0; (de = readdir(d));) {
+		for (n = 0;;) {
+			errno = 0;
+			if (!(de = readdir(d))) {
+				if (errno == ENOMEM || errno == EAGAIN)
+					n++;   /* injected failure: list again (a queue left is a leak) */
+				break;
+			}
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;      /* ".x" is a valid queue name */
 			n++;
@@ -797,7 +803,17 @@ static void tree_walk(const char *dir, void (*fn)(const char *path, int is_dir))
 	if (!d)
 		return;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	for (;;) {
+		/* A getdents failed for memory leaves the position: read again
+		 * (a name missed before the run would be removed after it). */
+		errno = 0;
+		e = readdir(d);
+		for (int t = 0; !e && (errno == ENOMEM || errno == EAGAIN) && t < 1000; t++) {
+			errno = 0;
+			e = readdir(d);
+		}
+		if (!e)
+			break;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char sub[4096];
@@ -821,12 +837,16 @@ static void tree_add(const char *path, int is_dir)
 		 * realloc fails, and a grown count over the old array crashed) */
 		size_t cap = tree_cap ? tree_cap * 2 : 1024;
 		char **n = realloc(tree_names, cap * sizeof *n);
+		for (int t = 0; !n && t < 1000; t++)    /* fault injection: retried */
+			n = realloc(tree_names, cap * sizeof *n);
 		if (!n)
 			return;
 		tree_names = n;
 		tree_cap = cap;
 	}
 	char *c = strdup(path);
+	for (int t = 0; !c && t < 1000; t++)
+		c = strdup(path);
 	if (c)
 		tree_names[tree_n++] = c;
 }
