@@ -1,0 +1,44 @@
+#!/bin/sh
+# tools/stressng.sh concerto|linux SMP STRESSOR... — runs Debian's stress-ng
+# (a dynamically linked glibc program) in the guest: two workers per
+# stressor, $SNG_T seconds each (default 3), --metrics-brief.  Builds
+# build/stressng/sng.cpio from the default initramfs plus stress-ng, its
+# libraries and a script, boots it (Linux: build/linux/vmlinuz from
+# tools/linux-kernel.sh) and types the script's name at the shell.
+# Needs: apt-get install stress-ng.  Example:
+#   tools/stressng.sh concerto 2 open zero dir clone yield brk | grep metrc
+set -e
+K=$1; S=$2; shift 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/stressng
+mkdir -p "$out"
+cd "$top"
+[ -x /usr/bin/stress-ng ] || { echo "stressng: apt-get install stress-ng" >&2; exit 1; }
+[ -f build/initramfs.spec ] || make -s build/initramfs.cpio
+[ "$K" != linux ] || tools/linux-kernel.sh build/linux
+cp build/initramfs.spec "$out/spec"
+{
+	echo "dir /lib64 755 0 0"
+	echo "dir /lib 755 0 0"
+	echo "dir /lib/x86_64-linux-gnu 755 0 0"
+	echo "file /usr/bin/stress-ng /usr/bin/stress-ng 755 0 0"
+	echo "file /lib64/ld-linux-x86-64.so.2 /lib64/ld-linux-x86-64.so.2 755 0 0"
+	for l in $(ldd /usr/bin/stress-ng | awk '/=>/ {print $3}'); do
+		echo "file /lib/x86_64-linux-gnu/$(basename "$l") $(readlink -f "$l") 755 0 0"
+	done
+	echo "file /sng.sh $out/sng.sh 755 0 0"
+} >> "$out/spec"
+{
+	echo '#!/bin/sh'
+	echo 'mount -t devtmpfs dev /dev 2>/dev/null; mkdir -p /tmp/s; cd /tmp/s'
+	echo 'T=${SNG_T:-3}'
+	for s in "$@"; do
+		echo "echo '=== $s'; stress-ng --$s 2 -t \$T --metrics-brief --no-rand-seed 2>&1 | grep -E 'stress-ng: (fail|error|warn|metrc)'"
+	done
+} > "$out/sng.sh"
+python3 tools/mkinitramfs.py -o "$out/sng.cpio" "$out/spec"
+if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=build/concerto; app="quiet"; fi
+# The shell is typed at after boot; empty lines keep the pipe open until QEMU ends.
+(sleep 4; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
+	timeout 1200 qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
+		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" 2>&1 | tr -d '\r'
