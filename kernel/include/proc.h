@@ -104,6 +104,7 @@ struct cred {
 	uint64_t cap_eff, cap_prm, cap_inh;  /* capability sets (CAP_FULL for root) */
 	uint64_t cap_bset, cap_amb;         /* bounding and ambient sets */
 	uint32_t securebits;                /* SECBIT_* (prctl PR_SET_SECUREBITS) */
+	uint32_t no_new_privs;              /* prctl PR_SET_NO_NEW_PRIVS: exec grants no ids; never cleared */
 	int ngroups;
 	uint32_t groups[NGROUPS_KERN];
 };

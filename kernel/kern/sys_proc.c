@@ -1023,6 +1023,8 @@ SYSCALL(126, capset)
 #define PR_GET_SECUREBITS 27
 #define PR_SET_SECUREBITS 28
 #define PR_SET_CHILD_SUBREAPER 36
+#define PR_SET_NO_NEW_PRIVS 38
+#define PR_GET_NO_NEW_PRIVS 39
 #define PR_GET_CHILD_SUBREAPER 37
 #define PR_CAP_AMBIENT 47
 #define PR_CAP_AMBIENT_IS_SET 1
@@ -1167,6 +1169,17 @@ SYSCALL(157, prctl)
 		return (int)READ_ONCE(p->cred.securebits);
 	case PR_SET_SECUREBITS:
 		return prctl_securebits(p, a1);
+	case PR_SET_NO_NEW_PRIVS:      /* Linux: only 1, the other arguments 0 */
+		if (a1 != 1 || a2 || a3 || a4)
+			return -EINVAL;
+		simple_lock(&p->lock);
+		p->cred.no_new_privs = 1;
+		simple_unlock(&p->lock);
+		return 0;
+	case PR_GET_NO_NEW_PRIVS:
+		if (a1 || a2 || a3 || a4)
+			return -EINVAL;
+		return (int)READ_ONCE(p->cred.no_new_privs);
 	case PR_SET_CHILD_SUBREAPER:
 		proc_set_subreaper(p, a1 != 0);
 		return 0;

@@ -108,6 +108,50 @@ UT_TEST(pdeathsig_values)
 	T_EXPECT_ERRNO(prctl(PR_GET_CHILD_SUBREAPER, UT_BADPTR_KERNEL, 0, 0, 0), EFAULT);
 }
 
+#ifndef PR_SET_NO_NEW_PRIVS
+#define PR_SET_NO_NEW_PRIVS 38
+#define PR_GET_NO_NEW_PRIVS 39
+#endif
+
+/* Child side of no_new_privs_set_once_and_inherited: 0 if all held. */
+static int nnp_child(void)
+{
+	int was = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	if (was != 0 && was != 1)
+		return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0) != -1 || errno != EINVAL)
+		return 2;                    /* it can only be set */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 2, 0, 0, 0) != -1 || errno != EINVAL)
+		return 3;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 1, 0, 0) != -1 || errno != EINVAL)
+		return 4;                    /* unused arguments must be 0 */
+	if (prctl(PR_GET_NO_NEW_PRIVS, 1, 0, 0, 0) != -1 || errno != EINVAL)
+		return 5;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return 6;
+	pid_t g = fork();
+	if (g < 0)
+		return 7;
+	if (g == 0)
+		_exit(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : 1);
+	int st;
+	if (waitpid(g, &st, 0) != g || !UT_CHILD_OK(st))
+		return 8;                    /* a fork inherits it */
+	return 0;
+}
+
+UT_TEST(no_new_privs_set_once_and_inherited)
+{
+	pid_t p = fork();
+	T_ASSERT(p >= 0);
+	if (p == 0)
+		_exit(nnp_child());   /* the flag cannot be cleared: not in the test process */
+	int st;
+	T_EXPECT_EQ(waitpid(p, &st, 0), p);
+	T_EXPECT(WIFEXITED(st));
+	T_EXPECT_EQ(WEXITSTATUS(st), 0);
+}
+
 UT_TEST(unknown_option_einval)
 {
 	T_EXPECT_ERRNO(prctl(0x7fff0001, 0, 0, 0, 0), EINVAL);

@@ -5,6 +5,7 @@
  * access(2) with the real ids; kill, scheduling and affinity of another
  * user's process; the ids in the auxiliary vector after exec. */
 #include "utest.h"
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -273,6 +274,17 @@ static int exec_suid_copy(void *arg)
 	return 101;
 }
 
+/* The same program under PR_SET_NO_NEW_PRIVS: its set-id bits are ignored. */
+static int exec_suid_copy_nnp(void *arg)
+{
+	(void)arg;
+	if (prctl(38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0) || drop())
+		return 100;
+	char *argv[] = { (char *)SUID_COPY, AUXV_FLAG, NULL };
+	execv(SUID_COPY, argv);
+	return 101;
+}
+
 UT_TEST(set_user_id_program_runs_with_its_owners_ids)
 {
 	if (geteuid() != 0) {
@@ -283,6 +295,7 @@ UT_TEST(set_user_id_program_runs_with_its_owners_ids)
 	T_OK(chown(SUID_COPY, 2000, 2000));
 	T_OK(chmod(SUID_COPY, 06755));
 	T_EXPECT(expect_ok(exec_suid_copy, NULL));
+	T_EXPECT(expect_ok(exec_suid_copy_nnp, NULL));   /* runs as uid 1000, not secure */
 	T_OK(chmod(SUID_COPY, 0700));                   /* not executable by them */
 	int st = ut_child(exec_suid_copy, NULL);
 	T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 101);
