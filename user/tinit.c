@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,41 +260,40 @@ static int mount_retry(const char *src, const char *dst, const char *type,
 	return r;
 }
 
-static void mark_leaks(void)
+/*
+ * One write (wr) or read of /proc/leaktrace through a fresh descriptor,
+ * retried while the open or the transfer fails for memory (with
+ * failslab=/failpage= our own calls may fail too).  Returns what write or
+ * read returned, or -1 when the file cannot be opened (not enabled, Linux).
+ */
+static ssize_t leaktrace_io(bool wr, char *buf, size_t n)
 {
-	/* Retried: with failslab=/failpage= our own calls may fail too. */
 	for (int tries = 0; tries < 1000; tries++) {
-		int fd = open("/proc/leaktrace", O_WRONLY);
+		int fd = open("/proc/leaktrace", wr ? O_WRONLY : O_RDONLY);
 		if (fd < 0 && errno != ENOMEM && errno != EAGAIN)
-			return;
+			return -1;
 		if (fd >= 0) {
-			ssize_t w = write(fd, "mark", 4);
+			ssize_t r = wr ? write(fd, buf, n) : read(fd, buf, n);
 			int e = errno;
 			close(fd);
-			if (w >= 0 || (e != ENOMEM && e != EAGAIN))
-				return; /* marked, or not enabled: nothing to mark */
+			if (r >= 0 || (e != ENOMEM && e != EAGAIN))
+				return r;
 		}
 		sleep_ms(1);
 	}
+	return -1;
+}
+
+static void mark_leaks(void)
+{
+	char cmd[] = "mark";
+	(void)leaktrace_io(true, cmd, 4);   /* fails when not enabled: nothing to mark */
 }
 
 static void print_leaks(void)
 {
 	static char buf[16384];
-	ssize_t n = -1;
-	for (int tries = 0; tries < 1000; tries++) {
-		int fd = open("/proc/leaktrace", O_RDONLY);
-		if (fd < 0 && errno != ENOMEM && errno != EAGAIN)
-			return;
-		if (fd >= 0) {
-			n = read(fd, buf, sizeof buf - 1);
-			int e = errno;
-			close(fd);
-			if (n >= 0 || (e != ENOMEM && e != EAGAIN))
-				break;
-		}
-		sleep_ms(1);
-	}
+	ssize_t n = leaktrace_io(false, buf, sizeof buf - 1);
 	if (n <= 0 || strncmp(buf, "leaktrace: off", 14) == 0)
 		return;
 	buf[n] = '\0';

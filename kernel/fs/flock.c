@@ -156,6 +156,15 @@ static struct flock_ctx *ctx_get(struct inode *ip, bool create)
 	return n;
 }
 
+/* Takes c off the list of every context (/proc/locks).  graph_lock held. */
+static void ctx_unlink_locked(struct flock_ctx *c)
+{
+	KASSERT(simple_lock_held(&graph_lock));
+	*c->gprev = c->gnext;
+	if (c->gnext)
+		c->gnext->gprev = c->gprev;
+}
+
 /* Drops ctx_get's hold (c->lock not held); frees c if it was the last
  * holder and c holds no lock, lease or waiter.  NULL: nothing. */
 static void ctx_put(struct inode *ip, struct flock_ctx *c)
@@ -168,9 +177,7 @@ static void ctx_put(struct inode *ip, struct flock_ctx *c)
 	if (gone) {
 		KASSERT(ip->flctx == c);
 		WRITE_ONCE(ip->flctx, NULL);
-		*c->gprev = c->gnext;
-		if (c->gnext)
-			c->gnext->gprev = c->gprev;
+		ctx_unlink_locked(c);
 	}
 	simple_unlock(&graph_lock);
 	if (gone)
@@ -185,9 +192,7 @@ void flock_inode_release(struct inode *ip)
 	KASSERT(!c->posix && !c->flocks && !c->leases && !c->waiters);
 	KASSERT_OP(c->users, ==, 0);
 	simple_lock(&graph_lock);
-	*c->gprev = c->gnext;
-	if (c->gnext)
-		c->gnext->gprev = c->gprev;
+	ctx_unlink_locked(c);
 	simple_unlock(&graph_lock);
 	kfree(c);
 }

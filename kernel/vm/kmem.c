@@ -480,6 +480,8 @@ void kmem_drain_all(void)
 	}
 }
 
+_Static_assert(KMEM_NCLASS <= KMEM_NCLASS_MAX, "kmem_slab_pages callers size arrays by KMEM_NCLASS_MAX");
+
 int kmem_slab_pages(uint64_t *pages, uint32_t *sizes, int max)
 {
 	int n = MIN(max, KMEM_NCLASS);

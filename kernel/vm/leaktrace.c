@@ -157,6 +157,15 @@ void leaktrace_note_free(void *p)
 	unlock_enable(&lt_lock, s);
 }
 
+/* Slab pages per size class (and their sizes) with the per-CPU caches
+ * drained, so that free pages read next are comparable; returns the count. */
+static int slab_snapshot(uint64_t slab[KMEM_NCLASS_MAX], uint32_t sizes[KMEM_NCLASS_MAX])
+{
+	kmem_drain_all();
+	page_drain_all();
+	return kmem_slab_pages(slab, sizes, KMEM_NCLASS_MAX);
+}
+
 int leaktrace_command(const char *cmd)
 {
 	if (!leaktrace_enabled)
@@ -165,9 +174,7 @@ int leaktrace_command(const char *cmd)
 		return -EINVAL;
 	uint64_t slab[KMEM_NCLASS_MAX];
 	uint32_t sizes[KMEM_NCLASS_MAX];
-	kmem_drain_all();
-	page_drain_all();
-	int n = kmem_slab_pages(slab, sizes, KMEM_NCLASS_MAX);
+	int n = slab_snapshot(slab, sizes);
 	uint64_t s = disable_lock(&lt_lock);
 	lt_mark = lt_seq;
 	memcpy(lt_mark_slab, slab, (size_t)n * sizeof(slab[0]));
@@ -267,9 +274,7 @@ void leaktrace_format(struct sbuf *sb)
 		 * free pages against the mark, after draining the caches. */
 		uint64_t slab[KMEM_NCLASS_MAX];
 		uint32_t sizes[KMEM_NCLASS_MAX];
-		kmem_drain_all();
-		page_drain_all();
-		int n = kmem_slab_pages(slab, sizes, KMEM_NCLASS_MAX);
+		int n = slab_snapshot(slab, sizes);
 		sbuf_printf(sb, "leaktrace: free pages %ld since the mark; slab pages since the mark:",
 			    (int64_t)(page_free_count() - lt_mark_free));
 		for (int c = 0; c < n; c++)
