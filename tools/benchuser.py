@@ -18,6 +18,11 @@ then run 2, and so on, so that a change in the host's load hits both.  The
 hold fractions come from separate Concerto boots (lock mode 2, statistics
 on, BENCH_LOCKSTAT=1) after the timed runs: statistics cost time, so the
 timed figures are measured without them (lock mode 0 at 1 CPU, 2 above).
+Those boots run with -icount shift=0 (guest time counts instructions), so
+a hold fraction is a share of the instructions a CPU executed and the
+host's load cannot inflate it (--lockstat-realtime: the host's clock); the
+kernel takes the statistics' own cycles out of the holds and out of the
+elapsed time (lockstat.c).
 
 Writes build/bench/: summary.md (the tables, links to the plots),
 results.json (every run), and PNG plots made by tools/benchplot.py
@@ -99,7 +104,7 @@ def lower_is_better(unit):
     return any(w in unit for w in LOWER_IS_BETTER)
 
 
-def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False):
+def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False, icount=False):
     """One boot; returns ({figure: value}, {figure: unit}, {figure: program},
     {figure: [(class, held%, cpu)]}, error text or None)."""
     words = f"--timeout 900 BENCH_SECONDS={seconds}"
@@ -116,6 +121,11 @@ def boot(kind, smp, mem, initrd, seconds, programs, lockstat=False):
         cmd = QEMU + ["-kernel", os.path.join(BUILD, "linux", "vmlinuz"),
                       "-append", f"console=ttyS0 quiet -- {words}"]
     cmd += ["-smp", str(smp), "-m", mem, "-initrd", initrd]
+    if icount and "-icount" not in os.environ.get("CONCERTO_BENCH_QEMU_ARGS", ""):
+        # guest time counts instructions (1 ns each): hold fractions that
+        # the host's load cannot move (a virtual CPU that loses its host
+        # CPU while holding a lock would otherwise show a long hold)
+        cmd += ["-icount", "shift=0"]
     # e.g. "-icount shift=0": guest time counts instructions, so an A/B of
     # two Concerto builds or boot options is not moved by the host's load
     cmd += os.environ.get("CONCERTO_BENCH_QEMU_ARGS", "").split()
@@ -350,6 +360,8 @@ def main():
     ap.add_argument("--no-linux", action="store_true", help="Concerto only")
     ap.add_argument("--no-lockstat", action="store_true",
                     help="skip the lock-statistics boots")
+    ap.add_argument("--lockstat-realtime", action="store_true",
+                    help="lock-statistics boots on the host's clock, not -icount shift=0")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
     ap.add_argument("--from", dest="saved", metavar="RESULTS_JSON", action="append",
@@ -402,7 +414,7 @@ def main():
         for smp in smps:
             t0 = time.time()
             _, _, p, ls, err = boot("concerto", smp, args.mem, initrd, seconds, programs,
-                                    lockstat=True)
+                                    lockstat=True, icount=not args.lockstat_realtime)
             progs.update(p)
             for f, l in ls.items():
                 locks[(f, smp)] = sorted(l, key=lambda x: -x[1])

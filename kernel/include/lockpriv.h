@@ -47,8 +47,9 @@ void lockstat_init(void);
 void lockstat_acquired(int lclass, bool missed, uint64_t spins, uint64_t wait);
 void lockstat_held(int lclass, uint64_t cycles);
 void lockstat_slept(int lclass);
-void lockstat_push(const void *lock);
-uint64_t lockstat_pop(const void *lock);      /* acquire TSC or 0 */
+void lockstat_push(const void *lock, uint64_t start, uint64_t site);
+bool lockstat_pop(const void *lock, int lclass, uint64_t now, uint64_t *hold);
+void lockstat_overhead(uint64_t cycles);
 
 /* Complex-lock bookkeeping for checking and statistics (lockdebug.c). */
 void lock_complex_acquired(struct complex_lock *l, int how, uint64_t site,

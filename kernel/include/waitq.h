@@ -61,4 +61,8 @@ int sleep_ticks_intr(uint64_t n);
 /* ... until the monotonic clock reaches deadline_ns: 0, or -EINTR. */
 int sleep_until_intr(uint64_t deadline_ns);
 
+/* Sleeps on no queue (waitq.c: the preconditions); t->lock held on entry,
+ * released on return; returns 0, ETIMEDOUT or EINTR. */
+int thread_sleep_locked(struct thread *t, uint64_t deadline_ns, bool intr);
+
 #endif

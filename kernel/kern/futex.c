@@ -28,14 +28,20 @@
  * not there the lock is dropped, the page faulted in with an ordinary
  * access and the whole step retried, as Linux does.
  *
- * Sleeping.  Each waiter sleeps on a wait queue of its own, in its futex_q
- * on its stack.  A waker, holding the bucket lock, unlinks the waiter, sets
- * its state under the waiter's queue lock, wakes it, and as its very last
- * access to the futex_q stores q->done.  A waiter that returns (woken,
- * timed out or interrupted) either sees done, or takes its bucket lock: if
- * still listed it unlinks itself (the timeout or signal stands), else a
- * waker has finished with it under that lock.  Lock order: futex <
- * waitq < thread (lockclass.h).
+ * Sleeping.  A waiter, in its futex_q on its stack, sleeps on no queue
+ * (thread_sleep_locked): it takes its own thread lock before it releases
+ * the bucket lock and checks q->state under it.  A waker, holding the
+ * bucket lock, unlinks the waiter and sets its state; then (under the
+ * bucket lock, or after it for a plain wake) takes the waiter's thread lock
+ * and wakes it if it sleeps, and as its very last access to the futex_q
+ * stores q->done.  Either the waiter sees the new state, or the waker finds
+ * it asleep (it waits for the waiter's lock, which the waiter holds until
+ * it is off the CPU).  A waiter that returns (woken, timed out or
+ * interrupted) either sees done, or takes its bucket lock: if still listed
+ * it unlinks itself (the timeout or signal stands), else a waker has
+ * finished with it under that lock.  Lock order: futex < thread
+ * (lockclass.h).  No waitq lock: a futex wait and wake each take one lock
+ * fewer.
  *
  * Two buckets (requeue, wake_op): the one with the lower index is locked,
  * the other taken by try-lock, spinning: every CPU takes bucket pairs in
@@ -129,8 +135,8 @@ struct futex_bucket;
 
 /*
  * A waiter, on the waiting thread's stack.
- * Lock key: (b) the bucket lock of q->hb, (w) q->wq.lock, [a] atomic,
- * [I] set before it is listed.
+ * Lock key: (b) the bucket lock of q->hb, [a] atomic, [I] set before it
+ * is listed.
  */
 struct futex_q {
 	struct futex_q *next, *prev;    /* (b) bucket list */
@@ -143,12 +149,13 @@ struct futex_q {
 	struct futex_key rq_key2;       /* [I] ... onto this PI futex */
 	int pri;                        /* [I] PI: the waiter's priority */
 	int owner_tid;                  /* (b) PI: the owner it waits for (0 unknown) */
-	int state;                      /* (b) and (w) to change; FQ_* */
+	int state;                      /* (b) to change; FQ_*.  The waiter reads it
+					 * under its own t->lock: a waker changes it,
+					 * then takes q->t->lock to wake the waiter */
 	volatile int done;              /* [a] the waker's last access is done */
 	struct futex_q *wnext;          /* (waker) on its list to wake once the bucket
 					 * lock is released (futex_wake, WAKE_OP) */
-	struct thread *t;               /* [I] the waiter */
-	struct waitq wq;                /* it sleeps here alone */
+	struct thread *t;               /* [I] the waiter; it sleeps on no queue */
 };
 
 /* Lock key: (b) lock, [a] atomic. */
@@ -301,7 +308,14 @@ static void q_init(struct futex_q *q, const struct futex_key *k, uint32_t bitset
 	q->bitset = bitset;
 	q->t = curthread();
 	q->state = FQ_QUEUED;
-	waitq_init(&q->wq);
+}
+
+/* Wakes q's thread if it sleeps (after q->state changed). */
+static void q_wake_thread(struct futex_q *q)
+{
+	uint64_t s = disable_lock(&q->t->lock);
+	sched_wakeup_locked(q->t);
+	unlock_enable(&q->t->lock, s);
 }
 
 /* Appends q to hb.  hb->lock held; q counted in hb->nwait by the caller. */
@@ -346,10 +360,8 @@ static void q_wake_locked(struct futex_bucket *hb, struct futex_q *q, int st)
 {
 	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
-	uint64_t s = disable_lock(&q->wq.lock);
-	q->state = st;
-	waitq_wakeup_all_locked(&q->wq);
-	unlock_enable(&q->wq.lock, s);
+	WRITE_ONCE(q->state, st);
+	q_wake_thread(q);
 	__atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -386,9 +398,7 @@ static void q_mark_locked(struct futex_bucket *hb, struct futex_q *q, int st,
 {
 	KASSERT(simple_lock_held(&hb->lock));
 	q_unlink_locked(hb, q);
-	uint64_t s = disable_lock(&q->wq.lock);
-	q->state = st;
-	unlock_enable(&q->wq.lock, s);
+	WRITE_ONCE(q->state, st);
 	q->wnext = *list;
 	*list = q;
 }
@@ -399,9 +409,7 @@ static void q_wake_list(struct futex_q *list)
 	while (list) {
 		struct futex_q *q = list;
 		list = q->wnext;              /* q may be gone once done is set */
-		uint64_t s = disable_lock(&q->wq.lock);
-		waitq_wakeup_all_locked(&q->wq);
-		unlock_enable(&q->wq.lock, s);
+		q_wake_thread(q);
 		__atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
 	}
 }
@@ -443,26 +451,37 @@ static struct futex_bucket *q_lock_bucket(struct futex_q *q)
 
 /*
  * Sleeps until q is woken, the monotonic deadline (ns, 0 none) passes
- * (-ETIMEDOUT) or a signal comes (-EINTR).  q->wq.lock held, interrupts
- * off.  Returns 0 if q's state changed.
+ * (-ETIMEDOUT) or a signal comes (-EINTR).  t (the caller) ->lock held,
+ * interrupts off; returns with it released.  Returns 0 if q's state changed.
  */
-static int q_sleep_locked(struct futex_q *q, uint64_t deadline)
+static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline)
 {
-	KASSERT(simple_lock_held(&q->wq.lock));
-	int r = 0;
-	while (q->state == FQ_QUEUED && r == 0) {
-		if (!deadline) {
-			r = waitq_sleep_intr_locked(&q->wq);
-			continue;
+	int r;
+	for (;;) {
+		KASSERT(simple_lock_held(&t->lock));
+		if (READ_ONCE(q->state) != FQ_QUEUED) {
+			simple_unlock(&t->lock);
+			return 0;
 		}
-		uint64_t now = time_monotonic_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		r = waitq_sleep_until_intr_locked(&q->wq, deadline);
-		if (r == -ETIMEDOUT)
-			r = 0;                  /* the loop checks the clock */
+		int reason = thread_sleep_locked(t, deadline, true);   /* unlocks */
+		/* The state is read unlocked once running again: a waker sets it
+		 * before it makes t runnable. */
+		bool queued = READ_ONCE(q->state) == FQ_QUEUED;
+		r = 0;
+		if (reason == EINTR)
+			r = -EINTR;
+		else if (deadline && (reason == ETIMEDOUT || queued) &&
+			 time_monotonic_ns() >= deadline)
+			r = -ETIMEDOUT;
+		if (!queued)
+			return 0;
+		if (r)
+			break;
+		simple_lock(&t->lock);
 	}
-	return q->state == FQ_QUEUED ? r : 0;
+	if (r == -EINTR && !deadline)
+		t->sig.intr_restart = true;   /* signal_deliver may restart */
+	return r;
 }
 
 /*
@@ -472,10 +491,16 @@ static int q_sleep_locked(struct futex_q *q, uint64_t deadline)
  */
 static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
 {
-	uint64_t s = disable_lock(&q->wq.lock);
-	simple_unlock(&hb->lock);
-	int r = q_sleep_locked(q, deadline);
-	unlock_enable(&q->wq.lock, s);
+	struct thread *t = curthread();
+	if (deadline && time_monotonic_ns() >= deadline) {
+		q_unlink_locked(hb, q);
+		simple_unlock(&hb->lock);
+		return -ETIMEDOUT;
+	}
+	uint64_t s = disable_lock(&t->lock);
+	simple_unlock(&hb->lock);       /* a waker now waits for t->lock */
+	int r = q_sleep_locked(q, t, deadline);
+	intr_restore(s);
 	if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
 		return q->state;
 	hb = q_lock_bucket(q);
@@ -485,8 +510,8 @@ static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
 		return r ? r : -EINTR;
 	}
 	simple_unlock(&hb->lock);
-	/* Marked woken: the waker may still be about to wake us through
-	 * q->wq (q_wake_list); q must live until it is done. */
+	/* Marked woken: the waker may still be about to wake us
+	 * (q_wake_list); q must live until it is done. */
 	while (!__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
 		cpu_relax();
 	return q->state;
@@ -583,7 +608,7 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	/* A timed wait cut by a signal continues through restart_syscall with
 	 * the same deadline when no handler runs (Linux's restart block: the
 	 * time left is kept); untimed ones follow SA_RESTART
-	 * (waitq_sleep_intr_locked marked them). */
+	 * (q_sleep_locked marked them). */
 	if (r == -EINTR && deadline) {
 		struct thread *t = curthread();
 		t->sig.restart_fn = futex_wait_restart;

@@ -527,16 +527,22 @@ void lock_complex_acquired(struct complex_lock *l, int how, uint64_t site,
 	if (lock_mode == 4)
 		lockdbg_held_push(l, l->lclass, how & (CL_HOW_READ | CL_HOW_WRITE), site);
 	else if (lockstat_on)
-		lockstat_push(l);
+		lockstat_push(l, rdtsc(), site);
 	intr_restore(s);
 }
 
 void lock_complex_released(struct complex_lock *l)
 {
 	uint64_t s = intr_disable();
-	uint64_t t = lock_mode == 4 ? lockdbg_held_pop(l) : lockstat_on ? lockstat_pop(l) : 0;
-	if (lockstat_on && t)
-		lockstat_held(l->lclass, rdtsc() - t);
+	if (lock_mode == 4) {
+		uint64_t t = lockdbg_held_pop(l);
+		if (lockstat_on && t)
+			lockstat_held(l->lclass, rdtsc() - t);
+	} else if (lockstat_on) {
+		uint64_t hold;
+		if (lockstat_pop(l, l->lclass, rdtsc(), &hold))
+			lockstat_held(l->lclass, hold);
+	}
 	intr_restore(s);
 }
 

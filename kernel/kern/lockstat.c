@@ -36,14 +36,68 @@ _Static_assert(sizeof(struct lockstat_entry) == CACHE_LINE, "one line per entry"
 /* [o] row of the owning CPU; read unlocked (fuzzy) by the reporters. */
 static struct lockstat_entry stats[NCPU_MAX][LC_COUNT];
 
-/* Acquire times of the locks a CPU holds, for hold times (modes 2, 3). */
+/*
+ * Acquire times of the locks a CPU holds, for hold times (modes 2, 3).
+ *
+ * Hold times are corrected for the statistics' own cost: the primitives
+ * with statistics read the TSC and keep these records, and that work,
+ * done inside an outer lock's hold by every lock taken and released within
+ * it, is not in a kernel without statistics.  Each primitive adds the
+ * cycles it spends after the acquisition (lock) or after the release point
+ * (unlock) to ovh, its CPU's running total; a hold is its TSC interval less
+ * the growth of ovh meanwhile.  Measured this way an uncontended lock held
+ * across the same code reads the same whether or not other locks are taken
+ * inside it, and /proc/lockstat gives ovh per CPU so that a reader can take
+ * it out of the elapsed time too.
+ */
 #define STAT_HELD 16
 struct stat_held {
 	const void *lock[STAT_HELD];
 	uint64_t tsc[STAT_HELD];
+	uint64_t ovh_at[STAT_HELD];   /* ovh when the lock was taken */
+	uint64_t site[STAT_HELD];     /* where it was taken */
+	uint64_t ovh;                 /* cycles spent in the statistics here */
 	int n;
 } __cacheline_aligned;
 static struct stat_held sheld[NCPU_MAX];
+
+/*
+ * Holds per acquire site (modes 2, 3): where a hot class is held from.  A
+ * small open-addressed table per CPU, keyed by the address of the call
+ * that took the lock; a site that finds no free slot among SITE_PROBE is
+ * counted in site_dropped instead.
+ */
+#define SITE_SLOTS 64
+#define SITE_PROBE 8
+struct site_entry {
+	uint64_t site;            /* the call that took the lock, 0 free */
+	uint64_t acquisitions;
+	uint64_t hold_total;      /* TSC cycles, corrected as above */
+	int lclass;
+};
+/* [o] row of the owning CPU, interrupts off; read unlocked (fuzzy). */
+static struct site_entry sites[NCPU_MAX][SITE_SLOTS];
+static uint64_t site_dropped[NCPU_MAX];   /* [o] */
+
+/* Interrupts disabled. */
+static void site_held(uint64_t site, int c, uint64_t cycles)
+{
+	if (!site)
+		return;
+	struct site_entry *row = sites[cpu_id()];
+	unsigned h = (unsigned)((site * 0x9e3779b97f4a7c15ULL) >> 58);   /* 6 bits */
+	for (int i = 0; i < SITE_PROBE; i++) {
+		struct site_entry *e = &row[(h + i) % SITE_SLOTS];
+		if (e->site != site && e->site)
+			continue;
+		e->site = site;
+		e->lclass = c;
+		e->acquisitions++;
+		e->hold_total += cycles;
+		return;
+	}
+	site_dropped[cpu_id()]++;
+}
 
 static volatile uint64_t reset_tsc;   /* CPU 0's TSC at the last reset */
 
@@ -88,59 +142,80 @@ void lockstat_held(int c, uint64_t cycles)
 		e->hold_max = cycles;
 }
 
-/* Interrupts disabled. */
-void lockstat_push(const void *lock)
+/* Interrupts disabled.  start: the TSC at which the lock was taken at
+ * site (the call's address, 0 unknown). */
+void lockstat_push(const void *lock, uint64_t start, uint64_t site)
 {
 	struct stat_held *h = &sheld[cpu_id()];
 	if (h->n < STAT_HELD) {
 		h->lock[h->n] = lock;
-		h->tsc[h->n] = rdtsc();
+		h->tsc[h->n] = start;
+		h->ovh_at[h->n] = h->ovh;
+		h->site[h->n] = site;
 		h->n++;
 	}
 }
 
-/* Interrupts disabled.  Returns the acquire TSC, or 0 if not recorded. */
-uint64_t lockstat_pop(const void *lock)
+/*
+ * Interrupts disabled.  The hold of lock, released at TSC now, less the
+ * statistics' cost inside it, in *hold (and in its site's entry); false if
+ * it was not recorded.
+ */
+bool lockstat_pop(const void *lock, int c, uint64_t now, uint64_t *hold)
 {
 	struct stat_held *h = &sheld[cpu_id()];
 	for (int i = h->n - 1; i >= 0; i--) {
 		if (h->lock[i] != lock)
 			continue;
-		uint64_t t = h->tsc[i];
+		uint64_t span = now - h->tsc[i], ovh = h->ovh - h->ovh_at[i];
+		*hold = span > ovh ? span - ovh : 0;
+		site_held(h->site[i], c, *hold);
 		for (int j = i; j < h->n - 1; j++) {
 			h->lock[j] = h->lock[j + 1];
 			h->tsc[j] = h->tsc[j + 1];
+			h->ovh_at[j] = h->ovh_at[j + 1];
+			h->site[j] = h->site[j + 1];
 		}
 		h->n--;
-		return t;
+		return true;
 	}
-	return 0;
+	return false;
+}
+
+/* Interrupts disabled: cycles this CPU spent keeping statistics. */
+void lockstat_overhead(uint64_t cycles)
+{
+	sheld[cpu_id()].ovh += cycles;
 }
 
 /* ---- primitives with statistics, modes 2 and 3 (lockprim.S thunks) ---- */
 
-void lockstat_lock(struct simple_lock *l, uint64_t site __unused)
+void lockstat_lock(struct simple_lock *l, uint64_t site)
 {
 	if (lock_mode == 3)
 		mycpu()->preempt_count++;
 	uint64_t t0 = rdtsc();
 	bool missed = !compare_and_swap32(&l->val, 0, Q_LOCKED);
 	uint64_t spins = missed ? mcs_acquire(l) : 0;
+	uint64_t t1 = missed ? rdtsc() : t0;     /* held from here */
 	uint64_t s = intr_disable();
-	lockstat_acquired(l->lclass, missed, spins, missed ? rdtsc() - t0 : 0);
-	lockstat_push(l);
+	lockstat_acquired(l->lclass, missed, spins, t1 - t0);
+	lockstat_push(l, t1, site);
+	lockstat_overhead(rdtsc() - t1);
 	intr_restore(s);
 }
 
-uint32_t lockstat_try(struct simple_lock *l, uint64_t site __unused)
+uint32_t lockstat_try(struct simple_lock *l, uint64_t site)
 {
+	uint64_t t0 = rdtsc();
 	if (!compare_and_swap32(&l->val, 0, Q_LOCKED))
 		return 0;
 	if (lock_mode == 3)
 		mycpu()->preempt_count++;
 	uint64_t s = intr_disable();
 	lockstat_acquired(l->lclass, false, 0, 0);
-	lockstat_push(l);
+	lockstat_push(l, t0, site);
+	lockstat_overhead(rdtsc() - t0);
 	intr_restore(s);
 	return 1;
 }
@@ -148,10 +223,11 @@ uint32_t lockstat_try(struct simple_lock *l, uint64_t site __unused)
 void lockstat_unlock(struct simple_lock *l, uint64_t site __unused)
 {
 	uint64_t s = intr_disable();
-	uint64_t t = lockstat_pop(l);
-	if (t)
-		lockstat_held(l->lclass, rdtsc() - t);
+	uint64_t t = rdtsc(), hold;
+	if (lockstat_pop(l, l->lclass, t, &hold))
+		lockstat_held(l->lclass, hold);
 	__atomic_store_n((volatile uint8_t *)&l->val, 0, __ATOMIC_RELEASE);
+	lockstat_overhead(rdtsc() - t);
 	intr_restore(s);
 	if (lock_mode == 3)
 		mycpu()->preempt_count--;
@@ -167,8 +243,10 @@ static void lockstat_switch(void *arg __unused)
 	lockstat_on = want_on;
 	if (lock_mode == 2 || lock_mode == 3)
 		lock_patch_all(lock_mode, want_on);
-	for (int i = 0; i < NCPU_MAX; i++)
+	for (int i = 0; i < NCPU_MAX; i++) {
 		sheld[i].n = 0;
+		sheld[i].ovh = 0;
+	}
 }
 
 /* Turns statistics on or off; false if this lock mode has none (0, 1). */
@@ -190,6 +268,8 @@ void lockstat_reset(void)
 	for (int c = 0; c < NCPU_MAX; c++)
 		for (int k = 0; k < LC_COUNT; k++)
 			memset(&stats[c][k], 0, sizeof(stats[c][k]));
+	memset(sites, 0, sizeof(sites));
+	memset(site_dropped, 0, sizeof(site_dropped));
 	reset_tsc = rdtsc();
 }
 
@@ -261,7 +341,7 @@ void lockstat_format(struct sbuf *sb)
 	for (int c = 0; c < ncpu; c++) {
 		struct sched_cpu_stats st;
 		sched_cpu_stats(c, &st);
-		sbuf_printf(sb, "cpu %d ticks %lu\n", c, st.ticks);
+		sbuf_printf(sb, "cpu %d ticks %lu ovh %lu\n", c, st.ticks, sheld[c].ovh);
 	}
 	sbuf_printf(sb, "# class cpu acquired missed spins sleeps wait_total wait_max "
 		    "hold_total hold_max\n");
@@ -275,6 +355,21 @@ void lockstat_format(struct sbuf *sb)
 				    e->sleeps, e->wait_total, e->wait_max, e->hold_total,
 				    e->hold_max);
 		}
+	sbuf_printf(sb, "# site class cpu function+offset acquired hold_total (modes 2, 3)\n");
+	for (int c = 0; c < ncpu; c++) {
+		for (int i = 0; i < SITE_SLOTS; i++) {
+			struct site_entry *e = &sites[c][i];
+			uint64_t site = e->site, off = 0;
+			int k = e->lclass;
+			if (!site || !e->acquisitions || k <= 0 || k >= LC_COUNT)
+				continue;
+			const char *fn = ksym_lookup(site, &off);
+			sbuf_printf(sb, "site %s %d %s+0x%lx %lu %lu\n", lock_classes[k].name, c,
+				    fn ? fn : "?", off, e->acquisitions, e->hold_total);
+		}
+		if (site_dropped[c])
+			sbuf_printf(sb, "sites_dropped %d %lu\n", c, site_dropped[c]);
+	}
 }
 
 /* A command written to /proc/lockstat: "on", "off" or "reset". */

@@ -87,22 +87,29 @@ static struct thread *list_pop_locked(struct waitq *wq)
 
 static void waitq_timeout(void *arg);
 
-/* deadline: monotonic ns to time out at, 0 for none.  intr: a signal ends
- * the sleep.  Returns the wakeup reason: 0, ETIMEDOUT or EINTR. */
-static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
+/*
+ * Puts the current thread t to sleep until a waker wakes it, the monotonic
+ * deadline (ns, 0 for none) passes or, if intr, a signal comes.
+ * Preconditions: t->lock held, interrupts off, t running, and the caller's
+ * condition checked under a lock that its wakers take before t->lock (a
+ * waitq's lock, a futex bucket's), which the caller may release once it
+ * holds t->lock: a waker that comes after that finds t either still
+ * running with its lock held (it waits for the lock and then sees t
+ * asleep) or asleep.  Returns the wakeup reason (0, ETIMEDOUT or EINTR)
+ * with t->lock released and interrupts still off.  A sleeper must recheck
+ * its condition: a wakeup may come for a sleep that already ended.
+ */
+int thread_sleep_locked(struct thread *t, uint64_t deadline, bool intr)
 {
-	struct thread *t = curthread();
-	KASSERT(simple_lock_held(&wq->lock));
+	KASSERT(simple_lock_held(&t->lock));
 	KASSERT(!intr_enabled());
+	KASSERT(t == curthread());
 	KASSERT_OP(t->state, ==, TS_RUNNING);
-	list_add_locked(wq, t);
-	simple_lock(&t->lock);
 	if (intr) {
 		t->sig.intr_sleep = true;
 		if (signal_pending()) {
 			t->sig.intr_sleep = false;
 			simple_unlock(&t->lock);
-			list_remove_locked(wq, t);
 			return EINTR;
 		}
 	}
@@ -110,17 +117,31 @@ static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
 	t->wakeup_reason = 0;
 	if (deadline)
 		callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
-	simple_unlock(&wq->lock);
 	sched_switch_locked(t);   /* releases t->lock */
+	/* Running again.  The reason was set by the waker that made t
+	 * runnable, before the scheduler took t->lock to run it; wakers touch
+	 * these two only while t sleeps, so t reads and clears them unlocked. */
+	int reason = READ_ONCE(t->wakeup_reason);
+	WRITE_ONCE(t->sig.intr_sleep, false);
+	/* A handler that fires from here on finds t running and does nothing;
+	 * one already running is drained, so it never sees a later sleep. */
+	if (deadline && !callout_stop(&t->timeout))
+		callout_drain(&t->timeout);
+	return reason;
+}
+
+/* deadline: monotonic ns to time out at, 0 for none.  intr: a signal ends
+ * the sleep.  Returns the wakeup reason: 0, ETIMEDOUT or EINTR. */
+static int sleep_locked(struct waitq *wq, uint64_t deadline, bool intr)
+{
+	struct thread *t = curthread();
+	KASSERT(simple_lock_held(&wq->lock));
+	list_add_locked(wq, t);
 	simple_lock(&t->lock);
-	int reason = t->wakeup_reason;
-	t->sig.intr_sleep = false;
-	bool stopped = !deadline || callout_stop(&t->timeout);
-	simple_unlock(&t->lock);
-	if (!stopped)
-		callout_drain(&t->timeout);   /* a handler may be running elsewhere */
+	simple_unlock(&wq->lock);    /* a waker now waits for t->lock */
+	int reason = thread_sleep_locked(t, deadline, intr);
 	simple_lock(&wq->lock);
-	if (t->wq == wq)          /* timed out: still listed */
+	if (t->wq == wq)          /* timed out or interrupted: still listed */
 		list_remove_locked(wq, t);
 	return reason;
 }

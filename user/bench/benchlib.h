@@ -47,6 +47,7 @@ struct bench_lockstat {
 	double tsc_hz, hz;
 	int ncpu, nclass;
 	unsigned long long ticks[BENCH_LS_CPUS];
+	unsigned long long ovh[BENCH_LS_CPUS];   /* cycles spent in the statistics */
 	char name[BENCH_LS_CLASSES][48];
 	unsigned long long hold[BENCH_LS_CLASSES][BENCH_LS_CPUS];
 };
@@ -93,6 +94,10 @@ static inline int bench_ls_read(struct bench_lockstat *s)
 		else if (sscanf(line, "cpu %d ticks %llu", &cpu, &v) == 2) {
 			if (cpu >= 0 && cpu < BENCH_LS_CPUS) {
 				s->ticks[cpu] = v;
+				/* the statistics' own cycles (lockstat.c), if given */
+				unsigned long long o;
+				if (sscanf(line, "cpu %*d ticks %*u ovh %llu", &o) == 1)
+					s->ovh[cpu] = o;
 				if (cpu + 1 > s->ncpu)
 					s->ncpu = cpu + 1;
 			}
@@ -120,6 +125,20 @@ static inline void bench_begin(void)
 	bench_ls_running = 1;
 }
 
+/*
+ * CPU c's seconds between the reads a and b, less the cycles the lock
+ * statistics spent there: a kernel without them would have done the same
+ * work in that much less time, and the holds are corrected the same way.
+ */
+static inline double bench_ls_secs(const struct bench_lockstat *a, const struct bench_lockstat *b,
+				   int c, double hz, double tsc)
+{
+	double secs = (double)(b->ticks[c] - a->ticks[c]) / hz;
+	if (b->ovh[c] >= a->ovh[c])
+		secs -= (double)(b->ovh[c] - a->ovh[c]) / tsc;
+	return secs;
+}
+
 /* The largest share of one CPU's time class k was held between the reads. */
 static inline double bench_ls_held(int k, int *worst_cpu)
 {
@@ -131,7 +150,7 @@ static inline double bench_ls_held(int k, int *worst_cpu)
 			ka = i;
 	for (int c = 0; c < b->ncpu; c++) {
 		unsigned long long h0 = ka >= 0 ? a->hold[ka][c] : 0, h1 = b->hold[k][c];
-		double secs = (double)(b->ticks[c] - a->ticks[c]) / hz;
+		double secs = bench_ls_secs(a, b, c, hz, tsc);
 		double held = secs > 0 && h1 >= h0 ? ((double)(h1 - h0) / tsc) / secs : 0;
 		if (held > worst) {
 			worst = held;

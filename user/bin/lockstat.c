@@ -12,8 +12,14 @@
  * AIX 4.1 study: such a lock limits scaling).  -a shows every class that
  * was used; by default the TOP (20) first.  Exit status: COMMAND's, or 0.
  *
+ * Then the acquire sites (function+offset of the call that took the
+ * lock, lock modes 2 and 3) that held locks longest: where a hot class is
+ * held from.
+ *
  * The file's time base is each CPU's clock-tick count (TSCs of different
- * CPUs are not comparable); hold and wait times are TSC cycles.
+ * CPUs are not comparable); hold and wait times are TSC cycles, corrected
+ * by the kernel for the statistics' own cost, which also comes out of the
+ * elapsed time ("ovh" per CPU).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +33,8 @@
 
 #define MAXCPU 64
 #define MAXCLASS 128
+#define MAXSITE 1024
+#define SITES_SHOWN 10
 #define PROC_FILE "/proc/lockstat"
 
 struct row {
@@ -36,9 +44,16 @@ struct row {
 struct snap {
 	int enabled, mode, ncpu;
 	unsigned long long tsc_hz, hz, ticks[MAXCPU];
+	unsigned long long ovh[MAXCPU];          /* cycles spent in the statistics */
 	int nclass;
 	char name[MAXCLASS][64];
 	struct row r[MAXCLASS][MAXCPU];
+	int nsite;
+	struct site {
+		char cls[64], fn[96];
+		int cpu;
+		unsigned long long acq, hold;
+	} site[MAXSITE];
 };
 
 static const char *lockstat_file(void)
@@ -84,9 +99,18 @@ static int parse(const char *path, struct snap *s)
 		else if (sscanf(line, "cpu %d ticks %llu", &cpu, &v) == 2) {
 			if (cpu >= 0 && cpu < MAXCPU) {
 				s->ticks[cpu] = v;
+				/* the statistics' own cycles (lockstat.c), if given */
+				unsigned long long o;
+				if (sscanf(line, "cpu %*d ticks %*u ovh %llu", &o) == 1)
+					s->ovh[cpu] = o;
 				if (cpu + 1 > s->ncpu)
 					s->ncpu = cpu + 1;
 			}
+		} else if (s->nsite < MAXSITE &&
+			   sscanf(line, "site %63s %d %95s %llu %llu", s->site[s->nsite].cls,
+				  &s->site[s->nsite].cpu, s->site[s->nsite].fn,
+				  &s->site[s->nsite].acq, &s->site[s->nsite].hold) == 5) {
+			s->nsite++;
 		} else if (sscanf(line, "class %63s %d %llu %llu %llu %llu %llu %llu %llu %llu", name,
 				  &cpu, &r.acq, &r.miss, &r.spins, &r.sleeps, &r.wait, &r.wait_max,
 				  &r.hold, &r.hold_max) == 10) {
@@ -130,11 +154,24 @@ static int by_held(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * CPU c's seconds between the snapshots, less the cycles the lock
+ * statistics spent there (the holds are corrected the same way: lockstat.c).
+ */
+static double run_secs(const struct snap *a, const struct snap *b, int c)
+{
+	double hz = b->hz ? (double)b->hz : 100.0, tsc = b->tsc_hz ? (double)b->tsc_hz : 1e9;
+	double secs = (double)(b->ticks[c] - a->ticks[c]) / hz;
+	if (b->ovh[c] >= a->ovh[c])
+		secs -= (double)(b->ovh[c] - a->ovh[c]) / tsc;
+	return secs;
+}
+
 static void report(struct snap *a, struct snap *b, int top, int all)
 {
 	static struct result res[MAXCLASS];
 	int n = 0;
-	double hz = b->hz ? (double)b->hz : 100.0, tsc = b->tsc_hz ? (double)b->tsc_hz : 1e9;
+	double tsc = b->tsc_hz ? (double)b->tsc_hz : 1e9;
 	for (int k = 0; k < b->nclass; k++) {
 		int ka = -1;
 		for (int i = 0; i < a->nclass; i++)
@@ -158,7 +195,7 @@ static void report(struct snap *a, struct snap *b, int top, int all)
 				r->d.wait_max = y->wait_max;
 			if (y->hold_max > r->d.hold_max)
 				r->d.hold_max = y->hold_max;
-			double secs = (double)(b->ticks[c] - a->ticks[c]) / hz;
+			double secs = run_secs(a, b, c);
 			double held = secs > 0 ? ((double)(y->hold - x->hold) / tsc) / secs : 0;
 			if (held > r->worst_held) {
 				r->worst_held = held;
@@ -171,8 +208,8 @@ static void report(struct snap *a, struct snap *b, int top, int all)
 	qsort(res, (size_t)n, sizeof res[0], by_held);
 	double secs = 0;
 	for (int c = 0; c < b->ncpu; c++)
-		if ((double)(b->ticks[c] - a->ticks[c]) / hz > secs)
-			secs = (double)(b->ticks[c] - a->ticks[c]) / hz;
+		if (run_secs(a, b, c) > secs)
+			secs = run_secs(a, b, c);
 	printf("lockstat: %.2f s, %d CPUs, lock mode %d; times in TSC cycles; "
 	       "held%% = largest share of one CPU's time\n", secs, b->ncpu, b->mode);
 	printf("%-16s %10s %8s %6s %7s %10s %10s %10s %7s %4s\n", "class", "acquired", "missed",
@@ -197,6 +234,47 @@ static void report(struct snap *a, struct snap *b, int top, int all)
 		printf("lockstat: no class held more than 2.5%% of a CPU's time\n");
 }
 
+static const struct site *find_site(const struct snap *s, const struct site *x)
+{
+	for (int i = 0; i < s->nsite; i++)
+		if (s->site[i].cpu == x->cpu && !strcmp(s->site[i].fn, x->fn) &&
+		    !strcmp(s->site[i].cls, x->cls))
+			return &s->site[i];
+	return NULL;
+}
+
+static int by_hold(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+	return x->hold == y->hold ? 0 : x->hold < y->hold ? 1 : -1;
+}
+
+/* The acquire sites that held locks longest between the snapshots. */
+static void report_sites(const struct snap *a, const struct snap *b)
+{
+	static struct site d[MAXSITE];
+	int n = 0;
+	for (int i = 0; i < b->nsite; i++) {
+		const struct site *y = &b->site[i], *x = find_site(a, y);
+		d[n] = *y;
+		if (x && x->acq <= y->acq && x->hold <= y->hold) {   /* else reset between */
+			d[n].acq -= x->acq;
+			d[n].hold -= x->hold;
+		}
+		if (d[n].acq)
+			n++;
+	}
+	if (!n)
+		return;
+	qsort(d, (size_t)n, sizeof d[0], by_hold);
+	printf("where locks were held longest (acquire site, lock modes 2 and 3):\n");
+	printf("%-16s %4s %-40s %10s %10s %12s\n", "class", "cpu", "site", "acquired", "hold-avg",
+	       "hold-total");
+	for (int i = 0; i < n && i < SITES_SHOWN; i++)
+		printf("%-16s %4d %-40s %10llu %10llu %12llu\n", d[i].cls, d[i].cpu, d[i].fn, d[i].acq,
+		       d[i].hold / d[i].acq, d[i].hold);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: lockstat [-i SECONDS] [-n TOP] [-a] [COMMAND [ARG...]]\n"
@@ -215,6 +293,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		report(&a, &b, top, 1);
+		report_sites(&a, &b);
 		return 0;
 	}
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -272,5 +351,6 @@ int main(int argc, char **argv)
 	if (!was_on)
 		write_cmd("off");
 	report(&a, &b, top, all);
+	report_sites(&a, &b);
 	return status;
 }
