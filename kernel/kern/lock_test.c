@@ -604,6 +604,8 @@ KTEST(lockstat_hold_leaves_out_nested_statistics_and_names_the_site)
 	bool found = false;
 	for (const char *p = sb.buf; p && !sb.overflow && (p = strstr(p, "site test_b ")); p++) {
 		const char *end = strchr(p, '\n');
+		if (!end)
+			break;             /* a line cut short: not the one */
 		const char *n = p + 12;
 		while (*n && *n != ' ')
 			n++;               /* the CPU */
@@ -614,7 +616,7 @@ KTEST(lockstat_hold_leaves_out_nested_statistics_and_names_the_site)
 		uint64_t v = 0;
 		for (n++; n < end && *n >= '0' && *n <= '9'; n++)
 			v = v * 10 + (uint64_t)(*n - '0');
-		if (end && v == 200)
+		if (v == 200)
 			found = true;
 	}
 	if (!found)
