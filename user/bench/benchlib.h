@@ -188,6 +188,17 @@ static inline void bench_ls_report(const char *figure)
 		       100.0 * best_held, best_cpu);
 	}
 	fflush(stdout);
+	/* BENCH_LSDUMP=1: the per-acquire-site lines too (where the holds are). */
+	if (getenv("BENCH_LSDUMP")) {
+		FILE *f = fopen("/proc/lockstat", "r");
+		char line[512];
+		while (f && fgets(line, sizeof line, f))
+			if (!strncmp(line, "site ", 5))
+				printf("benchsite: %s %s", figure, line + 5);
+		if (f)
+			fclose(f);
+		fflush(stdout);
+	}
 }
 
 static inline void bench_report(const char *name, double value, const char *unit)
