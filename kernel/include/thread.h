@@ -96,6 +96,8 @@ struct thread {
 	struct thread *wq_next;      /* (wq lock) */
 	int wakeup_reason;           /* (t) 0 woken, else e.g. timed out */
 	struct callout timeout;      /* (callout.h) ends a timed sleep (waitq.c) */
+	bool timed_sleep;            /* (t) this sleep ends at the timeout */
+	bool timeout_fired;          /* (t) the timeout's handler ran (pre-armed sleeps) */
 
 	/* User side (NULL for kernel threads). */
 	uint8_t fpu[512] __aligned(16);  /* (o) x87/SSE state (fxsave) of user threads */

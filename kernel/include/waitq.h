@@ -64,5 +64,15 @@ int sleep_until_intr(uint64_t deadline_ns);
 /* Sleeps on no queue (waitq.c: the preconditions); t->lock held on entry,
  * released on return; returns 0, ETIMEDOUT or EINTR. */
 int thread_sleep_locked(struct thread *t, uint64_t deadline_ns, bool intr);
+/*
+ * Pre-armed timed sleeps (waitq.c): thread_timeout_arm before the caller
+ * takes any lock, then any number of thread_sleep_armed_locked (as
+ * thread_sleep_locked; ETIMEDOUT at once if the timeout already fired),
+ * then thread_timeout_disarm.  In between, the thread makes no other timed
+ * sleep.  Keeps the callout's own lock out of the sleeper's thread-lock hold.
+ */
+void thread_timeout_arm(uint64_t deadline_ns);
+int thread_sleep_armed_locked(struct thread *t, bool intr);
+void thread_timeout_disarm(void);
 
 #endif

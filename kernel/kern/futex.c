@@ -454,7 +454,7 @@ static struct futex_bucket *q_lock_bucket(struct futex_q *q)
  * (-ETIMEDOUT) or a signal comes (-EINTR).  t (the caller) ->lock held,
  * interrupts off; returns with it released.  Returns 0 if q's state changed.
  */
-static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline)
+static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline, bool armed)
 {
 	int r;
 	for (;;) {
@@ -463,7 +463,8 @@ static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline
 			simple_unlock(&t->lock);
 			return 0;
 		}
-		int reason = thread_sleep_locked(t, deadline, true);   /* unlocks */
+		int reason = armed ? thread_sleep_armed_locked(t, true) :
+				     thread_sleep_locked(t, deadline, true);   /* unlocks */
 		/* The state is read unlocked once running again: a waker sets it
 		 * before it makes t runnable. */
 		bool queued = READ_ONCE(q->state) == FQ_QUEUED;
@@ -489,7 +490,7 @@ static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline
  * returns with no lock held.  Returns the final state (>= FQ_WOKEN) when a
  * waker dealt with q, or -ETIMEDOUT / -EINTR with q unlinked.
  */
-static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
+static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline, bool armed)
 {
 	struct thread *t = curthread();
 	if (deadline && time_monotonic_ns() >= deadline) {
@@ -499,7 +500,7 @@ static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline)
 	}
 	uint64_t s = disable_lock(&t->lock);
 	simple_unlock(&hb->lock);       /* a waker now waits for t->lock */
-	int r = q_sleep_locked(q, t, deadline);
+	int r = q_sleep_locked(q, t, deadline, armed);
 	intr_restore(s);
 	if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
 		return q->state;
@@ -601,10 +602,15 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	struct futex_bucket *hb = key_bucket(&k);
 	struct futex_q q;
 	q_init(&q, &k, bitset);
+	/* The timeout is armed before the bucket and thread locks are taken,
+	 * so neither hold pays for the callout (thread_timeout_arm). */
+	if (deadline)
+		thread_timeout_arm(deadline);
 	r = q_queue_if_value(hb, &q, uaddr, val);
-	if (r)
-		return r;
-	r = q_wait(hb, &q, deadline);
+	if (!r)
+		r = q_wait(hb, &q, deadline, deadline != 0);
+	if (deadline)
+		thread_timeout_disarm();
 	/* A timed wait cut by a signal continues through restart_syscall with
 	 * the same deadline when no handler runs (Linux's restart block: the
 	 * time left is kept); untimed ones follow SA_RESTART
@@ -982,7 +988,7 @@ static int futex_lock_pi_from(uint64_t uaddr, bool shared, uint64_t deadline, bo
 			return r == PI_ACQUIRED ? 0 : r;
 		}
 		sched_boost(owner, q.pri);
-		r = q_wait(hb, &q, deadline);
+		r = q_wait(hb, &q, deadline, false);
 		thread_unref(owner);
 		if (r == FQ_GOT_LOCK)
 			return 0;
@@ -1108,7 +1114,7 @@ static int futex_wait_requeue_pi(uint64_t uaddr, uint64_t uaddr2, bool shared, u
 	r = q_queue_if_value(hb, &q, uaddr, val);
 	if (r)
 		return r;
-	r = q_wait(hb, &q, deadline);
+	r = q_wait(hb, &q, deadline, false);
 	if (r == FQ_GOT_LOCK)
 		return 0;
 	if (r == FQ_TAKEOVER)           /* requeued, then the owner exited */

@@ -13,7 +13,10 @@
  * lock ranks above the queue lock); the thread unlists itself when it runs,
  * and wakers skip listed threads that are no longer asleep.  Before it
  * returns, the sleeper drains its callout, so a late handler never sees a
- * later sleep of the same thread.
+ * later sleep of the same thread.  A futex wait arms it before it takes
+ * any lock instead (thread_timeout_arm: the callout's lock is then out of
+ * the bucket and thread holds); a handler that fires before that sleep
+ * begins leaves t->timeout_fired, and the sleep ends at once.
  *
  * Interruptible sleeps: the sleeper sets t->sig.intr_sleep and checks for a
  * deliverable signal under its thread lock, and stays under it until it is
@@ -99,7 +102,7 @@ static void waitq_timeout(void *arg);
  * with t->lock released and interrupts still off.  A sleeper must recheck
  * its condition: a wakeup may come for a sleep that already ended.
  */
-int thread_sleep_locked(struct thread *t, uint64_t deadline, bool intr)
+static int sleep_core_locked(struct thread *t, uint64_t deadline, bool armed, bool intr)
 {
 	KASSERT(simple_lock_held(&t->lock));
 	KASSERT(!intr_enabled());
@@ -113,9 +116,15 @@ int thread_sleep_locked(struct thread *t, uint64_t deadline, bool intr)
 			return EINTR;
 		}
 	}
+	if (armed && t->timeout_fired) {     /* fired before we got here */
+		t->sig.intr_sleep = false;
+		simple_unlock(&t->lock);
+		return ETIMEDOUT;
+	}
 	t->state = TS_SLEEPING;
 	t->wakeup_reason = 0;
-	if (deadline)
+	t->timed_sleep = deadline != 0;
+	if (deadline && !armed)
 		callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
 	sched_switch_locked(t);   /* releases t->lock */
 	/* Running again.  The reason was set by the waker that made t
@@ -125,9 +134,40 @@ int thread_sleep_locked(struct thread *t, uint64_t deadline, bool intr)
 	WRITE_ONCE(t->sig.intr_sleep, false);
 	/* A handler that fires from here on finds t running and does nothing;
 	 * one already running is drained, so it never sees a later sleep. */
-	if (deadline && !callout_stop(&t->timeout))
+	if (deadline && !armed && !callout_stop(&t->timeout))
 		callout_drain(&t->timeout);
 	return reason;
+}
+
+int thread_sleep_locked(struct thread *t, uint64_t deadline, bool intr)
+{
+	return sleep_core_locked(t, deadline, false, intr);
+}
+
+/*
+ * The pre-armed kind (waitq.h).  The handler may fire before the thread
+ * sleeps: it then only sets t->timeout_fired (under t->lock), which the
+ * next sleep finds; it never wakes a sleep that is not timed_sleep, so an
+ * untimed sleep in between (a page fault's) is not cut short.
+ */
+void thread_timeout_arm(uint64_t deadline)
+{
+	struct thread *t = curthread();
+	/* No handler is pending or running (the last disarm drained it). */
+	WRITE_ONCE(t->timeout_fired, false);
+	callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
+}
+
+int thread_sleep_armed_locked(struct thread *t, bool intr)
+{
+	return sleep_core_locked(t, 1, true, intr);
+}
+
+void thread_timeout_disarm(void)
+{
+	struct thread *t = curthread();
+	if (!callout_stop(&t->timeout))
+		callout_drain(&t->timeout);
 }
 
 /* deadline: monotonic ns to time out at, 0 for none.  intr: a signal ends
@@ -168,13 +208,15 @@ int waitq_sleep_timeout_locked(struct waitq *wq, uint64_t n)
 }
 
 /* The timeout callout's handler (clock interrupt): wakes t if it still
- * sleeps (a wakeup may have come first; the sleeper drains us before its
- * next sleep, so this is the sleep we were armed for). */
+ * sleeps a timed sleep (a wakeup may have come first; the sleeper drains
+ * us before its next arming, so this is the sleep we were armed for), and
+ * notes that it ran for a pre-armed sleep not yet begun. */
 static void waitq_timeout(void *arg)
 {
 	struct thread *t = arg;
 	simple_lock(&t->lock);
-	if (t->state == TS_SLEEPING) {
+	t->timeout_fired = true;
+	if (t->state == TS_SLEEPING && t->timed_sleep) {
 		t->wakeup_reason = ETIMEDOUT;
 		sched_wakeup_locked(t);
 	}
