@@ -79,6 +79,55 @@ KTEST(trace_stop_mode_keeps_oldest_records)
 	trace_set_mask(m);
 }
 
+/* CPUs whose copies (mask, limit) differ from trace_mask and mode. */
+static int copies_astray(int mode)
+{
+	int n = 0;
+	for (int c = 0; c < ncpu; c++) {
+		uint64_t lim = !cpus[c].tr.rec ? 0 :
+			       mode == TRACE_MODE_STOP ? trace_capacity() : ~0UL;
+		n += cpus[c].tr.mask != trace_mask || cpus[c].tr.limit != lim;
+	}
+	return n;
+}
+
+/*
+ * Control writes every CPU's copies; a record leaves preempt_count as it
+ * was and carries the running thread's tid and this CPU (the word the
+ * scheduler precomputes).
+ */
+KTEST(trace_copies_follow_control_and_records_name_the_thread)
+{
+	uint32_t m = trace_quiet();
+	KT_EXPECT_EQ(trace_command("enable sched,vm", 15), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	KT_EXPECT_EQ(trace_command("mode stop", 9), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_STOP), 0);
+	KT_EXPECT_EQ(trace_command("disable sched", 13), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_STOP), 0);
+	KT_EXPECT_EQ(trace_command("mode overwrite", 14), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	trace_set_mask(0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	trace_clear();
+	uint64_t f = intr_disable();     /* stay on this CPU */
+	int cpu = cpu_id(), pc = mycpu()->preempt_count;
+	trace_rec(TEV_MARKER, 7, 0, 0, 0);
+	int pc_after = mycpu()->preempt_count;
+	struct trace_rec r;
+	bool got = trace_get(cpu, 0, &r);
+	intr_restore(f);
+	KT_EXPECT_EQ(pc_after, pc);
+	KT_ASSERT(got);
+	KT_EXPECT_EQ(r.tid, (uint32_t)curthread()->tid);
+	KT_EXPECT_EQ(r.cpu, cpu);
+	KT_EXPECT_EQ(r.event, TEV_MARKER);
+	KT_EXPECT_EQ(r.flags, 0);
+	KT_EXPECT_EQ(r.arg[0], 7);
+	trace_clear();
+	trace_set_mask(m);
+}
+
 KTEST(trace_command_rejects_bad_input)
 {
 	uint32_t m = trace_quiet();
