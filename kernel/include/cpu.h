@@ -28,13 +28,38 @@ struct tss {
 } __packed;
 
 struct smp_call;
+struct trace_rec;
+
+/*
+ * Tracing state of one CPU (kern/trace.c; trace.h's inline record path
+ * reaches it %gs-relative).  Only the owning CPU writes head, dropped and
+ * tidcpu; the controller (trace.c) writes mask and limit.
+ */
+struct cpu_trace {
+	volatile uint32_t mask;     /* [a] copy of trace_mask: the hooks' test */
+	uint32_t rsvd;
+	volatile uint64_t limit;    /* [a] head values a fast-path claim may take: below
+				     * ~0 (overwrite), below cap (stop), none (0: no ring) */
+	struct trace_rec *rec;      /* [I] the ring (trace_init); NULL: none */
+	uint64_t capmask;           /* [I] records - 1 (a power of two) */
+	volatile uint64_t head;     /* [o] records claimed since the last clear */
+	volatile uint64_t dropped;  /* [o] refused because full (stop mode) */
+	uint64_t tidcpu;            /* [o] record word: running tid | cpu id << 48
+				     * (sched.c, on each change of curthread) */
+};
+
+/* preempt_count: simple locks held in the low 16 bits, trace records being
+ * written on this CPU from bit 16 (trace.h; nested records add again). */
+#define PREEMPT_LOCKS_MASK 0xffff
+#define PREEMPT_TRACE_BUSY (1 << 16)
 
 struct cpu {
 	struct cpu *self;           /* [I] must stay first: %gs:0 */
 	int id;                     /* [I] logical CPU number, 0 = boot CPU */
 	uint32_t apic_id;           /* [I] local APIC id */
 	volatile int online;        /* [a] set when the CPU runs kernel code */
-	int preempt_count;          /* [o] simple locks held (modes 1, 3, 4) */
+	int preempt_count;          /* [o] simple locks held (modes 1, 3, 4), low 16
+				     * bits; records being written, from bit 16 */
 	struct thread *curthread;   /* [o] running thread (the idle thread when idle) */
 	uint64_t syscall_ksp;       /* [o] kernel stack top of curthread (syscall entry) */
 	uint64_t syscall_usp;       /* [o] user rsp saved by syscall entry */
@@ -72,6 +97,7 @@ struct cpu {
 
 	uint64_t membarrier_ipis;   /* [o] membarrier(2) barrier requests run here for others */
 
+	struct cpu_trace tr __cacheline_aligned;   /* tracing (trace.c) */
 
 } __cacheline_aligned;
 

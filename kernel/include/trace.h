@@ -9,14 +9,16 @@
  *
  *     TRACE(TEV_WAKEUP, t->tid, cpu, 0, 0);
  *
- * When the event's class is off it costs one load of trace_mask and one
- * not-taken branch (the arguments are not evaluated).  Building with
+ * When the event's class is off it costs one test of this CPU's copy of
+ * trace_mask (%gs-relative) and one not-taken branch (the arguments are not evaluated).  Building with
  * -DCONFIG_NOTRACE removes every hook (the baseline of the cost figures).
  */
 #ifndef CONCERTO_TRACE_H
 #define CONCERTO_TRACE_H
 
 #include "types.h"
+#include "cpu.h"
+#include "x86.h"
 
 /* Event classes: bits of trace_mask. */
 #define TC_SYSCALL (1u << 0)
@@ -75,8 +77,22 @@ struct trace_rec {
 #define TRACE_MODE_OVERWRITE 0     /* a full buffer drops its oldest record */
 #define TRACE_MODE_STOP      1     /* a full buffer drops the new record */
 
-/* [a] classes on; read on every hook, written rarely (its own line). */
+/*
+ * [a] classes on, for control and the dump header.  The hooks test this
+ * CPU's copy (struct cpu_trace.mask, %gs-relative); trace.c writes every
+ * copy after each change.
+ */
 extern volatile uint32_t trace_mask;
+
+/* The per-CPU tracing fields, %gs-relative (struct cpu_trace in cpu.h). */
+#define TRACE_GS(field) (*(volatile __seg_gs __typeof__(((struct cpu *)0)->tr.field) *) \
+			  offsetof(struct cpu, tr.field))
+
+/* Is one of the classes in bits on on this CPU?  One test of %gs memory. */
+static inline bool trace_on(uint32_t bits)
+{
+	return __builtin_expect((TRACE_GS(mask) & bits) != 0, 0);
+}
 
 #ifdef CONFIG_NOTRACE
 #define TRACE(ev, a0, a1, a2, a3) do { } while (0)
@@ -85,23 +101,80 @@ extern volatile uint32_t trace_mask;
 #else
 /* Lock events, for the chosen lock classes only (locks in /proc/trace). */
 #define TRACE_LOCK(ev, lclass, a1, a2) do {                                      \
-	if (__builtin_expect(trace_mask & TC_LOCK, 0))                           \
+	if (trace_on(TC_LOCK))                                                   \
 		trace_lock((ev), (lclass), (uint64_t)(a1), (uint64_t)(a2));      \
 } while (0)
 /* exec: the new name's first 16 bytes go in the record. */
 #define TRACE_EXEC(pid, name) do {                                               \
-	if (__builtin_expect(trace_mask & TC_PROC, 0))                           \
+	if (trace_on(TC_PROC))                                                   \
 		trace_exec((pid), (name));                                       \
 } while (0)
 #define TRACE(ev, a0, a1, a2, a3) do {                                           \
-	if (__builtin_expect(trace_mask & TEV_CLASS_BIT(ev), 0))                 \
+	if (trace_on(TEV_CLASS_BIT(ev)))                                         \
 		trace_rec((ev), (uint64_t)(a0), (uint64_t)(a1), (uint64_t)(a2),  \
 			  (uint64_t)(a3));                                       \
 } while (0)
 #endif
 
-/* Records one event on this CPU (any context, interrupts on or off). */
-void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+/*
+ * The out-of-line part of trace_rec: a full ring in stop mode, no ring, or
+ * a claim that lost to an interrupt that recorded first.  Called with this
+ * CPU's record count raised (PREEMPT_TRACE_BUSY), which it leaves raised.
+ */
+void trace_rec_slow(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+
+/*
+ * Records one event on this CPU (any context, interrupts on or off; they
+ * stay as they are).  Inline: one record is the cost of every traced
+ * event.  The ring rules are in trace.c; in short:
+ * - one %gs-relative add raises preempt_count by PREEMPT_TRACE_BUSY: the
+ *   thread stays on this CPU, and trace_quiesce sees a record in flight;
+ * - the TSC is read, then slot head is claimed by an unlocked
+ *   compare-and-exchange (only this CPU writes head; one instruction is
+ *   atomic against its interrupts).  An interrupt that recorded in between
+ *   moved head: the exchange fails and the slow path reads the TSC again,
+ *   so a CPU's slots are in TSC order, nested records included;
+ * - a claim at or past limit (stop mode and full, or no ring) goes to the
+ *   slow path too: one predictable branch for both.
+ */
+static inline void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	__asm__ __volatile__("addl %0, %%gs:%c1" : : "i"(PREEMPT_TRACE_BUSY),
+			     "i"(offsetof(struct cpu, preempt_count)) : "memory", "cc");
+	uint64_t tsc = rdtsc();
+	uint64_t h = TRACE_GS(head);
+	bool lost = h >= TRACE_GS(limit);
+	if (!lost) {
+		uint64_t prev = h;
+		__asm__ __volatile__("cmpxchgq %2, %%gs:%c3"
+				     : "+a"(prev), "=@ccnz"(lost)
+				     : "r"(h + 1), "i"(offsetof(struct cpu, tr.head))
+				     : "memory");
+	}
+	if (__builtin_expect(lost, 0)) {
+		trace_rec_slow(ev, a0, a1, a2, a3);
+	} else {
+		struct trace_rec *r = TRACE_GS(rec) +
+				      (h & TRACE_GS(capmask));
+		r->tsc = tsc;
+		/* tid, event, cpu and flags (0) in one store */
+		*(volatile uint64_t *)&r->tid = TRACE_GS(tidcpu) |
+						(uint64_t)(uint16_t)ev << 32;
+		r->arg[0] = a0;
+		r->arg[1] = a1;
+		r->arg[2] = a2;
+		r->arg[3] = a3;
+	}
+	__asm__ __volatile__("subl %0, %%gs:%c1" : : "i"(PREEMPT_TRACE_BUSY),
+			     "i"(offsetof(struct cpu, preempt_count)) : "memory", "cc");
+}
+
+/* The record word of the thread with id tid running on c (sched.c). */
+static inline void trace_set_thread(struct cpu *c, int tid)
+{
+	c->tr.tidcpu = (uint32_t)tid | (uint64_t)(uint8_t)c->id << 48;
+}
+
 /* Lock events, filtered by the chosen lock classes (lockstat.c). */
 void trace_lock(uint32_t ev, int lclass, uint64_t a1, uint64_t a2);
 void trace_exec(int pid, const char *name);
@@ -113,6 +186,7 @@ ssize_t trace_read(void *buf, size_t n, uint64_t off);    /* /proc/trace: the du
 ssize_t trace_marker_write(const void *buf, size_t n);    /* /proc/trace_marker */
 void trace_clear(void);
 int trace_set_mode(int mode);
+void trace_set_mask(uint32_t m);           /* classes on, every CPU (no quiesce) */
 uint64_t trace_count(int cpu);             /* records held by cpu's buffer */
 uint64_t trace_lost(int cpu);              /* overwritten (overwrite mode) */
 uint64_t trace_dropped(int cpu);           /* not written (stop mode) */

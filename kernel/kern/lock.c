@@ -208,7 +208,7 @@ int simple_locks_held(void)
 {
 	if (lock_mode == 4)
 		return lockdbg_simple_held();
-	return mycpu()->preempt_count;
+	return mycpu()->preempt_count & PREEMPT_LOCKS_MASK;
 }
 
 /* ---- MCS queue slow path ---- */
@@ -258,7 +258,7 @@ bool lock_queued = true;   /* [I] MCS queue (true) or test-and-set slow path */
 static bool waiter_may_sleep(void)
 {
 	struct cpu *c = mycpu();
-	return (lock_mode == 3 || lock_mode == 4) && c->preempt_count == 1 &&
+	return (lock_mode == 3 || lock_mode == 4) && (c->preempt_count & PREEMPT_LOCKS_MASK) == 1 &&
 	       intr_enabled() && c->intr_depth == 0 && c->curthread &&
 	       c->curthread->state == TS_RUNNING;
 }

@@ -565,10 +565,14 @@ KTEST(lockstat_counts_acquisitions_misses_and_holds)
  * statistics' own work inside it (every inner lock and unlock reads the
  * TSC and keeps records that a kernel without statistics does not have),
  * and record holds per acquire site.  An outer lock held across 200 inner
- * lock/unlock pairs, with nothing else inside: its corrected hold is far
- * below the span measured around it (the inner pairs' bare cost, a
- * compare-and-swap and a store each, is a small part of it), and the
- * inner class's site line counts the 200 acquisitions.  Mode 4's checking
+ * lock/unlock pairs, with nothing else inside: its corrected hold is well
+ * below the span measured around it, which an uncorrected hold would
+ * nearly equal, and the inner class's site line counts the 200
+ * acquisitions.  Under QEMU TCG the inner pairs' bare cost (thunks, calls,
+ * compare-and-swap, store, interrupt masking outside the corrected window)
+ * is 40-60 % of the span depending on code layout alone (a statistics
+ * function straddling a page boundary is slower to reach), so the bound
+ * is three quarters of the span.  Mode 4's checking
  * primitives do no correction and keep no sites.
  */
 KTEST(lockstat_hold_leaves_out_nested_statistics_and_names_the_site)
@@ -597,7 +601,7 @@ KTEST(lockstat_hold_leaves_out_nested_statistics_and_names_the_site)
 	KT_EXPECT(lockstat_set(false));
 	KT_EXPECT_EQ(acq_a, 1);
 	KT_EXPECT_EQ(acq_b, 200);
-	if (hold_a * 2 >= span)
+	if (hold_a * 4 >= span * 3)
 		ktest_fail(kt, __FILE__, __LINE__, "outer hold %lu of a %lu-cycle span: not corrected",
 			   hold_a, span);
 	/* The site line: "site test_b CPU FUNCTION+OFF 200 HOLD". */

@@ -677,6 +677,7 @@ __noreturn void scheduler(void)
 		if (t->quantum <= 0)
 			t->quantum = full_quantum(t);
 		c->curthread = t;
+		trace_set_thread(c, t->tid);
 		kstack_sync_cpu(c->id);             /* no stale stack-area entries */
 		c->tss.rsp[0] = t->kstack_top;      /* interrupts from user mode */
 		c->syscall_ksp = t->kstack_top;
@@ -709,6 +710,7 @@ __noreturn void scheduler(void)
 		 * the CPU idles; pmap_destroy waits out this window. */
 		lazy = c->pmap != NULL;
 		c->curthread = c->idle;
+		trace_set_thread(c, 0);
 		WRITE_ONCE(s->cur_pri, NPRI);
 		/*
 		 * Done with t's context: another CPU may run it from here on.
@@ -1373,6 +1375,7 @@ void sched_init_cpu(void)
 	t->kstack_top = c->kstack_top;
 	c->idle = t;
 	c->curthread = t;
+	trace_set_thread(c, 0);
 }
 
 int sched_runnable(int cpu)

@@ -2,14 +2,37 @@
  * Event tracing (O1, O2).  See trace.h and docs/tracing.md.
  *
  * Each CPU owns one ring of TRACE records, allocated at boot (tracebuf=KB,
- * default 256 KiB per CPU) and never freed.  Only the owning CPU writes its
- * ring (trace_rec: a slot reserved by one unlocked cmpxchg, interrupts left
- * on): no lock, no shared line.  Readers on other CPUs read it unlocked; a
- * dump is exact once the classes are disabled (what the trace command does;
- * disable waits for records being filled), fuzzy while they are on.
+ * default 256 KiB per CPU) and never freed or resized, so a record written
+ * late (below) lands in memory that is still the ring.  Its state is in
+ * struct cpu (cpu.h, struct cpu_trace), reached by the hooks through %gs.
+ *
+ * Ring rules (no lock, no shared line on the recording path):
+ * - only the owning CPU writes its ring, head and dropped (trace_rec,
+ *   trace_rec_slow; interrupts left on).  A record raises the CPU's
+ *   preempt_count by PREEMPT_TRACE_BUSY first (the thread stays on this
+ *   CPU) and lowers it when the record is whole;
+ * - a slot is claimed by an unlocked compare-and-exchange of head from h to
+ *   h + 1, taken after the TSC is read: an interrupt that recorded between
+ *   the read and the exchange moved head, the exchange fails and the TSC is
+ *   read again (slow path).  So a CPU's slots are in TSC order, nested
+ *   records included.  The held records are the last MIN(head, cap); lost
+ *   ones (overwrite mode) are head minus that;
+ * - limit says which claims the inline path may make: all (overwrite
+ *   mode), those below cap (stop mode), none (no ring).  A claim at or past
+ *   it goes to trace_rec_slow, which decides by trace_mode itself;
+ * - readers on other CPUs read unlocked.  A dump is exact once the classes
+ *   are disabled: disable waits until no CPU has a record in flight
+ *   (trace_quiesce).  A hook that read its class bit just before the
+ *   disable may still begin a record after that wait; it is whole and in
+ *   the ring (never freed) by the time its CPU leaves it, and shows only
+ *   in a dump read after it (as one enabled again would).  While the
+ *   classes are on a dump is fuzzy;
+ * - the controller (trace_command, trace_set_mode, trace_init) writes each
+ *   CPU's mask and limit copies from trace_mask and trace_mode
+ *   (sync_cpus), again until the globals stay as written.
  *
  * Lock key (no locks):
- *   [I] set at boot      [o] written by the owning CPU, interrupts off
+ *   [I] set at boot      [o] written by the owning CPU
  *   [a] atomic (single aligned loads and stores)
  */
 #include "kernel.h"
@@ -30,22 +53,11 @@
 
 #define TRACEBUF_DEFAULT_KB 256
 
-/* The hooks' one load: alone on its line, written only by control writes. */
+/* Control: the classes on (each CPU's copy follows, sync_cpus). */
 volatile uint32_t trace_mask __attribute__((aligned(CACHE_LINE)));
 static volatile int trace_mode;                         /* [a] TRACE_MODE_* */
 static volatile uint64_t trace_lockmask[(LC_COUNT + 63) / 64];   /* [a] chosen lock classes */
-
-struct tbuf {
-	struct trace_rec *rec;   /* [I] NULL: no buffer (tracebuf=0, or no memory) */
-	uint64_t cap;            /* [I] records, a power of two (0: no buffer) */
-	int order;               /* [I] pages_alloc order */
-	volatile uint64_t head;  /* [o] records reserved since the last clear; the held
-				  * ones are the last MIN(head, cap), lost = the rest */
-	volatile uint64_t dropped; /* [o] refused because full (stop mode) */
-	volatile uint32_t busy;  /* [o] records being written (disable waits for 0) */
-} __cacheline_aligned;
-
-static struct tbuf tbufs[NCPU_MAX];
+static uint64_t trace_cap;       /* [I] records per CPU, a power of two (0: no rings) */
 static int trace_ncpu;           /* [I] CPUs with a slot (ncpu at boot) */
 
 static const char *const class_names[TC_NCLASS] = {
@@ -83,59 +95,42 @@ static const struct {
 
 /* ---- recording ---- */
 
-/* One unlocked cmpxchg: *p = new if *p == old (atomic against this CPU's
- * interrupts only; only the owning CPU writes a ring's head). */
-static inline bool cmpxchg_local(volatile uint64_t *p, uint64_t old, uint64_t new)
+/* One unlocked cmpxchg on this CPU's head (atomic against its interrupts). */
+static inline bool claim(volatile uint64_t *head, uint64_t old)
 {
 	uint64_t prev = old;
-	__asm__ __volatile__("cmpxchgq %2, %1" : "+a"(prev), "+m"(*p) : "r"(new) : "memory", "cc");
+	__asm__ __volatile__("cmpxchgq %2, %1" : "+a"(prev), "+m"(*head) : "r"(old + 1)
+			     : "memory", "cc");
 	return prev == old;
 }
 
 /*
- * Records one event on this CPU.  No interrupt masking: under QEMU TCG the
- * sti that turns interrupts back on ends the translated block and costs
- * more than the rest of the record (docs/tracing.md, Cost).  Instead:
- * - preempt_count is raised by one %gs-relative instruction, so the thread
- *   stays on this CPU until the record is written;
- * - a slot is reserved by a compare-and-exchange of head (not locked: only
- *   this CPU writes head, and one instruction is atomic against interrupts)
- *   taken after the TSC is read; an interrupt that recorded in between
- *   moved head, the exchange fails and the TSC is read again.  So a CPU's
- *   slots are in TSC order, nested records included;
- * - busy counts records being filled, for trace_quiesce.
+ * trace_rec's slow path (trace.h): record count raised by the caller, so
+ * mycpu() stays ours.  Drops the record in stop mode when the ring is full,
+ * else claims a slot as the inline path does, retrying while interrupts
+ * record in between.
  */
-void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+void trace_rec_slow(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
-	__asm__ __volatile__("incl %%gs:%c0" : : "i"(CPU_PREEMPT_OFF) : "memory");
-	int id = cpu_id();
-	struct tbuf *b = &tbufs[id];
-	uint64_t h, tsc, cap = b->cap;
-	if (!cap)
-		goto out;
-	__asm__ __volatile__("incl %0" : "+m"(b->busy) : : "memory");
+	struct cpu_trace *tr = &mycpu()->tr;
+	uint64_t h, tsc;
+	if (!tr->rec)
+		return;
 	do {
-		h = b->head;
-		if (h >= cap && trace_mode == TRACE_MODE_STOP) {
-			__asm__ __volatile__("incq %0" : "+m"(b->dropped) : : "memory");
-			goto done;
+		h = tr->head;
+		if (h > tr->capmask && trace_mode == TRACE_MODE_STOP) {
+			__asm__ __volatile__("incq %0" : "+m"(tr->dropped) : : "memory");
+			return;
 		}
 		tsc = rdtsc();
-	} while (!cmpxchg_local(&b->head, h, h + 1));
-	struct trace_rec *r = &b->rec[h & (cap - 1)];
-	struct thread *t = curthread();
+	} while (!claim(&tr->head, h));
+	struct trace_rec *r = &tr->rec[h & tr->capmask];
 	r->tsc = tsc;
-	/* tid, event, cpu and flags (0) in one store */
-	*(volatile uint64_t *)&r->tid = (t ? (uint32_t)t->tid : 0) | (uint64_t)(uint16_t)ev << 32 |
-					(uint64_t)(uint8_t)id << 48;
+	*(volatile uint64_t *)&r->tid = tr->tidcpu | (uint64_t)(uint16_t)ev << 32;
 	r->arg[0] = a0;
 	r->arg[1] = a1;
 	r->arg[2] = a2;
 	r->arg[3] = a3;
-done:
-	__asm__ __volatile__("decl %0" : "+m"(b->busy) : : "memory");
-out:
-	__asm__ __volatile__("decl %%gs:%c0" : : "i"(CPU_PREEMPT_OFF) : "memory");
 }
 
 void trace_lock(uint32_t ev, int lclass, uint64_t a1, uint64_t a2)
@@ -186,6 +181,40 @@ int trace_parse_classes(const char *s, uint32_t *mask)
 	return 0;
 }
 
+/* The claims trace_rec may make inline on c (struct cpu_trace.limit). */
+static uint64_t claim_limit(struct cpu *c, int mode)
+{
+	if (!c->tr.rec)
+		return 0;
+	return mode == TRACE_MODE_STOP ? c->tr.capmask + 1 : ~0UL;
+}
+
+/*
+ * Writes every CPU's copies of trace_mask and trace_mode (its mask and
+ * limit), again until both globals read as they were before the writes:
+ * of two controllers racing, the one that changed a global last writes
+ * after its change, so the copies end as the globals are.  Any context.
+ */
+static void sync_cpus(void)
+{
+	uint32_t m;
+	int mode;
+	do {
+		m = __atomic_load_n(&trace_mask, __ATOMIC_SEQ_CST);
+		mode = __atomic_load_n(&trace_mode, __ATOMIC_SEQ_CST);
+		for (int c = 0; c < trace_ncpu; c++) {
+			WRITE_ONCE(cpus[c].tr.limit, claim_limit(&cpus[c], mode));
+			WRITE_ONCE(cpus[c].tr.mask, m);
+		}
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} while (__atomic_load_n(&trace_mask, __ATOMIC_SEQ_CST) != m ||
+		 __atomic_load_n(&trace_mode, __ATOMIC_SEQ_CST) != mode);
+}
+
+/*
+ * Boot, after the other CPUs started (tracing is off: no CPU reads its
+ * ring fields until sync_cpus publishes a mask).
+ */
 void trace_init(void)
 {
 	for (int i = 0; i < (int)ARRAY_SIZE(trace_lockmask); i++)
@@ -194,19 +223,19 @@ void trace_init(void)
 	int order = 0;
 	while (order < MAX_ORDER && (PAGE_SIZE << order) < (uint64_t)kb * 1024)
 		order++;
+	uint64_t cap = 1;        /* the most records that fit, a power of two */
+	while (cap * 2 * sizeof(struct trace_rec) <= (PAGE_SIZE << order))
+		cap *= 2;
 	trace_ncpu = ncpu;
 	for (int c = 0; kb && c < ncpu; c++) {
-		struct tbuf *b = &tbufs[c];
-		b->rec = pages_alloc(order, 0);
-		if (!b->rec) {
+		struct cpu_trace *tr = &cpus[c].tr;
+		tr->rec = pages_alloc(order, 0);
+		if (!tr->rec) {
 			kprintf("concerto: trace: no memory for cpu %d's buffer\n", c);
 			continue;
 		}
-		b->order = order;
-		uint64_t cap = 1;        /* the most records that fit, a power of two */
-		while (cap * 2 * sizeof(struct trace_rec) <= (PAGE_SIZE << order))
-			cap *= 2;
-		b->cap = cap;
+		tr->capmask = cap - 1;
+		trace_cap = cap;
 	}
 	uint32_t m = 0;
 	if (bootopts.trace[0] && trace_parse_classes(bootopts.trace, &m) < 0)
@@ -214,17 +243,19 @@ void trace_init(void)
 			"signal,proc,timer,marker,all), tracing stays off\n", bootopts.trace);
 	if (m)
 		kinfo("concerto: tracing %s from boot, %lu records per CPU\n", bootopts.trace,
-		      tbufs[0].cap);
+		      trace_cap);
 	trace_mask = m;
+	sync_cpus();
 }
 
-/* On each CPU for its own ring (interrupts off: no record is half written). */
+/* On each CPU for its own ring (interrupts off; a record an interrupted
+ * hook finishes after this is a stale slot past head, never read). */
 static void clear_here(void *arg __unused)
 {
 	uint64_t f = intr_disable();
-	struct tbuf *b = &tbufs[cpu_id()];
-	b->head = 0;
-	b->dropped = 0;
+	struct cpu_trace *tr = &mycpu()->tr;
+	tr->head = 0;
+	tr->dropped = 0;
 	intr_restore(f);
 }
 
@@ -236,7 +267,8 @@ static void clear_here(void *arg __unused)
 static void trace_quiesce(void)
 {
 	for (int c = 0; c < trace_ncpu; c++)
-		for (long spins = 0; READ_ONCE(tbufs[c].busy) && spins < 100000000L; spins++)
+		for (long spins = 0; (READ_ONCE(cpus[c].preempt_count) & ~PREEMPT_LOCKS_MASK) &&
+		     spins < 100000000L; spins++)
 			cpu_relax();
 }
 
@@ -245,11 +277,18 @@ void trace_clear(void)
 	smp_call_all(clear_here, NULL);
 }
 
+void trace_set_mask(uint32_t m)
+{
+	trace_mask = m;
+	sync_cpus();
+}
+
 int trace_set_mode(int mode)
 {
 	if (mode != TRACE_MODE_OVERWRITE && mode != TRACE_MODE_STOP)
 		return -EINVAL;
 	trace_mode = mode;
+	sync_cpus();
 	return 0;
 }
 
@@ -309,10 +348,11 @@ int trace_command(const char *buf, size_t n)
 			return -EINVAL;
 		if (cmd[0] == 'e')
 			__atomic_fetch_or(&trace_mask, m, __ATOMIC_SEQ_CST);
-		else {
+		else
 			__atomic_fetch_and(&trace_mask, ~m, __ATOMIC_SEQ_CST);
+		sync_cpus();
+		if (cmd[0] == 'd')
 			trace_quiesce();
-		}
 		return 0;
 	}
 	if (!strcmp(cmd, "clear") && !arg) {
@@ -333,7 +373,7 @@ int trace_command(const char *buf, size_t n)
 
 ssize_t trace_marker_write(const void *buf, size_t n)
 {
-	if (!(trace_mask & TC_MARKER))
+	if (!trace_on(TC_MARKER))
 		return (ssize_t)n;
 	uint64_t w[3] = { 0, 0, 0 };
 	memcpy(w, buf, MIN(n, sizeof(w)));
@@ -343,24 +383,24 @@ ssize_t trace_marker_write(const void *buf, size_t n)
 
 /* ---- reading ---- */
 
-uint64_t trace_capacity(void) { return tbufs[0].cap; }
-uint64_t trace_lost(int cpu) { return READ_ONCE(tbufs[cpu].head) - trace_count(cpu); }
-uint64_t trace_dropped(int cpu) { return tbufs[cpu].dropped; }
+uint64_t trace_capacity(void) { return trace_cap; }
+uint64_t trace_lost(int cpu) { return READ_ONCE(cpus[cpu].tr.head) - trace_count(cpu); }
+uint64_t trace_dropped(int cpu) { return READ_ONCE(cpus[cpu].tr.dropped); }
 
 uint64_t trace_count(int cpu)
 {
-	struct tbuf *b = &tbufs[cpu];
-	return MIN(READ_ONCE(b->head), b->cap);
+	struct cpu_trace *tr = &cpus[cpu].tr;
+	return tr->rec ? MIN(READ_ONCE(tr->head), tr->capmask + 1) : 0;
 }
 
 bool trace_get(int cpu, uint64_t i, struct trace_rec *out)
 {
-	struct tbuf *b = &tbufs[cpu];
-	if (!b->rec || i >= trace_count(cpu))
+	struct cpu_trace *tr = &cpus[cpu].tr;
+	if (!tr->rec || i >= trace_count(cpu))
 		return false;
-	uint64_t h = READ_ONCE(b->head);
-	uint64_t idx = h - MIN(h, b->cap) + i;
-	*out = b->rec[idx & (b->cap - 1)];
+	uint64_t h = READ_ONCE(tr->head);
+	uint64_t idx = h - MIN(h, tr->capmask + 1) + i;
+	*out = tr->rec[idx & tr->capmask];
 	return true;
 }
 
@@ -408,7 +448,7 @@ static void header_text(struct sbuf *sb)
 {
 	sbuf_printf(sb, "version 1\nncpu %d\ntsc_hz %lu\nmode %s\nmask 0x%x\ncapacity %lu\n",
 		    trace_ncpu, tsc_hz, trace_mode == TRACE_MODE_STOP ? "stop" : "overwrite",
-		    trace_mask, tbufs[0].cap);
+		    trace_mask, trace_cap);
 	for (int c = 0; c < trace_ncpu; c++)
 		sbuf_printf(sb, "cpu %d records %lu lost %lu dropped %lu\n", c, trace_count(c),
 			    trace_lost(c), trace_dropped(c));

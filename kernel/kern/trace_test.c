@@ -13,7 +13,7 @@
 static uint32_t trace_quiet(void)
 {
 	uint32_t m = trace_mask;
-	trace_mask = 0;
+	trace_set_mask(0);
 	return m;
 }
 
@@ -65,7 +65,7 @@ KTEST(trace_overwrite_mode_keeps_newest_records)
 	uint32_t m = trace_quiet();
 	fill_and_check(kt, TRACE_MODE_OVERWRITE, 37);
 	trace_clear();
-	trace_mask = m;
+	trace_set_mask(m);
 }
 
 KTEST(trace_stop_mode_keeps_oldest_records)
@@ -76,7 +76,56 @@ KTEST(trace_stop_mode_keeps_oldest_records)
 	fill_and_check(kt, TRACE_MODE_STOP, 37);
 	trace_set_mode(TRACE_MODE_OVERWRITE);
 	trace_clear();
-	trace_mask = m;
+	trace_set_mask(m);
+}
+
+/* CPUs whose copies (mask, limit) differ from trace_mask and mode. */
+static int copies_astray(int mode)
+{
+	int n = 0;
+	for (int c = 0; c < ncpu; c++) {
+		uint64_t lim = !cpus[c].tr.rec ? 0 :
+			       mode == TRACE_MODE_STOP ? trace_capacity() : ~0UL;
+		n += cpus[c].tr.mask != trace_mask || cpus[c].tr.limit != lim;
+	}
+	return n;
+}
+
+/*
+ * Control writes every CPU's copies; a record leaves preempt_count as it
+ * was and carries the running thread's tid and this CPU (the word the
+ * scheduler precomputes).
+ */
+KTEST(trace_copies_follow_control_and_records_name_the_thread)
+{
+	uint32_t m = trace_quiet();
+	KT_EXPECT_EQ(trace_command("enable sched,vm", 15), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	KT_EXPECT_EQ(trace_command("mode stop", 9), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_STOP), 0);
+	KT_EXPECT_EQ(trace_command("disable sched", 13), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_STOP), 0);
+	KT_EXPECT_EQ(trace_command("mode overwrite", 14), 0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	trace_set_mask(0);
+	KT_EXPECT_EQ(copies_astray(TRACE_MODE_OVERWRITE), 0);
+	trace_clear();
+	uint64_t f = intr_disable();     /* stay on this CPU */
+	int cpu = cpu_id(), pc = mycpu()->preempt_count;
+	trace_rec(TEV_MARKER, 7, 0, 0, 0);
+	int pc_after = mycpu()->preempt_count;
+	struct trace_rec r;
+	bool got = trace_get(cpu, 0, &r);
+	intr_restore(f);
+	KT_EXPECT_EQ(pc_after, pc);
+	KT_ASSERT(got);
+	KT_EXPECT_EQ(r.tid, (uint32_t)curthread()->tid);
+	KT_EXPECT_EQ(r.cpu, cpu);
+	KT_EXPECT_EQ(r.event, TEV_MARKER);
+	KT_EXPECT_EQ(r.flags, 0);
+	KT_EXPECT_EQ(r.arg[0], 7);
+	trace_clear();
+	trace_set_mask(m);
 }
 
 KTEST(trace_command_rejects_bad_input)
@@ -104,7 +153,7 @@ KTEST(trace_command_rejects_bad_input)
 	KT_EXPECT_EQ(trace_command("locks runq,proctree", 19), 0);
 	KT_EXPECT_EQ(trace_command("locks all", 9), 0);
 	KT_EXPECT_EQ(trace_command("clear", 5), 0);
-	trace_mask = m;
+	trace_set_mask(m);
 }
 
 KTEST(trace_dump_has_header_and_every_record)
@@ -143,7 +192,7 @@ KTEST(trace_dump_has_header_and_every_record)
 	KT_EXPECT_EQ(r.event, TEV_MARKER);
 	KT_EXPECT_EQ(r.arg[0], 104);
 	trace_clear();
-	trace_mask = m;
+	trace_set_mask(m);
 }
 
 KTEST(trace_sched_hooks_record_sleep_and_wakeup)
@@ -152,10 +201,10 @@ KTEST(trace_sched_hooks_record_sleep_and_wakeup)
 		KT_SKIP("no trace buffers (tracebuf=0)");
 	uint32_t m = trace_quiet();
 	trace_clear();
-	trace_mask = TC_SCHED;
+	trace_set_mask(TC_SCHED);
 	for (int i = 0; i < 3; i++)
 		sleep_ticks(1);
-	trace_mask = 0;
+	trace_set_mask(0);
 	int me = curthread()->tid, in = 0, out = 0, woken = 0;
 	for (int c = 0; c < ncpu; c++) {
 		struct trace_rec r;
@@ -172,7 +221,7 @@ KTEST(trace_sched_hooks_record_sleep_and_wakeup)
 	KT_EXPECT(out >= 3);
 	KT_EXPECT(woken >= 3);
 	trace_clear();
-	trace_mask = m;
+	trace_set_mask(m);
 }
 
 /* ---- cost (make bench: tools/tracebench.py; run by name only) ---- */
@@ -226,12 +275,12 @@ KTEST_MANUAL(bench_trace_hook)
 	uint32_t m = trace_quiet();
 	uint64_t empty = least_cycles100(loop_empty);
 	uint64_t off = least_cycles100(loop_hook);
-	trace_mask = TC_MARKER;
+	trace_set_mask(TC_MARKER);
 	uint64_t on = least_cycles100(loop_hook);
-	trace_mask = 0;
+	trace_set_mask(0);
 	trace_clear();
 	print_cycles("trace_loop_empty", empty);
 	print_cycles("trace_hook_off", off > empty ? off - empty : 0);
 	print_cycles("trace_hook_on", on > empty ? on - empty : 0);
-	trace_mask = m;
+	trace_set_mask(m);
 }
