@@ -188,6 +188,30 @@ UT_TEST(signal_wakes_one_broadcast_wakes_all)
 	T_EXPECT_EQ(pthread_cond_broadcast(&sb.c), 0);
 }
 
+/*
+ * Joins t while the work it takes part in moves: the join fails only when
+ * *progress has not changed for 15 s.  On a loaded host every cross-CPU
+ * wakeup may cost the emulator a host time slice, and 4000 round trips
+ * then take longer than any fixed limit that still catches a hang (seen:
+ * 20 s passed with all rounds done but the join not yet through).
+ */
+static int join_while_moving(pthread_t t, const volatile long *progress)
+{
+	long last = *progress;
+	int still = 0;
+	for (;;) {
+		int r = thr_join_ms(t, NULL, 1000);
+		if (r != ETIMEDOUT)
+			return r;
+		long now = *progress;
+		if (now != last)
+			still = 0;
+		else if (++still >= 15)
+			return ETIMEDOUT;
+		last = now;
+	}
+}
+
 /* ---- ping-pong ---- */
 
 #define ROUNDS 4000
@@ -199,6 +223,7 @@ struct pp {
 	int count[2];
 	int failed;
 	int timed;
+	volatile long moves;     /* turns taken, for join_while_moving */
 };
 
 static void *pp_player(void *p)
@@ -220,6 +245,7 @@ static void *pp_player(void *p)
 			return NULL;
 		}
 		g->count[me]++;
+		g->moves++;
 		g->turn = !me;
 		pthread_cond_signal(&g->c);
 		pthread_mutex_unlock(&g->m);
@@ -240,8 +266,8 @@ UT_TEST(pingpong_exact_counts)
 		uint64_t s = ut_now_ns();
 		T_ASSERT(pthread_create(&t0, NULL, pp_player, a0) == 0);
 		T_ASSERT(pthread_create(&t1, NULL, pp_player, a1) == 0);
-		T_EXPECT_EQ(thr_join_ms(t0, NULL, 20000), 0);
-		T_EXPECT_EQ(thr_join_ms(t1, NULL, 20000), 0);
+		T_EXPECT_EQ(join_while_moving(t0, &g.moves), 0);
+		T_EXPECT_EQ(join_while_moving(t1, &g.moves), 0);
 		T_EXPECT_EQ(g.failed, 0);
 		T_EXPECT_EQ(g.count[0], ROUNDS);
 		T_EXPECT_EQ(g.count[1], ROUNDS);
@@ -327,9 +353,9 @@ UT_TEST(producer_consumer_exact)
 	for (long i = 0; i < NP; i++)
 		T_ASSERT(pthread_create(&tp[i], NULL, producer, (void *)i) == 0);
 	for (int i = 0; i < NP; i++)
-		T_EXPECT_EQ(thr_join_ms(tp[i], NULL, 20000), 0);
+		T_EXPECT_EQ(join_while_moving(tp[i], &pc.consumed_n), 0);
 	for (int i = 0; i < NC; i++)
-		T_EXPECT_EQ(thr_join_ms(tc[i], NULL, 20000), 0);
+		T_EXPECT_EQ(join_while_moving(tc[i], &pc.consumed_n), 0);
 	T_EXPECT_EQ(pc.failed, 0);
 	T_EXPECT_EQ(pc.consumed_n, (long)NP * ITEMS);
 	long want = 0;
