@@ -93,6 +93,13 @@ bool kstack_guard_hit(uint64_t addr);          /* each CPU: SMEP/SMAP/PCID featu
 
 struct pmap *pmap_create(void);
 void pmap_destroy(struct pmap *pm);
+/*
+ * pmap_destroy for a pmap that still maps frames: one walk frees the page
+ * tables and calls release(pa, arg) for each frame, once no CPU has the
+ * pmap loaded (waited for), so no shootdown is needed.  For the last
+ * reference of an address space (no lock held).
+ */
+void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg), void *arg);
 
 /*
  * Map va -> pa with prot, replacing any mapping (with a shootdown if one was

@@ -376,14 +376,22 @@ void vm_map_destroy(struct vm_map *map)
 	KASSERT_OP(old, >, 0);
 	if (old != 1)
 		return;
-	/* Another CPU may still have the page tables loaded, lazily, between
-	 * two threads (sched.c): its TLB is shot down with everyone else's as
-	 * the regions go, and pmap_destroy waits for it to let go. */
-	lock_write(&map->lock);
-	while (map->head.next != &map->head)
-		region_remove_locked(map, map->head.next);
-	lock_done(&map->lock);
-	pmap_destroy(map->pmap);
+	/*
+	 * The last reference: nobody else can reach the map (lookups from
+	 * outside take a reference with vm_map_tryref, which fails at 0), so
+	 * the teardown takes no map lock.  Another CPU may still have the page
+	 * tables loaded, lazily, between two threads (sched.c):
+	 * pmap_destroy_release waits for it to let go before it frees
+	 * anything, then frees the pages and the tables in one walk, without
+	 * a shootdown.  The regions (and their object references) go after.
+	 */
+	pmap_destroy_release(map->pmap, vm_release_pa, NULL);
+	map->pmap = NULL;
+	while (map->head.next != &map->head) {
+		struct vm_region *r = map->head.next;
+		unlink(map, r);
+		region_free(r);
+	}
 	kfree(map);
 }
 

@@ -525,6 +525,46 @@ VM_KTEST(vm_munmap_and_destroy_free_every_page)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/*
+ * The last reference tears the map down in one walk of the page tables
+ * (pmap_destroy_release, no map lock): every mapped frame loses this map's
+ * reference (private, PROT_NONE, shared-object and COW-shared frames
+ * alike), the survivor keeps its contents, and all pages and tables return.
+ */
+VM_KTEST(vm_destroy_releases_frames_and_tables_in_one_walk)
+{
+	uint64_t before = settled_free();
+	struct vm_map *parent = new_map();
+	KT_ASSERT(parent != NULL);
+	vaddr_t a, s;
+	/* 600 pages from 0x201ff000: three page tables. */
+	KT_ASSERT(vm_mmap(parent, 0x201ff000, 600 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	KT_ASSERT(vm_mmap(parent, 0, 8 * P, RW, ANON_SHARED, &s) == 0);
+	pmap_activate(parent->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 0x500 + i), 0);
+	for (int i = 0; i < 8; i++)
+		KT_EXPECT_EQ(wr64(s + i * P, 0x900 + i), 0);
+	KT_EXPECT_EQ(vm_mprotect(parent, a + 100 * P, 10 * P, PROT_NONE), 0);
+	struct vm_map *child = vm_map_fork(parent);
+	KT_ASSERT(child != NULL);
+	paddr_t p5 = pmap_extract(parent->pmap, a + 5 * P);
+	KT_EXPECT_EQ(page_refcount(pa_to_page(p5)), 2);
+	pmap_deactivate();
+	vm_map_destroy(parent);
+	KT_EXPECT_EQ(page_refcount(pa_to_page(p5)), 1);      /* the child's alone */
+	pmap_activate(child->pmap);
+	for (int i = 0; i < 600; i += 37)
+		if (i < 100 || i >= 110)
+			KT_EXPECT_EQ(rd64(a + i * P), 0x500 + (uint64_t)i);
+	KT_EXPECT_EQ(rd64(s + 7 * P), 0x907);
+	KT_EXPECT_EQ(vm_mprotect(child, a + 100 * P, 10 * P, RW), 0);
+	KT_EXPECT_EQ(rd64(a + 105 * P), 0x500 + 105);
+	pmap_deactivate();
+	vm_map_destroy(child);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 /* ---- SMAP / SMEP ---- */
 
 /* Run `insn` on va from kernel mode with a catch armed; the vector caught. */

@@ -399,21 +399,53 @@ struct pmap *pmap_create(void)
 	return pm;
 }
 
-/* Free a page-table page of the given level (1 = PT) and everything below. */
-static void free_table(struct pmap *pm, uint64_t *t, int level)
+/*
+ * Free a page-table page of the given level (1 = PT) and everything below,
+ * calling release(pa, arg) for each frame still mapped (release NULL: there
+ * must be none).  No CPU has the pmap loaded.
+ */
+static void free_table(struct pmap *pm, uint64_t *t, int level,
+		       void (*release)(paddr_t pa, void *arg), void *arg)
 {
 	for (int i = 0; i < 512; i++) {
 		uint64_t e = t[i];
 		if (level == 1) {
-			if (pte_has_frame(e))
+			if (!pte_has_frame(e))
+				continue;
+			if (release == NULL)
 				panic("pmap_destroy: pmap %p still maps pa 0x%lx", pm, e & PTE_ADDR);
+			pm->resident--;
+			release(e & PTE_ADDR, arg);
 			continue;
 		}
 		if (e & PTE_P)
-			free_table(pm, P2V(e & PTE_ADDR), level - 1);
+			free_table(pm, P2V(e & PTE_ADDR), level - 1, release, arg);
 	}
 	page_free(t);
 	pm->ptpages--;
+}
+
+/*
+ * Waits until no CPU has pm loaded, then frees the page tables of the lower
+ * half, each frame still mapped handed to release (if not NULL) in the same
+ * walk, and the pmap.  No CPU can use a TLB entry of pm after the wait: a
+ * CPU drops pm's entries when it loads another CR3 (or, with PCID, when a
+ * later pmap with the recycled PCID first loads: its stale mask is all set),
+ * and nothing may load pm again.  The map layer's last reference: no lock
+ * held, no thread of the map can run.
+ */
+void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg), void *arg)
+{
+	while (atomic_load64(&pm->active))
+		cpu_relax();
+	for (int i = 0; i < 256; i++)
+		if (pm->pml4[i] & PTE_P)
+			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3, release, arg);
+	KASSERT_OP(pm->ptpages, ==, 0);
+	KASSERT_OP(pm->resident, ==, 0);
+	pcid_free(pm->pcid);
+	page_free(pm->pml4);
+	kfree(pm);
 }
 
 /*
@@ -425,15 +457,7 @@ static void free_table(struct pmap *pm, uint64_t *t, int level)
  */
 void pmap_destroy(struct pmap *pm)
 {
-	while (atomic_load64(&pm->active))
-		cpu_relax();
-	for (int i = 0; i < 256; i++)
-		if (pm->pml4[i] & PTE_P)
-			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3);
-	KASSERT_OP(pm->ptpages, ==, 0);
-	pcid_free(pm->pcid);
-	page_free(pm->pml4);
-	kfree(pm);
+	pmap_destroy_release(pm, NULL, NULL);
 }
 
 /* ---- entering, changing, removing mappings ---- */
