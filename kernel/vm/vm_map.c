@@ -1101,35 +1101,17 @@ out:
 
 /* ---- fork ---- */
 
-#define FORK_BATCH 32
-
 /*
  * Share parent's pages of private region r with child copy-on-write: both
- * lose write access (the parent's with a shootdown), each page gains the
- * child's reference.  Parent map locked for write; the child is not visible
- * to anyone yet.
+ * lose write access (the parent's TLB entries are gathered in fb for the
+ * fork's one shootdown), each page gains the child's reference.  Parent map
+ * locked for write; the child is not visible to anyone yet.
  */
 static int fork_private_locked(struct vm_map *parent, struct vm_map *child,
-			       struct vm_region *r)
+			       struct vm_region *r, struct tlb_batch *fb)
 {
 	KASSERT(lock_write_held(&parent->lock));
-	struct pmap_ent ents[FORK_BATCH];
-	if (r->prot & PROT_WRITE)
-		pmap_protect(parent->pmap, r->start, r->end, r->prot & ~PROT_WRITE);
-	vaddr_t va = r->start;
-	int n;
-	while ((n = pmap_collect(parent->pmap, &va, r->end, ents, FORK_BATCH)) > 0) {
-		for (int i = 0; i < n; i++) {
-			int prot = (ents[i].pte & PTE_PROTNONE) ? PROT_NONE : r->prot & ~PROT_WRITE;
-			struct page *pg = pa_to_page(ents[i].pa);
-			page_ref(pg);
-			if (pmap_enter(child->pmap, ents[i].va, ents[i].pa, prot) != 0) {
-				page_unref(pg);
-				return -ENOMEM;
-			}
-		}
-	}
-	return 0;
+	return pmap_fork_range(parent->pmap, child->pmap, r->start, r->end, fb);
 }
 
 struct vm_map *vm_map_fork(struct vm_map *parent)
@@ -1139,6 +1121,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		return NULL;
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
+	struct tlb_batch fb = { 0 };        /* the parent's entries made read-only */
 	lock_write(&parent->lock);
 	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
@@ -1164,9 +1147,12 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		/* Shared regions: the child maps the object's pages on demand.
 		 * MADV_WIPEONFORK: the child starts with fresh zero pages. */
 		if (!(r->flags & (VR_SHARED | VR_WIPEONFORK)) &&
-		    (err = fork_private_locked(parent, child, r)) != 0)
+		    (err = fork_private_locked(parent, child, r, &fb)) != 0)
 			break;
 	}
+	/* One shootdown for the whole fork, before the lock goes (a fault
+	 * then finds every parent entry read-only everywhere). */
+	pmap_fork_flush(parent->pmap, &fb);
 	child->brk_start = parent->brk_start;
 	child->brk = parent->brk;
 	lock_done(&parent->lock);

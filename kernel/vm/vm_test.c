@@ -459,6 +459,61 @@ VM_KTEST(vm_fork_private_pages_are_copy_on_write)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/*
+ * fork copies each private region's entries in one pass and shoots the
+ * parent's TLB down once for the whole fork, however many regions and page
+ * tables: three writable regions (one over three page tables), then every
+ * page still copy-on-write in both directions.
+ */
+VM_KTEST(vm_fork_large_mapping_one_shootdown_and_cow)
+{
+	uint64_t before = settled_free();
+	struct vm_map *parent = new_map();
+	KT_ASSERT(parent != NULL);
+	vaddr_t a, b, c;
+	KT_ASSERT(vm_mmap(parent, 0x201ff000, 600 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	KT_ASSERT(vm_mmap(parent, 0x30000000, 4 * P, RW, ANON_PRIV | MAP_FIXED, &b) == 0);
+	KT_ASSERT(vm_mmap(parent, 0x30100000, 4 * P, RW | PROT_EXEC, ANON_PRIV | MAP_FIXED,
+			  &c) == 0);
+	pmap_activate(parent->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 0x700 + i), 0);
+	KT_EXPECT_EQ(wr64(b, 0xb0), 0);
+	KT_EXPECT_EQ(wr64(c, 0xc0), 0);
+	uint64_t shots = tlb_stats[cpu_id()].shootdowns;
+	struct vm_map *child = vm_map_fork(parent);
+	KT_ASSERT(child != NULL);
+	KT_EXPECT_EQ(tlb_stats[cpu_id()].shootdowns - shots, 1);
+	KT_EXPECT_EQ(child->pmap->resident, parent->pmap->resident);
+	for (int i = 0; i < 600; i += 13) {
+		uint64_t pte;
+		paddr_t pp = pmap_lookup(parent->pmap, a + i * P, &pte);
+		KT_EXPECT(!(pte & PTE_W));
+		KT_EXPECT_EQ(pmap_lookup(child->pmap, a + i * P, &pte), pp);
+		KT_EXPECT(!(pte & PTE_W));
+		KT_EXPECT_EQ(page_refcount(pa_to_page(pp)), 2);
+	}
+	for (int i = 0; i < 600; i += 2)              /* parent copies the even pages */
+		KT_EXPECT_EQ(wr64(a + i * P, 0x900 + i), 0);
+	KT_EXPECT_EQ(parent->cow_copies, 300);
+	pmap_activate(child->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(rd64(a + i * P), 0x700 + (uint64_t)i);
+	KT_EXPECT_EQ(wr64(a + P, 0x111), 0);           /* child writes an odd page: copy */
+	KT_EXPECT_EQ(wr64(a, 0x222), 0);               /* alone on page 0 now: reuse */
+	KT_EXPECT_EQ(child->cow_copies, 1);
+	KT_EXPECT_EQ(child->cow_reuse, 1);
+	KT_EXPECT_EQ(rd64(b), 0xb0);
+	KT_EXPECT_EQ(rd64(c), 0xc0);
+	pmap_activate(parent->pmap);
+	KT_EXPECT_EQ(rd64(a), 0x900);
+	KT_EXPECT_EQ(rd64(a + P), 0x701);
+	pmap_deactivate();
+	vm_map_destroy(child);
+	vm_map_destroy(parent);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 VM_KTEST(vm_fork_shared_anonymous_stays_shared)
 {
 	uint64_t before = settled_free();

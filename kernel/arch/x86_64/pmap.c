@@ -163,9 +163,8 @@ static bool rights_reduced(uint64_t old, uint64_t new)
  * The leaf entry for va; with alloc, missing tables are allocated (NULL if
  * out of memory), else NULL if a table is missing.  Called with pm->lock held.
  */
-static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
+static uint64_t *pte_walk(struct pmap *pm, vaddr_t va, bool alloc)
 {
-	KASSERT(simple_lock_held(&pm->lock));
 	uint64_t *t = pm->pml4;
 	for (int level = 3; level >= 1; level--) {
 		uint64_t *e = &t[pt_index(level, va)];
@@ -181,6 +180,12 @@ static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
 		t = P2V(*e & PTE_ADDR);
 	}
 	return &t[pt_index(0, va)];
+}
+
+static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
+{
+	KASSERT(simple_lock_held(&pm->lock));
+	return pte_walk(pm, va, alloc);
 }
 
 /*
@@ -327,12 +332,6 @@ static void tlb_shootdown_locked(struct pmap *pm, vaddr_t start, vaddr_t end)
 		cpu_relax();
 	}
 }
-
-/* A range of invalidations gathered under the lock, flushed in one go. */
-struct tlb_batch {
-	vaddr_t lo, hi;      /* pages [lo, hi) cover every entry changed */
-	int n;               /* entries changed that the TLB may hold */
-};
 
 static void batch_add(struct tlb_batch *b, vaddr_t va)
 {
@@ -642,6 +641,56 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot)
 }
 
 /*
+ * One pass over [start, end) of parent (a private region being forked):
+ * every entry holding a frame loses write access in parent (noted in fb,
+ * no shootdown yet) and is copied, without write access, accessed or dirty
+ * bits, into child, its frame gaining child's reference.  child's tables
+ * are made as needed without child's lock: nobody else can see child yet.
+ * -ENOMEM (no page-table page) leaves the entries copied so far in child
+ * (they are released with it).  Called with parent's map lock held for
+ * write; the caller ends the fork with pmap_fork_flush(parent, fb).
+ */
+int pmap_fork_range(struct pmap *parent, struct pmap *child, vaddr_t start, vaddr_t end,
+		    struct tlb_batch *fb)
+{
+	KASSERT_OP(end, <=, USER_TOP);
+	KASSERT(intr_enabled());
+	vaddr_t va = start;
+	uint64_t *pte;
+	int err = 0;
+
+	simple_lock(&parent->lock);
+	while ((pte = pte_find_locked(parent, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
+		uint64_t *cpte = pte_walk(child, va, true);
+		if (cpte == NULL) {
+			err = -ENOMEM;
+			break;
+		}
+		KASSERT(!pte_has_frame(*cpte));
+		uint64_t e = *pte;
+		if (e & PTE_W) {
+			e &= ~PTE_W;
+			*pte = e;
+			batch_add(fb, va);
+		}
+		page_ref(pa_to_page(e & PTE_ADDR));
+		*cpte = e & ~(PTE_A | PTE_D);
+		child->resident++;
+		va += PAGE_SIZE;
+	}
+	simple_unlock(&parent->lock);
+	return err;
+}
+
+void pmap_fork_flush(struct pmap *pm, struct tlb_batch *fb)
+{
+	KASSERT(intr_enabled());
+	simple_lock(&pm->lock);
+	batch_flush_locked(pm, fb);
+	simple_unlock(&pm->lock);
+}
+
+/*
  * Lock-free: page-table pages are freed only by pmap_destroy, and entries are
  * read whole, so a walk sees either the old or the new entry.  Usable with
  * interrupts disabled (taking pm->lock there could deadlock against a
@@ -675,23 +724,6 @@ paddr_t pmap_extract(struct pmap *pm, vaddr_t va)
 	if (!(e & PTE_P))
 		return 0;
 	return pa | (va & (PAGE_SIZE - 1));
-}
-
-int pmap_collect(struct pmap *pm, vaddr_t *vap, vaddr_t end, struct pmap_ent *out, int max)
-{
-	int n = 0;
-	uint64_t *pte;
-	KASSERT(intr_enabled());
-	simple_lock(&pm->lock);
-	while (n < max && (pte = pte_find_locked(pm, vap, end, PTE_P | PTE_PROTNONE)) != NULL) {
-		out[n].va = *vap;
-		out[n].pte = *pte;
-		out[n].pa = *pte & PTE_ADDR;
-		n++;
-		*vap += PAGE_SIZE;
-	}
-	simple_unlock(&pm->lock);
-	return n;
 }
 
 /* ---- loading ---- */
