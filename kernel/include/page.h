@@ -90,6 +90,15 @@ static inline uint32_t page_refcount(const struct page *pg)
 	return __atomic_load_n(&pg->refcnt, __ATOMIC_ACQUIRE);
 }
 void page_unref(struct page *pg);
+/*
+ * page_unref for a caller holding a lock it would rather not free pages
+ * under: a page whose count drops to 0 is not freed but pushed on *list
+ * (linked through next, which an allocated page does not use); the caller
+ * frees the list with page_free_list once the lock is dropped.  Returns
+ * true if the page went on the list.
+ */
+bool page_unref_list(struct page *pg, struct page **list);
+void page_free_list(struct page *list);
 static inline struct page *pa_to_page(paddr_t pa) { return va_to_page(P2V(pa)); }
 
 /* Free pages in the system, counting those in per-CPU caches. */

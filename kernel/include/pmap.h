@@ -70,13 +70,6 @@ struct pmap {
 	volatile uint64_t stale;     /* [a] */
 };
 
-/* One mapping reported by pmap_collect. */
-struct pmap_ent {
-	vaddr_t va;
-	paddr_t pa;
-	uint64_t pte;                /* the raw entry (rights, PTE_PROTNONE) */
-};
-
 void pmap_init(void);            /* once, boot CPU (also done lazily) */
 void vm_init_cpu(void);
 /* Guarded kernel stacks (arch/x86_64/kstack.c): kstack_init at boot before
@@ -93,6 +86,13 @@ bool kstack_guard_hit(uint64_t addr);          /* each CPU: SMEP/SMAP/PCID featu
 
 struct pmap *pmap_create(void);
 void pmap_destroy(struct pmap *pm);
+/*
+ * pmap_destroy for a pmap that still maps frames: one walk frees the page
+ * tables and calls release(pa, arg) for each frame, once no CPU has the
+ * pmap loaded (waited for), so no shootdown is needed.  For the last
+ * reference of an address space (no lock held).
+ */
+void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg), void *arg);
 
 /*
  * Map va -> pa with prot, replacing any mapping (with a shootdown if one was
@@ -123,6 +123,23 @@ void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end);
  */
 void pmap_remove_release(struct pmap *pm, vaddr_t start, vaddr_t end,
 			 void (*release)(paddr_t pa, void *arg), void *arg);
+/* A range of invalidations gathered under the lock, flushed in one go. */
+struct tlb_batch {
+	vaddr_t lo, hi;      /* pages [lo, hi) cover every entry changed */
+	int n;               /* entries changed that the TLB may hold */
+};
+/*
+ * fork of a private region: in one pass, every frame of parent's
+ * [start, end) loses write access in parent and is entered read-only in
+ * child (which nobody else can see yet) with a reference for child.
+ * 0 or -ENOMEM.  parent's TLB entries are not shot down: the fork gathers
+ * them in fb over all its regions and ends with pmap_fork_flush(parent, fb),
+ * one shootdown per fork (before the child can run or the parent's map
+ * lock is dropped).
+ */
+int pmap_fork_range(struct pmap *parent, struct pmap *child, vaddr_t start, vaddr_t end,
+		    struct tlb_batch *fb);
+void pmap_fork_flush(struct pmap *pm, struct tlb_batch *fb);
 /* Move the frames of [from, from+len) to [to, to+len) (mremap): 0 or -ENOMEM. */
 int pmap_move(struct pmap *pm, vaddr_t from, vaddr_t to, uint64_t len);
 /* Remove rights not in prot from mappings in [start, end) (never adds). */
@@ -131,12 +148,6 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot);
 paddr_t pmap_extract(struct pmap *pm, vaddr_t va);
 /* The frame at va and its raw entry (present or PROT_NONE); 0 if none. */
 paddr_t pmap_lookup(struct pmap *pm, vaddr_t va, uint64_t *pte);
-/*
- * Report up to max mappings at or above *va and below end, in order;
- * advances *va past the last one reported (to end when done).  Returns the
- * number reported.
- */
-int pmap_collect(struct pmap *pm, vaddr_t *va, vaddr_t end, struct pmap_ent *out, int max);
 
 /* Load pm on this CPU (CR3, active mask, mycpu()->pmap); kernel pmap on NULL. */
 void pmap_activate(struct pmap *pm);

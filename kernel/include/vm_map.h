@@ -188,7 +188,8 @@ bool vm_map_tryref(struct vm_map *map);
  * Called by vfs_truncate with no lock held. */
 struct inode;
 void vm_file_truncated(struct inode *ip, uint64_t size);
-/* Drops a reference; the last one unmaps everything and frees the map.
+/* Drops a reference; the last one unmaps everything and frees the map
+ * (without the map lock: nobody else can reach a map at count 0).
  * The caller must have unloaded it here (pmap_deactivate); another CPU may
  * still hold it lazily between two threads (pmap_destroy waits for it). */
 void vm_map_destroy(struct vm_map *map);

@@ -362,6 +362,28 @@ void page_unref(struct page *pg)
 		page_free(page_to_va(pg));
 }
 
+bool page_unref_list(struct page *pg, struct page **list)
+{
+	KASSERT_OP(pg->state, ==, PG_ALLOC);
+	uint32_t old = __atomic_fetch_sub(&pg->refcnt, 1, __ATOMIC_ACQ_REL);
+	KASSERT_OP(old, >, 0);                  /* unref of an unreferenced page */
+	if (old != 1)
+		return false;
+	pg->next = *list;                       /* ours alone now */
+	*list = pg;
+	return true;
+}
+
+void page_free_list(struct page *list)
+{
+	while (list != NULL) {
+		struct page *next = list->next;
+		list->next = NULL;
+		page_free(page_to_va(list));
+		list = next;
+	}
+}
+
 uint64_t page_free_count(void)
 {
 	uint64_t n = READ_ONCE(buddy_free_pages);

@@ -3,7 +3,10 @@
  * shared-object pages, permission checks; and the trap hook vm_page_fault.
  *
  * The fault path holds the map lock for read (regions stable) and takes no
- * lock across a page allocation: it reads the current entry, prepares a page,
+ * lock across a page allocation: when nothing is mapped at the address yet
+ * it allocates and zeroes a page before taking the map lock (a demand-zero
+ * fault then only installs it; an unused one is freed after the lock is
+ * dropped); under the lock it reads the current entry, prepares a page,
  * and installs it with pmap_enter_if/pmap_set_prot_if, which succeed only if
  * the entry still holds the frame it saw.  When two CPUs fault the same page
  * at once one wins, the other drops its page and retries (and usually finds
@@ -49,8 +52,10 @@ static bool pte_allows(uint64_t pte, int access)
 }
 
 /* A page for va in region r, with one reference for the mapping, in *out:
- * 0, -ENOMEM, -ENXIO (a file page beyond the end of the file). */
-static int region_page(struct vm_region *r, vaddr_t va, struct page **out)
+ * 0, -ENOMEM, -ENXIO (a file page beyond the end of the file).  An
+ * anonymous private page is the zeroed *spare if there is one (taken). */
+static int region_page(struct vm_region *r, vaddr_t va, struct page **out,
+		       struct page **spare)
 {
 	if (r->obj) {
 		uint64_t pgoff = (r->off + (va - r->start)) >> PAGE_SHIFT;
@@ -58,6 +63,11 @@ static int region_page(struct vm_region *r, vaddr_t va, struct page **out)
 			return r->obj->ops->get_page(r->obj, pgoff, out);
 		*out = vm_obj_get_page(r->obj, pgoff);
 		return *out ? 0 : -ENOMEM;
+	}
+	if (*spare != NULL) {
+		*out = *spare;
+		*spare = NULL;
+		return 0;
 	}
 	void *p = page_alloc(PA_ZERO);
 	if (p == NULL)
@@ -72,11 +82,16 @@ static paddr_t page_pa(struct page *pg)
 	return (paddr_t)pg->pfn << PAGE_SHIFT;
 }
 
-/* No frame at va yet: demand zero or the object's page.  -EAGAIN: retry. */
-static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va)
+/*
+ * No frame at va yet: demand zero or the object's page.  -EAGAIN: retry.
+ * A demand-zero page that lost the race (never mapped, still zero) goes
+ * back to *spare.  Called with map->lock held for read.
+ */
+static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va,
+			 struct page **spare)
 {
 	struct page *pg;
-	int err = region_page(r, va, &pg);
+	int err = region_page(r, va, &pg, spare);
 	if (err)
 		return err;
 	int prot = r->prot;
@@ -84,7 +99,9 @@ static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va)
 	if (!(r->flags & VR_SHARED) && page_refcount(pg) > 1)
 		prot &= ~PROT_WRITE;
 	err = pmap_enter_if(map->pmap, va, page_pa(pg), prot, 0);
-	if (err)
+	if (err && r->obj == NULL && *spare == NULL)
+		*spare = pg;                   /* freed after the lock, or reused */
+	else if (err)
 		page_unref(pg);
 	return err;
 }
@@ -129,8 +146,9 @@ static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 	return pmap_set_prot_if(map->pmap, va, cur, r->prot);
 }
 
-/* Resolve the fault with map locked for read. */
-static int fault_locked(struct vm_map *map, vaddr_t va, int access)
+/* Resolve the fault with map locked for read; *spare: a zeroed page made
+ * before the lock (NULL if none), taken if a demand-zero fault uses it. */
+static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page **spare)
 {
 	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, va);
@@ -141,7 +159,7 @@ static int fault_locked(struct vm_map *map, vaddr_t va, int access)
 		paddr_t cur = pmap_lookup(map->pmap, va, &pte);
 		int err;
 		if (cur == 0)
-			err = fault_missing(map, r, va);
+			err = fault_missing(map, r, va, spare);
 		else if (pte_allows(pte, access)) {
 			tlb_flush_local(va, va + PAGE_SIZE);   /* stale entry here */
 			err = 0;
@@ -157,9 +175,26 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	if (va >= USER_TOP)
 		return -EFAULT;
 	va = ALIGN_DOWN(va, PAGE_SIZE);
+	/*
+	 * Nothing mapped here yet (a lock-free look: page-table pages live as
+	 * long as the map): most likely a demand-zero fault, so allocate and
+	 * zero the page before taking the lock.  If the fault does not use it
+	 * (another thread raced us, or the region maps an object), it is freed
+	 * after the lock is dropped.
+	 */
+	struct page *spare = NULL;
+	if (pmap_lookup(map->pmap, va, NULL) == 0) {
+		void *p = page_alloc(PA_ZERO);
+		if (p != NULL) {
+			spare = va_to_page(p);
+			page_ref_init(spare);
+		}
+	}
 	lock_read(&map->lock);
-	int err = fault_locked(map, va, access);
+	int err = fault_locked(map, va, access, &spare);
 	lock_done(&map->lock);
+	if (spare != NULL)
+		page_unref(spare);
 	if (err == 0)
 		fetch_and_add(&map->faults, 1);
 	return err;

@@ -265,17 +265,54 @@ static int clip_locked(struct vm_map *map, vaddr_t addr)
 	return 0;
 }
 
-/* Unmap and free region r.  Map locked for write. */
-static void region_remove_locked(struct vm_map *map, struct vm_region *r)
+/*
+ * What a change under the map lock took out of the map, freed by
+ * reap_finish once the lock is dropped: the pages whose last reference went
+ * (handed over by pmap_remove_release after the shootdown that covered
+ * them, so no CPU can reach them any more) and the unlinked regions (their
+ * object references, whose last one frees an object's pages).
+ */
+struct vm_reap {
+	struct page *pages;              /* linked through page.next */
+	struct vm_region *regions;       /* linked through next */
+};
+
+#define VM_REAP_INIT { NULL, NULL }
+
+/* pmap_remove_release's release: drop the mapping's reference, keep a last
+ * one's page for reap_finish.  Called with the pmap lock held. */
+static void reap_pa(paddr_t pa, void *arg)
 {
-	KASSERT(lock_write_held(&map->lock));
-	pmap_remove_release(map->pmap, r->start, r->end, vm_release_pa, NULL);
-	unlink(map, r);
-	region_free(r);
+	struct vm_reap *rp = arg;
+	page_unref_list(pa_to_page(pa), &rp->pages);
 }
 
-/* Remove everything in [start, end).  Map locked for write. */
-static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+/* Frees what was gathered.  Called with no lock held. */
+static void reap_finish(struct vm_reap *rp)
+{
+	page_free_list(rp->pages);
+	rp->pages = NULL;
+	while (rp->regions != NULL) {
+		struct vm_region *r = rp->regions;
+		rp->regions = r->next;
+		region_free(r);
+	}
+}
+
+/* Unmap region r and unlink it onto rp.  Map locked for write. */
+static void region_remove_locked(struct vm_map *map, struct vm_region *r, struct vm_reap *rp)
+{
+	KASSERT(lock_write_held(&map->lock));
+	pmap_remove_release(map->pmap, r->start, r->end, reap_pa, rp);
+	unlink(map, r);
+	r->next = rp->regions;
+	r->prev = NULL;
+	rp->regions = r;
+}
+
+/* Remove everything in [start, end), what goes onto rp.  Map locked for write. */
+static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
+			       struct vm_reap *rp)
 {
 	KASSERT(lock_write_held(&map->lock));
 	int err = clip_locked(map, start);
@@ -286,7 +323,7 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	struct vm_region *r = first_above(map, start);
 	while (r != &map->head && r->start < end) {
 		struct vm_region *next = r->next;
-		region_remove_locked(map, r);
+		region_remove_locked(map, r, rp);
 		r = next;
 	}
 	return 0;
@@ -376,14 +413,22 @@ void vm_map_destroy(struct vm_map *map)
 	KASSERT_OP(old, >, 0);
 	if (old != 1)
 		return;
-	/* Another CPU may still have the page tables loaded, lazily, between
-	 * two threads (sched.c): its TLB is shot down with everyone else's as
-	 * the regions go, and pmap_destroy waits for it to let go. */
-	lock_write(&map->lock);
-	while (map->head.next != &map->head)
-		region_remove_locked(map, map->head.next);
-	lock_done(&map->lock);
-	pmap_destroy(map->pmap);
+	/*
+	 * The last reference: nobody else can reach the map (lookups from
+	 * outside take a reference with vm_map_tryref, which fails at 0), so
+	 * the teardown takes no map lock.  Another CPU may still have the page
+	 * tables loaded, lazily, between two threads (sched.c):
+	 * pmap_destroy_release waits for it to let go before it frees
+	 * anything, then frees the pages and the tables in one walk, without
+	 * a shootdown.  The regions (and their object references) go after.
+	 */
+	pmap_destroy_release(map->pmap, vm_release_pa, NULL);
+	map->pmap = NULL;
+	while (map->head.next != &map->head) {
+		struct vm_region *r = map->head.next;
+		unlink(map, r);
+		region_free(r);
+	}
 	kfree(map);
 }
 
@@ -509,14 +554,14 @@ static int mmap_check(vaddr_t addr, uint64_t *lenp, int flags, uint64_t off)
 
 /* Choose the address of a new mapping.  Map locked for write. */
 static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int flags,
-			     vaddr_t *out)
+			     vaddr_t *out, struct vm_reap *rp)
 {
 	KASSERT(lock_write_held(&map->lock));
 	if (flags & MAP_FIXED_NOREPLACE) {
 		if (!range_free_locked(map, addr, addr + len))
 			return -EEXIST;
 	} else if (flags & MAP_FIXED) {
-		int err = remove_range_locked(map, addr, addr + len);
+		int err = remove_range_locked(map, addr, addr + len, rp);
 		if (err)
 			return err;
 	} else {
@@ -620,6 +665,7 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 	r->obj = obj;
 	r->off = off;
 
+	struct vm_reap reap = VM_REAP_INIT;        /* MAP_FIXED's replaced pages */
 	lock_write(&map->lock);
 	/* MAP_LOCKED, or mlockall(MCL_FUTURE): locked as mlock would */
 	int lockf = (flags & MAP_LOCKED) ? VR_LOCKED : map->lock_future;
@@ -629,7 +675,7 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 			       fixed ? addr : 0, fixed ? addr + len : 0))
 		err = -ENOMEM;
 	else
-		err = mmap_place_locked(map, addr, len, flags, &addr);
+		err = mmap_place_locked(map, addr, len, flags, &addr, &reap);
 	if (err == 0) {
 		r->start = addr;
 		r->end = addr + len;
@@ -637,6 +683,7 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 		*out = addr;
 	}
 	lock_done(&map->lock);
+	reap_finish(&reap);
 	if (err)
 		region_free(r);
 	else if ((flags & MAP_POPULATE) || (lockf && !(lockf & VR_LOCKONFAULT)))
@@ -660,9 +707,11 @@ int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len)
 	if ((addr & (PAGE_SIZE - 1)) || len == 0 || addr > USER_TOP || len > USER_TOP - addr)
 		return -EINVAL;
 	len = ALIGN_UP(len, PAGE_SIZE);
+	struct vm_reap reap = VM_REAP_INIT;
 	lock_write(&map->lock);
-	int err = remove_range_locked(map, addr, addr + len);
+	int err = remove_range_locked(map, addr, addr + len, &reap);
 	lock_done(&map->lock);
+	reap_finish(&reap);                /* the pages go without the lock */
 	return err;
 }
 
@@ -781,6 +830,7 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 	 * pages are in memory already; anonymous memory is not faulted in. */
 	bool populate_it = advice == MADV_POPULATE_READ || advice == MADV_POPULATE_WRITE;
 	int err = 0;
+	struct vm_reap reap = VM_REAP_INIT;        /* MADV_DONTNEED's pages */
 
 	lock_write(&map->lock);
 	bool holes = !range_mapped_locked(map, addr, end);
@@ -812,7 +862,7 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 		case MADV_DONTNEED:
 		case MADV_FREE:
 		case MADV_REMOVE:
-			pmap_remove_release(map->pmap, s, e, vm_release_pa, NULL);
+			pmap_remove_release(map->pmap, s, e, reap_pa, &reap);
 			break;
 		case MADV_DONTFORK:
 			r->flags |= VR_DONTFORK;
@@ -832,6 +882,7 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 		merge_range_locked(map, addr, end);
 out:
 	lock_done(&map->lock);
+	reap_finish(&reap);
 	if (err == 0 && populate_it) {
 		err = populate_range(map, addr, end,
 				     advice == MADV_POPULATE_WRITE ? PROT_WRITE : PROT_READ, false);
@@ -1018,13 +1069,14 @@ void vm_map_set_brk(struct vm_map *map, vaddr_t start)
 
 vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 {
+	struct vm_reap reap = VM_REAP_INIT;        /* a shrink's pages */
 	lock_write(&map->lock);
 	vaddr_t cur = map->brk;
 	if (map->brk_start == 0 || newbrk < map->brk_start || newbrk > USER_TOP)
 		goto out;
 	vaddr_t oldend = ALIGN_UP(cur, PAGE_SIZE), newend = ALIGN_UP(newbrk, PAGE_SIZE);
 	if (newend < oldend) {
-		if (remove_range_locked(map, newend, oldend) != 0)
+		if (remove_range_locked(map, newend, oldend, &reap) != 0)
 			goto out;
 	} else if (newend > oldend) {
 		if (!range_free_locked(map, oldend, newend) ||
@@ -1043,40 +1095,23 @@ vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 	map->brk = cur = newbrk;
 out:
 	lock_done(&map->lock);
+	reap_finish(&reap);
 	return cur;
 }
 
 /* ---- fork ---- */
 
-#define FORK_BATCH 32
-
 /*
  * Share parent's pages of private region r with child copy-on-write: both
- * lose write access (the parent's with a shootdown), each page gains the
- * child's reference.  Parent map locked for write; the child is not visible
- * to anyone yet.
+ * lose write access (the parent's TLB entries are gathered in fb for the
+ * fork's one shootdown), each page gains the child's reference.  Parent map
+ * locked for write; the child is not visible to anyone yet.
  */
 static int fork_private_locked(struct vm_map *parent, struct vm_map *child,
-			       struct vm_region *r)
+			       struct vm_region *r, struct tlb_batch *fb)
 {
 	KASSERT(lock_write_held(&parent->lock));
-	struct pmap_ent ents[FORK_BATCH];
-	if (r->prot & PROT_WRITE)
-		pmap_protect(parent->pmap, r->start, r->end, r->prot & ~PROT_WRITE);
-	vaddr_t va = r->start;
-	int n;
-	while ((n = pmap_collect(parent->pmap, &va, r->end, ents, FORK_BATCH)) > 0) {
-		for (int i = 0; i < n; i++) {
-			int prot = (ents[i].pte & PTE_PROTNONE) ? PROT_NONE : r->prot & ~PROT_WRITE;
-			struct page *pg = pa_to_page(ents[i].pa);
-			page_ref(pg);
-			if (pmap_enter(child->pmap, ents[i].va, ents[i].pa, prot) != 0) {
-				page_unref(pg);
-				return -ENOMEM;
-			}
-		}
-	}
-	return 0;
+	return pmap_fork_range(parent->pmap, child->pmap, r->start, r->end, fb);
 }
 
 struct vm_map *vm_map_fork(struct vm_map *parent)
@@ -1086,6 +1121,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		return NULL;
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
+	struct tlb_batch fb = { 0 };        /* the parent's entries made read-only */
 	lock_write(&parent->lock);
 	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
@@ -1111,9 +1147,12 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		/* Shared regions: the child maps the object's pages on demand.
 		 * MADV_WIPEONFORK: the child starts with fresh zero pages. */
 		if (!(r->flags & (VR_SHARED | VR_WIPEONFORK)) &&
-		    (err = fork_private_locked(parent, child, r)) != 0)
+		    (err = fork_private_locked(parent, child, r, &fb)) != 0)
 			break;
 	}
+	/* One shootdown for the whole fork, before the lock goes (a fault
+	 * then finds every parent entry read-only everywhere). */
+	pmap_fork_flush(parent->pmap, &fb);
 	child->brk_start = parent->brk_start;
 	child->brk = parent->brk;
 	lock_done(&parent->lock);
@@ -1141,7 +1180,7 @@ static bool region_charge_ok(const struct vm_region *r, uint64_t npages)
  * changed.  Map locked for write.
  */
 static int mremap_move_locked(struct vm_map *map, vaddr_t old, uint64_t oldlen, vaddr_t to,
-			      uint64_t newlen, bool dontunmap)
+			      uint64_t newlen, bool dontunmap, struct vm_reap *rp)
 {
 	KASSERT(lock_write_held(&map->lock));
 	int err = oldlen ? clip_range_locked(map, old, old + oldlen) : 0;
@@ -1173,7 +1212,7 @@ static int mremap_move_locked(struct vm_map *map, vaddr_t old, uint64_t oldlen, 
 			return err;
 		}
 		if (!dontunmap) {
-			err = remove_range_locked(map, old, old + oldlen);   /* clipped: no failure */
+			err = remove_range_locked(map, old, old + oldlen, rp);   /* clipped */
 			KASSERT_OP(err, ==, 0);
 		}
 	}
@@ -1216,6 +1255,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 	}
 
 	int err;
+	struct vm_reap reap = VM_REAP_INIT;        /* what the move or shrink unmaps */
 	lock_write(&map->lock);
 	struct vm_region *r = vm_map_lookup_locked(map, old);
 	if (r == NULL) {
@@ -1237,19 +1277,20 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 		}
 		vaddr_t to = newaddr;
 		if (flags & MREMAP_FIXED) {
-			if ((err = remove_range_locked(map, newaddr, newaddr + newlen)) != 0)
+			if ((err = remove_range_locked(map, newaddr, newaddr + newlen, &reap)) != 0)
 				goto out;
 		} else if ((to = vm_map_find_space_locked(map, newlen, map->mmap_top)) == 0) {
 			err = -ENOMEM;
 			goto out;
 		}
-		err = mremap_move_locked(map, old, oldlen, to, newlen, flags & MREMAP_DONTUNMAP);
+		err = mremap_move_locked(map, old, oldlen, to, newlen, flags & MREMAP_DONTUNMAP,
+					 &reap);
 		if (err == 0)
 			*out = to;
 		goto out;
 	}
 	if (oldlen >= newlen) {               /* shrink (or same): always allowed */
-		err = remove_range_locked(map, old + newlen, old + oldlen);
+		err = remove_range_locked(map, old + newlen, old + oldlen, &reap);
 		if (err == 0)
 			*out = old;
 		goto out;
@@ -1277,11 +1318,12 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 	if (flags & MREMAP_MAYMOVE) {
 		vaddr_t to = vm_map_find_space_locked(map, newlen, map->mmap_top);
 		if (to != 0)
-			err = mremap_move_locked(map, old, oldlen, to, newlen, false);
+			err = mremap_move_locked(map, old, oldlen, to, newlen, false, &reap);
 		if (err == 0)
 			*out = to;
 	}
 out:
 	lock_done(&map->lock);
+	reap_finish(&reap);
 	return err;
 }

@@ -459,6 +459,61 @@ VM_KTEST(vm_fork_private_pages_are_copy_on_write)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/*
+ * fork copies each private region's entries in one pass and shoots the
+ * parent's TLB down once for the whole fork, however many regions and page
+ * tables: three writable regions (one over three page tables), then every
+ * page still copy-on-write in both directions.
+ */
+VM_KTEST(vm_fork_large_mapping_one_shootdown_and_cow)
+{
+	uint64_t before = settled_free();
+	struct vm_map *parent = new_map();
+	KT_ASSERT(parent != NULL);
+	vaddr_t a, b, c;
+	KT_ASSERT(vm_mmap(parent, 0x201ff000, 600 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	KT_ASSERT(vm_mmap(parent, 0x30000000, 4 * P, RW, ANON_PRIV | MAP_FIXED, &b) == 0);
+	KT_ASSERT(vm_mmap(parent, 0x30100000, 4 * P, RW | PROT_EXEC, ANON_PRIV | MAP_FIXED,
+			  &c) == 0);
+	pmap_activate(parent->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 0x700 + i), 0);
+	KT_EXPECT_EQ(wr64(b, 0xb0), 0);
+	KT_EXPECT_EQ(wr64(c, 0xc0), 0);
+	uint64_t shots = tlb_stats[cpu_id()].shootdowns;
+	struct vm_map *child = vm_map_fork(parent);
+	KT_ASSERT(child != NULL);
+	KT_EXPECT_EQ(tlb_stats[cpu_id()].shootdowns - shots, 1);
+	KT_EXPECT_EQ(child->pmap->resident, parent->pmap->resident);
+	for (int i = 0; i < 600; i += 13) {
+		uint64_t pte;
+		paddr_t pp = pmap_lookup(parent->pmap, a + i * P, &pte);
+		KT_EXPECT(!(pte & PTE_W));
+		KT_EXPECT_EQ(pmap_lookup(child->pmap, a + i * P, &pte), pp);
+		KT_EXPECT(!(pte & PTE_W));
+		KT_EXPECT_EQ(page_refcount(pa_to_page(pp)), 2);
+	}
+	for (int i = 0; i < 600; i += 2)              /* parent copies the even pages */
+		KT_EXPECT_EQ(wr64(a + i * P, 0x900 + i), 0);
+	KT_EXPECT_EQ(parent->cow_copies, 300);
+	pmap_activate(child->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(rd64(a + i * P), 0x700 + (uint64_t)i);
+	KT_EXPECT_EQ(wr64(a + P, 0x111), 0);           /* child writes an odd page: copy */
+	KT_EXPECT_EQ(wr64(a, 0x222), 0);               /* alone on page 0 now: reuse */
+	KT_EXPECT_EQ(child->cow_copies, 1);
+	KT_EXPECT_EQ(child->cow_reuse, 1);
+	KT_EXPECT_EQ(rd64(b), 0xb0);
+	KT_EXPECT_EQ(rd64(c), 0xc0);
+	pmap_activate(parent->pmap);
+	KT_EXPECT_EQ(rd64(a), 0x900);
+	KT_EXPECT_EQ(rd64(a + P), 0x701);
+	pmap_deactivate();
+	vm_map_destroy(child);
+	vm_map_destroy(parent);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 VM_KTEST(vm_fork_shared_anonymous_stays_shared)
 {
 	uint64_t before = settled_free();
@@ -522,6 +577,46 @@ VM_KTEST(vm_munmap_and_destroy_free_every_page)
 	KT_EXPECT_EQ(after - mid, 256);                       /* tables stay until destroy */
 	pmap_deactivate();
 	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/*
+ * The last reference tears the map down in one walk of the page tables
+ * (pmap_destroy_release, no map lock): every mapped frame loses this map's
+ * reference (private, PROT_NONE, shared-object and COW-shared frames
+ * alike), the survivor keeps its contents, and all pages and tables return.
+ */
+VM_KTEST(vm_destroy_releases_frames_and_tables_in_one_walk)
+{
+	uint64_t before = settled_free();
+	struct vm_map *parent = new_map();
+	KT_ASSERT(parent != NULL);
+	vaddr_t a, s;
+	/* 600 pages from 0x201ff000: three page tables. */
+	KT_ASSERT(vm_mmap(parent, 0x201ff000, 600 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	KT_ASSERT(vm_mmap(parent, 0, 8 * P, RW, ANON_SHARED, &s) == 0);
+	pmap_activate(parent->pmap);
+	for (int i = 0; i < 600; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, 0x500 + i), 0);
+	for (int i = 0; i < 8; i++)
+		KT_EXPECT_EQ(wr64(s + i * P, 0x900 + i), 0);
+	KT_EXPECT_EQ(vm_mprotect(parent, a + 100 * P, 10 * P, PROT_NONE), 0);
+	struct vm_map *child = vm_map_fork(parent);
+	KT_ASSERT(child != NULL);
+	paddr_t p5 = pmap_extract(parent->pmap, a + 5 * P);
+	KT_EXPECT_EQ(page_refcount(pa_to_page(p5)), 2);
+	pmap_deactivate();
+	vm_map_destroy(parent);
+	KT_EXPECT_EQ(page_refcount(pa_to_page(p5)), 1);      /* the child's alone */
+	pmap_activate(child->pmap);
+	for (int i = 0; i < 600; i += 37)
+		if (i < 100 || i >= 110)
+			KT_EXPECT_EQ(rd64(a + i * P), 0x500 + (uint64_t)i);
+	KT_EXPECT_EQ(rd64(s + 7 * P), 0x907);
+	KT_EXPECT_EQ(vm_mprotect(child, a + 100 * P, 10 * P, RW), 0);
+	KT_EXPECT_EQ(rd64(a + 105 * P), 0x500 + 105);
+	pmap_deactivate();
+	vm_map_destroy(child);
 	KT_EXPECT_EQ(settled_free(), before);
 }
 

@@ -2,6 +2,9 @@
  * fork_rate: forks per second.
  *   fork_exit_wait_Nproc  fork, the child exits at once, the parent waits;
  *                         N = 1, 2, 4 processes at once (total per second)
+ *   fork_big_Nproc        the same with 16 MiB of private anonymous memory
+ *                         touched before the fork (page-table copy, COW
+ *                         set-up and teardown); N = 1, 2
  *   fork_burst_Nproc      OSF/1 signals §8.2: each of N = 1..7 processes forks
  *                         50 children as fast as it can; the children wait
  *                         (on a pipe) until all 50 are forked, then exit, and
@@ -22,6 +25,19 @@ static int fork_exit_wait(void)
 	if (p == 0)
 		_exit(0);
 	return waitpid(p, NULL, 0) == p ? 0 : -1;
+}
+
+#define BIG_LEN (16UL << 20)
+
+/* Maps and touches BIG_LEN of private memory (inherited by the workers). */
+static int big_setup(void)
+{
+	char *p = mmap(NULL, BIG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	for (unsigned long i = 0; i < BIG_LEN; i += 4096)
+		p[i] = 1;
+	return 0;
 }
 
 /* One burst: returns the nanoseconds from the first to the last fork, 0 on error. */
@@ -106,6 +122,12 @@ int main(void)
 	for (int p = 1; p <= 7; p++) {
 		snprintf(name, sizeof name, "fork_burst_%dproc", p);
 		bench_report(name, fork_burst(p), "forks_per_s_per_proc");
+	}
+	if (big_setup() == 0) {       /* last: the others fork a small process */
+		for (int i = 1; i <= 2; i++) {
+			snprintf(name, sizeof name, "fork_big_%dproc", i);
+			bench_report(name, bench_parallel(i, fork_exit_wait), "per_s");
+		}
 	}
 	return 0;
 }

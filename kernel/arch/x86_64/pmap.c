@@ -163,9 +163,8 @@ static bool rights_reduced(uint64_t old, uint64_t new)
  * The leaf entry for va; with alloc, missing tables are allocated (NULL if
  * out of memory), else NULL if a table is missing.  Called with pm->lock held.
  */
-static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
+static uint64_t *pte_walk(struct pmap *pm, vaddr_t va, bool alloc)
 {
-	KASSERT(simple_lock_held(&pm->lock));
 	uint64_t *t = pm->pml4;
 	for (int level = 3; level >= 1; level--) {
 		uint64_t *e = &t[pt_index(level, va)];
@@ -181,6 +180,12 @@ static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
 		t = P2V(*e & PTE_ADDR);
 	}
 	return &t[pt_index(0, va)];
+}
+
+static uint64_t *pte_walk_locked(struct pmap *pm, vaddr_t va, bool alloc)
+{
+	KASSERT(simple_lock_held(&pm->lock));
+	return pte_walk(pm, va, alloc);
 }
 
 /*
@@ -328,12 +333,6 @@ static void tlb_shootdown_locked(struct pmap *pm, vaddr_t start, vaddr_t end)
 	}
 }
 
-/* A range of invalidations gathered under the lock, flushed in one go. */
-struct tlb_batch {
-	vaddr_t lo, hi;      /* pages [lo, hi) cover every entry changed */
-	int n;               /* entries changed that the TLB may hold */
-};
-
 static void batch_add(struct tlb_batch *b, vaddr_t va)
 {
 	if (b->n++ == 0) {
@@ -399,21 +398,53 @@ struct pmap *pmap_create(void)
 	return pm;
 }
 
-/* Free a page-table page of the given level (1 = PT) and everything below. */
-static void free_table(struct pmap *pm, uint64_t *t, int level)
+/*
+ * Free a page-table page of the given level (1 = PT) and everything below,
+ * calling release(pa, arg) for each frame still mapped (release NULL: there
+ * must be none).  No CPU has the pmap loaded.
+ */
+static void free_table(struct pmap *pm, uint64_t *t, int level,
+		       void (*release)(paddr_t pa, void *arg), void *arg)
 {
 	for (int i = 0; i < 512; i++) {
 		uint64_t e = t[i];
 		if (level == 1) {
-			if (pte_has_frame(e))
+			if (!pte_has_frame(e))
+				continue;
+			if (release == NULL)
 				panic("pmap_destroy: pmap %p still maps pa 0x%lx", pm, e & PTE_ADDR);
+			pm->resident--;
+			release(e & PTE_ADDR, arg);
 			continue;
 		}
 		if (e & PTE_P)
-			free_table(pm, P2V(e & PTE_ADDR), level - 1);
+			free_table(pm, P2V(e & PTE_ADDR), level - 1, release, arg);
 	}
 	page_free(t);
 	pm->ptpages--;
+}
+
+/*
+ * Waits until no CPU has pm loaded, then frees the page tables of the lower
+ * half, each frame still mapped handed to release (if not NULL) in the same
+ * walk, and the pmap.  No CPU can use a TLB entry of pm after the wait: a
+ * CPU drops pm's entries when it loads another CR3 (or, with PCID, when a
+ * later pmap with the recycled PCID first loads: its stale mask is all set),
+ * and nothing may load pm again.  The map layer's last reference: no lock
+ * held, no thread of the map can run.
+ */
+void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg), void *arg)
+{
+	while (atomic_load64(&pm->active))
+		cpu_relax();
+	for (int i = 0; i < 256; i++)
+		if (pm->pml4[i] & PTE_P)
+			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3, release, arg);
+	KASSERT_OP(pm->ptpages, ==, 0);
+	KASSERT_OP(pm->resident, ==, 0);
+	pcid_free(pm->pcid);
+	page_free(pm->pml4);
+	kfree(pm);
 }
 
 /*
@@ -425,15 +456,7 @@ static void free_table(struct pmap *pm, uint64_t *t, int level)
  */
 void pmap_destroy(struct pmap *pm)
 {
-	while (atomic_load64(&pm->active))
-		cpu_relax();
-	for (int i = 0; i < 256; i++)
-		if (pm->pml4[i] & PTE_P)
-			free_table(pm, P2V(pm->pml4[i] & PTE_ADDR), 3);
-	KASSERT_OP(pm->ptpages, ==, 0);
-	pcid_free(pm->pcid);
-	page_free(pm->pml4);
-	kfree(pm);
+	pmap_destroy_release(pm, NULL, NULL);
 }
 
 /* ---- entering, changing, removing mappings ---- */
@@ -618,6 +641,56 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot)
 }
 
 /*
+ * One pass over [start, end) of parent (a private region being forked):
+ * every entry holding a frame loses write access in parent (noted in fb,
+ * no shootdown yet) and is copied, without write access, accessed or dirty
+ * bits, into child, its frame gaining child's reference.  child's tables
+ * are made as needed without child's lock: nobody else can see child yet.
+ * -ENOMEM (no page-table page) leaves the entries copied so far in child
+ * (they are released with it).  Called with parent's map lock held for
+ * write; the caller ends the fork with pmap_fork_flush(parent, fb).
+ */
+int pmap_fork_range(struct pmap *parent, struct pmap *child, vaddr_t start, vaddr_t end,
+		    struct tlb_batch *fb)
+{
+	KASSERT_OP(end, <=, USER_TOP);
+	KASSERT(intr_enabled());
+	vaddr_t va = start;
+	uint64_t *pte;
+	int err = 0;
+
+	simple_lock(&parent->lock);
+	while ((pte = pte_find_locked(parent, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
+		uint64_t *cpte = pte_walk(child, va, true);
+		if (cpte == NULL) {
+			err = -ENOMEM;
+			break;
+		}
+		KASSERT(!pte_has_frame(*cpte));
+		uint64_t e = *pte;
+		if (e & PTE_W) {
+			e &= ~PTE_W;
+			*pte = e;
+			batch_add(fb, va);
+		}
+		page_ref(pa_to_page(e & PTE_ADDR));
+		*cpte = e & ~(PTE_A | PTE_D);
+		child->resident++;
+		va += PAGE_SIZE;
+	}
+	simple_unlock(&parent->lock);
+	return err;
+}
+
+void pmap_fork_flush(struct pmap *pm, struct tlb_batch *fb)
+{
+	KASSERT(intr_enabled());
+	simple_lock(&pm->lock);
+	batch_flush_locked(pm, fb);
+	simple_unlock(&pm->lock);
+}
+
+/*
  * Lock-free: page-table pages are freed only by pmap_destroy, and entries are
  * read whole, so a walk sees either the old or the new entry.  Usable with
  * interrupts disabled (taking pm->lock there could deadlock against a
@@ -651,23 +724,6 @@ paddr_t pmap_extract(struct pmap *pm, vaddr_t va)
 	if (!(e & PTE_P))
 		return 0;
 	return pa | (va & (PAGE_SIZE - 1));
-}
-
-int pmap_collect(struct pmap *pm, vaddr_t *vap, vaddr_t end, struct pmap_ent *out, int max)
-{
-	int n = 0;
-	uint64_t *pte;
-	KASSERT(intr_enabled());
-	simple_lock(&pm->lock);
-	while (n < max && (pte = pte_find_locked(pm, vap, end, PTE_P | PTE_PROTNONE)) != NULL) {
-		out[n].va = *vap;
-		out[n].pte = *pte;
-		out[n].pa = *pte & PTE_ADDR;
-		n++;
-		*vap += PAGE_SIZE;
-	}
-	simple_unlock(&pm->lock);
-	return n;
 }
 
 /* ---- loading ---- */
