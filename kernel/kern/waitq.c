@@ -90,6 +90,13 @@ static struct thread *list_pop_locked(struct waitq *wq)
 
 static void waitq_timeout(void *arg);
 
+/* Stops t's timeout callout and waits out a handler already running. */
+static void timeout_stop(struct thread *t)
+{
+	if (!callout_stop(&t->timeout))
+		callout_drain(&t->timeout);
+}
+
 /*
  * Puts the current thread t to sleep until a waker wakes it, the monotonic
  * deadline (ns, 0 for none) passes or, if intr, a signal comes.
@@ -101,6 +108,9 @@ static void waitq_timeout(void *arg);
  * asleep) or asleep.  Returns the wakeup reason (0, ETIMEDOUT or EINTR)
  * with t->lock released and interrupts still off.  A sleeper must recheck
  * its condition: a wakeup may come for a sleep that already ended.
+ * The core of both kinds: deadline arms t's timeout for this sleep (0:
+ * none); armed: the caller armed it (thread_timeout_arm) and stops it,
+ * and this sleep only ends at it.
  */
 static int sleep_core_locked(struct thread *t, uint64_t deadline, bool armed, bool intr)
 {
@@ -123,8 +133,8 @@ static int sleep_core_locked(struct thread *t, uint64_t deadline, bool armed, bo
 	}
 	t->state = TS_SLEEPING;
 	t->wakeup_reason = 0;
-	t->timed_sleep = deadline != 0;
-	if (deadline && !armed)
+	t->timed_sleep = armed || deadline != 0;
+	if (deadline)
 		callout_arm_ns(&t->timeout, deadline, waitq_timeout, t);
 	sched_switch_locked(t);   /* releases t->lock */
 	/* Running again.  The reason was set by the waker that made t
@@ -134,8 +144,8 @@ static int sleep_core_locked(struct thread *t, uint64_t deadline, bool armed, bo
 	WRITE_ONCE(t->sig.intr_sleep, false);
 	/* A handler that fires from here on finds t running and does nothing;
 	 * one already running is drained, so it never sees a later sleep. */
-	if (deadline && !armed && !callout_stop(&t->timeout))
-		callout_drain(&t->timeout);
+	if (deadline)
+		timeout_stop(t);
 	return reason;
 }
 
@@ -160,14 +170,12 @@ void thread_timeout_arm(uint64_t deadline)
 
 int thread_sleep_armed_locked(struct thread *t, bool intr)
 {
-	return sleep_core_locked(t, 1, true, intr);
+	return sleep_core_locked(t, 0, true, intr);
 }
 
 void thread_timeout_disarm(void)
 {
-	struct thread *t = curthread();
-	if (!callout_stop(&t->timeout))
-		callout_drain(&t->timeout);
+	timeout_stop(curthread());
 }
 
 /* deadline: monotonic ns to time out at, 0 for none.  intr: a signal ends
