@@ -81,6 +81,16 @@ void pages_free(void *va, int order);
  * count drops to 0.  All atomic.
  */
 static inline void page_ref_init(struct page *pg) { pg->refcnt = 1; }
+/* page_alloc(flags) as a struct page with its first reference, or NULL. */
+static inline struct page *page_alloc_ref(int flags)
+{
+	void *va = page_alloc(flags);
+	if (va == NULL)
+		return NULL;
+	struct page *pg = va_to_page(va);
+	page_ref_init(pg);
+	return pg;
+}
 static inline void page_ref(struct page *pg)
 {
 	__atomic_fetch_add(&pg->refcnt, 1, __ATOMIC_RELAXED);

@@ -69,12 +69,8 @@ static int region_page(struct vm_region *r, vaddr_t va, struct page **out,
 		*spare = NULL;
 		return 0;
 	}
-	void *p = page_alloc(PA_ZERO);
-	if (p == NULL)
-		return -ENOMEM;
-	*out = va_to_page(p);
-	page_ref_init(*out);
-	return 0;
+	*out = page_alloc_ref(PA_ZERO);
+	return *out ? 0 : -ENOMEM;
 }
 
 static paddr_t page_pa(struct page *pg)
@@ -183,13 +179,8 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	 * after the lock is dropped.
 	 */
 	struct page *spare = NULL;
-	if (pmap_lookup(map->pmap, va, NULL) == 0) {
-		void *p = page_alloc(PA_ZERO);
-		if (p != NULL) {
-			spare = va_to_page(p);
-			page_ref_init(spare);
-		}
-	}
+	if (pmap_lookup(map->pmap, va, NULL) == 0)
+		spare = page_alloc_ref(PA_ZERO);
 	lock_read(&map->lock);
 	int err = fault_locked(map, va, access, &spare);
 	lock_done(&map->lock);

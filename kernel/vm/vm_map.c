@@ -130,10 +130,7 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff)
 		goto out;
 	if (*slot == 0) {
 		KASSERT(obj->ops == NULL || obj->ops->get_page == NULL);
-		void *va = page_alloc(PA_ZERO);
-		pg = va ? va_to_page(va) : NULL;
-		if (pg)
-			page_ref_init(pg);
+		pg = page_alloc_ref(PA_ZERO);
 		if (pg == NULL)
 			goto out;
 		*slot = (uint64_t)pg->pfn << PAGE_SHIFT;
