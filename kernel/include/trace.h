@@ -130,6 +130,19 @@ static inline bool trace_on(uint32_t bits)
  */
 void trace_rec_slow(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
 
+/* Writes a claimed slot: the TSC, the tid/cpu word with the event (and
+ * flags 0) in one store, the arguments.  Both record paths use it. */
+static inline void trace_fill(struct trace_rec *r, uint64_t tsc, uint64_t tidcpu, uint32_t ev,
+			      uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	r->tsc = tsc;
+	*(volatile uint64_t *)&r->tid = tidcpu | (uint64_t)(uint16_t)ev << 32;
+	r->arg[0] = a0;
+	r->arg[1] = a1;
+	r->arg[2] = a2;
+	r->arg[3] = a3;
+}
+
 /*
  * Records one event on this CPU (any context, interrupts on or off; they
  * stay as they are).  Inline: one record is the cost of every traced
@@ -161,16 +174,8 @@ static inline void trace_rec(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2,
 	if (__builtin_expect(lost, 0)) {
 		trace_rec_slow(ev, a0, a1, a2, a3);
 	} else {
-		struct trace_rec *r = TRACE_GS(rec) +
-				      (h & TRACE_GS(capmask));
-		r->tsc = tsc;
-		/* tid, event, cpu and flags (0) in one store */
-		*(volatile uint64_t *)&r->tid = TRACE_GS(tidcpu) |
-						(uint64_t)(uint16_t)ev << 32;
-		r->arg[0] = a0;
-		r->arg[1] = a1;
-		r->arg[2] = a2;
-		r->arg[3] = a3;
+		trace_fill(TRACE_GS(rec) + (h & TRACE_GS(capmask)), tsc, TRACE_GS(tidcpu), ev,
+			   a0, a1, a2, a3);
 	}
 	__asm__ __volatile__("subl %0, %%gs:%c1" : : "i"(PREEMPT_TRACE_BUSY),
 			     "i"(offsetof(struct cpu, preempt_count)) : "memory", "cc");

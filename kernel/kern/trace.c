@@ -124,13 +124,7 @@ void trace_rec_slow(uint32_t ev, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t
 		}
 		tsc = rdtsc();
 	} while (!claim(&tr->head, h));
-	struct trace_rec *r = &tr->rec[h & tr->capmask];
-	r->tsc = tsc;
-	*(volatile uint64_t *)&r->tid = tr->tidcpu | (uint64_t)(uint16_t)ev << 32;
-	r->arg[0] = a0;
-	r->arg[1] = a1;
-	r->arg[2] = a2;
-	r->arg[3] = a3;
+	trace_fill(&tr->rec[h & tr->capmask], tsc, tr->tidcpu, ev, a0, a1, a2, a3);
 }
 
 void trace_lock(uint32_t ev, int lclass, uint64_t a1, uint64_t a2)
