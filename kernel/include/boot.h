@@ -29,6 +29,8 @@ struct bootopts {
 	bool lockstat;                 /* statistics on from boot */
 	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
 	int idlepoll_us;               /* idlepoll=N: idle CPUs poll N us before halting; -1 default */
+	int wakesync;                  /* wakesync=0|1: synchronous wakeups run the wakee on the
+				        * waker's CPU (sched.c); -1 default */
 	char trace[128];               /* trace=CLASSES: tracing on from boot ("" = off) */
 	int tracebuf_kb;               /* tracebuf=KB per CPU; -1 = default */
 	bool norandmaps;               /* norandmaps: no address-space randomisation */

@@ -702,6 +702,23 @@ static void wake_proc_locked(struct proc *p)
 	unlock_enable(&p->wait_wq.lock, s);
 }
 
+/*
+ * The same for an exiting child's parent: a synchronous wakeup (the child
+ * leaves its CPU next), so a parent waiting in wait() runs on the child's
+ * CPU (sched.c enqueue_locked).  Interrupts stay off while the flag is set,
+ * so no interrupt handler's wakeup takes it for its own.
+ */
+static void wake_parent_sync_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	uint64_t s = disable_lock(&p->wait_wq.lock);
+	struct thread *me = curthread();
+	me->wake_sync = true;
+	waitq_wakeup_all_locked(&p->wait_wq);
+	me->wake_sync = false;
+	unlock_enable(&p->wait_wq.lock, s);
+}
+
 /* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
  * (and the namespace flags: not configured). */
 static int clone_flags_check(uint64_t flags)
@@ -1297,7 +1314,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		detach_locked(p);
 		queue_autoreap_locked(p);
 	} else {
-		wake_proc_locked(parent);
+		wake_parent_sync_locked(parent);
 	}
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);
