@@ -469,6 +469,60 @@ ELF_KTEST(elf_load_maps_the_last_file_page_unless_bss_or_a_neighbour_shares_it)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/*
+ * Fault-around (vm_fault.c): a read fault on one page of a file mapping maps
+ * the file's other pages of the same 16-page block too (read-only in a
+ * private mapping, so a write still copies), and nothing beyond the end of
+ * the file.  Lives here for the private-tree helpers.
+ */
+ELF_KTEST(vm_file_read_fault_maps_the_pages_around_it)
+{
+	uint64_t before = settled_free();
+	uint8_t *img = kmalloc(IMG_SIZE, 0);
+	KT_ASSERT(img != NULL);
+	elf_image(img, IMG_SIZE, ET_EXEC, 0x400100, std_segs, 3);
+	char *arch = NULL;
+	struct inode *root = tree_with(img, IMG_SIZE, &arch);
+	KT_ASSERT(root != NULL);
+	struct vm_map *map = vm_map_create();
+	KT_ASSERT(map != NULL);
+	/* 16 pages of a 3-page file (0x2500 bytes), at a 64 KiB boundary. */
+	vaddr_t base = 0x500000;
+	KT_ASSERT(vm_mmap_inode_private(map, base, 16 * PAGE_SIZE, RW, prog_of(root), 0) == 0);
+	pmap_activate(map->pmap);
+	uint8_t b = 0;
+	KT_EXPECT_EQ(copyin(&b, U(base + PAGE_SIZE + 8), 1), 0);   /* one read fault */
+	KT_EXPECT_EQ(b, img[PAGE_SIZE + 8]);
+	KT_EXPECT_EQ(map->faults, 1);
+	KT_EXPECT_EQ(map->faults_around, 2);                       /* pages 0 and 2 */
+	for (int i = 0; i < 16; i++) {
+		uint64_t pte = 0;
+		paddr_t pa = pmap_lookup(map->pmap, base + i * PAGE_SIZE, &pte);
+		if (i < 3) {
+			KT_EXPECT(pa != 0);
+			KT_EXPECT(!(pte & PTE_W));                 /* shared with the file */
+		} else {
+			KT_EXPECT_EQ(pa, 0);                       /* beyond the end */
+		}
+	}
+	KT_EXPECT(user_is_file(base, img, 0, 0x2500));             /* no more faults */
+	KT_EXPECT_EQ(map->faults, 1);
+	uint64_t v = 0x1122334455667788UL, r = 0;
+	KT_EXPECT_EQ(copyout(U(base + 16), &v, 8), 0);             /* copies page 0 */
+	KT_EXPECT_EQ(copyin(&r, U(base + 16), 8), 0);
+	KT_EXPECT_EQ(r, v);
+	KT_EXPECT_EQ(map->cow_copies, 1);
+	pmap_deactivate();
+	uint64_t f = 0;
+	KT_EXPECT_EQ(fs_read(prog_of(root), &f, 8, 16), 8);
+	KT_EXPECT(memcmp(&f, img + 16, 8) == 0);                   /* the file kept */
+	vm_map_destroy(map);
+	fs_tree_free(root);
+	kfree(arch);
+	kfree(img);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 /* ---- bad executables ---- */
 
 struct bad_case {
