@@ -387,6 +387,20 @@ struct file *fd_get(int fd)
 	return f;
 }
 
+void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	for (size_t i = 0; i < n; i++) {
+		int fd = *(const int *)((const char *)fds + i * stride);
+		struct file *f = fd >= 0 && fd < FD_MAX ? t->fd[fd] : NULL;
+		if (f)
+			file_ref(f);
+		*(struct file **)((char *)out + i * ostride) = f;
+	}
+	simple_unlock(&t->lock);
+}
+
 /* The descriptor limit: RLIMIT_NOFILE, at most FD_MAX. */
 static int fd_limit(void)
 {

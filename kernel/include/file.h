@@ -176,6 +176,9 @@ void fs_info_unref(struct fs_info *fs);          /* exit: the last one frees */
 struct fdtable *cur_fdt(void);
 struct fs_info *cur_fs(void);
 struct file *fd_get(int fd);                      /* referenced, or NULL */
+/* fd_get of fds[i] into out[i] for each i < n under one hold of the table
+ * lock (poll, select); a negative or closed descriptor gives NULL. */
+void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride);
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
 int fd_close(int fd);
 /* close_range(2): close (or mark close-on-exec) the open descriptors in
