@@ -254,6 +254,7 @@ struct fdtable *fdtable_new_console(void)
 		file_ref(f);
 		t->fd[fd] = f;
 	}
+	t->next_free = 3;
 	file_unref(f);
 	return t;
 }
@@ -268,6 +269,7 @@ struct fdtable *fdtable_fork(struct fdtable *parent)
 		if ((t->fd[fd] = parent->fd[fd]))
 			file_ref(t->fd[fd]);
 	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
+	t->next_free = parent->next_free;
 	simple_unlock(&parent->lock);
 	return t;
 }
@@ -358,6 +360,8 @@ void fdtable_exec(struct fdtable *t)
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+		if (fd < t->next_free)
+			t->next_free = fd;
 		simple_unlock(&t->lock);
 		flock_close(f, t);
 		file_unref(f);
@@ -413,9 +417,12 @@ int fd_install(struct file *f, int min, bool cloexec)
 	struct fdtable *t = cur_fdt();
 	int lim = fd_limit();
 	simple_lock(&t->lock);
-	for (int fd = min; fd < lim; fd++)
+	/* Below next_free every descriptor is open: start there. */
+	for (int fd = MAX(min, t->next_free); fd < lim; fd++)
 		if (!t->fd[fd]) {
 			t->fd[fd] = f;
+			if (min <= t->next_free)
+				t->next_free = fd + 1;   /* all of [next_free, fd] are open now */
 			if (cloexec)
 				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
 			else
@@ -437,6 +444,8 @@ int fd_close(int fd)
 	struct file *f = t->fd[fd];
 	t->fd[fd] = NULL;
 	t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+	if (f && fd < t->next_free)
+		t->next_free = fd;
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;

@@ -140,6 +140,8 @@ struct fdtable {
 	volatile uint64_t refcnt;        /* [a] */
 	struct file *fd[FD_MAX];         /* (d) */
 	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
+	int next_free;                   /* (d) every descriptor below it is open
+					  * (where fd_install starts looking) */
 	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
 };
 
