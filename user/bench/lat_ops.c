@@ -18,6 +18,8 @@
  *   clock_gettime     CLOCK_MONOTONIC
  *   socketpair        socketpair + two closes
  *   dup_close         dup + close
+ *   nanosleep_1ms     nanosleep of 1 ms (1000 per second if exact)
+ *   sched_yield       sched_yield with nothing else to run
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -189,6 +191,17 @@ static int op_dup_close(void)
 	return fd < 0 ? -1 : close(fd);
 }
 
+static int op_nanosleep_1ms(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	return nanosleep(&ts, NULL);
+}
+
+static int op_yield(void)
+{
+	return sched_yield();
+}
+
 static void run(const char *name, int (*op)(void), double per_op, const char *unit)
 {
 	double r = bench_parallel(1, op);
@@ -241,6 +254,8 @@ int main(void)
 	run("lat_clock_gettime", op_clock_gettime, 1, "per_s");
 	run("lat_socketpair", op_socketpair, 1, "per_s");
 	run("lat_dup_close", op_dup_close, 1, "per_s");
+	run("lat_nanosleep_1ms", op_nanosleep_1ms, 1, "per_s");
+	run("lat_sched_yield", op_yield, 1, "per_s");
 	unlink(fpath);
 	return 0;
 }
