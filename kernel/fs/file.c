@@ -255,6 +255,7 @@ struct fdtable *fdtable_new_console(void)
 		t->fd[fd] = f;
 	}
 	t->next_free = 3;
+	t->end = 3;
 	file_unref(f);
 	return t;
 }
@@ -265,9 +266,11 @@ struct fdtable *fdtable_fork(struct fdtable *parent)
 	if (!t)
 		return NULL;
 	simple_lock(&parent->lock);
-	for (int fd = 0; fd < FD_MAX; fd++)
-		if ((t->fd[fd] = parent->fd[fd]))
+	for (int fd = 0; fd < parent->end; fd++)
+		if ((t->fd[fd] = parent->fd[fd])) {
 			file_ref(t->fd[fd]);
+			t->end = fd + 1;
+		}
 	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
 	t->next_free = parent->next_free;
 	simple_unlock(&parent->lock);
@@ -278,7 +281,7 @@ void fdtable_close_all(struct fdtable *t)
 {
 	if (!t || fetch_and_add(&t->refcnt, -1UL) != 1)
 		return;
-	for (int fd = 0; fd < FD_MAX; fd++) {
+	for (int fd = 0; fd < t->end; fd++) {    /* the last reference: no lock */
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
 		flock_close(f, t);
@@ -423,6 +426,8 @@ int fd_install(struct file *f, int min, bool cloexec)
 			t->fd[fd] = f;
 			if (min <= t->next_free)
 				t->next_free = fd + 1;   /* all of [next_free, fd] are open now */
+			if (fd >= t->end)
+				t->end = fd + 1;
 			if (cloexec)
 				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
 			else

@@ -694,6 +694,8 @@ static int do_dup3(int oldfd, int newfd, int flags)
 	simple_lock(&t->lock);
 	struct file *old = t->fd[newfd];
 	t->fd[newfd] = f;
+	if (newfd >= t->end)
+		t->end = newfd + 1;
 	if (flags & O_CLOEXEC)
 		t->cloexec[newfd / 64] |= 1ULL << (newfd % 64);
 	else

@@ -6,6 +6,7 @@
 #include "vm.h"
 
 #define CMDLINE_MAX 1024
+#define INIT_ARGS_MAX 64               /* init's argv entries, its path included */
 #define MAX_MEMREGIONS 64
 
 struct bootinfo {
@@ -23,7 +24,7 @@ struct bootopts {
 	char ktest[256];               /* "" = run no tests */
 	char init[128];
 	char rdinit[128];
-	char init_args[512];           /* words after "--": init's argv[1..] */
+	char init_args[CMDLINE_MAX];   /* words after "--": init's argv[1..] */
 	bool quiet;
 	bool strace;                   /* print every system call (debugging) */
 	bool lockstat;                 /* statistics on from boot */

@@ -142,6 +142,8 @@ struct fdtable {
 	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
 	int next_free;                   /* (d) every descriptor below it is open
 					  * (where fd_install starts looking) */
+	int end;                         /* (d) every descriptor at or above it is
+					  * closed (fork and exit look below it) */
 	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
 };
 

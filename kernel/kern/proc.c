@@ -574,15 +574,20 @@ static void init_thread(void *arg __unused)
 	struct thread *t = curthread();
 	struct proc *p = t->proc;
 	/* argv: the path, then the command line's words after "--". */
-	static char args[512];
-	char *argv[32] = { init_path };
+	static char args[sizeof(bootopts.init_args)];
+	char *argv[INIT_ARGS_MAX + 1] = { init_path };
 	int argc = 1;
 	strlcpy(args, bootopts.init_args, sizeof(args));
-	for (char *c = args; *c && argc < 31;) {
+	for (char *c = args; *c;) {
 		while (*c == ' ')
 			*c++ = '\0';
 		if (!*c)
 			break;
+		if (argc == INIT_ARGS_MAX) {      /* Linux drops them too, with a word */
+			kprintf("concerto: too many init arguments (at most %d): '%s' and after ignored\n",
+				INIT_ARGS_MAX - 1, c);
+			break;
+		}
 		argv[argc++] = c;
 		while (*c && *c != ' ')
 			c++;
