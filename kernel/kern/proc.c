@@ -699,29 +699,27 @@ static void fork_child_start(void *arg)
 	user_start(thread_utf(curthread()));
 }
 
-static void wake_proc_locked(struct proc *p)
-{
-	KASSERT(simple_lock_held(&proctree_lock));
-	uint64_t s = disable_lock(&p->wait_wq.lock);
-	waitq_wakeup_all_locked(&p->wait_wq);
-	unlock_enable(&p->wait_wq.lock, s);
-}
-
 /*
- * The same for an exiting child's parent: a synchronous wakeup (the child
- * leaves its CPU next), so a parent waiting in wait() runs on the child's
- * CPU (sched.c enqueue_locked).  Interrupts stay off while the flag is set,
- * so no interrupt handler's wakeup takes it for its own.
+ * Wakes p's waiters in wait().  sync: the caller is an exiting child that
+ * leaves its CPU next, a synchronous wakeup, so a parent waiting in wait()
+ * may run on the child's CPU (sched.c enqueue_locked); interrupts stay off
+ * while the flag is set, so no interrupt handler's wakeup takes it for its
+ * own.
  */
-static void wake_parent_sync_locked(struct proc *p)
+static void wake_proc_how_locked(struct proc *p, bool sync)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
 	uint64_t s = disable_lock(&p->wait_wq.lock);
 	struct thread *me = curthread();
-	me->wake_sync = true;
+	me->wake_sync = sync;
 	waitq_wakeup_all_locked(&p->wait_wq);
 	me->wake_sync = false;
 	unlock_enable(&p->wait_wq.lock, s);
+}
+
+static void wake_proc_locked(struct proc *p)
+{
+	wake_proc_how_locked(p, false);
 }
 
 /* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
@@ -1319,7 +1317,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		detach_locked(p);
 		queue_autoreap_locked(p);
 	} else {
-		wake_parent_sync_locked(parent);
+		wake_proc_how_locked(parent, true);   /* the child leaves its CPU next */
 	}
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);
