@@ -65,7 +65,9 @@ void sched_unboost(struct thread *t);
 extern int sched_steal_ticks;          /* a thread is stealable after this idle time */
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
 extern int sched_idle_poll_us;         /* idle CPUs poll this long before halting */
-extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
+extern uint64_t sched_steal_min_idle;  /* least ticks a stolen cold thread had not run */
+extern uint64_t sched_steals_hot;      /* steals of cache-hot threads, after a CPU was
+					* refused for sched_steal_ticks */
 extern uint64_t sched_oncpu_waits;     /* picks that waited for a thread to finish
 					* switching out on another CPU (on_cpu) */
 extern int sched_switchout_delay_us;   /* test hook: widens that window */
