@@ -458,13 +458,15 @@ void sched_wakeup_locked(struct thread *t)
  * Takes a stealable time-share thread from victim's queue, or NULL.  A
  * thread that ran within sched_steal_ticks is cache-hot and stays, unless
  * hot_ok: then the first movable thread goes (*hot_seen: one was passed
- * over for being hot).
+ * over for being hot).  *busy: the queue's lock was taken (try later).
  */
-static struct thread *steal_from(int victim, int me, bool hot_ok, bool *hot_seen)
+static struct thread *steal_from(int victim, int me, bool hot_ok, bool *hot_seen, bool *busy)
 {
 	struct runq *rq = &scpu[victim].rq;
-	if (!simple_lock_try(&rq->lock))
+	if (!simple_lock_try(&rq->lock)) {
+		*busy = true;
 		return NULL;
+	}
 	struct thread *found = NULL;
 	for (uint64_t bm = rq->bitmap; bm && !found; bm &= bm - 1) {
 		int p = __builtin_ctzll(bm);
@@ -529,14 +531,16 @@ static struct thread *try_steal(int me)
 	 */
 	bool hot_ok = s->hot_refused_since && ticks - s->hot_refused_since >=
 		      (uint64_t)sched_steal_ticks;
-	bool hot_seen = false;
-	struct thread *t = victim >= 0 ? steal_from(victim, me, hot_ok, &hot_seen) : NULL;
+	bool hot_seen = false, busy = false;
+	struct thread *t = victim >= 0 ? steal_from(victim, me, hot_ok, &hot_seen, &busy) : NULL;
 	if (t) {
 		TRACE(TEV_STEAL, t->tid, victim, me, 0);
 		s->st.steals++;
 		s->hot_refused_since = 0;
-	} else if (hot_seen) {
-		if (!s->hot_refused_since)
+	} else if (hot_seen || busy) {
+		/* (a victim switching threads all the time holds its queue's
+		 * lock often: a lost trylock is no reason to stop trying) */
+		if (hot_seen && !s->hot_refused_since)
 			s->hot_refused_since = ticks ? ticks : 1;
 		s->out_of_balance = 1;
 	} else {
@@ -812,10 +816,12 @@ void sched_yield(void)
 	 * (Linux's yield looks at its own run queue alone too).  An unlocked
 	 * look: a thread queued meanwhile is as if it came just after.  Not if
 	 * t may no longer run here: then the switch moves it (setaffinity).
+	 * Nor if this CPU is out of balance: a yield is its reschedule, where
+	 * it steals (a lone yielder would otherwise never let it).
 	 */
 	int me = cpu_id();
 	if ((t->affinity & (1UL << me)) && runq_best_pri(&scpu[me].rq) == NPRI &&
-	    runq_best_pri(&global_rq) == NPRI) {
+	    runq_best_pri(&global_rq) == NPRI && !READ_ONCE(scpu[me].out_of_balance)) {
 		t->quantum = full_quantum(t);
 		unlock_enable(&t->lock, s);
 		return;

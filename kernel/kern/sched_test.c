@@ -441,8 +441,11 @@ KTEST(load_balancer_spreads_threads_from_one_cpu)
 	KT_EXPECT(sched_steal_min_idle >= (uint64_t)sched_steal_ticks);
 }
 
+static volatile uint64_t yielders_started;
+
 static void yielder(void *arg __unused)
 {
+	fetch_and_add(&yielders_started, 1);
 	while (!READ_ONCE(stop_spinners))
 		sched_yield();
 }
@@ -461,12 +464,17 @@ KTEST(load_balancer_spreads_yielding_threads)
 	struct thread *t[2 * NCPU_MAX];
 	stop_spinners = 0;
 	uint64_t hot0 = READ_ONCE(sched_steals_hot);
+	yielders_started = 0;
 	for (int i = 0; i < n; i++) {
 		t[i] = thread_create("yielder", yielder, NULL);
 		t[i]->affinity = 1UL << other_cpu();
 		t[i]->cpu = other_cpu();
 		thread_start(t[i]);
 	}
+	/* All have run (a thread that never ran counts as cold) ... */
+	while (READ_ONCE(yielders_started) < (uint64_t)n)
+		sleep_ticks(1);
+	/* ... and may now run anywhere. */
 	for (int i = 0; i < n; i++)
 		t[i]->affinity = ~0UL;
 	/* Within a few seconds every CPU holds 2 +- 1 (CPU 0 also runs us). */
