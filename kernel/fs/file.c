@@ -254,6 +254,8 @@ struct fdtable *fdtable_new_console(void)
 		file_ref(f);
 		t->fd[fd] = f;
 	}
+	t->next_free = 3;
+	t->end = 3;
 	file_unref(f);
 	return t;
 }
@@ -264,10 +266,13 @@ struct fdtable *fdtable_fork(struct fdtable *parent)
 	if (!t)
 		return NULL;
 	simple_lock(&parent->lock);
-	for (int fd = 0; fd < FD_MAX; fd++)
-		if ((t->fd[fd] = parent->fd[fd]))
+	for (int fd = 0; fd < parent->end; fd++)
+		if ((t->fd[fd] = parent->fd[fd])) {
 			file_ref(t->fd[fd]);
+			t->end = fd + 1;
+		}
 	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
+	t->next_free = parent->next_free;
 	simple_unlock(&parent->lock);
 	return t;
 }
@@ -276,7 +281,7 @@ void fdtable_close_all(struct fdtable *t)
 {
 	if (!t || fetch_and_add(&t->refcnt, -1UL) != 1)
 		return;
-	for (int fd = 0; fd < FD_MAX; fd++) {
+	for (int fd = 0; fd < t->end; fd++) {    /* the last reference: no lock */
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
 		flock_close(f, t);
@@ -358,6 +363,8 @@ void fdtable_exec(struct fdtable *t)
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
 		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+		if (fd < t->next_free)
+			t->next_free = fd;
 		simple_unlock(&t->lock);
 		flock_close(f, t);
 		file_unref(f);
@@ -387,6 +394,20 @@ struct file *fd_get(int fd)
 	return f;
 }
 
+void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride)
+{
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	for (size_t i = 0; i < n; i++) {
+		int fd = *(const int *)((const char *)fds + i * stride);
+		struct file *f = fd >= 0 && fd < FD_MAX ? t->fd[fd] : NULL;
+		if (f)
+			file_ref(f);
+		*(struct file **)((char *)out + i * ostride) = f;
+	}
+	simple_unlock(&t->lock);
+}
+
 /* The descriptor limit: RLIMIT_NOFILE, at most FD_MAX. */
 static int fd_limit(void)
 {
@@ -399,9 +420,14 @@ int fd_install(struct file *f, int min, bool cloexec)
 	struct fdtable *t = cur_fdt();
 	int lim = fd_limit();
 	simple_lock(&t->lock);
-	for (int fd = min; fd < lim; fd++)
+	/* Below next_free every descriptor is open: start there. */
+	for (int fd = MAX(min, t->next_free); fd < lim; fd++)
 		if (!t->fd[fd]) {
 			t->fd[fd] = f;
+			if (min <= t->next_free)
+				t->next_free = fd + 1;   /* all of [next_free, fd] are open now */
+			if (fd >= t->end)
+				t->end = fd + 1;
 			if (cloexec)
 				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
 			else
@@ -423,6 +449,8 @@ int fd_close(int fd)
 	struct file *f = t->fd[fd];
 	t->fd[fd] = NULL;
 	t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+	if (f && fd < t->next_free)
+		t->next_free = fd;
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;

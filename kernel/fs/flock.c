@@ -228,12 +228,24 @@ static struct file_lock *find_conflict_locked(struct flock_ctx *c, const struct 
 
 /* Wake the waiters of list kind (kind_of: 0 POSIX/OFD, 1 flock, 2 lease)
  * whose range overlaps [s, e]. */
+static void graph_remove_locked(struct flock_waiter *w);
+
 static void wake_range_locked(struct flock_ctx *c, int kind, int64_t s, int64_t e)
 {
 	KASSERT(simple_lock_held(&c->lock));
 	for (struct flock_waiter *w = c->waiters; w; w = w->next) {
 		if (kind_of(w->req.flavor) != kind || w->req.start > e || s > w->req.end)
 			continue;
+		/* A woken waiter waits for nobody until it looks again (and, if
+		 * it must wait again, rejoins the graph with its new blocker):
+		 * left in the graph, it made its old blocker's next wait for
+		 * it look like a cycle (a false EDEADLK; Linux too takes a
+		 * woken waiter off its blocked list at once). */
+		if (w->req.flavor == FL_POSIX) {
+			simple_lock(&graph_lock);
+			graph_remove_locked(w);
+			simple_unlock(&graph_lock);
+		}
 		uint64_t f = disable_lock(&w->wq.lock);
 		w->woken = true;
 		waitq_wakeup_all_locked(&w->wq);

@@ -215,14 +215,18 @@ static int pt_sleep(struct poll_table *pt, int64_t timeout_ns, uint64_t deadline
 	return r == -EINTR ? -EINTR : 0;
 }
 
-/* Look up and register fds[i] (entries only if the call may sleep). */
+/* Look up (one hold of the descriptor table's lock for all) and register
+ * fds[i] (entries only if the call may sleep). */
 static void pt_register(struct kpollfd *fds, struct poll_slot *sl, size_t nfds, bool sleeps)
 {
+	fd_get_many(&fds[0].fd, sizeof(fds[0]), nfds, &sl[0].f, sizeof(sl[0]));
+	if (!sleeps)
+		return;
 	for (size_t i = 0; i < nfds; i++) {
-		if (fds[i].fd < 0 || !(sl[i].f = fd_get(fds[i].fd)))
-			continue;
 		struct file *f = sl[i].f;
-		struct poll_head *h = sleeps ? file_poll_head(f) : NULL;
+		if (!f)
+			continue;
+		struct poll_head *h = file_poll_head(f);
 		if (h) {
 			sl[i].e.func = pt_wake;
 			poll_add(h, &sl[i].e, poll_mask_of((uint16_t)fds[i].events));
@@ -254,14 +258,17 @@ static int pt_scan(struct kpollfd *fds, struct poll_slot *sl, size_t nfds)
 int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 {
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
-	struct poll_slot *sl = kzalloc(MAX(nfds, 1) * sizeof(*sl));
+	struct poll_slot *sl = kmalloc(MAX(nfds, 1) * sizeof(*sl), 0);
 	if (!sl)
 		return -ENOMEM;
 	struct poll_table pt;
 	waitq_init(&pt.wq);
 	pt.triggered = 0;
-	for (size_t i = 0; i < nfds; i++)
+	for (size_t i = 0; i < nfds; i++) {
+		sl[i].e.head = NULL;           /* not registered (poll_del) */
+		sl[i].e.exclusive = false;
 		sl[i].pt = &pt;
+	}
 	pt_register(fds, sl, nfds, timeout_ns != 0);
 	int ready;
 	for (;;) {
@@ -276,7 +283,8 @@ int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 	}
 	for (size_t i = 0; i < nfds; i++) {
 		poll_del(&sl[i].e);
-		file_unref(sl[i].f);
+		if (sl[i].f)
+			file_unref(sl[i].f);
 	}
 	kfree(sl);
 	return ready;

@@ -694,6 +694,8 @@ static int do_dup3(int oldfd, int newfd, int flags)
 	simple_lock(&t->lock);
 	struct file *old = t->fd[newfd];
 	t->fd[newfd] = f;
+	if (newfd >= t->end)
+		t->end = newfd + 1;
 	if (flags & O_CLOEXEC)
 		t->cloexec[newfd / 64] |= 1ULL << (newfd % 64);
 	else
@@ -1896,13 +1898,10 @@ static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
 		r = -EFAULT;
 	if (r == 0)
 		r = do_poll(k, nfds, timeout_ns);
-	if (r >= 0) {
-		for (uint64_t i = 0; i < nfds; i++)
-			if (copyout((char *)ufds + i * sizeof(*k) + 6, &k[i].revents, 2) < 0) {
-				r = -EFAULT;
-				break;
-			}
-	}
+	/* The array goes back whole (its fd and events as they were read):
+	 * one copy instead of one per entry's revents. */
+	if (r >= 0 && nfds && copyout((void *)ufds, k, nfds * sizeof(*k)) < 0)
+		r = -EFAULT;
 	kfree(k);
 	return r;
 }
@@ -1967,17 +1966,22 @@ static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, i
 	if (!k)
 		return -ENOMEM;
 	int nk = 0;
-	for (int fd = 0; fd < n; fd++) {
-		uint64_t bit = 1ULL << (fd % 64);
-		short ev = 0;
-		if (in[fd / 64] & bit)
-			ev |= POLLIN | POLLHUP;
-		if (out[fd / 64] & bit)
-			ev |= POLLOUT;
-		if (ex[fd / 64] & bit)
-			ev |= POLLPRI;
-		if (ev)
+	for (size_t w = 0; w < words; w++) {     /* the set bits below n only */
+		uint64_t any = in[w] | out[w] | ex[w];
+		if (w == words - 1 && n % 64)
+			any &= (1ULL << (n % 64)) - 1;
+		for (; any; any &= any - 1) {
+			int b = __builtin_ctzll(any), fd = (int)w * 64 + b;
+			uint64_t bit = 1ULL << b;
+			short ev = 0;
+			if (in[w] & bit)
+				ev |= POLLIN | POLLHUP;
+			if (out[w] & bit)
+				ev |= POLLOUT;
+			if (ex[w] & bit)
+				ev |= POLLPRI;
 			k[nk++] = (struct kpollfd){ fd, ev, 0 };
+		}
 	}
 	int64_t r = do_poll(k, nk, timeout_ns);
 	if (r >= 0) {

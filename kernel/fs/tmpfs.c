@@ -126,6 +126,19 @@ int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va)
 	return 0;
 }
 
+int tmpfs_peekpage(struct inode *ip, uint64_t off, void **va)
+{
+	if (!S_ISREG(ip->mode) || ip->ops)
+		return -EINVAL;
+	if (off >= READ_ONCE(ip->size))
+		return -ENXIO;
+	void *p = page_at(ip, off / PAGE_SIZE, false, true);
+	if (!p)
+		return -ENOENT;
+	*va = p;
+	return 0;
+}
+
 /*
  * The file grows from size old: clear the bytes after old in its last page,
  * which a shared mapping may have written (Linux: stores beyond the end of

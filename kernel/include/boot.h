@@ -6,6 +6,7 @@
 #include "vm.h"
 
 #define CMDLINE_MAX 1024
+#define INIT_ARGS_MAX 64               /* init's argv entries, its path included */
 #define MAX_MEMREGIONS 64
 
 struct bootinfo {
@@ -23,12 +24,14 @@ struct bootopts {
 	char ktest[256];               /* "" = run no tests */
 	char init[128];
 	char rdinit[128];
-	char init_args[512];           /* words after "--": init's argv[1..] */
+	char init_args[CMDLINE_MAX];   /* words after "--": init's argv[1..] */
 	bool quiet;
 	bool strace;                   /* print every system call (debugging) */
 	bool lockstat;                 /* statistics on from boot */
 	int spinlock_queued;           /* spinlock=queued|tas, -1 = auto */
 	int idlepoll_us;               /* idlepoll=N: idle CPUs poll N us before halting; -1 default */
+	int wakesync;                  /* wakesync=0|1: synchronous wakeups run the wakee on the
+				        * waker's CPU (sched.c); -1 default */
 	char trace[128];               /* trace=CLASSES: tracing on from boot ("" = off) */
 	int tracebuf_kb;               /* tracebuf=KB per CPU; -1 = default */
 	bool norandmaps;               /* norandmaps: no address-space randomisation */

@@ -140,6 +140,10 @@ struct fdtable {
 	volatile uint64_t refcnt;        /* [a] */
 	struct file *fd[FD_MAX];         /* (d) */
 	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
+	int next_free;                   /* (d) every descriptor below it is open
+					  * (where fd_install starts looking) */
+	int end;                         /* (d) every descriptor at or above it is
+					  * closed (fork and exit look below it) */
 	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
 };
 
@@ -176,6 +180,9 @@ void fs_info_unref(struct fs_info *fs);          /* exit: the last one frees */
 struct fdtable *cur_fdt(void);
 struct fs_info *cur_fs(void);
 struct file *fd_get(int fd);                      /* referenced, or NULL */
+/* fd_get of fds[i] into out[i] for each i < n under one hold of the table
+ * lock (poll, select); a negative or closed descriptor gives NULL. */
+void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride);
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
 int fd_close(int fd);
 /* close_range(2): close (or mark close-on-exec) the open descriptors in

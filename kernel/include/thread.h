@@ -85,6 +85,9 @@ struct thread {
 	int quantum;                 /* (o) ticks left in the time slice */
 	int cpu;                     /* (t) CPU it runs or last ran on */
 	uint64_t last_ran;           /* (t) global tick when it last ran */
+	bool wake_sync;              /* (o) its wakeups now are synchronous: it gives up
+				      * its CPU next (exit), so a wakee may run here
+				      * (set with interrupts off; sched.c enqueue_locked) */
 	uint64_t affinity;           /* (t) CPUs allowed (bit per CPU) */
 	uint64_t saved_affinity;     /* (t) while funneled */
 	int funnel_depth;            /* (o) */

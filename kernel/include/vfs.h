@@ -258,6 +258,9 @@ int tmpfs_fallocate(struct inode *ip, bool punch, bool keep_size, uint64_t off, 
  * -EINVAL not a regular tmpfs file, -ENOMEM.  Takes only the page-index lock
  * (class tmpfs_pages, above vm_map): safe from the page-fault path. */
 int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va);
+/* The page holding off if the file has one (below its size), referenced:
+ * 0, or -ENOENT for a hole, -ENXIO at or beyond the end.  Never allocates. */
+int tmpfs_peekpage(struct inode *ip, uint64_t off, void **va);
 
 void vfs_stat(struct inode *ip, struct fs_stat *st);
 void vnode_touch(struct inode *ip, int what);     /* 1 atime 2 mtime 4 ctime */

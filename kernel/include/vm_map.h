@@ -118,6 +118,10 @@ struct vm_obj_ops {
 	 * -ENXIO beyond the end of the file (the fault becomes SIGBUS),
 	 * -ENOMEM.  Called with the map lock held for read and no other lock. */
 	int (*get_page)(struct vm_obj *obj, uint64_t pgoff, struct page **out);
+	/* The page at pgoff only if the object already has it (no allocation,
+	 * nothing beyond the end), referenced, for fault-around: 0, -ENOENT
+	 * (a hole), -ENXIO (beyond the end).  NULL: no fault-around. */
+	int (*peek_page)(struct vm_obj *obj, uint64_t pgoff, struct page **out);
 	void (*release)(struct vm_obj *obj);     /* last reference dropped */
 	/* fork: a new object like obj for the child's map (a reference for
 	 * the caller), or NULL if no memory.  NULL hook: share obj. */
@@ -175,6 +179,9 @@ struct vm_map {
 	vaddr_t brk_start;               /* (m) 0 until vm_map_set_brk */
 	vaddr_t brk;                     /* (m) current break (not page aligned) */
 	uint64_t faults;                 /* [a] faults resolved */
+	uint64_t faults_around;          /* [a] file pages mapped by fault-around */
+	volatile bool fault_obj_hint;    /* [a] the last fault was in an object's region:
+					  * the next one zeroes no spare page up front */
 	uint64_t cow_copies;             /* [a] copy-on-write copies made */
 	uint64_t cow_reuse;              /* [a] COW faults that kept the page (count 1) */
 	volatile uint32_t membarrier;    /* [a] membarrier(2) registrations: the

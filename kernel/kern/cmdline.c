@@ -9,7 +9,7 @@
 #include "leaktrace.h"
 
 struct bootopts bootopts = { .lockmode = -1, .spinlock_queued = -1, .idlepoll_us = -1,
-			     .tracebuf_kb = -1 };
+			     .wakesync = -1, .tracebuf_kb = -1 };
 bool boot_quiet;
 
 static bool parse_int(const char *s, int *out)
@@ -96,6 +96,11 @@ static void option(const char *key, const char *val)
 			kprintf("concerto: warning: idlepoll= takes 0..100000 (us), using the default\n");
 		else
 			bootopts.idlepoll_us = us;
+	} else if (!strcmp(key, "wakesync")) {
+		if (val && (!strcmp(val, "0") || !strcmp(val, "1")))
+			bootopts.wakesync = val[0] - '0';
+		else
+			kprintf("concerto: warning: wakesync= takes 0 or 1, using the default\n");
 	} else if (!strcmp(key, "watchdog")) {
 		int secs;
 		if (!val || !parse_int(val, &secs) || secs > 3600)

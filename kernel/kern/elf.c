@@ -225,11 +225,16 @@ static int copy_file_bytes(struct uwriter *uw, struct inode *ip, const Elf64_Phd
  * pages and every other process running it, as Linux maps a program); the
  * rest is anonymous and the file's bytes are copied in: a first page shared
  * with the previous segment (which gets the union of both rights), the page
- * where the file bytes end (its tail is bss, zeroed), and always the
- * segment's last page, which the next segment may share and write.
+ * where the file bytes end if bss follows them there (zeroed), and the
+ * segment's last page if the next segment (which starts at next_va) shares
+ * it and will write its own bytes there.  A last page that is neither is
+ * file-mapped too, with the file's bytes past the segment's end showing, as
+ * on Linux: a small program's text is then the file's own page on every
+ * exec, not a fresh copy (which, under emulation, also had its code
+ * translated anew each time).
  */
 static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *ph,
-			vaddr_t va, struct map_state *ms)
+			vaddr_t va, vaddr_t next_va, struct map_state *ms)
 {
 	vaddr_t start = ALIGN_DOWN(va, P), end = ALIGN_UP(va + ph->p_memsz, P);
 	int prot = prot_of(ph->p_flags);
@@ -247,8 +252,14 @@ static int load_segment(struct vm_map *map, struct inode *ip, const Elf64_Phdr *
 	}
 	vaddr_t fend = va + ph->p_filesz;        /* end of the file's bytes */
 	vaddr_t fmap_end = from;                 /* file-mapped: [from, fmap_end) */
-	if (from < end && ph->p_filesz > 0 && vm_inode_mappable(ip))
+	if (from < end && ph->p_filesz > 0 && vm_inode_mappable(ip)) {
 		fmap_end = MAX(from, MIN(ALIGN_DOWN(fend, P), end - P));
+		/* The last page too: file bytes up to the segment's end (no
+		 * bss), and the next segment starts on a later page. */
+		if (fmap_end == end - P && fend > end - P && ph->p_memsz == ph->p_filesz &&
+		    ALIGN_DOWN(next_va, P) >= end)
+			fmap_end = end;
+	}
 	if (fmap_end > from) {
 		/* p_offset and p_vaddr are congruent mod P (check_phdrs) */
 		err = vm_mmap_inode_private(map, from, fmap_end - from, load_prot(prot), ip,
@@ -400,7 +411,8 @@ static int map_segments(struct vm_map *map, struct inode *ip, const Elf64_Phdr *
 {
 	*ms = (struct map_state){ 0, 0, 0 };
 	for (int i = 0; i < n; i++) {
-		int err = load_segment(map, ip, load[i], load[i]->p_vaddr + bias, ms);
+		vaddr_t next_va = i + 1 < n ? load[i + 1]->p_vaddr + bias : USER_TOP;
+		int err = load_segment(map, ip, load[i], load[i]->p_vaddr + bias, next_va, ms);
 		if (err)
 			return err;
 	}

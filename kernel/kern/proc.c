@@ -574,15 +574,20 @@ static void init_thread(void *arg __unused)
 	struct thread *t = curthread();
 	struct proc *p = t->proc;
 	/* argv: the path, then the command line's words after "--". */
-	static char args[512];
-	char *argv[32] = { init_path };
+	static char args[sizeof(bootopts.init_args)];
+	char *argv[INIT_ARGS_MAX + 1] = { init_path };
 	int argc = 1;
 	strlcpy(args, bootopts.init_args, sizeof(args));
-	for (char *c = args; *c && argc < 31;) {
+	for (char *c = args; *c;) {
 		while (*c == ' ')
 			*c++ = '\0';
 		if (!*c)
 			break;
+		if (argc == INIT_ARGS_MAX) {      /* Linux drops them too, with a word */
+			kprintf("concerto: too many init arguments (at most %d): '%s' and after ignored\n",
+				INIT_ARGS_MAX - 1, c);
+			break;
+		}
 		argv[argc++] = c;
 		while (*c && *c != ' ')
 			c++;
@@ -699,6 +704,23 @@ static void wake_proc_locked(struct proc *p)
 	KASSERT(simple_lock_held(&proctree_lock));
 	uint64_t s = disable_lock(&p->wait_wq.lock);
 	waitq_wakeup_all_locked(&p->wait_wq);
+	unlock_enable(&p->wait_wq.lock, s);
+}
+
+/*
+ * The same for an exiting child's parent: a synchronous wakeup (the child
+ * leaves its CPU next), so a parent waiting in wait() runs on the child's
+ * CPU (sched.c enqueue_locked).  Interrupts stay off while the flag is set,
+ * so no interrupt handler's wakeup takes it for its own.
+ */
+static void wake_parent_sync_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	uint64_t s = disable_lock(&p->wait_wq.lock);
+	struct thread *me = curthread();
+	me->wake_sync = true;
+	waitq_wakeup_all_locked(&p->wait_wq);
+	me->wake_sync = false;
 	unlock_enable(&p->wait_wq.lock, s);
 }
 
@@ -1298,7 +1320,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		detach_locked(p);
 		queue_autoreap_locked(p);
 	} else {
-		wake_proc_locked(parent);
+		wake_parent_sync_locked(parent);
 	}
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);

@@ -98,6 +98,9 @@ static void switchout_delay(void)
  * idlepoll=N (us); 0 halts at once.
  */
 int sched_idle_poll_us = 500;
+/* Synchronous wakeups run the wakee on the waker's CPU (enqueue_locked);
+ * boot option wakesync=0 turns it off (for comparisons). */
+int sched_wake_sync = 1;
 
 volatile uint64_t ticks;
 
@@ -426,6 +429,20 @@ static void enqueue_locked(struct thread *t, bool front, bool waking)
 		return;
 	}
 	int cpu = waking ? choose_cpu(t) : t->cpu;
+	/*
+	 * A synchronous wakeup (the waker gives up this CPU next: a child's
+	 * exit waking its parent) whose chosen CPU has halted runs the wakee
+	 * here instead when nothing else is queued here, as Linux's
+	 * wake-affine pulls a WF_SYNC wakee to the waker's CPU: no IPI to a
+	 * halted CPU (under emulation a host thread wakeup, up to a host time
+	 * slice on a busy host).  A CPU still polling takes the wakee at once
+	 * and runs it beside the waker's last steps, so it keeps it.
+	 */
+	int me = cpu_id();
+	if (waking && cpu != me && curthread()->wake_sync && sched_wake_sync &&
+	    READ_ONCE(cpus[cpu].idling) && (t->affinity & (1UL << me)) &&
+	    READ_ONCE(scpu[me].rq.nr) == 0)
+		cpu = me;
 	if (cpu < 0 || cpu >= ncpu || !(t->affinity & (1UL << cpu)))
 		cpu = choose_cpu(t);
 	struct runq *rq = &scpu[cpu].rq;
@@ -1396,6 +1413,8 @@ void sched_init(void)
 	waitq_init(&treaper_wq);
 	if (bootopts.idlepoll_us >= 0)
 		sched_idle_poll_us = bootopts.idlepoll_us;
+	if (bootopts.wakesync >= 0)
+		sched_wake_sync = bootopts.wakesync;
 	lock_sleepq_init();
 	intr_register(T_IPI_RESCHED, resched_intr);
 	intr_register(T_TIMER, clockev_intr);   /* ticks and callouts */

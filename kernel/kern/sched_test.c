@@ -731,3 +731,67 @@ KTEST(sleep_ticks_sleeps_about_that_long)
 	if (d > 10 + HZ / 2)
 		KT_EXPECT_EQ(d, 10 + HZ / 2);      /* fails, printing d */
 }
+
+/*
+ * A synchronous wakeup (the waker gives up its CPU next: a child's exit
+ * waking its parent) whose wakee's own CPU has halted runs the wakee on
+ * the waker's CPU; an ordinary one sends it back to its idle last CPU (soft
+ * affinity).  The wakee last ran on the other CPU each round.
+ */
+static struct waitq sw_wq = WAITQ_INIT(sw_wq);
+static volatile int sw_go;              /* (sw_wq.lock) the wakee may go on */
+static volatile int sw_ran_on = -1;     /* where the woken wakee ran */
+
+static void sync_wakee(void *arg __unused)
+{
+	uint64_t s = disable_lock(&sw_wq.lock);
+	while (!sw_go)
+		if (waitq_sleep_timeout_locked(&sw_wq, 5 * HZ) == -ETIMEDOUT)
+			break;
+	sw_ran_on = cpu_id();
+	unlock_enable(&sw_wq.lock, s);
+}
+
+/* Starts the wakee on cpu `other`, lets it sleep, widens its mask to both
+ * CPUs and waits for `other` to halt; then wakes it (sync or not) and
+ * returns the CPU it ran on, or -2 if `other` never halted. */
+static int sync_round(int other, bool sync)
+{
+	sw_go = 0;
+	sw_ran_on = -1;
+	struct thread *t = spawn("sync_wakee", sync_wakee, NULL, other, SCHED_OTHER, 0);
+	uint64_t until = time_monotonic_ns() + 5 * NSEC_PER_SEC;
+	while (READ_ONCE(t->state) != TS_SLEEPING && time_monotonic_ns() < until)
+		cpu_relax();
+	KASSERT(sched_setaffinity(t, 1UL | (1UL << other)) == 0);
+	while (!READ_ONCE(cpus[other].idling) && time_monotonic_ns() < until)
+		cpu_relax();
+	bool halted = READ_ONCE(cpus[other].idling);
+	uint64_t s = disable_lock(&sw_wq.lock);
+	sw_go = 1;
+	curthread()->wake_sync = sync;
+	waitq_wakeup_one_locked(&sw_wq);
+	curthread()->wake_sync = false;
+	unlock_enable(&sw_wq.lock, s);
+	thread_join(t);
+	return halted ? sw_ran_on : -2;
+}
+
+KTEST(sync_wakeup_runs_the_wakee_here_when_its_cpu_halted)
+{
+	if (ncpu < 2)
+		KT_SKIP("needs 2 CPUs");
+	if (!sched_wake_sync)
+		KT_SKIP("wakesync=0");
+	struct thread *me = curthread();
+	uint64_t saved = me->affinity;
+	KT_ASSERT(sched_setaffinity(me, 1UL) == 0);       /* the waker stays on CPU 0 */
+	int other = other_cpu();
+	int sync_cpu = sync_round(other, true);
+	int plain_cpu = sync_round(other, false);
+	sched_setaffinity(me, saved);
+	if (sync_cpu == -2 || plain_cpu == -2)
+		KT_SKIP("the other CPU never halted (busy)");
+	KT_EXPECT_EQ(sync_cpu, 0);
+	KT_EXPECT_EQ(plain_cpu, other);
+}

@@ -6,7 +6,8 @@
  * lock across a page allocation: when nothing is mapped at the address yet
  * it allocates and zeroes a page before taking the map lock (a demand-zero
  * fault then only installs it; an unused one is freed after the lock is
- * dropped); under the lock it reads the current entry, prepares a page,
+ * dropped; not when the map's last fault was in an object's region, whose
+ * pages come from the object); under the lock it reads the current entry, prepares a page,
  * and installs it with pmap_enter_if/pmap_set_prot_if, which succeed only if
  * the entry still holds the frame it saw.  When two CPUs fault the same page
  * at once one wins, the other drops its page and retries (and usually finds
@@ -102,6 +103,43 @@ static int fault_missing(struct vm_map *map, struct vm_region *r, vaddr_t va,
 	return err;
 }
 
+/*
+ * Fault-around (Linux's, 64 KiB): after a read fault on an object's page,
+ * the pages of the same 16-page block that the object already has and this
+ * map lacks are mapped too, so reading through a file mapping faults once
+ * per block instead of once per page.  Only pages already there are taken
+ * (peek_page: no allocation, nothing beyond the end of the file); an entry
+ * another CPU filled meanwhile is left alone.  The rights are those
+ * fault_missing gives.  map->lock held for read.
+ */
+#define FAULT_AROUND_PAGES 16
+
+static void fault_around(struct vm_map *map, struct vm_region *r, vaddr_t va)
+{
+	vaddr_t block = ALIGN_DOWN(va, FAULT_AROUND_PAGES * PAGE_SIZE);
+	vaddr_t lo = MAX(r->start, block), hi = MIN(r->end, block + FAULT_AROUND_PAGES * PAGE_SIZE);
+	int n = 0;
+	for (vaddr_t a = lo; a < hi; a += PAGE_SIZE) {
+		if (a == va || pmap_lookup(map->pmap, a, NULL) != 0)
+			continue;
+		struct page *pg;
+		int err = r->obj->ops->peek_page(r->obj, (r->off + (a - r->start)) >> PAGE_SHIFT, &pg);
+		if (err == -ENXIO)
+			break;                 /* the end of the file */
+		if (err)
+			continue;              /* a hole: its own fault allocates it */
+		int prot = r->prot;
+		if (!(r->flags & VR_SHARED) && page_refcount(pg) > 1)
+			prot &= ~PROT_WRITE;
+		if (pmap_enter_if(map->pmap, a, page_pa(pg), prot, 0) != 0)
+			page_unref(pg);
+		else
+			n++;
+	}
+	if (n)
+		fetch_and_add(&map->faults_around, (uint64_t)n);
+}
+
 /* Write to a copy-on-write page shared with others: copy it. */
 static int fault_cow_copy(struct vm_map *map, struct vm_region *r, vaddr_t va,
 			  paddr_t cur)
@@ -150,12 +188,19 @@ static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page 
 	struct vm_region *r = vm_map_lookup_locked(map, va);
 	if (r == NULL || !prot_allows(r->prot, access))
 		return -EFAULT;
+	bool obj = r->obj != NULL;
+	if (READ_ONCE(map->fault_obj_hint) != obj)
+		WRITE_ONCE(map->fault_obj_hint, obj);
 	for (;;) {
 		uint64_t pte;
 		paddr_t cur = pmap_lookup(map->pmap, va, &pte);
 		int err;
-		if (cur == 0)
+		if (cur == 0) {
 			err = fault_missing(map, r, va, spare);
+			if (err == 0 && r->obj && r->obj->ops && r->obj->ops->peek_page &&
+			    !(access & PROT_WRITE))
+				fault_around(map, r, va);
+		}
 		else if (pte_allows(pte, access)) {
 			tlb_flush_local(va, va + PAGE_SIZE);   /* stale entry here */
 			err = 0;
@@ -179,7 +224,7 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	 * after the lock is dropped.
 	 */
 	struct page *spare = NULL;
-	if (pmap_lookup(map->pmap, va, NULL) == 0)
+	if (!READ_ONCE(map->fault_obj_hint) && pmap_lookup(map->pmap, va, NULL) == 0)
 		spare = page_alloc_ref(PA_ZERO);
 	lock_read(&map->lock);
 	int err = fault_locked(map, va, access, &spare);

@@ -50,6 +50,19 @@ static int file_get_page(struct vm_obj *obj, uint64_t pgoff, struct page **out)
 	return 0;
 }
 
+static int file_peek_page(struct vm_obj *obj, uint64_t pgoff, struct page **out)
+{
+	struct inode *ip = obj->priv;
+	void *va;
+	if (pgoff >= (UINT64_MAX >> PAGE_SHIFT))
+		return -ENXIO;
+	int err = tmpfs_peekpage(ip, pgoff << PAGE_SHIFT, &va);
+	if (err)
+		return err == -ENOENT ? -ENOENT : -ENXIO;
+	*out = va_to_page(va);
+	return 0;
+}
+
 static void file_release(struct vm_obj *obj)
 {
 	struct inode *ip = obj->priv;
@@ -74,6 +87,7 @@ static struct vm_obj *file_clone(struct vm_obj *obj, struct vm_map *map)
 
 static const struct vm_obj_ops file_obj_ops = {
 	.get_page = file_get_page,
+	.peek_page = file_peek_page,
 	.release = file_release,
 	.clone = file_clone,
 };

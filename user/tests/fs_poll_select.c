@@ -32,6 +32,64 @@ UT_TEST(poll_pipe_readiness)
 	close(p[0]);
 }
 
+/*
+ * Many descriptors at once (the lookup takes the table lock once for all):
+ * 70 pipes spread over several 64-bit words of an fd_set, two made
+ * readable; garbage revents cleared, negative fds skipped, a closed fd
+ * POLLNVAL; select ignores set bits at or above nfds (even a closed one).
+ */
+UT_TEST(poll_and_select_many_descriptors)
+{
+	enum { N = 70 };
+	int p[N][2];
+	for (int i = 0; i < N; i++)
+		T_ASSERT(pipe(p[i]) == 0);
+	T_EXPECT_EQ(write(p[5][1], "x", 1), 1);
+	T_EXPECT_EQ(write(p[N - 1][1], "x", 1), 1);
+	struct pollfd f[N + 2];
+	for (int i = 0; i < N; i++)
+		f[i] = (struct pollfd){ p[i][0], POLLIN, (short)0x7777 };
+	f[N] = (struct pollfd){ -5, POLLIN, (short)0x7777 };
+	int closed = dup(p[0][0]);
+	T_ASSERT(closed >= 0);
+	close(closed);
+	f[N + 1] = (struct pollfd){ closed, POLLIN, 0 };
+	T_EXPECT_EQ(poll(f, N + 2, 0), 3);
+	for (int i = 0; i < N; i++)
+		T_EXPECT_EQ(f[i].revents, (i == 5 || i == N - 1) ? POLLIN : 0);
+	T_EXPECT_EQ(f[N].revents, 0);
+	T_EXPECT_EQ(f[N + 1].revents, POLLNVAL);
+	T_EXPECT_EQ(f[3].fd, p[3][0]);                     /* fd and events kept */
+	T_EXPECT_EQ(f[3].events, POLLIN);
+
+	fd_set r;
+	FD_ZERO(&r);
+	int max = 0;
+	for (int i = 0; i < N; i++) {
+		FD_SET(p[i][0], &r);
+		max = p[i][0] > max ? p[i][0] : max;
+	}
+	struct timeval tv = { 0, 0 };
+	T_EXPECT_EQ(select(max + 1, &r, NULL, NULL, &tv), 2);
+	T_EXPECT(FD_ISSET(p[5][0], &r));
+	T_EXPECT(FD_ISSET(p[N - 1][0], &r));
+	T_EXPECT(!FD_ISSET(p[6][0], &r));
+	/* nfds cuts the set: the readable p[N-1] and a closed fd above it
+	 * are not looked at. */
+	FD_ZERO(&r);
+	FD_SET(p[5][0], &r);
+	FD_SET(p[N - 1][0], &r);
+	FD_SET(FD_SETSIZE - 1, &r);                        /* not open */
+	tv = (struct timeval){ 0, 0 };
+	T_EXPECT_EQ(select(p[N - 1][0], &r, NULL, NULL, &tv), 1);
+	T_EXPECT(FD_ISSET(p[5][0], &r));
+	T_EXPECT(!FD_ISSET(p[N - 1][0], &r));
+	for (int i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+
 UT_TEST(poll_wakes_on_write_from_another_process)
 {
 	int p[2];

@@ -264,6 +264,48 @@ UT_TEST(wait_closing_cycle_fails_edeadlk)
 	unlink(path);
 }
 
+/*
+ * A waiter that was woken but has not run yet waits for nobody: its old
+ * blocker may at once wait for a lock the woken one holds without that
+ * being a cycle.  The child holds B and waits for A (ours); we release A
+ * and at once wait for B.  The child is niced so that its wakeup does not
+ * preempt us on one CPU: without the fix, the child still looked like it
+ * waited for us and our wait failed with EDEADLK.
+ */
+UT_TEST(woken_waiter_is_not_a_deadlock)
+{
+	char path[PATH_MAX];
+	int fd = lockfile("woken", 100, path);
+	T_ASSERT(fd >= 0);
+	T_OK(lk(fd, F_SETLK, F_WRLCK, SEEK_SET, 0, 1));        /* A: ours */
+	int p[2];
+	T_OK(pipe(p));
+	pid_t c = fork();
+	T_ASSERT(c >= 0);
+	if (c == 0) {
+		int f2 = open(path, O_RDWR);
+		if (f2 < 0 || lk(f2, F_SETLK, F_WRLCK, SEEK_SET, 1, 1) != 0)     /* B */
+			_exit(1);
+		if (nice(19) < 0)
+			_exit(2);
+		write(p[1], "r", 1);
+		if (lk(f2, F_SETLKW, F_WRLCK, SEEK_SET, 0, 1) != 0)   /* waits for A */
+			_exit(3);
+		ut_sleep_ms(20);
+		_exit(0);                      /* releases A and B */
+	}
+	char b;
+	T_EXPECT_EQ(read(p[0], &b, 1), 1);
+	ut_sleep_ms(100);                      /* the child is asleep on A */
+	T_OK(lk(fd, F_SETLK, F_UNLCK, SEEK_SET, 0, 1));        /* wakes it */
+	T_EXPECT_EQ(lk(fd, F_SETLKW, F_WRLCK, SEEK_SET, 1, 1), 0);   /* B, once free */
+	T_EXPECT(fs_child_ok(c));
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	unlink(path);
+}
+
 static void on_alarm(int s)
 {
 	(void)s;
