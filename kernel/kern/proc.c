@@ -1368,6 +1368,8 @@ struct wait_result {
 	uint64_t minflt;   /* the child's and its reaped children's page faults */
 };
 
+static uint64_t proc_own_faults(struct proc *p);
+
 static bool wait_matches(struct proc *c, int idtype, int id, int options)
 {
 	if (!(options & __WALL) && ((c->exit_signal != SIGCHLD) != !!(options & __WCLONE)))
@@ -1449,9 +1451,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			proc_ticks(c, &ut, &st);
 			r->utime = ut + c->cutime;
 			r->stime = st + c->cstime;
-			uint64_t own, ch;
-			proc_faults(c, &own, &ch);
-			r->minflt = own + ch;
+			r->minflt = proc_own_faults(c) + c->cminflt;   /* proctree held */
 			if (!(options & WNOWAIT)) {
 				c->stopsig = 0;
 				if (r->code == CLD_CONTINUED)
@@ -1601,14 +1601,21 @@ uint64_t proc_cpu_ns(struct proc *p)
 	return ns;
 }
 
-void proc_faults(struct proc *p, uint64_t *self, uint64_t *children)
+/* p's own page faults: its exited threads' and its living ones' (after the
+ * last thread: p->minflt).  Takes p->sig.lock (after proctree_lock if held). */
+static uint64_t proc_own_faults(struct proc *p)
 {
 	uint64_t s = disable_lock(&p->sig.lock);
 	uint64_t n = p->dead_minflt;
 	for (struct thread *t = p->threads; t; t = t->tg_next)
 		n += READ_ONCE(t->minflt);
 	unlock_enable(&p->sig.lock, s);
-	*self = n;                        /* after the last thread: p->minflt */
+	return n;
+}
+
+void proc_faults(struct proc *p, uint64_t *self, uint64_t *children)
+{
+	*self = proc_own_faults(p);
 	simple_lock(&proctree_lock);
 	*children = p->cminflt;
 	simple_unlock(&proctree_lock);

@@ -187,6 +187,24 @@ UT_TEST(children_faults_counted_at_wait)
 	T_EXPECT(proc_stat_field(11) >= b.ru_minflt);   /* cminflt */
 }
 
+UT_TEST(wait4_stopped_child_reports_its_faults)
+{
+	pid_t p = fork();
+	T_ASSERT(p >= 0);
+	if (p == 0) {
+		touch_pages(50);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	struct rusage w;
+	int st;
+	T_EXPECT_EQ(wait4(p, &st, WUNTRACED, &w), p);
+	T_EXPECT(WIFSTOPPED(st));
+	T_EXPECT(w.ru_minflt >= 50);            /* Linux: the stopped child's usage */
+	kill(p, SIGKILL);
+	T_EXPECT_EQ(waitpid(p, &st, 0), p);
+}
+
 UT_TEST(getrusage_errors)
 {
 	struct rusage r;
