@@ -292,13 +292,21 @@ static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
 		ut = s.ut;
 		st = s.st;
 	}
+	uint64_t flt, cflt;
+	proc_faults(p, &flt, &cflt);
+	if (!whole) {
+		struct thread *t = thread_lookup(n->tid);
+		flt = t && t->proc == p ? READ_ONCE(t->minflt) : 0;
+		if (t)
+			thread_unref(t);
+	}
 	proc_vm_sizes(p, &vsize, &rss, &locked);
 	int prio = SCHED_TIMESHARE(s.policy) ? 20 + s.nice : -1 - s.rtp;
 	int exit_signal = whole || n->tid == p->pid ? p->exit_signal : -1;
-	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %lu %lu %lu %lu %d %d %d 0 %lu %lu "
+	sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 0 %lu %lu 0 0 %lu %lu %lu %lu %d %d %d 0 %lu %lu "
 		    "%lu %lu 0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
 		    s.tid, s.name, s.state, proc_ppid(p), proc_pgid(p), proc_sid(p),
-		    ut, st, cut, cst, prio, s.nice, s.nthreads, p->start_ticks, vsize, rss,
+		    flt, cflt, ut, st, cut, cst, prio, s.nice, s.nthreads, p->start_ticks, vsize, rss,
 		    READ_ONCE(p->rlim_cur[RLIMIT_AS]), exit_signal, s.cpu, s.rtp, s.policy);
 	proc_unref(p);
 }

@@ -187,6 +187,8 @@ struct proc {
 	struct poll_head exit_ph;       /* pollers of our pidfds (POLLIN at exit) */
 	uint64_t utime, stime;          /* (t) own ticks, final at exit */
 	uint64_t cutime, cstime;        /* (t) ticks of reaped children (and theirs) */
+	uint64_t minflt;                /* (t) own page faults, final at exit */
+	uint64_t cminflt;               /* (t) page faults of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
 	struct thread *thread;          /* (p+s) the leader: tid == pid (exec may make
@@ -195,6 +197,7 @@ struct proc {
 	int nthreads;                   /* (s) live threads */
 	uint64_t dead_uticks, dead_sticks; /* (s) user/system ticks of exited threads */
 	uint64_t dead_run_ns;           /* (s) CPU time of exited threads (thread_cpu_ns) */
+	uint64_t dead_minflt;           /* (s) page faults of exited threads */
 	struct fdtable *fdt;            /* (p) descriptors (file.h) */
 	struct fs_info *fs;             /* (p) cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
@@ -287,6 +290,11 @@ struct proc *pidfd_proc(int fd, int *err);
 static inline struct proc *curproc(void);
 /* CPU ticks of every thread of p, live and exited (user, system). */
 void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st);
+/* Page faults (ru_minflt) of p's threads, living and exited, and of its
+ * reaped children. */
+void proc_faults(struct proc *p, uint64_t *self, uint64_t *children);
+/* A struct rusage (18 longs) with these times (ticks) and ru_minflt. */
+void proc_fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st, uint64_t minflt);
 /* CPU time of every thread of p, live and exited, in ns. */
 uint64_t proc_cpu_ns(struct proc *p);
 /* exit(2) of the calling thread alone; the last one out ends the process

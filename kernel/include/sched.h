@@ -66,7 +66,9 @@ extern int sched_steal_ticks;          /* a thread is stealable after this idle 
 extern int sched_affinity_ticks;       /* soft affinity lifetime for wakeups */
 extern int sched_idle_poll_us;         /* idle CPUs poll this long before halting */
 extern int sched_wake_sync;            /* synchronous wakeups may run the wakee on the waker's CPU */
-extern uint64_t sched_steal_min_idle;  /* least ticks a stolen thread had not run */
+extern uint64_t sched_steal_min_idle;  /* least ticks a stolen cold thread had not run */
+extern uint64_t sched_steals_hot;      /* steals of cache-hot threads, after a CPU was
+					* refused for sched_steal_ticks */
 extern uint64_t sched_oncpu_waits;     /* picks that waited for a thread to finish
 					* switching out on another CPU (on_cpu) */
 extern int sched_switchout_delay_us;   /* test hook: widens that window */

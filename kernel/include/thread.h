@@ -146,6 +146,8 @@ struct thread {
 	uint64_t nmigrate;           /* (o) times it changed CPU */
 	uint64_t runticks;           /* (o) ticks it ran */
 	uint64_t uticks;             /* (o) of those, ticks in user mode */
+	uint64_t minflt;             /* (o) page faults it resolved (getrusage ru_minflt;
+				      * nothing here is read from a disk: no major ones) */
 	uint64_t run_ns;             /* (o) time on a CPU, from TSC intervals (CPU clocks) */
 	uint64_t slice_tsc;          /* (o) TSC when it was last switched in, 0 off CPU */
 	uint64_t boosts;             /* (t) times boosted (L8) */

@@ -152,6 +152,10 @@ struct vm_obj {
  */
 struct vm_region {
 	struct vm_region *next, *prev;   /* [m] sorted circular list, sentinel in map */
+	struct vm_region *tl, *tr;       /* [m] the map's search tree (a treap keyed
+					  * by start): lower and higher children */
+	uint32_t tprio;                  /* [m] treap priority (max-heap), from the
+					  * region's address */
 	vaddr_t start, end;              /* [m] page aligned */
 	int prot;                        /* [m] PROT_* */
 	int flags;                       /* [m] VR_* */
@@ -165,6 +169,10 @@ struct vm_region {
 struct vm_map {
 	struct complex_lock lock;
 	struct vm_region head;           /* (m) sentinel of the region list */
+	struct vm_region *root;          /* (m) the same regions as a search tree, so
+					  * that a lookup costs O(log n), not a walk
+					  * of the list (stress-ng's brk punches a
+					  * hole every 9 pages: thousands of regions) */
 	int nregions;                    /* (m) */
 	struct pmap *pmap;               /* [I] */
 	volatile uint64_t refcnt;        /* [a] holders (processes, vfork children) */
@@ -187,6 +195,9 @@ struct vm_map {
 };
 
 struct vm_map *vm_map_create(void);
+/* Test hook: checks the search tree against the region list (every region
+ * once, in order, heap-ordered priorities); its height, or -1 if wrong. */
+int vm_map_tree_check(struct vm_map *map);
 void vm_map_ref(struct vm_map *map);
 /* A reference unless the map is already being destroyed (count 0). */
 bool vm_map_tryref(struct vm_map *map);

@@ -1296,6 +1296,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	}
 	p->utime = p->dead_uticks;       /* every thread has left: final */
 	p->stime = p->dead_sticks;
+	p->minflt = p->dead_minflt;
 	p->xstatus = status;
 	p->stopsig = 0;
 	p->contpending = 0;
@@ -1362,7 +1363,10 @@ struct wait_result {
 	int sstatus;       /* si_status */
 	uint32_t uid;
 	uint64_t utime, stime;
+	uint64_t minflt;   /* the child's and its reaped children's page faults */
 };
+
+static uint64_t proc_own_faults(struct proc *p);
 
 static bool wait_matches(struct proc *c, int idtype, int id, int options)
 {
@@ -1413,6 +1417,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				r->uid = cred_ruid(c);
 				r->utime = c->utime + c->cutime;
 				r->stime = c->stime + c->cstime;
+				r->minflt = c->minflt + c->cminflt;
 				if (options & WNOWAIT) {
 					simple_unlock(&proctree_lock);
 					return r->pid;
@@ -1420,6 +1425,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				*pp = c->sibling;
 				p->cutime += r->utime;
 				p->cstime += r->stime;
+				p->cminflt += r->minflt;
 				detach_locked(c);
 				simple_unlock(&proctree_lock);
 				final_reap(c);
@@ -1443,6 +1449,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			proc_ticks(c, &ut, &st);
 			r->utime = ut + c->cutime;
 			r->stime = st + c->cstime;
+			r->minflt = proc_own_faults(c) + c->cminflt;   /* proctree held */
 			if (!(options & WNOWAIT)) {
 				c->stopsig = 0;
 				if (r->code == CLD_CONTINUED)
@@ -1469,8 +1476,8 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 	}
 }
 
-/* struct rusage (Linux x86_64, 144 bytes) from ticks. */
-static void fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st)
+/* struct rusage (Linux x86_64, 144 bytes) from ticks and page faults. */
+void proc_fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st, uint64_t minflt)
 {
 	memset(ru, 0, 18 * sizeof(uint64_t));
 	uint64_t us_per_tick = 1000000 / HZ;
@@ -1478,6 +1485,7 @@ static void fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st)
 	ru[1] = ut * us_per_tick % 1000000;
 	ru[2] = st * us_per_tick / 1000000;
 	ru[3] = st * us_per_tick % 1000000;
+	ru[8] = minflt;                  /* ru_minflt; ru_majflt (9) stays 0 */
 }
 
 int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
@@ -1505,7 +1513,7 @@ int proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		return -EFAULT;
 	if (urusage) {
 		uint64_t ru[18];
-		fill_rusage(ru, r.utime, r.stime);
+		proc_fill_rusage(ru, r.utime, r.stime, r.minflt);
 		if (copyout((void *)urusage, ru, sizeof(ru)) < 0)
 			return -EFAULT;
 	}
@@ -1551,7 +1559,7 @@ int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusag
 		return ret;
 	if (ret > 0 && urusage) {
 		uint64_t ru[18];
-		fill_rusage(ru, r.utime, r.stime);
+		proc_fill_rusage(ru, r.utime, r.stime, r.minflt);
 		if (copyout((void *)urusage, ru, sizeof(ru)) < 0)
 			return -EFAULT;
 	}
@@ -1589,6 +1597,26 @@ uint64_t proc_cpu_ns(struct proc *p)
 		ns += thread_cpu_ns(t);
 	unlock_enable(&p->sig.lock, s);
 	return ns;
+}
+
+/* p's own page faults: its exited threads' and its living ones' (after the
+ * last thread: p->minflt).  Takes p->sig.lock (after proctree_lock if held). */
+static uint64_t proc_own_faults(struct proc *p)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t n = p->dead_minflt;
+	for (struct thread *t = p->threads; t; t = t->tg_next)
+		n += READ_ONCE(t->minflt);
+	unlock_enable(&p->sig.lock, s);
+	return n;
+}
+
+void proc_faults(struct proc *p, uint64_t *self, uint64_t *children)
+{
+	*self = proc_own_faults(p);
+	simple_lock(&proctree_lock);
+	*children = p->cminflt;
+	simple_unlock(&proctree_lock);
 }
 
 void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst)

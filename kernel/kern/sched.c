@@ -37,7 +37,8 @@
  * CPU's desired load = its available ticks x system load / system available
  * ticks.  A CPU below its desired load is out of balance: when it next picks
  * a thread it steals one from a CPU above its desired load, but only a
- * thread that has not run for sched_steal_ticks ticks.
+ * thread that has not run for sched_steal_ticks ticks, unless only such
+ * cache-hot ones have been there for sched_steal_ticks (try_steal).
  *
  * Lock order: thread lock, then run queue locks (a CPU's local queue before
  * the global queue; other CPUs' queues only with trylock).
@@ -72,7 +73,8 @@
 #define BALANCE_MARGIN  (FSCALE / 2)
 
 int sched_steal_ticks = 4;
-uint64_t sched_steal_min_idle = ~0UL;   /* [a] least idle time of a stolen thread */
+uint64_t sched_steal_min_idle = ~0UL;   /* [a] least idle time of a stolen cold thread */
+uint64_t sched_steals_hot;              /* [a] steals of cache-hot threads (try_steal) */
 int sched_affinity_ticks = 10;
 uint64_t sched_oncpu_waits;   /* [a] picks that waited for the thread's old CPU */
 /* Test hook (sched_test.c): a sleeper's CPU lingers this long before it lets
@@ -118,6 +120,8 @@ struct sched_cpu {
 	uint64_t avail_now;        /* [o] available ticks this second */
 	uint64_t avail_last;       /* [a] available ticks last second */
 	int out_of_balance;        /* [a] */
+	uint64_t hot_refused_since; /* [o] tick a steal first found only cache-hot
+				     * threads (0: not refused) */
 	int cur_pri;               /* [a] priority of the running thread, NPRI if idle */
 	int prev_state;            /* [o] the state the last thread switched out in */
 	struct sched_cpu_stats st; /* [o] */
@@ -467,24 +471,37 @@ void sched_wakeup_locked(struct thread *t)
 
 /* ---- stealing (load balancing) ---- */
 
-/* Takes a stealable time-share thread from victim's queue, or NULL. */
-static struct thread *steal_from(int victim, int me)
+/*
+ * Takes a stealable time-share thread from victim's queue, or NULL.  A
+ * thread that ran within sched_steal_ticks is cache-hot and stays, unless
+ * hot_ok: then the first movable thread goes (*hot_seen: one was passed
+ * over for being hot).  *busy: the queue's lock was taken (try later).
+ */
+static struct thread *steal_from(int victim, int me, bool hot_ok, bool *hot_seen, bool *busy)
 {
 	struct runq *rq = &scpu[victim].rq;
-	if (!simple_lock_try(&rq->lock))
+	if (!simple_lock_try(&rq->lock)) {
+		*busy = true;
 		return NULL;
+	}
 	struct thread *found = NULL;
 	for (uint64_t bm = rq->bitmap; bm && !found; bm &= bm - 1) {
 		int p = __builtin_ctzll(bm);
 		for (struct thread *t = rq->head[p]; t; t = t->rq_next) {
 			if (policy_fixed(t->policy) || !(t->affinity & (1UL << me)) ||
-			    bound_to_one(t) || ticks - t->last_ran < (uint64_t)sched_steal_ticks)
+			    bound_to_one(t))
 				continue;
+			uint64_t idle = ticks - t->last_ran;
+			if (idle < (uint64_t)sched_steal_ticks) {
+				*hot_seen = true;
+				if (!hot_ok)
+					continue;
+				fetch_and_add(&sched_steals_hot, 1);
+			} else if (idle < READ_ONCE(sched_steal_min_idle)) {
+				WRITE_ONCE(sched_steal_min_idle, idle);
+			}
 			runq_remove_locked(rq, t);
 			found = t;
-			uint64_t idle = ticks - t->last_ran;
-			if (idle < READ_ONCE(sched_steal_min_idle))
-				WRITE_ONCE(sched_steal_min_idle, idle);
 			break;
 		}
 	}
@@ -505,6 +522,7 @@ static struct thread *try_steal(int me)
 	int64_t cur = cur_load_fp(me);
 	if (cur >= (int64_t)READ_ONCE(s->desired_fp)) {
 		s->out_of_balance = 0;
+		s->hot_refused_since = 0;
 		return NULL;
 	}
 	/* The CPU furthest above its desired load first. */
@@ -519,12 +537,33 @@ static struct thread *try_steal(int me)
 			victim = i;
 		}
 	}
-	struct thread *t = victim >= 0 ? steal_from(victim, me) : NULL;
+	/*
+	 * Cache-hot threads only (each ran within sched_steal_ticks, as
+	 * threads that yield or sleep briefly always have): stealing fails
+	 * for as long as they keep taking turns, and a CPU can idle beside
+	 * a queue of them for good.  So, as Linux migrates hot tasks after
+	 * failed balancing attempts, one may go once this CPU has been
+	 * refused for sched_steal_ticks; until then it stays out of balance
+	 * and tries again at each tick (sched_tick).
+	 */
+	bool hot_ok = s->hot_refused_since && ticks - s->hot_refused_since >=
+		      (uint64_t)sched_steal_ticks;
+	bool hot_seen = false, busy = false;
+	struct thread *t = victim >= 0 ? steal_from(victim, me, hot_ok, &hot_seen, &busy) : NULL;
 	if (t) {
 		TRACE(TEV_STEAL, t->tid, victim, me, 0);
 		s->st.steals++;
-	} else
+		s->hot_refused_since = 0;
+	} else if (hot_seen || busy) {
+		/* (a victim switching threads all the time holds its queue's
+		 * lock often: a lost trylock is no reason to stop trying) */
+		if (hot_seen && !s->hot_refused_since)
+			s->hot_refused_since = ticks ? ticks : 1;
+		s->out_of_balance = 1;
+	} else {
 		s->out_of_balance = 0;   /* nothing eligible: back in balance */
+		s->hot_refused_since = 0;
+	}
 	return t;
 }
 
@@ -794,10 +833,12 @@ void sched_yield(void)
 	 * (Linux's yield looks at its own run queue alone too).  An unlocked
 	 * look: a thread queued meanwhile is as if it came just after.  Not if
 	 * t may no longer run here: then the switch moves it (setaffinity).
+	 * Nor if this CPU is out of balance: a yield is its reschedule, where
+	 * it steals (a lone yielder would otherwise never let it).
 	 */
 	int me = cpu_id();
 	if ((t->affinity & (1UL << me)) && runq_best_pri(&scpu[me].rq) == NPRI &&
-	    runq_best_pri(&global_rq) == NPRI) {
+	    runq_best_pri(&global_rq) == NPRI && !READ_ONCE(scpu[me].out_of_balance)) {
 		t->quantum = full_quantum(t);
 		unlock_enable(&t->lock, s);
 		return;

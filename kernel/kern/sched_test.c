@@ -441,6 +441,63 @@ KTEST(load_balancer_spreads_threads_from_one_cpu)
 	KT_EXPECT(sched_steal_min_idle >= (uint64_t)sched_steal_ticks);
 }
 
+static volatile uint64_t yielders_started;
+
+static void yielder(void *arg __unused)
+{
+	fetch_and_add(&yielders_started, 1);
+	while (!READ_ONCE(stop_spinners))
+		sched_yield();
+}
+
+/*
+ * Threads that take turns with sched_yield each ran a moment ago whenever
+ * a balancer looks (cache-hot), yet a CPU must not idle beside a queue of
+ * them for good: after sched_steal_ticks of refusals one is stolen anyway
+ * (before that change they stayed on the one CPU: stress-ng's yield).
+ */
+KTEST(load_balancer_spreads_yielding_threads)
+{
+	if (ncpu == 1)
+		KT_SKIP("needs more than one CPU");
+	int n = 2 * ncpu;
+	struct thread *t[2 * NCPU_MAX];
+	stop_spinners = 0;
+	uint64_t hot0 = READ_ONCE(sched_steals_hot);
+	yielders_started = 0;
+	for (int i = 0; i < n; i++) {
+		t[i] = thread_create("yielder", yielder, NULL);
+		t[i]->affinity = 1UL << other_cpu();
+		t[i]->cpu = other_cpu();
+		thread_start(t[i]);
+	}
+	/* All have run (a thread that never ran counts as cold) ... */
+	while (READ_ONCE(yielders_started) < (uint64_t)n)
+		sleep_ticks(1);
+	/* ... and may now run anywhere. */
+	for (int i = 0; i < n; i++)
+		t[i]->affinity = ~0UL;
+	/* Within a few seconds every CPU holds 2 +- 1 (CPU 0 also runs us). */
+	bool balanced = false;
+	for (int sec = 0; sec < 12 && !balanced; sec++) {
+		sleep_ticks(HZ / 2);
+		balanced = true;
+		for (int c = 0; c < ncpu; c++) {
+			int r = sched_runnable(c) - (c == 0);
+			if (r < 1 || r > 3)
+				balanced = false;
+		}
+	}
+	if (!balanced) {
+		sched_stats_print();
+		ktest_fail(kt, __FILE__, __LINE__, "yielding threads not spread within 6 s");
+	}
+	stop_spinners = 1;
+	for (int i = 0; i < n; i++)
+		thread_join(t[i]);
+	KT_EXPECT(READ_ONCE(sched_steals_hot) > hot0);
+}
+
 /* ---- L1: a simple-lock waiter yields after MAX_SPIN ---- */
 
 static struct simple_lock slow_lock = SIMPLE_LOCK_INIT(LC_TEST_A);

@@ -1373,6 +1373,7 @@ bool signal_thread_leave(struct proc *p, struct thread *t, int *status)
 	p->dead_uticks += u;
 	p->dead_sticks += all > u ? all - u : 0;
 	p->dead_run_ns += thread_cpu_ns(t);
+	p->dead_minflt += READ_ONCE(t->minflt);
 	p->sig.nqueued -= sigpend_flush(&t->sig.pending, ~0UL, &freel);
 	if (p->sig.group_exit && p->sig.group_exit_code != -1)
 		*status = p->sig.group_exit_code;

@@ -886,23 +886,22 @@ SYSCALL(98, getrusage)
 	int who = (int)a0;
 	if (who != RUSAGE_SELF && who != RUSAGE_CHILDREN && who != RUSAGE_THREAD)
 		return -EINVAL;
-	uint64_t ut, st, cut, cst;
+	uint64_t ut, st, cut, cst, flt, cflt;
 	proc_times(curproc(), &ut, &st, &cut, &cst);
+	proc_faults(curproc(), &flt, &cflt);
 	if (who == RUSAGE_CHILDREN) {
 		ut = cut;
 		st = cst;
+		flt = cflt;
 	} else if (who == RUSAGE_THREAD) {
 		struct thread *t = curthread();
 		uint64_t all = READ_ONCE(t->runticks);
 		ut = READ_ONCE(t->uticks);
 		st = all > ut ? all - ut : 0;
+		flt = t->minflt;
 	}
-	uint64_t ru[18] = { 0 };
-	uint64_t us = 1000000 / HZ;
-	ru[0] = ut * us / 1000000;
-	ru[1] = ut * us % 1000000;
-	ru[2] = st * us / 1000000;
-	ru[3] = st * us % 1000000;
+	uint64_t ru[18];
+	proc_fill_rusage(ru, ut, st, flt);
 	return copyout((void *)a1, ru, sizeof(ru)) < 0 ? -EFAULT : 0;
 }
 

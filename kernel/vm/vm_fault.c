@@ -231,8 +231,10 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	lock_done(&map->lock);
 	if (spare != NULL)
 		page_unref(spare);
-	if (err == 0)
+	if (err == 0) {
 		fetch_and_add(&map->faults, 1);
+		curthread()->minflt++;     /* its own counter: getrusage's ru_minflt */
+	}
 	return err;
 }
 

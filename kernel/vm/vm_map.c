@@ -157,16 +157,130 @@ static void region_free(struct vm_region *r)
 	kfree(r);
 }
 
-static void link_after(struct vm_region *pos, struct vm_region *r)
+/*
+ * The search tree.  Besides the sorted list every map keeps its regions in
+ * a treap: a binary search tree by start address whose nodes are also
+ * heap-ordered by a priority drawn from the region's address, which keeps
+ * the expected depth logarithmic whatever the order of insertions (fork
+ * appends in address order).  Regions do not overlap, so start addresses
+ * are distinct, and the in-place changes of a linked region (end, or start
+ * of a stack growing down) keep the order.  Lookups read it under the map
+ * lock for read; changes are made with it held for write.
+ */
+static uint32_t region_prio(const struct vm_region *r)
+{
+	return (uint32_t)(((uint64_t)(uintptr_t)r * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static struct vm_region *tree_insert(struct vm_region *root, struct vm_region *r)
+{
+	if (root == NULL)
+		return r;
+	if (r->start < root->start) {
+		root->tl = tree_insert(root->tl, r);
+		if (root->tl->tprio > root->tprio) {     /* rotate right */
+			struct vm_region *x = root->tl;
+			root->tl = x->tr;
+			x->tr = root;
+			return x;
+		}
+	} else {
+		root->tr = tree_insert(root->tr, r);
+		if (root->tr->tprio > root->tprio) {     /* rotate left */
+			struct vm_region *x = root->tr;
+			root->tr = x->tl;
+			x->tl = root;
+			return x;
+		}
+	}
+	return root;
+}
+
+/* One tree of a's and b's nodes, every key of a below every key of b. */
+static struct vm_region *tree_join(struct vm_region *a, struct vm_region *b)
+{
+	if (a == NULL)
+		return b;
+	if (b == NULL)
+		return a;
+	if (a->tprio > b->tprio) {
+		a->tr = tree_join(a->tr, b);
+		return a;
+	}
+	b->tl = tree_join(a, b->tl);
+	return b;
+}
+
+static struct vm_region *tree_remove(struct vm_region *root, struct vm_region *r)
+{
+	KASSERT(root != NULL);
+	if (root == r)
+		return tree_join(r->tl, r->tr);
+	if (r->start < root->start)
+		root->tl = tree_remove(root->tl, r);
+	else
+		root->tr = tree_remove(root->tr, r);
+	return root;
+}
+
+/* The region with the highest start <= va, or NULL. */
+static struct vm_region *tree_floor(struct vm_map *map, vaddr_t va)
+{
+	struct vm_region *best = NULL;
+	for (struct vm_region *n = map->root; n != NULL; ) {
+		if (n->start <= va) {
+			best = n;
+			n = n->tr;
+		} else {
+			n = n->tl;
+		}
+	}
+	return best;
+}
+
+static int tree_check(struct vm_region *n, struct vm_region **expect, struct vm_region *head,
+		      int *count)
+{
+	if (n == NULL)
+		return 0;
+	int hl = tree_check(n->tl, expect, head, count);
+	if (hl < 0 || *expect != n || (n->tl && n->tl->tprio > n->tprio) ||
+	    (n->tr && n->tr->tprio > n->tprio))
+		return -1;
+	*expect = n->next;
+	(*count)++;
+	int hr = tree_check(n->tr, expect, head, count);
+	if (hr < 0)
+		return -1;
+	return 1 + MAX(hl, hr);
+}
+
+int vm_map_tree_check(struct vm_map *map)
+{
+	lock_read(&map->lock);
+	struct vm_region *expect = map->head.next;
+	int count = 0;
+	int h = tree_check(map->root, &expect, &map->head, &count);
+	if (expect != &map->head || count != map->nregions)
+		h = -1;
+	lock_done(&map->lock);
+	return h;
+}
+
+static void link_after(struct vm_map *map, struct vm_region *pos, struct vm_region *r)
 {
 	r->prev = pos;
 	r->next = pos->next;
 	pos->next->prev = r;
 	pos->next = r;
+	r->tl = r->tr = NULL;
+	r->tprio = region_prio(r);
+	map->root = tree_insert(map->root, r);
 }
 
 static void unlink(struct vm_map *map, struct vm_region *r)
 {
+	map->root = tree_remove(map->root, r);
 	r->prev->next = r->next;
 	r->next->prev = r->prev;
 	map->nregions--;
@@ -175,23 +289,17 @@ static void unlink(struct vm_map *map, struct vm_region *r)
 struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va)
 {
 	KASSERT(lock_held(&map->lock));
-	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
-		if (va < r->start)
-			return NULL;
-		if (va < r->end)
-			return r;
-	}
-	return NULL;
+	struct vm_region *r = tree_floor(map, va);
+	return r != NULL && va < r->end ? r : NULL;
 }
 
 /* The first region ending above va (it may start above va), or the sentinel. */
 static struct vm_region *first_above(struct vm_map *map, vaddr_t va)
 {
-	struct vm_region *r;
-	for (r = map->head.next; r != &map->head; r = r->next)
-		if (r->end > va)
-			break;
-	return r;
+	struct vm_region *r = tree_floor(map, va);   /* those before it end below it */
+	if (r == NULL)
+		return map->head.next;
+	return r->end > va ? r : r->next;
 }
 
 static bool range_free_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
@@ -232,7 +340,7 @@ static void insert_locked(struct vm_map *map, struct vm_region *r)
 	KASSERT(lock_write_held(&map->lock));
 	struct vm_region *next = first_above(map, r->start);
 	KASSERT(next == &map->head || next->start >= r->end);
-	link_after(next->prev, r);
+	link_after(map, next->prev, r);
 	map->nregions++;
 	merge_locked(map, r);
 }
@@ -257,7 +365,7 @@ static int clip_locked(struct vm_map *map, vaddr_t addr)
 		vm_obj_ref(n->obj);
 	}
 	r->end = addr;
-	link_after(r, n);
+	link_after(map, r, n);
 	map->nregions++;
 	return 0;
 }
@@ -421,9 +529,10 @@ void vm_map_destroy(struct vm_map *map)
 	 */
 	pmap_destroy_release(map->pmap, vm_release_pa, NULL);
 	map->pmap = NULL;
+	map->root = NULL;
 	while (map->head.next != &map->head) {
 		struct vm_region *r = map->head.next;
-		unlink(map, r);
+		map->head.next = r->next;
 		region_free(r);
 	}
 	kfree(map);
@@ -1135,7 +1244,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 			n->obj = n->obj->ops->clone(n->obj, child);   /* a file's: one per map */
 		else if (n->obj)
 			vm_obj_ref(n->obj);
-		link_after(child->head.prev, n);       /* same order as the parent */
+		link_after(child, child->head.prev, n);       /* same order as the parent */
 		child->nregions++;
 		if (r->obj && n->obj == NULL) {
 			err = -ENOMEM;

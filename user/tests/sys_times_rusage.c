@@ -1,9 +1,16 @@
 /* sys_times_rusage: times() and getrusage() account CPU time of the process
- * and of its waited-for children; errors: EINVAL (bad who), EFAULT. */
+ * and of its waited-for children; getrusage, wait4 and /proc/PID/stat count
+ * minor page faults (ru_minflt) the same way; errors: EINVAL (bad who),
+ * EFAULT. */
 #define _GNU_SOURCE
 #include "utest.h"
 #include <sys/resource.h>
 #include <sys/times.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* Use ms of CPU time (not wall time: the host may be busy). */
@@ -82,6 +89,120 @@ UT_TEST(getrusage_children)
 	T_ASSERT(getrusage(RUSAGE_CHILDREN, &b) == 0);
 	long d = tv_us(b.ru_utime) + tv_us(b.ru_stime) - tv_us(a.ru_utime) - tv_us(a.ru_stime);
 	T_EXPECT(d >= 20000);
+}
+
+/* Touches n fresh anonymous pages (each a demand-zero fault), unmaps them. */
+static void touch_pages(int n)
+{
+	char *m = mmap(NULL, (size_t)n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	for (int i = 0; i < n; i++)
+		((volatile char *)m)[(size_t)i * 4096] = 1;
+	munmap(m, (size_t)n * 4096);
+}
+
+UT_TEST(getrusage_counts_minor_faults)
+{
+	struct rusage a, b, t0, t1;
+	T_ASSERT(getrusage(RUSAGE_SELF, &a) == 0);
+	T_ASSERT(getrusage(RUSAGE_THREAD, &t0) == 0);
+	touch_pages(64);
+	T_ASSERT(getrusage(RUSAGE_THREAD, &t1) == 0);
+	T_ASSERT(getrusage(RUSAGE_SELF, &b) == 0);
+	T_EXPECT(b.ru_minflt - a.ru_minflt >= 64);
+	T_EXPECT(b.ru_minflt - a.ru_minflt < 64 + 1000);
+	T_EXPECT(t1.ru_minflt - t0.ru_minflt >= 64);
+	T_EXPECT(b.ru_minflt >= t1.ru_minflt);   /* the process has every thread's */
+}
+
+static void *fault_thread(void *arg)
+{
+	(void)arg;
+	touch_pages(48);
+	return NULL;
+}
+
+UT_TEST(getrusage_self_keeps_exited_threads_faults)
+{
+	struct rusage a, b;
+	T_ASSERT(getrusage(RUSAGE_SELF, &a) == 0);
+	pthread_t th;
+	T_ASSERT(pthread_create(&th, NULL, fault_thread, NULL) == 0);
+	T_ASSERT(pthread_join(th, NULL) == 0);
+	T_ASSERT(getrusage(RUSAGE_SELF, &b) == 0);
+	T_EXPECT(b.ru_minflt - a.ru_minflt >= 48);
+}
+
+/* Field n (1-based) of /proc/self/stat, or -1. */
+static long proc_stat_field(int n)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	char *p = strrchr(buf, ')');      /* the name may hold spaces */
+	if (!p)
+		return -1;
+	int f = 2;
+	for (p++; *p && f < n; p++)
+		if (*p == ' ')
+			f++;
+	return f == n ? strtol(p, NULL, 10) : -1;
+}
+
+UT_TEST(proc_stat_minflt_follows_getrusage)
+{
+	struct rusage a, b;
+	T_ASSERT(getrusage(RUSAGE_SELF, &a) == 0);
+	long f = proc_stat_field(10);          /* minflt */
+	T_ASSERT(getrusage(RUSAGE_SELF, &b) == 0);
+	T_EXPECT(f >= a.ru_minflt && f <= b.ru_minflt);
+	touch_pages(32);
+	T_EXPECT(proc_stat_field(10) >= f + 32);
+}
+
+UT_TEST(children_faults_counted_at_wait)
+{
+	struct rusage a, b, w;
+	T_ASSERT(getrusage(RUSAGE_CHILDREN, &a) == 0);
+	pid_t p = fork();
+	T_ASSERT(p >= 0);
+	if (p == 0) {
+		touch_pages(100);
+		_exit(0);
+	}
+	int st;
+	T_EXPECT_EQ(wait4(p, &st, 0, &w), p);
+	T_EXPECT(w.ru_minflt >= 100);
+	T_ASSERT(getrusage(RUSAGE_CHILDREN, &b) == 0);
+	T_EXPECT(b.ru_minflt - a.ru_minflt >= 100);
+	T_EXPECT(b.ru_minflt - a.ru_minflt >= w.ru_minflt);
+	T_EXPECT(proc_stat_field(11) >= b.ru_minflt);   /* cminflt */
+}
+
+UT_TEST(wait4_stopped_child_reports_its_faults)
+{
+	pid_t p = fork();
+	T_ASSERT(p >= 0);
+	if (p == 0) {
+		touch_pages(50);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	struct rusage w;
+	int st;
+	T_EXPECT_EQ(wait4(p, &st, WUNTRACED, &w), p);
+	T_EXPECT(WIFSTOPPED(st));
+	T_EXPECT(w.ru_minflt >= 50);            /* Linux: the stopped child's usage */
+	kill(p, SIGKILL);
+	T_EXPECT_EQ(waitpid(p, &st, 0), p);
 }
 
 UT_TEST(getrusage_errors)
