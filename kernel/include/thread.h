@@ -92,10 +92,11 @@ struct thread {
 	uint64_t estcpu_sec;         /* (t) second of the last decay */
 	int quantum;                 /* (o) ticks left in the time slice */
 	int cpu;                     /* (t) CPU it runs or last ran on */
-	uint64_t last_ran;           /* (t) global tick when it last ran */
+	uint64_t last_ran;           /* (o) global tick when it last switched out (written by
+				      * it alone; read when it is queued or stolen) */
 	bool wake_sync;              /* (o) its wakeups now are synchronous: it gives up
 				      * its CPU next (exit), so a wakee may run here
-				      * (set with interrupts off; sched.c enqueue_locked) */
+				      * (set with interrupts off; sched.c enqueue_claimed) */
 	uint64_t affinity;           /* (t) CPUs allowed (bit per CPU) */
 	uint64_t saved_affinity;     /* (t) while funneled */
 	int funnel_depth;            /* (o) */

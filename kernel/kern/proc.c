@@ -705,7 +705,7 @@ static void wake_proc_locked(struct proc *p)
 /*
  * The same for an exiting child's parent: a synchronous wakeup (the child
  * leaves its CPU next), so a parent waiting in wait() runs on the child's
- * CPU (sched.c enqueue_locked).  Interrupts stay off while the flag is set,
+ * CPU (sched.c enqueue_claimed).  Interrupts stay off while the flag is set,
  * so no interrupt handler's wakeup takes it for its own.
  */
 static void wake_parent_sync_locked(struct proc *p)

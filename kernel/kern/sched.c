@@ -19,7 +19,8 @@
  * thread left in scpu[].prev_state, not t->state, which a waker may
  * change), so the wait is short and cannot deadlock.  Only a thread that
  * stays RUNNING (yield, preemption) is requeued by its old CPU, after
- * on_cpu is cleared, under t->lock: nobody else queues or runs a RUNNING
+ * on_cpu is cleared: claimed under t->lock (TS_WAKING) and queued after it
+ * (enqueue_claimed, "Wakeups" below); nobody else queues or runs a RUNNING
  * thread.  A waker still cannot lose a wakeup: the sleeper's state and the
  * wait queue change under the locks as before (waitq.c); only the end of
  * the switch no longer holds the waker back.
@@ -783,16 +784,18 @@ __noreturn void scheduler(void)
 			continue;
 		}
 		t->state = TS_RUNNING;
-		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), t->cpu);
-		if (t->cpu != c->id && t->cpu >= 0) {
-			TRACE(TEV_MIGRATE, t->tid, t->cpu, c->id, 0);
+		int from = t->cpu, pri = t->pri;
+		t->cpu = c->id;
+		WRITE_ONCE(t->on_cpu, 1);
+		simple_unlock(&t->lock);
+		/* Ours now (RUNNING here): the rest needs no lock. */
+		WRITE_ONCE(s->cur_pri, pri);
+		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), from);
+		if (from != c->id && from >= 0) {
+			TRACE(TEV_MIGRATE, t->tid, from, c->id, 0);
 			t->nmigrate++;
 			s->st.migrations++;
 		}
-		t->cpu = c->id;
-		WRITE_ONCE(t->on_cpu, 1);
-		WRITE_ONCE(s->cur_pri, t->pri);
-		simple_unlock(&t->lock);
 		if (t->quantum <= 0)
 			t->quantum = full_quantum(t);
 		c->curthread = t;
@@ -873,6 +876,24 @@ void sched_switch_locked(struct thread *t)
 	scpu[c->id].prev_state = t->state;   /* a waker may change t->state next */
 	t->last_ran = ticks;
 	simple_unlock(&t->lock);
+	swtch(&t->ctx, c->sched_ctx);
+}
+
+/*
+ * The same for a thread that stays RUNNING (preemption), without t->lock:
+ * its state does not change (only t itself moves a RUNNING thread out of
+ * RUNNING, and t is here), and last_ran is written only by t as it
+ * switches out.  Its old CPU requeues it (the scheduler loop).  Interrupts
+ * disabled.
+ */
+static void sched_switch_preempted(struct thread *t)
+{
+	KASSERT(!intr_enabled());
+	KASSERT(t == curthread());
+	KASSERT_OP(t->state, ==, TS_RUNNING);
+	struct cpu *c = mycpu();
+	scpu[c->id].prev_state = TS_RUNNING;
+	t->last_ran = ticks;
 	swtch(&t->ctx, c->sched_ctx);
 }
 
@@ -1450,8 +1471,7 @@ void sched_intr_exit(struct trapframe *tf)
 	if (!should_preempt(c, t))
 		return;
 	scpu[c->id].st.preemptions++;
-	simple_lock(&t->lock);
-	sched_switch_locked(t);   /* releases t->lock */
+	sched_switch_preempted(t);
 }
 
 uint64_t sched_cpu_ticks(void)
