@@ -100,7 +100,7 @@ static int count_one(struct proc *p, void *arg)
 		if (t->tid > c->maxpid)
 			c->maxpid = t->tid;
 		int s = READ_ONCE(t->state);
-		if (s == TS_RUNNING || s == TS_RUNNABLE)
+		if (s == TS_RUNNING || s == TS_RUNNABLE || s == TS_WAKING)
 			c->running++;
 	}
 	unlock_enable(&p->sig.lock, fl);
@@ -202,7 +202,7 @@ static char task_state_char(struct proc *p, bool live, bool stopped, int ts)
 		return 'Z';
 	if (stopped)
 		return 'T';
-	return ts == TS_RUNNING || ts == TS_RUNNABLE ? 'R' : 'S';
+	return ts == TS_RUNNING || ts == TS_RUNNABLE || ts == TS_WAKING ? 'R' : 'S';
 }
 
 /* Copy t's fields into s.  t is referenced and is a thread of p; no lock
@@ -214,7 +214,7 @@ static void task_snap_thread(struct proc *p, struct thread *t, struct tsnap *s)
 	s->nthreads = p->nthreads;
 	simple_lock(&t->lock);
 	memcpy(s->name, t->name, sizeof(s->name));
-	int ts = t->state;
+	int ts = READ_ONCE(t->state);   /* WAKING (being queued) shows as R */
 	s->cpu = t->cpu;
 	s->nice = t->nice;
 	s->policy = t->policy;

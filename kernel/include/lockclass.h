@@ -62,10 +62,10 @@
 	X(LC_SLEEPQ,       "sleepq",        52, IPL_HIGH, SIMPLE, "a hashed sleep queue of threads blocked on complex locks") \
 	X(LC_WAITQ,        "waitq",         53, IPL_HIGH, SIMPLE, "a wait queue's list of sleepers (and the condition its users guard with it)") \
 	X(LC_SIGPOST,      "sigpost",       54, IPL_HIGH, SIMPLE, "a CPU's queue of signal requests posted from interrupt context for the sigpost thread (timer.c)") \
-	X(LC_THREAD,       "thread",        55, IPL_HIGH, SIMPLE, "a thread's state, priority, boost records, affinity, wait state; never held across a context switch (released before it; the next CPU waits for t->on_cpu: sched.c)") \
+	X(LC_THREAD,       "thread",        55, IPL_HIGH, SIMPLE, "a thread's state, priority, boost records, affinity, wait state; never held across a context switch (released before it; the next CPU waits for t->on_cpu: sched.c); a wakeup only claims the thread under it (TS_WAKING) and queues it after releasing it, and holders that change its scheduling fields wait for TS_WAKING to end") \
 	X(LC_CALLOUT,      "callout",       56, IPL_HIGH, SIMPLE, "a CPU's callout queue, its running callout and the queued callouts' state (callout.c); handlers run without it") \
-	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock)") \
-	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads") \
+	X(LC_RUNQ,         "runq",          57, IPL_HIGH, SIMPLE, "a CPU's local run queue (other CPUs' only by trylock); a queued thread's TS_WAKING -> RUNNABLE store is made under it (sched.c)") \
+	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads (and, as runq, the TS_WAKING -> RUNNABLE store of a thread queued on it)") \
 	X(LC_FIFO,         "fifo",          59, IPL_HIGH, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
 	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \

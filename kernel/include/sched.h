@@ -24,8 +24,22 @@ void sched_switch_locked(struct thread *t);
 /* Waits (at most a second) until exited threads handed to the thread
  * reaper are freed: exact free-memory counts (sysinfo). */
 void thread_reaper_quiesce(void);
-/* Make a sleeping or new thread runnable.  t->lock held. */
+/* Make a sleeping or new thread runnable.  t->lock held (and kept). */
 void sched_wakeup_locked(struct thread *t);
+/*
+ * The same in two steps, so the run-queue insert is out of t->lock's hold
+ * (sched.c, "Wakeups"): with t->lock held and interrupts off, claim the
+ * wakeup (true if t slept or was new; it is then TS_WAKING, its wakeup
+ * reason may still be set under the lock); release t->lock and, with
+ * interrupts still off and no lock needed, queue it with
+ * sched_wakeup_finish.  A claimed thread must be finished at once.
+ */
+bool sched_wakeup_claim_locked(struct thread *t);
+void sched_wakeup_finish(struct thread *t);
+/* t->lock held: wait while t is TS_WAKING (before changing its priority,
+ * policy or affinity, or reading its queue position). */
+void sched_wait_queued_locked(struct thread *t);
+extern uint64_t sched_waking_waits;   /* [a] times that wait spun (tests) */
 /* If t runs on another CPU, interrupt it (a signal or exit is pending). */
 void sched_kick_locked(struct thread *t);
 /* Start the kernel thread that frees exited autofree threads. */
@@ -72,6 +86,7 @@ extern uint64_t sched_steals_hot;      /* steals of cache-hot threads, after a C
 extern uint64_t sched_oncpu_waits;     /* picks that waited for a thread to finish
 					* switching out on another CPU (on_cpu) */
 extern int sched_switchout_delay_us;   /* test hook: widens that window */
+extern int sched_waking_delay_us;      /* test hook: a claimer lingers in TS_WAKING */
 
 #define FSHIFT          11     /* load averages are fixed point << FSHIFT */
 #define FSCALE          (1 << FSHIFT)

@@ -330,8 +330,9 @@ int sigset_from_user(uint64_t uset, uint64_t size, uint64_t *set);
 void signal_call_mask_begin(uint64_t mask);
 void signal_call_mask_end(void);
 
-/* Wake t if it is in an interruptible sleep (t->lock held): waitq.c. */
-void signal_wakeup_locked(struct thread *t);
+/* Claim t's wakeup if it is in an interruptible sleep (t->lock held;
+ * true: release it and call sched_wakeup_finish): waitq.c, sched.c. */
+bool signal_wakeup_claim_locked(struct thread *t);
 
 /*
  * Between kern/signal.c and the architecture's signal frame

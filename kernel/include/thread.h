@@ -24,6 +24,10 @@ enum thread_state {
 	TS_SLEEPING,    /* on a wait queue */
 	TS_ZOMBIE,      /* exited, stack not yet freed */
 	TS_IDLE,        /* a CPU's idle/scheduler context, never queued */
+	TS_WAKING,      /* being queued without t->lock by the CPU that made it runnable
+			 * (a waker, or its old CPU after a yield/preemption); it becomes
+			 * RUNNABLE under the run-queue lock; t->lock holders that would
+			 * change its scheduling fields wait (sched_wait_queued_locked) */
 };
 
 enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2, SCHED_BATCH = 3,
@@ -64,7 +68,9 @@ struct thread {
 				      * out: set by the CPU that picks it, cleared (release)
 				      * once its context is saved; no CPU switches to it
 				      * before reading 0 (acquire) (sched.c) */
-	enum thread_state state;     /* (t) */
+	enum thread_state state;     /* (t), except WAKING -> RUNNABLE: stored (release) by the
+				      * CPU that claimed the wakeup under t->lock, with the
+				      * run-queue lock held; read with acquire (sched.c) */
 	int tid;                     /* [I] (a user thread's id in the pid table; exec from
 				      * a non-leader thread gives it the process id) */
 	char name[THREAD_NAME];      /* (t) (prctl PR_SET_NAME, exec) */
@@ -72,6 +78,8 @@ struct thread {
 	uint64_t kstack_top;         /* [I] */
 
 	/* Scheduling (sched.c). */
+	/* (t) fields below are also read without t->lock, by the CPU queueing
+	 * a TS_WAKING thread: writers wait for WAKING to end first. */
 	int policy;                  /* (t) SCHED_OTHER, FIFO, RR, BATCH, IDLE */
 	int rt_priority;             /* (t) 1..99 for FIFO/RR (Linux numbering) */
 	int nice;                    /* (t) -20..19 for time-share */
@@ -84,10 +92,11 @@ struct thread {
 	uint64_t estcpu_sec;         /* (t) second of the last decay */
 	int quantum;                 /* (o) ticks left in the time slice */
 	int cpu;                     /* (t) CPU it runs or last ran on */
-	uint64_t last_ran;           /* (t) global tick when it last ran */
+	uint64_t last_ran;           /* (o) global tick when it last switched out (written by
+				      * it alone; read when it is queued or stolen) */
 	bool wake_sync;              /* (o) its wakeups now are synchronous: it gives up
 				      * its CPU next (exit), so a wakee may run here
-				      * (set with interrupts off; sched.c enqueue_locked) */
+				      * (set with interrupts off; sched.c enqueue_claimed) */
 	uint64_t affinity;           /* (t) CPUs allowed (bit per CPU) */
 	uint64_t saved_affinity;     /* (t) while funneled */
 	int funnel_depth;            /* (o) */

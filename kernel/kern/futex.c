@@ -313,9 +313,13 @@ static void q_init(struct futex_q *q, const struct futex_key *k, uint32_t bitset
 /* Wakes q's thread if it sleeps (after q->state changed). */
 static void q_wake_thread(struct futex_q *q)
 {
-	uint64_t s = disable_lock(&q->t->lock);
-	sched_wakeup_locked(q->t);
-	unlock_enable(&q->t->lock, s);
+	struct thread *t = q->t;
+	uint64_t s = disable_lock(&t->lock);
+	bool claimed = sched_wakeup_claim_locked(t);
+	simple_unlock(&t->lock);
+	if (claimed)
+		sched_wakeup_finish(t);   /* queued without t->lock (sched.c) */
+	intr_restore(s);
 }
 
 /* Appends q to hb.  hb->lock held; q counted in hb->nwait by the caller. */
@@ -493,7 +497,9 @@ static int q_sleep_locked(struct futex_q *q, struct thread *t, uint64_t deadline
 static int q_wait(struct futex_bucket *hb, struct futex_q *q, uint64_t deadline, bool armed)
 {
 	struct thread *t = curthread();
-	if (deadline && time_monotonic_ns() >= deadline) {
+	/* A pre-armed sleep (futex_wait) checked the clock before it took the
+	 * bucket lock; its callout ends the sleep at the deadline. */
+	if (deadline && !armed && time_monotonic_ns() >= deadline) {
 		q_unlink_locked(hb, q);
 		simple_unlock(&hb->lock);
 		return -ETIMEDOUT;
@@ -606,9 +612,18 @@ static int futex_wait(uint64_t uaddr, bool shared, uint32_t val, uint64_t deadli
 	 * so neither hold pays for the callout (thread_timeout_arm). */
 	if (deadline)
 		thread_timeout_arm(deadline);
+	/* The clock is read before the bucket lock, not under it (a timeout
+	 * that passes in between ends the sleep through the armed callout);
+	 * the word is checked first, so a changed word is still -EAGAIN. */
+	bool expired = deadline && time_monotonic_ns() >= deadline;
 	r = q_queue_if_value(hb, &q, uaddr, val);
-	if (!r)
+	if (!r && expired) {
+		q_unlink_locked(hb, &q);
+		simple_unlock(&hb->lock);
+		r = -ETIMEDOUT;
+	} else if (!r) {
 		r = q_wait(hb, &q, deadline, deadline != 0);
+	}
 	if (deadline)
 		thread_timeout_disarm();
 	/* A timed wait cut by a signal continues through restart_syscall with

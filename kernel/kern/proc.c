@@ -702,7 +702,7 @@ static void fork_child_start(void *arg)
 /*
  * Wakes p's waiters in wait().  sync: the caller is an exiting child that
  * leaves its CPU next, a synchronous wakeup, so a parent waiting in wait()
- * may run on the child's CPU (sched.c enqueue_locked); interrupts stay off
+ * may run on the child's CPU (sched.c enqueue_claimed); interrupts stay off
  * while the flag is set, so no interrupt handler's wakeup takes it for its
  * own.
  */

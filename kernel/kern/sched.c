@@ -19,7 +19,8 @@
  * thread left in scpu[].prev_state, not t->state, which a waker may
  * change), so the wait is short and cannot deadlock.  Only a thread that
  * stays RUNNING (yield, preemption) is requeued by its old CPU, after
- * on_cpu is cleared, under t->lock: nobody else queues or runs a RUNNING
+ * on_cpu is cleared: claimed under t->lock (TS_WAKING) and queued after it
+ * (enqueue_claimed, "Wakeups" below); nobody else queues or runs a RUNNING
  * thread.  A waker still cannot lose a wakeup: the sleeper's state and the
  * wait queue change under the locks as before (waitq.c); only the end of
  * the switch no longer holds the waker back.
@@ -81,11 +82,21 @@ uint64_t sched_oncpu_waits;   /* [a] picks that waited for the thread's old CPU 
  * go of the thread (on_cpu), so wakers' CPUs meet the handoff wait. */
 int sched_switchout_delay_us;  /* [a] 0 normally */
 
-static void switchout_delay(void)
+/* Test hook (sched_test.c): a CPU that claimed a wakeup lingers this long
+ * in TS_WAKING before it queues the thread, so t->lock holders meet the
+ * wait for it (sched_wait_queued_locked). */
+int sched_waking_delay_us;     /* [a] 0 normally */
+
+static void delay_us(int us)
 {
-	uint64_t end = rdtsc() + tsc_hz / 1000000 * (uint64_t)READ_ONCE(sched_switchout_delay_us);
+	uint64_t end = rdtsc() + tsc_hz / 1000000 * (uint64_t)us;
 	while (rdtsc() < end)
 		cpu_relax();
+}
+
+static void switchout_delay(void)
+{
+	delay_us(READ_ONCE(sched_switchout_delay_us));
 }
 /*
  * Idle polling (like Linux's haltpoll): an idle CPU watches its queues for
@@ -98,7 +109,7 @@ static void switchout_delay(void)
  * idlepoll=N (us); 0 halts at once.
  */
 int sched_idle_poll_us = 500;
-/* Synchronous wakeups run the wakee on the waker's CPU (enqueue_locked);
+/* Synchronous wakeups run the wakee on the waker's CPU (enqueue_claimed);
  * boot option wakesync=0 turns it off (for comparisons). */
 int sched_wake_sync = 1;
 
@@ -178,9 +189,10 @@ static int boost_best_locked(struct thread *t)
 
 /*
  * Recomputes t's base priority; the effective one keeps a boost.  The
- * caller owns t's scheduling fields one of three ways: t->lock held; t is
- * on a run queue whose lock is held (aging); or t is not yet visible
- * (thread_create).  No single lock to assert, so it asserts none.
+ * caller owns t's scheduling fields one of four ways: t->lock held; t is
+ * on a run queue whose lock is held (aging); t is TS_WAKING and this CPU
+ * claimed it (enqueue_claimed); or t is not yet visible (thread_create).
+ * No single lock to assert, so it asserts none.
  */
 static void update_pri_locked(struct thread *t)
 {
@@ -392,15 +404,17 @@ static int choose_cpu(struct thread *t)
 	      t->affinity);
 }
 
-/* For a global-queue thread: the CPU to interrupt, or -1 (last-CPU preference). */
-static int preempt_target(struct thread *t)
+/* For a global-queue thread last run on `last`, allowed on `affinity`, of
+ * priority pri: the CPU to interrupt, or -1 (last-CPU preference).  Takes
+ * copies: the thread may be running elsewhere by now. */
+static int preempt_target(int last, uint64_t affinity, int pri)
 {
-	int last = t->cpu, best = -1, worst_pri = t->pri;
-	if (last >= 0 && last < ncpu && (t->affinity & (1UL << last)) &&
-	    READ_ONCE(scpu[last].cur_pri) > t->pri)
+	int best = -1, worst_pri = pri;
+	if (last >= 0 && last < ncpu && (affinity & (1UL << last)) &&
+	    READ_ONCE(scpu[last].cur_pri) > pri)
 		return last;
 	for (int i = 0; i < ncpu; i++) {
-		if (!(t->affinity & (1UL << i)) || !cpus[i].online)
+		if (!(affinity & (1UL << i)) || !cpus[i].online)
 			continue;
 		int p = READ_ONCE(scpu[i].cur_pri);
 		if (p > worst_pri) {
@@ -412,61 +426,150 @@ static int preempt_target(struct thread *t)
 }
 
 /*
- * Queues runnable t.  front: at the head of its priority list (a boosted
- * holder, or a preempted thread keeping its turn).  t->lock held.
+ * Wakeups without the wakee's thread lock (issue 11).  A thread is made
+ * runnable in two steps:
+ *
+ *  1. Under t->lock, with interrupts off, the CPU that makes it runnable
+ *     claims it: a waker finds it SLEEPING (or EMBRYO), moves it to
+ *     TS_WAKING (sched_wakeup_claim_locked) and sets its wakeup reason;
+ *     a CPU that switched out a thread still RUNNING (yield, preemption)
+ *     does the same for its requeue.  Only the claimer queues the thread:
+ *     other wakers find it not SLEEPING and do nothing, as with a RUNNABLE
+ *     one, so there is no double enqueue, and no wakeup is lost (the
+ *     sleeper becomes SLEEPING under t->lock after checking its condition,
+ *     waitq.c).
+ *  2. The claimer releases t->lock and, interrupts still off, recomputes
+ *     t's priority, reads its policy, affinity and last CPU, chooses the queue, and
+ *     inserts t holding only that run-queue lock; under it, after the
+ *     insert, it stores TS_RUNNABLE (release).  From the unlock on, t may
+ *     be picked, run, exit and be freed: the claimer keeps copies of what
+ *     it still needs (tracing, the kick) and touches t no more
+ *     (enqueue_claimed).
+ *
+ * While t is TS_WAKING its scheduling fields belong to the claimer.  Every
+ * t->lock holder that changes them or looks at t's queue position
+ * (setscheduler, setnice, setaffinity, a priority boost) first waits,
+ * holding t->lock, until the state is no longer TS_WAKING
+ * (sched_wait_queued_locked; acquire, so it then sees rq_cpu).  That wait
+ * cannot deadlock: the claimer, from the claim to the RUNNABLE store, runs
+ * with interrupts off (no preemption, no interrupt handler on its CPU),
+ * takes no thread lock and nothing ranked at or below `thread`, only a
+ * run-queue lock (and the global queue's), whose holders never wait for a
+ * thread lock or for a waking thread; and it sends no synchronous IPI (the
+ * kick waits in kick_pending).  The waiter holds t->lock and maybe locks
+ * ranked below it, none of which the claimer needs.  On one CPU the claim
+ * and the store happen with interrupts off, so no waiter ever sees WAKING.
+ * Readers that only look (sched_kick_locked, signal and timeout wakeups,
+ * /proc) take WAKING as RUNNABLE: not running, not asleep.  The scheduler's
+ * pick and stealing need nothing new: a queued thread is already RUNNABLE.
+ */
+uint64_t sched_waking_waits;   /* [a] sched_wait_queued_locked calls that spun */
+
+void sched_wait_queued_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != TS_WAKING)
+		return;
+	__atomic_fetch_add(&sched_waking_waits, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == TS_WAKING)
+		cpu_relax();
+}
+
+/*
+ * Queues t, claimed by this CPU (TS_WAKING; t->lock need not be held).
+ * front: at the head of its priority list (a preempted FIFO thread
+ * keeping its turn).  waking: a wakeup (soft affinity chooses the CPU),
+ * else t's last CPU if it may still run there.  Interrupts off.
+ */
+static void enqueue_claimed(struct thread *t, bool front, bool waking)
+{
+	KASSERT(!intr_enabled());
+	KASSERT_OP(READ_ONCE(t->state), ==, TS_WAKING);
+	KASSERT_OP(t->rq_cpu, ==, -2);      /* on no queue: never queued twice */
+	if (unlikely(READ_ONCE(sched_waking_delay_us)))
+		delay_us(READ_ONCE(sched_waking_delay_us));
+	update_pri_locked(t);               /* ours while WAKING (no t->lock needed) */
+	int pri = t->pri, last = t->cpu, tid = t->tid;
+	uint64_t affinity = t->affinity;
+	int pid = t->proc ? t->proc->pid : 0;
+	bool global = policy_fixed(t->policy) && !bound_to_one(t);
+	int cpu = -1;
+	struct runq *rq = &global_rq;
+	if (!global) {
+		cpu = waking ? choose_cpu(t) : last;
+		/*
+		 * A synchronous wakeup (the waker gives up this CPU next: a
+		 * child's exit waking its parent) whose chosen CPU has halted
+		 * runs the wakee here instead when nothing else is queued
+		 * here, as Linux's wake-affine pulls a WF_SYNC wakee to the
+		 * waker's CPU: no IPI to a halted CPU (under emulation a host
+		 * thread wakeup, up to a host time slice on a busy host).  A
+		 * CPU still polling takes the wakee at once and runs it beside
+		 * the waker's last steps, so it keeps it.
+		 */
+		int me = cpu_id();
+		if (waking && cpu != me && curthread()->wake_sync && sched_wake_sync &&
+		    READ_ONCE(cpus[cpu].idling) && (affinity & (1UL << me)) &&
+		    READ_ONCE(scpu[me].rq.nr) == 0)
+			cpu = me;
+		if (cpu < 0 || cpu >= ncpu || !(affinity & (1UL << cpu)))
+			cpu = choose_cpu(t);
+		rq = &scpu[cpu].rq;
+	}
+	simple_lock(&rq->lock);
+	runq_insert_locked(rq, t, front, cpu);
+	/* Runnable: from the unlock on t may run (and be freed) elsewhere. */
+	__atomic_store_n(&t->state, TS_RUNNABLE, __ATOMIC_RELEASE);
+	simple_unlock(&rq->lock);
+	if (global) {
+		int target = preempt_target(last, affinity, pri);
+		if (target >= 0)
+			resched_cpu(target);
+		return;
+	}
+	if (waking) {
+		TRACE(TEV_WAKEUP, tid, cpu, pid, 0);
+		scpu[cpu_id()].st.wakeups++;
+		if (cpu != cpu_id())
+			scpu[cpu_id()].st.remote_wakeups++;
+	}
+	(void)tid;
+	(void)pid;
+	if (READ_ONCE(scpu[cpu].cur_pri) > pri)
+		resched_cpu(cpu);
+}
+
+/*
+ * Queues runnable t (off every queue) again: the pick found its mask
+ * changed, setaffinity moves it.  t->lock held.
  */
 static void enqueue_locked(struct thread *t, bool front, bool waking)
 {
 	KASSERT(simple_lock_held(&t->lock));
 	KASSERT_OP(t->state, ==, TS_RUNNABLE);
-	if (policy_fixed(t->policy) && !bound_to_one(t)) {
-		simple_lock(&global_rq.lock);
-		runq_insert_locked(&global_rq, t, front, -1);
-		simple_unlock(&global_rq.lock);
-		int target = preempt_target(t);
-		if (target >= 0)
-			resched_cpu(target);
-		return;
-	}
-	int cpu = waking ? choose_cpu(t) : t->cpu;
-	/*
-	 * A synchronous wakeup (the waker gives up this CPU next: a child's
-	 * exit waking its parent) whose chosen CPU has halted runs the wakee
-	 * here instead when nothing else is queued here, as Linux's
-	 * wake-affine pulls a WF_SYNC wakee to the waker's CPU: no IPI to a
-	 * halted CPU (under emulation a host thread wakeup, up to a host time
-	 * slice on a busy host).  A CPU still polling takes the wakee at once
-	 * and runs it beside the waker's last steps, so it keeps it.
-	 */
-	int me = cpu_id();
-	if (waking && cpu != me && curthread()->wake_sync && sched_wake_sync &&
-	    READ_ONCE(cpus[cpu].idling) && (t->affinity & (1UL << me)) &&
-	    READ_ONCE(scpu[me].rq.nr) == 0)
-		cpu = me;
-	if (cpu < 0 || cpu >= ncpu || !(t->affinity & (1UL << cpu)))
-		cpu = choose_cpu(t);
-	struct runq *rq = &scpu[cpu].rq;
-	simple_lock(&rq->lock);
-	runq_insert_locked(rq, t, front, cpu);
-	simple_unlock(&rq->lock);
-	if (waking) {
-		TRACE(TEV_WAKEUP, t->tid, cpu, t->proc ? t->proc->pid : 0, 0);
-		scpu[cpu_id()].st.wakeups++;
-		if (cpu != cpu_id())
-			scpu[cpu_id()].st.remote_wakeups++;
-	}
-	if (READ_ONCE(scpu[cpu].cur_pri) > t->pri)
-		resched_cpu(cpu);
+	t->state = TS_WAKING;       /* nobody sees it: t->lock is held throughout */
+	enqueue_claimed(t, front, waking);
+}
+
+bool sched_wakeup_claim_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&t->lock));
+	KASSERT(!intr_enabled());
+	if (t->state != TS_SLEEPING && t->state != TS_EMBRYO)
+		return false;
+	t->state = TS_WAKING;       /* its priority is recomputed by enqueue_claimed */
+	return true;
+}
+
+void sched_wakeup_finish(struct thread *t)
+{
+	enqueue_claimed(t, false, true);
 }
 
 void sched_wakeup_locked(struct thread *t)
 {
-	KASSERT(simple_lock_held(&t->lock));
-	if (t->state != TS_SLEEPING && t->state != TS_EMBRYO)
-		return;
-	t->state = TS_RUNNABLE;
-	update_pri_locked(t);
-	enqueue_locked(t, false, true);
+	if (sched_wakeup_claim_locked(t))
+		enqueue_claimed(t, false, true);
 }
 
 /* ---- stealing (load balancing) ---- */
@@ -720,16 +823,18 @@ __noreturn void scheduler(void)
 			continue;
 		}
 		t->state = TS_RUNNING;
-		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), t->cpu);
-		if (t->cpu != c->id && t->cpu >= 0) {
-			TRACE(TEV_MIGRATE, t->tid, t->cpu, c->id, 0);
+		int from = t->cpu, pri = t->pri;
+		t->cpu = c->id;
+		WRITE_ONCE(t->on_cpu, 1);
+		simple_unlock(&t->lock);
+		/* Ours now (RUNNING here): the rest needs no lock. */
+		WRITE_ONCE(s->cur_pri, pri);
+		TRACE(TEV_SWITCH_IN, t->tid, t->proc ? t->proc->pid : 0, READ_ONCE(s->rq.nr), from);
+		if (from != c->id && from >= 0) {
+			TRACE(TEV_MIGRATE, t->tid, from, c->id, 0);
 			t->nmigrate++;
 			s->st.migrations++;
 		}
-		t->cpu = c->id;
-		WRITE_ONCE(t->on_cpu, 1);
-		WRITE_ONCE(s->cur_pri, t->pri);
-		simple_unlock(&t->lock);
 		if (t->quantum <= 0)
 			t->quantum = full_quantum(t);
 		c->curthread = t;
@@ -780,10 +885,10 @@ __noreturn void scheduler(void)
 			/* yielded or preempted: a FIFO thread keeps its place */
 			simple_lock(&t->lock);
 			KASSERT_OP(t->state, ==, TS_RUNNING);
-			t->state = TS_RUNNABLE;
-			update_pri_locked(t);
-			enqueue_locked(t, t->policy == SCHED_FIFO && t->quantum > 0, false);
+			bool front = t->policy == SCHED_FIFO && t->quantum > 0;
+			t->state = TS_WAKING;       /* claimed: queued after the unlock */
 			simple_unlock(&t->lock);
+			enqueue_claimed(t, front, false);
 		} else if (how == TS_ZOMBIE) {
 			finish_zombie(t);
 		}
@@ -810,6 +915,24 @@ void sched_switch_locked(struct thread *t)
 	scpu[c->id].prev_state = t->state;   /* a waker may change t->state next */
 	t->last_ran = ticks;
 	simple_unlock(&t->lock);
+	swtch(&t->ctx, c->sched_ctx);
+}
+
+/*
+ * The same for a thread that stays RUNNING (preemption), without t->lock:
+ * its state does not change (only t itself moves a RUNNING thread out of
+ * RUNNING, and t is here), and last_ran is written only by t as it
+ * switches out.  Its old CPU requeues it (the scheduler loop).  Interrupts
+ * disabled.
+ */
+static void sched_switch_preempted(struct thread *t)
+{
+	KASSERT(!intr_enabled());
+	KASSERT(t == curthread());
+	KASSERT_OP(t->state, ==, TS_RUNNING);
+	struct cpu *c = mycpu();
+	scpu[c->id].prev_state = TS_RUNNING;
+	t->last_ran = ticks;
 	swtch(&t->ctx, c->sched_ctx);
 }
 
@@ -1056,6 +1179,7 @@ int sched_setscheduler(struct thread *t, int policy, int rt)
 	if (SCHED_TIMESHARE(policy) ? rt != 0 : (!policy_fixed(policy) || rt < 1 || rt > 99))
 		return -EINVAL;
 	uint64_t s = disable_lock(&t->lock);
+	sched_wait_queued_locked(t);   /* not while another CPU queues it */
 	t->policy = policy;
 	t->rt_priority = rt;
 	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
@@ -1073,6 +1197,7 @@ int sched_setnice(struct thread *t, int nice)
 	if (nice > 19)
 		nice = 19;
 	uint64_t s = disable_lock(&t->lock);
+	sched_wait_queued_locked(t);
 	t->nice = nice;
 	if (t->state != TS_RUNNABLE)   /* queued by t->pri: updated when requeued */
 		update_pri_locked(t);
@@ -1095,6 +1220,7 @@ int sched_setaffinity(struct thread *t, uint64_t mask)
 	if (!(mask & online))
 		return -EINVAL;
 	uint64_t s = disable_lock(&t->lock);
+	sched_wait_queued_locked(t);   /* then RUNNABLE means queued, rq_cpu set */
 	t->affinity = mask;
 	int cpu = t->rq_cpu;
 	if (t != curthread() && t->state == TS_RUNNABLE && cpu >= 0 && !(mask & (1UL << cpu))) {
@@ -1199,6 +1325,7 @@ void sched_boost_by(struct thread *holder, int pri, const void *by)
 {
 	for (;;) {
 		uint64_t s = disable_lock(&holder->lock);
+		sched_wait_queued_locked(holder);   /* its priority is the queuer's meanwhile */
 		if (pri >= holder->base_pri) {   /* lends nothing, now or later */
 			unlock_enable(&holder->lock, s);
 			return;
@@ -1385,8 +1512,7 @@ void sched_intr_exit(struct trapframe *tf)
 	if (!should_preempt(c, t))
 		return;
 	scpu[c->id].st.preemptions++;
-	simple_lock(&t->lock);
-	sched_switch_locked(t);   /* releases t->lock */
+	sched_switch_preempted(t);
 }
 
 uint64_t sched_cpu_ticks(void)

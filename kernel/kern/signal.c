@@ -16,7 +16,7 @@
  * signal is dropped, a standard signal already pending is not queued again,
  * a real-time one is queued with its siginfo (bounded: EAGAIN).  Then a
  * thread that does not block the signal is woken if it is in an
- * interruptible sleep (signal_wakeup_locked, under its thread lock: see
+ * interruptible sleep (signal_wakeup_claim_locked, under its thread lock: see
  * waitq.c for why no wakeup is lost).
  *
  * Delivery (signal_deliver, on every return to user mode): the default
@@ -218,14 +218,17 @@ static void sighand_unref(struct sighand *h)
 
 /* ---- waking ---- */
 
-/* t->lock held: end t's interruptible sleep (waitq.c unlists it). */
-void signal_wakeup_locked(struct thread *t)
+/* t->lock held: end t's interruptible sleep (waitq.c unlists it).  True
+ * if it was claimed: the caller releases t->lock, then (interrupts still
+ * off) queues it with sched_wakeup_finish (sched.h). */
+bool signal_wakeup_claim_locked(struct thread *t)
 {
 	KASSERT(simple_lock_held(&t->lock));
-	if (t->state == TS_SLEEPING && t->sig.intr_sleep) {
+	if (t->state == TS_SLEEPING && t->sig.intr_sleep && sched_wakeup_claim_locked(t)) {
 		t->wakeup_reason = EINTR;
-		sched_wakeup_locked(t);
+		return true;
 	}
+	return false;
 }
 
 /* A signal is pending for t: wake it from an interruptible sleep, or
@@ -234,9 +237,12 @@ static void wake_thread_sig_locked(struct proc *p, struct thread *t)
 {
 	KASSERT(simple_lock_held(&p->sig.lock));
 	simple_lock(&t->lock);
-	signal_wakeup_locked(t);
-	sched_kick_locked(t);
+	bool woke = signal_wakeup_claim_locked(t);
+	if (!woke)
+		sched_kick_locked(t);
 	simple_unlock(&t->lock);
+	if (woke)
+		sched_wakeup_finish(t);   /* p->sig.lock keeps interrupts off */
 }
 
 /*

@@ -24,7 +24,7 @@
  * waker may then wake the thread while it is still switching out, and the
  * CPU that picks it waits for the switch to end: sched.c).  A signal sender makes
  * the signal pending first, then takes the thread lock
- * (signal_wakeup_locked): either it comes first, and the sleeper sees the
+ * (signal_wakeup_claim_locked): either it comes first, and the sleeper sees the
  * signal, or it finds the thread asleep with the flag and wakes it (reason
  * EINTR), leaving it listed like a timeout does.  No wakeup is lost.
  */
@@ -224,11 +224,24 @@ static void waitq_timeout(void *arg)
 	struct thread *t = arg;
 	simple_lock(&t->lock);
 	t->timeout_fired = true;
-	if (t->state == TS_SLEEPING && t->timed_sleep) {
+	bool woke = t->state == TS_SLEEPING && t->timed_sleep && sched_wakeup_claim_locked(t);
+	if (woke)
 		t->wakeup_reason = ETIMEDOUT;
-		sched_wakeup_locked(t);
-	}
 	simple_unlock(&t->lock);
+	if (woke)
+		sched_wakeup_finish(t);   /* interrupts are off in the handler */
+}
+
+/* Wakes t if it is asleep: claims it under t->lock, queues it after
+ * (sched.h).  Interrupts off (the caller holds a wait-queue lock). */
+static bool wake_if_asleep(struct thread *t)
+{
+	simple_lock(&t->lock);
+	bool asleep = t->state == TS_SLEEPING && sched_wakeup_claim_locked(t);
+	simple_unlock(&t->lock);
+	if (asleep)
+		sched_wakeup_finish(t);
+	return asleep;
 }
 
 /* Wakes one listed thread that is still asleep; returns 1 if one was woken. */
@@ -236,15 +249,9 @@ int waitq_wakeup_one_locked(struct waitq *wq)
 {
 	KASSERT(simple_lock_held(&wq->lock));
 	struct thread *t;
-	while ((t = list_pop_locked(wq))) {
-		simple_lock(&t->lock);
-		bool asleep = t->state == TS_SLEEPING;
-		if (asleep)
-			sched_wakeup_locked(t);
-		simple_unlock(&t->lock);
-		if (asleep)
+	while ((t = list_pop_locked(wq)))
+		if (wake_if_asleep(t))
 			return 1;
-	}
 	return 0;
 }
 
@@ -287,12 +294,7 @@ int waitq_wakeup_thread_locked(struct waitq *wq, struct thread *t)
 {
 	KASSERT(simple_lock_held(&wq->lock));
 	list_remove_locked(wq, t);
-	simple_lock(&t->lock);
-	bool asleep = t->state == TS_SLEEPING;
-	if (asleep)
-		sched_wakeup_locked(t);
-	simple_unlock(&t->lock);
-	return asleep;
+	return wake_if_asleep(t);
 }
 
 /*
