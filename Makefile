@@ -105,6 +105,7 @@ KERN_OBJS := \
 	kern/elf.o \
 	kern/elf_test.o \
 	kern/vdso.o \
+	kern/vdso_test.o \
 	vdso/vdso_image.o
 
 VM_OBJS := \
