@@ -103,7 +103,10 @@ KERN_OBJS := \
 	kern/ktest.o \
 	kern/kern_test.o \
 	kern/elf.o \
-	kern/elf_test.o
+	kern/elf_test.o \
+	kern/vdso.o \
+	kern/vdso_test.o \
+	vdso/vdso_image.o
 
 VM_OBJS := \
 	vm/page.o \
@@ -194,6 +197,30 @@ $(BUILD)/kernel/%.o: kernel/%.S
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC) $(ASFLAGS) -c $< -o $@
+
+# The vDSO (kernel/vdso/, docs/time.md): a user-space shared object built
+# with the host compiler, checked to have no relocations and no DT_NEEDED,
+# stripped, and embedded in the kernel by vdso_image.S (.incbin).
+VDSO_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -ffreestanding -fno-builtin \
+	-fno-stack-protector -fvisibility=hidden -fno-plt -Ikernel/include
+VDSO_LDFLAGS := -nostdlib -shared -Wl,--hash-style=both -Wl,-soname=linux-vdso.so.1 \
+	-Wl,-T,kernel/vdso/vdso.lds -Wl,--eh-frame-hdr -Wl,--build-id=none \
+	-Wl,-z,max-page-size=4096 -Wl,--no-undefined
+
+$(BUILD)/vdso/vdso.so: kernel/vdso/vdso.c kernel/vdso/vdso.lds kernel/include/vdso_data.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  VDSO    $@")
+	$(Q)$(CC) $(VDSO_CFLAGS) $(VDSO_LDFLAGS) -o $@.dbg kernel/vdso/vdso.c
+	$(Q)if readelf -r $@.dbg | grep -q "^Relocation section"; then \
+		echo "$@: the vDSO has relocations" >&2; exit 1; fi
+	$(Q)if readelf -d $@.dbg | grep -q NEEDED; then \
+		echo "$@: the vDSO needs a library" >&2; exit 1; fi
+	$(Q)$(OBJCOPY) --strip-all $@.dbg $@
+
+$(BUILD)/kernel/vdso/vdso_image.o: kernel/vdso/vdso_image.S $(BUILD)/vdso/vdso.so
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(ASFLAGS) -DVDSO_SO='"$(BUILD)/vdso/vdso.so"' -c $< -o $@
 
 # Two link passes: the first has an empty symbol table; the table generated
 # from it is linked into the second.  .ksyms sits after .data, so no text or

@@ -49,6 +49,7 @@
 #include "thread.h"
 #include "timekeep.h"
 #include "trace.h"
+#include "vdso.h"
 #include "vfs.h"
 #include "vm_map.h"
 
@@ -390,15 +391,22 @@ static void gen_pid_maps(struct sbuf *sb, const struct pnode *n)
 	if (!map)
 		return;
 	lock_read(&map->lock);
+	/* exec puts the stack highest but for the vDSO's regions */
+	struct vm_region *top = map->head.prev;
+	while (top != &map->head && vdso_region_name(top))
+		top = top->prev;
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
-		const char *name = "";
-		if (map->brk_start && r->start >= map->brk_start && r->start < ALIGN_UP(map->brk, PAGE_SIZE))
+		const char *vname = vdso_region_name(r), *name = "";
+		if (vname)
+			name = vname;
+		else if (map->brk_start && r->start >= map->brk_start && r->start < ALIGN_UP(map->brk, PAGE_SIZE))
 			name = "[heap]";
-		else if (r->next == &map->head && (r->prot & PROT_WRITE))
-			name = "[stack]";        /* exec puts the stack highest */
+		else if (r == top && (r->prot & PROT_WRITE))
+			name = "[stack]";
 		sbuf_printf(sb, "%012lx-%012lx %c%c%c%c %08lx 00:00 0 %s%s\n", r->start, r->end,
 			    r->prot & PROT_READ ? 'r' : '-', r->prot & PROT_WRITE ? 'w' : '-',
-			    r->prot & PROT_EXEC ? 'x' : '-', r->flags & VR_SHARED ? 's' : 'p',
+			    r->prot & PROT_EXEC ? 'x' : '-',
+			    (r->flags & VR_SHARED) && !vname ? 's' : 'p',   /* [vdso] as Linux */
 			    r->off, *name ? "                          " : "", name);
 	}
 	lock_done(&map->lock);

@@ -117,6 +117,7 @@ typedef struct {
 #define AT_SECURE     23
 #define AT_RANDOM     25
 #define AT_EXECFN     31
+#define AT_SYSINFO_EHDR 33
 
 #define ELF_MAX_PHNUM   (4096 / sizeof(Elf64_Phdr))   /* 73, as Linux */
 #define ELF_DYN_BASE    0x555555554000UL   /* ET_DYN load bias (Linux, no ASLR) */
@@ -157,6 +158,8 @@ struct elf_info {
 	uint64_t arg_max;       /* set by the caller: argv+envp limit (0: ELF_ARG_MAX) */
 	uint64_t stack_limit;   /* set by the caller: RLIMIT_STACK (0: ELF_STACK_SIZE) */
 	uint64_t stack_top;     /* elf_load: ELF_STACK_TOP, lower if randomised */
+	uint64_t sysinfo_ehdr;  /* set by the caller: the vDSO's address
+				 * (AT_SYSINFO_EHDR, left out when 0); elf_load: 0 */
 	/* AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE: the ids the program
 	 * runs with (elf_load: the caller's; exec: after set-user-id bits) */
 	uint64_t uid, euid, gid, egid, secure;

@@ -71,6 +71,7 @@
 	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
 	X(LC_FASYNC,       "fasync",        62, IPL_HIGH, SIMPLE, "every source's list of O_ASYNC files (fown.c: pipes, FIFOs); a leaf: owners are copied out and signalled after it is dropped") \
 	X(LC_NTP,          "ntp",           63, IPL_HIGH, SIMPLE, "adjtimex's clock state (time.c): status, offset, frequency, errors, tick; takes nothing; held with interrupts off (above callout)") \
+	X(LC_VVAR,         "vvar",          64, IPL_HIGH, SIMPLE, "the vDSO's data page (time.c): its sequence count and fields, and the realtime offset; written by CPU 0's tick and by setting the clock; takes nothing; held with interrupts off") \
 	X(LC_LEAKTRACE,    "leaktrace",     71, IPL_HIGH, SIMPLE, "the leak-tracing table of live allocations (leaktrace.c, boot option leaktrace): taken by page_alloc and kmalloc under any lock up to kmem_pool, after page; a leaf") \
 	X(LC_PAGE,         "page",          70, IPL_HIGH, SIMPLE, "buddy free lists, struct page order/flags of free blocks, free count") \
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \

@@ -18,6 +18,11 @@ void time_tick(void);              /* each CPU's timer interrupt, interrupts off
 uint64_t time_monotonic_ns(void);  /* since boot; never goes backwards */
 uint64_t time_realtime_ns(void);   /* since the Unix epoch */
 
+/* vdso_init: the vDSO's data page vd (zeroed) starts; fast: user space may
+ * read the clock there (exactly one CPU online, for good). */
+struct vdso_data;
+void time_vdso_start(struct vdso_data *vd, bool fast);
+
 /* realtime - monotonic, in ns (moved by clock_settime and settimeofday). */
 int64_t time_realtime_offset(void);
 

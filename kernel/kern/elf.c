@@ -539,6 +539,7 @@ int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info
 	out->brk = brk;
 	out->execfn = NULL;
 	out->arg_max = 0;
+	out->sysinfo_ehdr = 0;
 	struct proc *cp = curproc();          /* kernel tests: root */
 	out->uid = cp ? READ_ONCE(cp->cred.ruid) : 0;
 	out->euid = cp ? READ_ONCE(cp->cred.euid) : 0;
@@ -615,7 +616,7 @@ static uint64_t hwcap(void)
 	return d;
 }
 
-#define NAUXV 18        /* pairs written below, AT_NULL included */
+#define NAUXV 19        /* pairs written below at most, AT_NULL included */
 
 int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		    char *const envp_k[], int envc, const struct elf_info *info,
@@ -643,7 +644,8 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 	vaddr_t p = ALIGN_DOWN(str_va, 16);
 	vaddr_t plat_va = p - sizeof(platform);
 	vaddr_t rand_va = plat_va - 16;
-	uint64_t nwords = 1 + (argc + 1) + (envc + 1) + 2 * NAUXV;
+	int nauxv = info->sysinfo_ehdr ? NAUXV : NAUXV - 1;
+	uint64_t nwords = 1 + (argc + 1) + (envc + 1) + 2 * (uint64_t)nauxv;
 	vaddr_t sp = ALIGN_DOWN(rand_va - nwords * 8, 16);
 
 	/* The stack region (MAP_GROWSDOWN: faults below grow it within
@@ -694,8 +696,13 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		AT_RANDOM, rand_va,
 		AT_EXECFN, fn_va,
 		AT_PLATFORM, plat_va,
+		AT_SYSINFO_EHDR, info->sysinfo_ehdr,   /* dropped when 0 (nauxv) */
 		AT_NULL, 0,
 	};
+	if (!info->sysinfo_ehdr) {
+		auxv[2 * (NAUXV - 2)] = AT_NULL;
+		auxv[2 * (NAUXV - 2) + 1] = 0;
+	}
 	err = wb_put(wb, (uint64_t)argc);
 	if (!err)
 		err = put_strings(&suw, argv_k, argc, &s, wb);
@@ -705,7 +712,7 @@ int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		err = put_strings(&suw, envp_k, envc, &s, wb);
 	if (!err)
 		err = wb_put(wb, 0);
-	for (int i = 0; !err && i < 2 * NAUXV; i++)
+	for (int i = 0; !err && i < 2 * nauxv; i++)
 		err = wb_put(wb, auxv[i]);
 	if (!err)
 		err = wb_flush(wb);

@@ -23,6 +23,7 @@
 #include "vm_map.h"
 #include "x86.h"
 #include "trace.h"
+#include "vdso.h"
 
 #define MAX_SCRIPT_DEPTH 4
 
@@ -174,6 +175,8 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	info.stack_limit = READ_ONCE(p->rlim_cur[RLIMIT_STACK]);
 	info.arg_max = elf_arg_max(info.stack_limit);
 	uint64_t sp = 0;
+	if (r == 0)
+		r = vdso_map(map, rnd, info.stack_top, &info.sysinfo_ehdr);
 	if (r == 0)
 		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);
 	if (r < 0) {

@@ -30,6 +30,7 @@
 #include "vfs.h"
 #include "x86.h"
 #include "trace.h"
+#include "vdso.h"
 
 extern char boot_stack_top[];
 extern char _load_start[], _end[];
@@ -164,6 +165,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	boot_pml4[0] = 0;
 	write_cr3(read_cr3());
 	boot_tsc_online = rdtsc();
+	vdso_init();                  /* knows how many CPUs there are now */
 	trace_init();
 	kprintf("concerto: %d CPUs online\n", ncpu_online);
 	struct thread *mt = thread_create("main", main_thread, NULL);

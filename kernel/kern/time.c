@@ -13,6 +13,7 @@
 #include "thread.h"
 #include "timekeep.h"
 #include "usercopy.h"
+#include "vdso_data.h"
 #include "waitq.h"
 #include "x86.h"
 
@@ -24,7 +25,49 @@ struct tick_rec {
 static struct tick_rec tickrec[NCPU_MAX];
 
 static volatile uint64_t mono_last_ns;      /* [a] high-water mark of monotonic reads */
-static volatile int64_t realtime_off_ns;    /* [a] realtime - monotonic */
+static volatile int64_t realtime_off_ns;    /* [a] realtime - monotonic; changed
+					     * under vvar_lock (set_realtime) */
+static uint64_t tk_mult;                    /* [a] tick_mult(tsc_hz), set by the first
+					     * tick (every CPU stores the same value) */
+
+/*
+ * The vDSO's data page (vdso_data.h), written under vvar_lock (class vvar,
+ * interrupt-safe, a leaf) with interrupts off: by CPU 0's tick when the
+ * fast path is on, and by every change of the realtime offset.
+ */
+static struct vdso_data *vvar;              /* [I] after time_vdso_start */
+static bool vvar_fast;                      /* [I] the fast path may be used */
+static struct simple_lock vvar_lock = SIMPLE_LOCK_INIT(LC_VVAR);
+
+/* Open the data page for writing; vvar_lock held, interrupts off. */
+static void vvar_write_begin(void)
+{
+	KASSERT(simple_lock_held(&vvar_lock));
+	__atomic_store_n(&vvar->seq, vvar->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);   /* seq odd before the fields */
+}
+
+static void vvar_write_end(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);   /* the fields before seq even */
+	__atomic_store_n(&vvar->seq, vvar->seq + 1, __ATOMIC_RELAXED);
+}
+
+void time_vdso_start(struct vdso_data *vd, bool fast)
+{
+	KASSERT(tsc_hz != 0);
+	uint64_t fl = disable_lock(&vvar_lock);
+	vvar = vd;
+	vvar_write_begin();
+	vd->fast = 0;                           /* until CPU 0's next tick */
+	vd->mult = tick_mult(tsc_hz);
+	vd->cycles_cap = tsc_hz;
+	vd->tick_ns_max = TICK_NS;
+	vd->realtime_off = __atomic_load_n(&realtime_off_ns, __ATOMIC_RELAXED);
+	vvar_write_end();
+	vvar_fast = fast;
+	unlock_enable(&vvar_lock, fl);
+}
 
 void time_init(void)
 {
@@ -37,22 +80,36 @@ void time_init(void)
 void time_tick(void)
 {
 	struct tick_rec *r = &tickrec[cpu_id()];
+	if (!tk_mult)
+		__atomic_store_n(&tk_mult, tick_mult(tsc_hz), __ATOMIC_RELAXED);
 	r->tsc = rdtsc();
 	r->ns = ticks * TICK_NS;
+	/* One CPU online: publish its record for the vDSO.  Its readings are
+	 * then this CPU's, which the high-water mark never raises (a CPU's
+	 * own readings only grow: ticks moves by one TICK_NS per tick and the
+	 * interpolation adds at most TICK_NS), so vDSO and kernel agree. */
+	if (READ_ONCE(vvar_fast) && cpu_id() == 0) {
+		uint64_t fl = disable_lock(&vvar_lock);
+		vvar_write_begin();
+		vvar->tick_tsc = r->tsc;
+		vvar->tick_ns = r->ns;
+		vvar->fast = 1;
+		vvar_write_end();
+		unlock_enable(&vvar_lock, fl);
+	}
 }
 
 uint64_t time_monotonic_ns(void)
 {
 	uint64_t fl = intr_disable();         /* read one CPU's record and TSC */
 	struct tick_rec *r = &tickrec[cpu_id()];
-	uint64_t base = r->ns, d = rdtsc() - r->tsc;
+	uint64_t base = r->ns, rtsc = r->tsc, now = rdtsc();
 	intr_restore(fl);
 	if (!base)                            /* before this CPU's first tick */
 		base = ticks * TICK_NS;
-	else if (tsc_hz) {
-		d = MIN(d, tsc_hz);                   /* no overflow below */
-		base += MIN(d * NSEC_PER_SEC / tsc_hz, TICK_NS);
-	}
+	else                                  /* the vDSO's formula (vdso_data.h) */
+		base = tick_interp_ns(rtsc, base, now, __atomic_load_n(&tk_mult, __ATOMIC_RELAXED),
+				      tsc_hz, TICK_NS);
 	uint64_t last = __atomic_load_n(&mono_last_ns, __ATOMIC_RELAXED);
 	while (base > last &&
 	       !__atomic_compare_exchange_n(&mono_last_ns, &last, base, false,
@@ -247,7 +304,17 @@ static bool may_set_time(void)
 
 static void set_realtime(uint64_t ns)
 {
-	__atomic_store_n(&realtime_off_ns, (int64_t)(ns - time_monotonic_ns()), __ATOMIC_RELAXED);
+	/* The offset and the vDSO's copy change together (no reader on the
+	 * one CPU of the fast path sees one without the other). */
+	uint64_t fl = disable_lock(&vvar_lock);
+	int64_t off = (int64_t)(ns - time_monotonic_ns());
+	__atomic_store_n(&realtime_off_ns, off, __ATOMIC_RELAXED);
+	if (vvar) {
+		vvar_write_begin();
+		vvar->realtime_off = off;
+		vvar_write_end();
+	}
+	unlock_enable(&vvar_lock, fl);
 	waitq_wakeup_all(&clockset_wq);
 	timers_clock_was_set();
 	timerfd_clock_was_set();
