@@ -941,8 +941,18 @@ KTEST(sync_wakeup_runs_the_wakee_here_when_its_cpu_halted)
 	uint64_t saved = me->affinity;
 	KT_ASSERT(sched_setaffinity(me, 1UL) == 0);       /* the waker stays on CPU 0 */
 	int other = other_cpu();
-	int sync_cpu = sync_round(other, true);
-	int plain_cpu = sync_round(other, false);
+	/*
+	 * Up to five tries of each kind: on a loaded host the other CPU may
+	 * wake for its tick between our look at it and the wakeup (then the
+	 * kernel rightly keeps the wakee there), or steal the queued wakee
+	 * before it was woken by IPI.  Without the rule a synchronous wakeup
+	 * never lands here; without soft affinity a plain one never goes back.
+	 */
+	int sync_cpu = -1, plain_cpu = -1;
+	for (int i = 0; i < 5 && sync_cpu != 0; i++)
+		sync_cpu = sync_round(other, true);
+	for (int i = 0; i < 5 && plain_cpu != other; i++)
+		plain_cpu = sync_round(other, false);
 	sched_setaffinity(me, saved);
 	if (sync_cpu == -2 || plain_cpu == -2)
 		KT_SKIP("the other CPU never halted (busy)");
