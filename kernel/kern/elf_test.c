@@ -12,6 +12,7 @@
 #include "initramfs.h"
 #include "kmem.h"
 #include "ktest.h"
+#include "ktest_map.h"
 #include "page.h"
 #include "pmap.h"
 #include "sched.h"
@@ -21,46 +22,8 @@
 #include "vm_map.h"
 #include "boot.h"
 
-#define U(a)  ((void *)(uint64_t)(a))
 #define RX    (PROT_READ | PROT_EXEC)
 #define RW    (PROT_READ | PROT_WRITE)
-
-static void init_cpu_cb(void *arg __unused)
-{
-	vm_init_cpu();
-}
-
-/* Bound to CPU 0 while the body runs; the kernel page table loaded after. */
-#define ELF_KTEST(nm) \
-	static void elf_body_##nm(struct ktest_ctx *kt); \
-	KTEST(nm) \
-	{ \
-		struct thread *t = curthread(); \
-		uint64_t saved = t->affinity; \
-		smp_call_all(init_cpu_cb, NULL); \
-		KT_ASSERT(sched_setaffinity(t, 1UL << 0) == 0); \
-		elf_body_##nm(kt); \
-		pmap_deactivate(); \
-		sched_setaffinity(t, saved); \
-	} \
-	static void elf_body_##nm(struct ktest_ctx *kt)
-
-/* Free pages after draining the caches; one-time allocations (the global
- * tree, the pmap layer) are made first so they do not look like leaks. */
-static uint64_t settled_free(void)
-{
-	static bool warm;
-	if (!warm) {
-		fs_root();
-		struct vm_map *m = vm_map_create();
-		if (m)
-			vm_map_destroy(m);
-		warm = true;
-	}
-	kmem_drain_all();
-	page_drain_all();
-	return page_free_count();
-}
 
 /* ---- images ---- */
 
@@ -182,9 +145,9 @@ static bool user_is_zero(vaddr_t va, size_t n)
 
 /* ---- good executables ---- */
 
-ELF_KTEST(elf_load_maps_segments_with_rights_content_and_bss)
+MAP_KTEST(elf_load_maps_segments_with_rights_content_and_bss)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	elf_image(img, IMG_SIZE, ET_EXEC, 0x401000, std_segs, 3);
@@ -236,15 +199,15 @@ ELF_KTEST(elf_load_maps_segments_with_rights_content_and_bss)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /* With randomisation: the static-pie bias, break start, stack top and mmap
  * base move by page multiples within their ranges, and differ between two
  * loads (a 1 in 2^28 chance of equal biases); without it they are fixed. */
-ELF_KTEST(elf_load_randomises_bias_brk_stack_and_mmap_base)
+MAP_KTEST(elf_load_randomises_bias_brk_stack_and_mmap_base)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	struct seg dyn[] = {
@@ -282,12 +245,12 @@ ELF_KTEST(elf_load_randomises_bias_brk_stack_and_mmap_base)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
-ELF_KTEST(elf_load_static_pie_and_shared_pages)
+MAP_KTEST(elf_load_static_pie_and_shared_pages)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	/* ET_DYN: the same program linked at 0, loaded at ELF_DYN_BASE. */
@@ -356,7 +319,7 @@ ELF_KTEST(elf_load_static_pie_and_shared_pages)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /*
@@ -364,9 +327,9 @@ ELF_KTEST(elf_load_static_pie_and_shared_pages)
  * own (copy-on-write), so a store changes the process's copy and never the
  * file; its last page is copied, and a second load sees the file unchanged.
  */
-ELF_KTEST(elf_load_maps_file_pages_copy_on_write)
+MAP_KTEST(elf_load_maps_file_pages_copy_on_write)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	struct seg rw[] = {
@@ -403,7 +366,7 @@ ELF_KTEST(elf_load_maps_file_pages_copy_on_write)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /*
@@ -412,9 +375,9 @@ ELF_KTEST(elf_load_maps_file_pages_copy_on_write)
  * maps the same physical page (not a fresh copy).  It stays a copy when
  * bss follows the file bytes in it, or when the next segment starts in it.
  */
-ELF_KTEST(elf_load_maps_the_last_file_page_unless_bss_or_a_neighbour_shares_it)
+MAP_KTEST(elf_load_maps_the_last_file_page_unless_bss_or_a_neighbour_shares_it)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	struct seg segs[] = {
@@ -466,7 +429,7 @@ ELF_KTEST(elf_load_maps_the_last_file_page_unless_bss_or_a_neighbour_shares_it)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /*
@@ -475,9 +438,9 @@ ELF_KTEST(elf_load_maps_the_last_file_page_unless_bss_or_a_neighbour_shares_it)
  * private mapping, so a write still copies), and nothing beyond the end of
  * the file.  Lives here for the private-tree helpers.
  */
-ELF_KTEST(vm_file_read_fault_maps_the_pages_around_it)
+MAP_KTEST(vm_file_read_fault_maps_the_pages_around_it)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
 	elf_image(img, IMG_SIZE, ET_EXEC, 0x400100, std_segs, 3);
@@ -520,7 +483,7 @@ ELF_KTEST(vm_file_read_fault_maps_the_pages_around_it)
 	fs_tree_free(root);
 	kfree(arch);
 	kfree(img);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /* ---- bad executables ---- */
@@ -595,11 +558,11 @@ static size_t make_bad(int k, uint8_t *img)
 	return size;
 }
 
-ELF_KTEST(elf_load_rejects_bad_files_without_leaks)
+MAP_KTEST(elf_load_rejects_bad_files_without_leaks)
 {
 	uint8_t *img = kmalloc(IMG_SIZE, 0);
 	KT_ASSERT(img != NULL);
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	/* Several rounds, so that a leak of a small allocation shows in pages. */
 	for (int round = 0; round < 12; round++) {
 		for (int k = 0; k < (int)ARRAY_SIZE(bad_cases); k++) {
@@ -642,7 +605,7 @@ ELF_KTEST(elf_load_rejects_bad_files_without_leaks)
 	vm_map_destroy(map);
 	fs_tree_free(root);
 	kfree(arch);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 	kfree(img);
 }
 
@@ -663,9 +626,9 @@ static bool user_str_is(vaddr_t va, const char *s)
 	return copyinstr(buf, U(va), sizeof(buf), &len) == 0 && strcmp(buf, s) == 0;
 }
 
-ELF_KTEST(elf_build_stack_layout_argv_envp_auxv)
+MAP_KTEST(elf_build_stack_layout_argv_envp_auxv)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	struct vm_map *map = vm_map_create();
 	KT_ASSERT(map != NULL);
 	struct elf_info info = { .entry = 0x401000, .phdr = 0x400040, .phnum = 3,
@@ -755,12 +718,12 @@ ELF_KTEST(elf_build_stack_layout_argv_envp_auxv)
 	/* A second stack in the same map: the range is taken. */
 	KT_EXPECT_EQ(elf_build_stack(map, NULL, 0, NULL, 0, &info, &sp), -ENOMEM);
 	vm_map_destroy(map);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
-ELF_KTEST(elf_build_stack_e2big_and_limits)
+MAP_KTEST(elf_build_stack_e2big_and_limits)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	size_t L = ELF_ARG_STRLEN_MAX;
 	char *big = kmalloc(L + 1, 0);
 	KT_ASSERT(big != NULL);
@@ -816,18 +779,18 @@ ELF_KTEST(elf_build_stack_e2big_and_limits)
 	kfree(back);
 	vm_map_destroy(map);
 	kfree(big);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /* The real program of the boot module's /init (itself, or its "#!"
  * interpreter) loads, and so does its stack. */
-ELF_KTEST(elf_load_boot_init)
+MAP_KTEST(elf_load_boot_init)
 {
 	if (bootinfo.initrd_start == 0)
 		KT_SKIP("no -initrd given");
 	struct inode *ip = NULL;
 	KT_ASSERT(initramfs_boot_elf(&ip) == 0);
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	struct vm_map *map = vm_map_create();
 	KT_ASSERT(map != NULL);
 	struct elf_info info;
@@ -845,19 +808,19 @@ ELF_KTEST(elf_load_boot_init)
 	KT_EXPECT(ph.p_type != 0 || ph.p_memsz == 0);
 	pmap_deactivate();
 	vm_map_destroy(map);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /* The loader and the stack builder under allocation failure (failslab= and
  * failpage= at 5 %, as inside a system call): each attempt succeeds or
  * gives -ENOMEM, and nothing is left allocated. */
-ELF_KTEST(elf_load_with_failing_allocations_leaks_nothing)
+MAP_KTEST(elf_load_with_failing_allocations_leaks_nothing)
 {
 	if (bootinfo.initrd_start == 0)
 		KT_SKIP("no -initrd given");
 	struct inode *ip = NULL;
 	KT_ASSERT(initramfs_boot_elf(&ip) == 0);
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	int saved[2] = { fail_percent[FAIL_SLAB], fail_percent[FAIL_PAGE] };
 	struct thread *t = curthread();
 	int failed = 0;
@@ -884,5 +847,5 @@ ELF_KTEST(elf_load_with_failing_allocations_leaks_nothing)
 		failed += r != 0;
 	}
 	KT_EXPECT(failed > 0);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }

@@ -553,6 +553,23 @@ static void spinner(void *arg __unused)
 		cpu_relax();
 }
 
+/* Waits up to 6 s (in half seconds) until every CPU has between lo and hi
+ * runnable threads, not counting the test's own on CPU 0: true if so. */
+static bool wait_balanced(int lo, int hi)
+{
+	bool balanced = false;
+	for (int sec = 0; sec < 12 && !balanced; sec++) {
+		sleep_ticks(HZ / 2);
+		balanced = true;
+		for (int c = 0; c < ncpu; c++) {
+			int r = sched_runnable(c) - (c == 0);   /* not counting main */
+			if (r < lo || r > hi)
+				balanced = false;
+		}
+	}
+	return balanced;
+}
+
 KTEST(load_balancer_spreads_threads_from_one_cpu)
 {
 	if (ncpu == 1)
@@ -564,26 +581,12 @@ KTEST(load_balancer_spreads_threads_from_one_cpu)
 	stop_spinners = 0;
 	sched_steal_min_idle = ~0UL;
 	/* All start on the last CPU, then may run anywhere. */
-	for (int i = 0; i < n; i++) {
-		t[i] = thread_create("spinner", spinner, NULL);
-		t[i]->affinity = 1UL << other_cpu();
-		t[i]->cpu = other_cpu();
-		thread_start(t[i]);
-	}
+	for (int i = 0; i < n; i++)
+		t[i] = spawn("spinner", spinner, NULL, other_cpu(), SCHED_OTHER, 0);
 	for (int i = 0; i < n; i++)
 		t[i]->affinity = ~0UL;
 	/* Within a few seconds every CPU holds 4 +- 1. */
-	bool balanced = false;
-	for (int sec = 0; sec < 12 && !balanced; sec++) {
-		sleep_ticks(HZ / 2);
-		balanced = true;
-		for (int c = 0; c < ncpu; c++) {
-			int r = sched_runnable(c) - (c == 0);   /* not counting main */
-			if (r < 3 || r > 5)
-				balanced = false;
-		}
-	}
-	if (!balanced) {
+	if (!wait_balanced(3, 5)) {
 		sched_stats_print();
 		ktest_fail(kt, __FILE__, __LINE__, "not balanced within 6 s");
 	}
@@ -619,12 +622,8 @@ KTEST(load_balancer_spreads_yielding_threads)
 	stop_spinners = 0;
 	uint64_t hot0 = READ_ONCE(sched_steals_hot);
 	yielders_started = 0;
-	for (int i = 0; i < n; i++) {
-		t[i] = thread_create("yielder", yielder, NULL);
-		t[i]->affinity = 1UL << other_cpu();
-		t[i]->cpu = other_cpu();
-		thread_start(t[i]);
-	}
+	for (int i = 0; i < n; i++)
+		t[i] = spawn("yielder", yielder, NULL, other_cpu(), SCHED_OTHER, 0);
 	/* All have run (a thread that never ran counts as cold) ... */
 	while (READ_ONCE(yielders_started) < (uint64_t)n)
 		sleep_ticks(1);
@@ -632,17 +631,7 @@ KTEST(load_balancer_spreads_yielding_threads)
 	for (int i = 0; i < n; i++)
 		t[i]->affinity = ~0UL;
 	/* Within a few seconds every CPU holds 2 +- 1 (CPU 0 also runs us). */
-	bool balanced = false;
-	for (int sec = 0; sec < 12 && !balanced; sec++) {
-		sleep_ticks(HZ / 2);
-		balanced = true;
-		for (int c = 0; c < ncpu; c++) {
-			int r = sched_runnable(c) - (c == 0);
-			if (r < 1 || r > 3)
-				balanced = false;
-		}
-	}
-	if (!balanced) {
+	if (!wait_balanced(1, 3)) {
 		sched_stats_print();
 		ktest_fail(kt, __FILE__, __LINE__, "yielding threads not spread within 6 s");
 	}

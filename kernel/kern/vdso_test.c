@@ -14,6 +14,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "ktest.h"
+#include "ktest_map.h"
 #include "page.h"
 #include "pmap.h"
 #include "sched.h"
@@ -27,37 +28,6 @@
 #include "vm.h"
 #include "vm_map.h"
 #include "x86.h"
-
-#define U(a)  ((void *)(uint64_t)(a))
-
-static void init_cpu_cb(void *arg __unused)
-{
-	vm_init_cpu();
-}
-
-#define VDSO_KTEST(nm) \
-	static void vdso_body_##nm(struct ktest_ctx *kt); \
-	KTEST(nm) \
-	{ \
-		struct thread *t = curthread(); \
-		uint64_t saved = t->affinity; \
-		smp_call_all(init_cpu_cb, NULL); \
-		KT_ASSERT(sched_setaffinity(t, 1UL << 0) == 0); \
-		vdso_body_##nm(kt); \
-		pmap_deactivate(); \
-		sched_setaffinity(t, saved); \
-	} \
-	static void vdso_body_##nm(struct ktest_ctx *kt)
-
-static uint64_t settled_free(void)
-{
-	struct vm_map *m = vm_map_create();    /* one-time allocations first */
-	if (m)
-		vm_map_destroy(m);
-	kmem_drain_all();
-	page_drain_all();
-	return page_free_count();
-}
 
 /* The sum of the references on the image's pages and the data page. */
 static uint64_t vdso_refs(void)
@@ -83,9 +53,9 @@ static int region_at(struct vm_map *map, vaddr_t va, int *flags, const char **na
 	return prot;
 }
 
-VDSO_KTEST(vdso_map_fork_unmap_leaves_no_leak_and_never_writable)
+MAP_KTEST(vdso_map_fork_unmap_leaves_no_leak_and_never_writable)
 {
-	uint64_t before = settled_free(), refs = vdso_refs();
+	uint64_t before = ktest_settled_free(), refs = vdso_refs();
 	struct page **pg;
 	int n = vdso_pages(&pg);
 	KT_ASSERT(n >= 1);
@@ -139,12 +109,12 @@ VDSO_KTEST(vdso_map_fork_unmap_leaves_no_leak_and_never_writable)
 	pmap_deactivate();
 	vm_map_destroy(map);
 	KT_EXPECT_EQ(vdso_refs(), refs);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
-VDSO_KTEST(vdso_placed_above_the_stack_when_randomised)
+MAP_KTEST(vdso_placed_above_the_stack_when_randomised)
 {
-	uint64_t before = settled_free();
+	uint64_t before = ktest_settled_free();
 	vaddr_t stack_top = ELF_STACK_TOP - (1UL << 30);
 	for (int i = 0; i < 8; i++) {
 		struct vm_map *map = vm_map_create();
@@ -163,7 +133,7 @@ VDSO_KTEST(vdso_placed_above_the_stack_when_randomised)
 	KT_ASSERT(vdso_map(map, true, ELF_STACK_TOP, &ehdr) == 0);
 	KT_EXPECT(ehdr < map->mmap_top);
 	vm_map_destroy(map);
-	KT_EXPECT_EQ(settled_free(), before);
+	KT_EXPECT_EQ(ktest_settled_free(), before);
 }
 
 /* One CPU: the data page's formula gives what the kernel's clock gives

@@ -11,6 +11,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "ktest.h"
+#include "ktest_map.h"
 #include "page.h"
 #include "pmap.h"
 #include "sched.h"
@@ -24,17 +25,11 @@
 #define RW         (PROT_READ | PROT_WRITE)
 #define ANON_PRIV  (MAP_PRIVATE | MAP_ANONYMOUS)
 #define ANON_SHARED (MAP_SHARED | MAP_ANONYMOUS)
-#define U(a)       ((void *)(uint64_t)(a))
-
-static void init_cpu_cb(void *arg __unused)
-{
-	vm_init_cpu();
-}
 
 /* Paging features on every CPU (until start-up code calls vm_init_cpu). */
 static void vm_test_setup(void)
 {
-	smp_call_all(init_cpu_cb, NULL);
+	smp_call_all(ktest_map_init_cpu, NULL);
 }
 
 /* Free pages once every per-CPU cache has been given back. */
@@ -58,33 +53,13 @@ static int wr64(vaddr_t va, uint64_t v)
 	return copyout(U(va), &v, 8);
 }
 
-/*
- * The address space loaded on a CPU is the CPU's (mycpu()->pmap) until the
- * scheduler switches address spaces with threads, so each test runs bound to
- * CPU 0 (a complex lock may put it to sleep and wake it elsewhere otherwise),
- * and leaves the kernel page table loaded whatever way it ends.
- */
-#define VM_KTEST(nm) \
-	static void vm_body_##nm(struct ktest_ctx *kt); \
-	KTEST(nm) \
-	{ \
-		struct thread *t = curthread(); \
-		uint64_t saved = t->affinity; \
-		KT_ASSERT(sched_setaffinity(t, 1UL << 0) == 0); \
-		KT_ASSERT(cpu_id() == 0); \
-		vm_body_##nm(kt); \
-		pmap_deactivate(); \
-		sched_setaffinity(t, saved); \
-	} \
-	static void vm_body_##nm(struct ktest_ctx *kt)
-
 static struct vm_map *new_map(void)
 {
 	vm_test_setup();
 	return vm_map_create();
 }
 
-VM_KTEST(vm_pmap_create_shares_kernel_half_only)
+MAP_KTEST(vm_pmap_create_shares_kernel_half_only)
 {
 	vm_test_setup();
 	uint64_t before = settled_free();
@@ -125,7 +100,7 @@ VM_KTEST(vm_pmap_create_shares_kernel_half_only)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_mmap_munmap_mprotect_bad_arguments)
+MAP_KTEST(vm_mmap_munmap_mprotect_bad_arguments)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -166,7 +141,7 @@ VM_KTEST(vm_mmap_munmap_mprotect_bad_arguments)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_mmap_places_top_down_and_fixed_replaces)
+MAP_KTEST(vm_mmap_places_top_down_and_fixed_replaces)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -216,7 +191,7 @@ VM_KTEST(vm_mmap_places_top_down_and_fixed_replaces)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_demand_zero_pages_are_allocated_on_touch)
+MAP_KTEST(vm_demand_zero_pages_are_allocated_on_touch)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -249,7 +224,7 @@ VM_KTEST(vm_demand_zero_pages_are_allocated_on_touch)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_usercopy_bad_addresses_give_efault)
+MAP_KTEST(vm_usercopy_bad_addresses_give_efault)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -317,7 +292,7 @@ VM_KTEST(vm_usercopy_bad_addresses_give_efault)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_mprotect_splits_and_changes_rights)
+MAP_KTEST(vm_mprotect_splits_and_changes_rights)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -363,7 +338,7 @@ VM_KTEST(vm_mprotect_splits_and_changes_rights)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
+MAP_KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -403,7 +378,7 @@ VM_KTEST(vm_brk_grows_shrinks_and_refuses_overlap)
  * made every brk, fault and munmap cost O(regions): stress-ng brk fell
  * from 28500 to 11300 operations a second between a 1 s and an 8 s run).
  */
-VM_KTEST(vm_brk_with_holes_keeps_lookups_logarithmic)
+MAP_KTEST(vm_brk_with_holes_keeps_lookups_logarithmic)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -464,7 +439,7 @@ VM_KTEST(vm_brk_with_holes_keeps_lookups_logarithmic)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_fork_private_pages_are_copy_on_write)
+MAP_KTEST(vm_fork_private_pages_are_copy_on_write)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -534,7 +509,7 @@ VM_KTEST(vm_fork_private_pages_are_copy_on_write)
  * tables: three writable regions (one over three page tables), then every
  * page still copy-on-write in both directions.
  */
-VM_KTEST(vm_fork_large_mapping_one_shootdown_and_cow)
+MAP_KTEST(vm_fork_large_mapping_one_shootdown_and_cow)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -583,7 +558,7 @@ VM_KTEST(vm_fork_large_mapping_one_shootdown_and_cow)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_fork_shared_anonymous_stays_shared)
+MAP_KTEST(vm_fork_shared_anonymous_stays_shared)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -626,7 +601,7 @@ VM_KTEST(vm_fork_shared_anonymous_stays_shared)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
-VM_KTEST(vm_munmap_and_destroy_free_every_page)
+MAP_KTEST(vm_munmap_and_destroy_free_every_page)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -655,7 +630,7 @@ VM_KTEST(vm_munmap_and_destroy_free_every_page)
  * reference (private, PROT_NONE, shared-object and COW-shared frames
  * alike), the survivor keeps its contents, and all pages and tables return.
  */
-VM_KTEST(vm_destroy_releases_frames_and_tables_in_one_walk)
+MAP_KTEST(vm_destroy_releases_frames_and_tables_in_one_walk)
 {
 	uint64_t before = settled_free();
 	struct vm_map *parent = new_map();
@@ -717,7 +692,7 @@ static uint64_t touch_user(vaddr_t va, bool exec)
 	return c->catch_vector;
 }
 
-VM_KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
+MAP_KTEST(vm_smap_smep_stop_kernel_use_of_user_pages)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -787,7 +762,7 @@ static void on_set(void (*fn)(void *), struct remote *r)
 			smp_call(i, fn, r);
 }
 
-VM_KTEST(vm_tlb_shootdown_interrupts_only_cpus_using_the_map)
+MAP_KTEST(vm_tlb_shootdown_interrupts_only_cpus_using_the_map)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -926,7 +901,7 @@ static int conc_check(struct conc *c, vaddr_t base, uint64_t tag)
 	return bad;
 }
 
-VM_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
+MAP_KTEST(vm_concurrent_faults_on_one_map_are_consistent)
 {
 	uint64_t before = settled_free();
 	static struct conc c;
@@ -1093,7 +1068,7 @@ static void race_cpu(void *arg __unused)
 		race_reader(&race);
 }
 
-VM_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
+MAP_KTEST(vm_tlb_munmap_leaves_no_stale_translation_on_another_cpu)
 {
 	if (ncpu < 2)
 		KT_SKIP("needs 2 CPUs");
@@ -1149,7 +1124,7 @@ static void *hoard_release(void *list, uint64_t k)
 	return list;
 }
 
-VM_KTEST(vm_no_memory_fails_faults_and_fork_cleanly)
+MAP_KTEST(vm_no_memory_fails_faults_and_fork_cleanly)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
@@ -1218,7 +1193,7 @@ static void stale_activate(void *arg)
  * the initiator too when it is not.  With PCIDs this is what keeps a CPU
  * that switched away from using entries that a change made stale.
  */
-VM_KTEST(vm_pcid_stale_marks_follow_shootdowns_and_activations)
+MAP_KTEST(vm_pcid_stale_marks_follow_shootdowns_and_activations)
 {
 	uint64_t before = settled_free();
 	struct vm_map *map = new_map();
