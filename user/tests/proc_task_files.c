@@ -95,11 +95,36 @@ static int start_workers(void)
 	return ready == NWORKERS ? 0 : -1;
 }
 
+static long status_num(const char *buf, const char *key);
+
+/*
+ * Stops the workers and waits until they have left the process.  pthread_join
+ * returns when the kernel clears the thread's tid (CLONE_CHILD_CLEARTID),
+ * which Linux does in mm_release, before the exiting thread leaves its
+ * group's thread list (release_task): a joiner that runs at once may still
+ * count it for a moment, on Linux as here.  So wait (up to 5 s) for
+ * /proc/self/status to say one thread; the checks after it still fail if
+ * the count never drops.
+ */
 static void stop_workers(void)
 {
 	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < NWORKERS; i++)
 		pthread_join(workers[i].th, NULL);
+	static char sbuf[8192];
+	for (int i = 0; i < 5000; i++) {
+		int fd = open("/proc/self/status", O_RDONLY);
+		if (fd < 0)
+			return;
+		ssize_t n = read(fd, sbuf, sizeof sbuf - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		sbuf[n] = 0;
+		if (status_num(sbuf, "Threads") == 1)
+			return;
+		usleep(1000);
+	}
 }
 
 /* The numeric entries of dir, sorted-insensitive: count, and whether id is one. */
