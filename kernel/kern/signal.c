@@ -231,9 +231,14 @@ bool signal_wakeup_claim_locked(struct thread *t)
 	return false;
 }
 
-/* A signal is pending for t: wake it from an interruptible sleep, or
- * interrupt it if it runs on another CPU (it delivers on the way out). */
-static void wake_thread_sig_locked(struct proc *p, struct thread *t)
+/*
+ * A signal is pending for t: claim its interruptible sleep, or interrupt
+ * it if it runs on another CPU (it delivers on the way out).  True if it
+ * was claimed: the caller must queue it with sched_wakeup_finish before it
+ * turns interrupts back on (it may drop p->sig.lock first: a claimed
+ * thread stays TS_WAKING, so it can neither run nor exit meanwhile).
+ */
+static bool claim_thread_sig_locked(struct proc *p, struct thread *t)
 {
 	KASSERT(simple_lock_held(&p->sig.lock));
 	simple_lock(&t->lock);
@@ -241,8 +246,27 @@ static void wake_thread_sig_locked(struct proc *p, struct thread *t)
 	if (!woke)
 		sched_kick_locked(t);
 	simple_unlock(&t->lock);
-	if (woke)
-		sched_wakeup_finish(t);   /* p->sig.lock keeps interrupts off */
+	return woke;
+}
+
+/* The same, queued at once (under p->sig.lock, which keeps interrupts off). */
+static void wake_thread_sig_locked(struct proc *p, struct thread *t)
+{
+	if (claim_thread_sig_locked(p, t))
+		sched_wakeup_finish(t);
+}
+
+/*
+ * Drops p->sig.lock, then queues wake (a thread claimed under it, or
+ * NULL), then restores the interrupt state s of disable_lock: the
+ * run-queue insert is out of the signal lock's hold.
+ */
+static void sig_unlock_wake(struct proc *p, struct thread *wake, uint64_t s)
+{
+	simple_unlock(&p->sig.lock);
+	if (wake)
+		sched_wakeup_finish(wake);
+	intr_restore(s);
 }
 
 /*
@@ -322,9 +346,11 @@ static int sigqueue_max(struct proc *p)
 /*
  * Sends info->signo to p (t NULL) or to its thread t, p->sig.lock held.
  * q: a preallocated queue entry, consumed (set to NULL) if queued.
+ * wake NULL: a sleeping target is woken here; else a target whose sleep
+ * was claimed is left in *wake for the caller (sig_unlock_wake).
  */
 static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *info,
-		       struct sigq **q, struct sigq **freel)
+		       struct sigq **q, struct sigq **freel, struct thread **wake)
 {
 	KASSERT(simple_lock_held(&p->sig.lock));
 	int sig = info->signo;
@@ -387,8 +413,12 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 	WRITE_ONCE(sp->set, sp->set | bit);
 	signalfd_notify(p);                      /* its signalfds' pollers */
 
-	if (target && !(blocked & bit))
-		wake_thread_sig_locked(p, target);
+	if (target && !(blocked & bit)) {
+		if (!wake)
+			wake_thread_sig_locked(p, target);
+		else if (claim_thread_sig_locked(p, target))
+			*wake = target;
+	}
 	return 0;
 }
 
@@ -396,9 +426,10 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 static int send_info(struct proc *p, struct thread *t, const struct ksiginfo *info)
 {
 	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	struct thread *wake = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
-	int r = send_locked(p, t, info, &q, &freel);
-	unlock_enable(&p->sig.lock, s);
+	int r = send_locked(p, t, info, &q, &freel, &wake);
+	sig_unlock_wake(p, wake, s);
 	kfree(q);
 	sigq_free_list(freel);
 	return r;
@@ -455,6 +486,7 @@ int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, i
 	if (!sig_valid(info->signo) || n <= 0)
 		return -EINVAL;
 	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	struct thread *wake = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
 	struct sigq *old = timer_entry_locked(t ? &t->sig.pending : &p->sig.pending,
 					      info->signo, info->u.timer.tid);
@@ -464,9 +496,9 @@ int signal_send_timer(struct proc *p, struct thread *t, struct ksiginfo *info, i
 		old->info.u.timer.overrun = o > 0x7fffffff ? 0x7fffffff : (int32_t)o;
 	} else {
 		info->u.timer.overrun = n - 1;
-		r = send_locked(p, t, info, &q, &freel);
+		r = send_locked(p, t, info, &q, &freel, &wake);
 	}
-	unlock_enable(&p->sig.lock, s);
+	sig_unlock_wake(p, wake, s);
 	kfree(q);
 	sigq_free_list(freel);
 	return r;
@@ -907,7 +939,7 @@ static void force_sig_locked(struct proc *p, struct thread *t, const struct ksig
 		if (blocked)
 			WRITE_ONCE(t->sig.blocked, t->sig.blocked & ~SIGBIT(sig));
 	}
-	send_locked(p, t, info, q, freel);
+	send_locked(p, t, info, q, freel, NULL);
 }
 
 void signal_force(struct thread *t, int sig, int code, uint64_t addr)
