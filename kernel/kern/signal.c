@@ -722,12 +722,26 @@ static void retarget_locked(struct proc *p, uint64_t sigs)
 	}
 }
 
+/*
+ * Sets t's mask.  t is the current thread.  Without the lock when it only
+ * adds blocked signals and t is its process's only thread: no other thread
+ * could take over a newly blocked pending signal (retarget), none can be
+ * created meanwhile but by t, and no wakeup can be lost, as a sender that
+ * still sees the signal unblocked only wakes or kicks a running t.  An
+ * unblock takes the lock: a sender reads the mask before it publishes the
+ * pending bit, so an unblocking t about to sleep must be ordered with it.
+ */
 void signal_set_blocked(struct thread *t, uint64_t mask)
 {
 	struct proc *p = t->proc;
+	mask &= ~SIG_UNBLOCKABLE;
+	uint64_t cur = READ_ONCE(t->sig.blocked);
+	if (!(cur & ~mask) && t == curthread() && READ_ONCE(p->nthreads) == 1) {
+		WRITE_ONCE(t->sig.blocked, mask);
+		return;
+	}
 	uint64_t s = disable_lock(&p->sig.lock);
 	uint64_t old = t->sig.blocked;
-	mask &= ~SIG_UNBLOCKABLE;
 	WRITE_ONCE(t->sig.blocked, mask);
 	uint64_t newly = mask & ~old & p->sig.pending.set;
 	if (newly)
