@@ -66,9 +66,7 @@ struct pipe {
  * change of the pipe's state.  No lock held (post after unlock). */
 static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
 {
-	uint64_t s = disable_lock(&wq->lock);
-	waitq_wakeup_all_locked(wq);
-	unlock_enable(&wq->lock, s);
+	waitq_wakeup_all(wq);
 	if (events)
 		poll_wake(&p->ph, events);
 	if (events == POLL_ANY)              /* a release: pipe_release decides */

@@ -232,16 +232,60 @@ static void waitq_timeout(void *arg)
 		sched_wakeup_finish(t);   /* interrupts are off in the handler */
 }
 
-/* Wakes t if it is asleep: claims it under t->lock, queues it after
- * (sched.h).  Interrupts off (the caller holds a wait-queue lock). */
-static bool wake_if_asleep(struct thread *t)
+/* Claims t's wakeup under t->lock if it is asleep: true if claimed, and
+ * the caller must then queue it (sched_wakeup_finish) before it turns
+ * interrupts back on.  Interrupts off. */
+static bool claim_if_asleep(struct thread *t)
 {
 	simple_lock(&t->lock);
 	bool asleep = t->state == TS_SLEEPING && sched_wakeup_claim_locked(t);
 	simple_unlock(&t->lock);
+	return asleep;
+}
+
+/* Wakes t if it is asleep: claims it under t->lock, queues it after
+ * (sched.h).  Interrupts off (the caller holds a wait-queue lock). */
+static bool wake_if_asleep(struct thread *t)
+{
+	bool asleep = claim_if_asleep(t);
 	if (asleep)
 		sched_wakeup_finish(t);
 	return asleep;
+}
+
+/*
+ * Pops listed threads and claims those still asleep (at most max of them),
+ * chaining them in order through wq_next (free once a thread is unlisted;
+ * a claimed thread cannot run to list itself again) for wakeup_claimed.
+ * wq->lock held.  Returns how many were claimed.
+ */
+static int claim_listed_locked(struct waitq *wq, int max, struct thread **chain)
+{
+	KASSERT(simple_lock_held(&wq->lock));
+	struct thread **tailp = chain, *t;
+	int n = 0;
+	*chain = NULL;
+	while (n < max && (t = list_pop_locked(wq))) {
+		if (!claim_if_asleep(t))
+			continue;
+		*tailp = t;
+		tailp = &t->wq_next;
+		n++;
+	}
+	return n;
+}
+
+/* Queues the threads claim_listed_locked chained; no lock needed,
+ * interrupts still off since the claim. */
+static void wakeup_claimed(struct thread *t)
+{
+	KASSERT(!intr_enabled());
+	while (t) {
+		struct thread *next = t->wq_next;
+		t->wq_next = NULL;
+		sched_wakeup_finish(t);
+		t = next;
+	}
 }
 
 /* Wakes one listed thread that is still asleep; returns 1 if one was woken. */
@@ -264,20 +308,27 @@ int waitq_wakeup_all_locked(struct waitq *wq)
 	return n;
 }
 
+/* The unlocked kinds claim under the queue lock and queue the woken
+ * threads after releasing it: the run-queue inserts are out of its hold. */
+static int wakeup_upto(struct waitq *wq, int max)
+{
+	struct thread *chain;
+	uint64_t s = disable_lock(&wq->lock);
+	int n = claim_listed_locked(wq, max, &chain);
+	simple_unlock(&wq->lock);
+	wakeup_claimed(chain);
+	intr_restore(s);
+	return n;
+}
+
 int waitq_wakeup_one(struct waitq *wq)
 {
-	uint64_t s = disable_lock(&wq->lock);
-	int n = waitq_wakeup_one_locked(wq);
-	unlock_enable(&wq->lock, s);
-	return n;
+	return wakeup_upto(wq, 1);
 }
 
 int waitq_wakeup_all(struct waitq *wq)
 {
-	uint64_t s = disable_lock(&wq->lock);
-	int n = waitq_wakeup_all_locked(wq);
-	unlock_enable(&wq->lock, s);
-	return n;
+	return wakeup_upto(wq, 0x7fffffff);
 }
 
 void sleep_ticks(uint64_t n)
