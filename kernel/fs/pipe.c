@@ -52,6 +52,13 @@ struct pipe {
 	volatile uint32_t writers;       /* [a] write ends open */
 	volatile uint32_t ends;          /* [a] both */
 	uint8_t wake;                    /* (p) PIPE_WAKE_* owed at pipe_unlock */
+	/* Readers (writers) that found the ring empty (full) under (p) and
+	 * counted themselves here, in the same hold, before they sleep; they
+	 * leave when their wait ends.  A read (write) that finds wsleep
+	 * (rsleep) 0 under (p) skips the other queue's lock: a sleeper would
+	 * have been counted before it, or has seen its change.  Changed
+	 * under (p) to enter, atomically to leave. */
+	volatile uint32_t rsleep, wsleep;
 	/* FIFOs (fifo_open): */
 	struct inode *fifo;              /* (f) the FIFO's inode, or NULL (pipe(2)) */
 	uint32_t rgen, wgen;             /* (f)[a] read/write opens so far */
@@ -62,11 +69,10 @@ struct pipe {
 #define PIPE_WAKE_READERS 1
 #define PIPE_WAKE_WRITERS 2
 
-/* Wake the sleepers of wq and the pollers interested in events, after a
- * change of the pipe's state.  No lock held (post after unlock). */
-static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
+/* Tell the pollers and O_ASYNC owners interested in events of a change
+ * of the pipe's state.  No lock held. */
+static void notify(struct pipe *p, uint32_t events)
 {
-	waitq_wakeup_all(wq);
 	if (events)
 		poll_wake(&p->ph, events);
 	if (events == POLL_ANY)              /* a release: pipe_release decides */
@@ -75,6 +81,36 @@ static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
 		fasync_notify(&p->fasync, FMODE_READ, POLL_IN, POLLIN | POLLRDNORM);
 	else if (events & POLLOUT)           /* room for the write ends */
 		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
+}
+
+/* Wake the sleepers of wq and notify, after a change of the pipe's
+ * state.  No lock held (post after unlock). */
+static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
+{
+	waitq_wakeup_all(wq);
+	notify(p, events);
+}
+
+/* The same after a read or write: sleepers is what rsleep or wsleep said
+ * under p->lock in the hold that made the change. */
+static void wake_data(struct pipe *p, struct waitq *wq, bool sleepers, uint32_t events)
+{
+	if (sleepers)
+		waitq_wakeup_all(wq);
+	notify(p, events);
+}
+
+/* Enter or leave a sleeper count: enter under p->lock, in the hold that
+ * saw the ring empty or full. */
+static void sleeper_enter_locked(struct pipe *p, volatile uint32_t *n)
+{
+	KASSERT(lock_write_held(&p->lock));
+	fetch_and_add32(n, 1);
+}
+
+static void sleeper_leave(volatile uint32_t *n)
+{
+	fetch_and_add32(n, (uint32_t)-1);
 }
 
 /* ---- pipe ends ---- */
@@ -112,26 +148,30 @@ static ssize_t pipe_read(struct file *f, void *ubuf, size_t n, uint64_t *off __u
 				p->head = (p->head + k) % p->cap;
 				p->count -= k;
 			}
+			bool sleepers = READ_ONCE(p->wsleep) != 0;
 			lock_done(&p->lock);
 			if (r)
 				return r;
-			wake(p, &p->wwait, POLLOUT | POLLWRNORM);
+			wake_data(p, &p->wwait, sleepers, POLLOUT | POLLWRNORM);
 			return (ssize_t)k;
 		}
 		bool eof = READ_ONCE(p->writers) == 0;
+		bool wait = !eof && !(f->flags & O_NONBLOCK);
+		if (wait)
+			sleeper_enter_locked(p, &p->rsleep);
 		lock_done(&p->lock);
 		if (eof)
 			return 0;
-		if (f->flags & O_NONBLOCK)
+		if (!wait)
 			return -EAGAIN;
+		int r = 0;
 		uint64_t s = disable_lock(&p->rwait.lock);
-		while (READ_ONCE(p->count) == 0 && READ_ONCE(p->writers) > 0) {
-			if (waitq_sleep_intr_locked(&p->rwait)) {
-				unlock_enable(&p->rwait.lock, s);
-				return -EINTR;
-			}
-		}
+		while (READ_ONCE(p->count) == 0 && READ_ONCE(p->writers) > 0 && r == 0)
+			r = waitq_sleep_intr_locked(&p->rwait);
 		unlock_enable(&p->rwait.lock, s);
+		sleeper_leave(&p->rsleep);
+		if (r)
+			return -EINTR;
 	}
 }
 
@@ -168,24 +208,28 @@ static ssize_t pipe_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 					  (char *)ubuf + total, k, true);
 			if (r == 0)
 				p->count += k;
+			bool sleepers = READ_ONCE(p->rsleep) != 0;
 			lock_done(&p->lock);
 			if (r)
 				return total ? (ssize_t)total : r;
 			total += k;
-			wake(p, &p->rwait, POLLIN | POLLRDNORM);
+			wake_data(p, &p->rwait, sleepers, POLLIN | POLLRDNORM);
 			continue;
 		}
+		bool wait = !(f->flags & O_NONBLOCK);
+		if (wait)
+			sleeper_enter_locked(p, &p->wsleep);
 		lock_done(&p->lock);
-		if (f->flags & O_NONBLOCK)
+		if (!wait)
 			return total ? (ssize_t)total : -EAGAIN;
+		int r = 0;
 		uint64_t s = disable_lock(&p->wwait.lock);
-		while (p->cap - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0) {
-			if (waitq_sleep_intr_locked(&p->wwait)) {
-				unlock_enable(&p->wwait.lock, s);
-				return total ? (ssize_t)total : -EINTR;
-			}
-		}
+		while (p->cap - READ_ONCE(p->count) < need && READ_ONCE(p->readers) > 0 && r == 0)
+			r = waitq_sleep_intr_locked(&p->wwait);
 		unlock_enable(&p->wwait.lock, s);
+		sleeper_leave(&p->wsleep);
+		if (r)
+			return total ? (ssize_t)total : -EINTR;
 	}
 	return (ssize_t)total;
 }
@@ -369,20 +413,28 @@ size_t pipe_room(struct pipe *p)
 int pipe_wait_data(struct pipe *p)
 {
 	int r = 0;
+	lock_write(&p->lock);
+	sleeper_enter_locked(p, &p->rsleep);
+	lock_done(&p->lock);
 	uint64_t s = disable_lock(&p->rwait.lock);
 	while (READ_ONCE(p->count) == 0 && READ_ONCE(p->writers) > 0 && r == 0)
 		r = waitq_sleep_intr_locked(&p->rwait);
 	unlock_enable(&p->rwait.lock, s);
+	sleeper_leave(&p->rsleep);
 	return r ? -EINTR : 0;
 }
 
 int pipe_wait_room(struct pipe *p)
 {
 	int r = 0;
+	lock_write(&p->lock);
+	sleeper_enter_locked(p, &p->wsleep);
+	lock_done(&p->lock);
 	uint64_t s = disable_lock(&p->wwait.lock);
 	while (READ_ONCE(p->count) == p->cap && READ_ONCE(p->readers) > 0 && r == 0)
 		r = waitq_sleep_intr_locked(&p->wwait);
 	unlock_enable(&p->wwait.lock, s);
+	sleeper_leave(&p->wsleep);
 	return r ? -EINTR : 0;
 }
 
