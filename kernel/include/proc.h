@@ -325,6 +325,19 @@ int proc_foreach_pgrp(int pgid, int (*fn)(struct proc *, void *), void *arg);
  * another group of its session.  Job control: such a group gets EIO. */
 bool proc_pgrp_orphaned(int pgid);
 int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
+
+/*
+ * The out-of-memory killer (docs/vm.md, "Out of memory"): called by a user
+ * page fault that found no free page, with no lock held.  Outside the grace
+ * period after the last kill (PROC_OOM_GRACE_NS) it sends SIGKILL to the
+ * living process with the largest resident set (VmRSS: its pmap's resident
+ * count), not init, not one without an address space (kernel) and not one
+ * already exiting, and prints one console line.  Returns the victim's pid,
+ * 0 inside the grace period (nobody killed: the last victim is still
+ * freeing its memory), -ESRCH if there is no candidate.
+ */
+#define PROC_OOM_GRACE_NS 1000000000ULL
+int proc_oom_select(void);
 void proc_stopped(struct proc *p, int sig);
 void proc_continued(struct proc *p);
 

@@ -21,6 +21,7 @@
 #include "sched.h"
 #include "thread.h"
 #include "timer.h"
+#include "timekeep.h"
 #include "trap.h"
 #include "usercopy.h"
 #include "vm_map.h"
@@ -1701,6 +1702,67 @@ int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *ar
 	if (pgid == 0)
 		pgid = proc_pgid(curproc());
 	return foreach_pgrp(pgid, true, fn, arg);
+}
+
+/* ---- the out-of-memory killer (proc.h, docs/vm.md) ---- */
+
+static uint64_t oom_last_kill_ns;       /* (t) monotonic time of the last kill */
+static bool oom_killed;                 /* (t) there was one */
+
+/* The resident pages of p's address space (VmRSS in pages), or -1 if p has
+ * none (exiting, or a kernel process).  p->lock is taken inside proctree. */
+static int64_t oom_rss_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	simple_lock(&p->lock);
+	struct vm_map *map = p->map;
+	int64_t rss = map ? (int64_t)READ_ONCE(map->pmap->resident) : -1;
+	simple_unlock(&p->lock);
+	return rss;
+}
+
+/* Precondition: no lock held (proctree, p->lock and the victim's signal
+ * lock are taken here); called from the fault path with interrupts on. */
+int proc_oom_select(void)
+{
+	uint64_t now = time_monotonic_ns();
+	simple_lock(&proctree_lock);
+	if (oom_killed && now - oom_last_kill_ns < PROC_OOM_GRACE_NS) {
+		simple_unlock(&proctree_lock);
+		return 0;                       /* the last victim may still be exiting */
+	}
+	struct proc *victim = NULL;
+	int64_t best = -1;
+	for (struct proc *p = allproc; p; p = p->all_next) {
+		if (p == initproc || p->state != PS_ALIVE ||
+		    READ_ONCE(p->sig.group_exit) || READ_ONCE(p->sig.dead))
+			continue;
+		int64_t rss = oom_rss_locked(p);
+		if (rss > best) {
+			best = rss;
+			victim = p;
+		}
+	}
+	if (victim == NULL) {
+		simple_unlock(&proctree_lock);
+		return -ESRCH;
+	}
+	proc_ref(victim);
+	oom_last_kill_ns = now;
+	oom_killed = true;
+	char comm[PROC_NAME];
+	simple_lock(&victim->lock);
+	memcpy(comm, victim->name, sizeof(comm));
+	simple_unlock(&victim->lock);
+	comm[sizeof(comm) - 1] = 0;
+	int pid = victim->pid;
+	simple_unlock(&proctree_lock);
+
+	signal_send_proc(victim, SIGKILL, SI_KERNEL, 0, 0);
+	kprintf("concerto: out of memory: killed pid %d (%s) rss %ld KiB\n",
+		pid, comm, best * (int64_t)(PAGE_SIZE / 1024));
+	proc_unref(victim);
+	return pid;
 }
 
 /* p stopped (by sig) / continued: recorded for the parent's wait

@@ -21,6 +21,9 @@
 #include "trap.h"
 #include "usercopy.h"
 #include "proc.h"
+#include "signal.h"
+#include "timekeep.h"
+#include "waitq.h"
 #include "vm_map.h"
 #include "x86.h"
 
@@ -238,6 +241,33 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	return err;
 }
 
+#define OOM_RETRY_NS  (5 * NSEC_PER_SEC)   /* give up after retrying this long */
+
+/*
+ * A user-mode fault at va in map found no free page (-ENOMEM): the
+ * out-of-memory killer (docs/vm.md).  Asks proc_oom_select to kill the
+ * largest process (it declines within a second of its last kill), sleeps
+ * a clock tick (~10 ms) and retries the fault, until it succeeds, 5 s have
+ * passed, or this process has a fatal signal pending (it was the victim, or
+ * was killed meanwhile).  Returns the last vm_fault result.
+ * Preconditions: interrupts enabled, no lock held (the map lock is taken
+ * and dropped by each vm_fault; none is held while sleeping).
+ */
+static int fault_oom_retry(struct vm_map *map, vaddr_t va, int access)
+{
+	uint64_t start = time_monotonic_ns();
+	int err = -ENOMEM;
+	while (err == -ENOMEM && !signal_fatal_pending() &&
+	       time_monotonic_ns() - start < OOM_RETRY_NS) {
+		proc_oom_select();
+		if (signal_fatal_pending())
+			break;                  /* we are the victim */
+		sleep_ticks(1);
+		err = vm_fault(map, va, access);
+	}
+	return err;
+}
+
 /*
  * Trap hook (trap.c): a page fault at addr.  Resolves faults at user
  * addresses in the current address space, from user mode or from a
@@ -247,7 +277,9 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
  * ran with interrupts enabled, outside interrupt handlers and holding no
  * simple lock; otherwise the fault is not resolved (a copy returns EFAULT).
  * Returns 0 if resolved, else the error: -ENXIO (a file page beyond the end
- * of its file: trap.c sends SIGBUS), -EFAULT, -ENOMEM (SIGSEGV).
+ * of its file: trap.c sends SIGBUS), -EFAULT, -ENOMEM (SIGSEGV; a user-mode
+ * fault gets there only after the out-of-memory killer gave up, and none if
+ * it is being killed).
  */
 int vm_page_fault(struct trapframe *tf, uint64_t addr)
 {
@@ -268,6 +300,8 @@ int vm_page_fault(struct trapframe *tf, uint64_t addr)
 	if (err == -EFAULT && curproc() &&
 	    vm_grow_stack(map, addr, READ_ONCE(curproc()->rlim_cur[RLIMIT_STACK])) == 0)
 		err = vm_fault(map, addr, access);
+	if (err == -ENOMEM && user && curproc())
+		err = fault_oom_retry(map, addr, access);
 	cli();
 	return err;
 }

@@ -147,6 +147,10 @@ static void user_fault(struct trapframe *tf, int pferr, uint64_t cr2)
 	if (!curproc())
 		panic("user-mode fault without a process");
 	sti();
+	if (v == 14 && pferr == -ENOMEM && signal_fatal_pending()) {
+		cli();                          /* out of memory and being killed (the */
+		return;                         /* OOM victim): SIGKILL ends it, no SIGSEGV */
+	}
 	if (v == 14 && pferr == -ENXIO) {
 		sig = SIGBUS;                   /* a mapped file beyond its end */
 		code = BUS_ADRERR;
