@@ -151,6 +151,7 @@ FS_OBJS := \
 	fs/sys_file.o \
 	fs/procgen.o \
 	fs/procfs.o \
+	fs/procfs_test.o \
 	fs/initramfs_test.o \
 	fs/vfs_test.o
 

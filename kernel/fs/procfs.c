@@ -1,8 +1,12 @@
 /*
  * /proc (F1, L7): a file system whose inodes are made on lookup and freed
  * on their last reference (nlink 0); nothing is cached.  A file's text is
- * generated into an sbuf at each read and the asked-for slice copied out
- * (Linux's seq_file model: a read sees the state of that moment).
+ * generated into an sbuf and the asked-for slice copied out.  A read at
+ * offset 0 generates the text (the state of that moment) and keeps it in
+ * the node; reads at later offsets are served from that same text, so a
+ * reader that takes a file in pieces (stdio reads 1 KiB at a time) gets
+ * one snapshot, never lines spliced from two (Linux's seq_file keeps its
+ * buffer per open file the same way).  See file_read.
  *
  *   /proc/{cpuinfo,meminfo,stat,loadavg,uptime,mounts,version}
  *   /proc/lockstat       lock statistics (raw, for the lockstat command);
@@ -33,6 +37,7 @@
  * formatted or allocated while p->sig.lock (a high-level lock) is held.
  */
 #include "kernel.h"
+#include "atomic.h"
 #include "errno.h"
 #include "ipc.h"
 #include "flock.h"
@@ -67,6 +72,11 @@ struct pnode {
 	int pid;               /* the process (all but PK_ROOT, PK_FILE, PK_SELF) */
 	int tid;               /* the thread shown: pid for /proc/PID, else TID */
 	struct inode *parent;  /* a directory's parent below /proc, referenced */
+	/* Files: the text of the last read at offset 0 (file_read), owned by
+	 * whoever set snap_busy 0 -> 1; freed with the node. */
+	struct sbuf snap;
+	bool has_snap;
+	volatile uint32_t snap_busy;   /* [a] */
 };
 
 static void gen_cpuinfo(struct sbuf *sb, const struct pnode *n __unused) { procgen_cpuinfo(sb); }
@@ -510,6 +520,8 @@ static void pnode_release(struct inode *ip)
 	ip->priv = NULL;
 	if (n && n->parent)
 		vnode_put(n->parent);
+	if (n && n->has_snap)
+		sbuf_free(&n->snap);
 	kfree(n);
 }
 
@@ -1107,6 +1119,36 @@ static uint64_t sysvipc_readdir(struct inode *dir, uint64_t cookie, emit_fn emit
 	return full ? cookie : emit_table(dir, sysvipc_files, NSV_FILES, cookie, emit, arg);
 }
 
+/* The text of file node p (entry e, NULL for /proc/sys) into sb, new. */
+static void file_gen(const struct pnode *p, const struct pentry *e, struct sbuf *sb)
+{
+	sbuf_init(sb);
+	if (e)
+		e->gen(sb, p);
+	else
+		procsys_show(p->idx, sb);
+}
+
+/* Copies sb's bytes from off (at most n) to buf: their count, 0 past the
+ * end, -ENOMEM if generating the text ran out of memory. */
+static ssize_t file_slice(const struct sbuf *sb, void *buf, size_t n, uint64_t off)
+{
+	if (sb->overflow)
+		return -ENOMEM;
+	if (off >= sb->len)
+		return 0;
+	size_t r = MIN(n, sb->len - off);
+	memcpy(buf, sb->buf + off, r);
+	return (ssize_t)r;
+}
+
+/*
+ * A file's bytes from off: a read at offset 0 takes a new snapshot of the
+ * text, later offsets continue the node's last one (a piecewise reader sees
+ * one moment).  Concurrent readers of one node do not wait for each other:
+ * the one that finds the snapshot in use reads a text of its own, as
+ * before snapshots.  Thread context, no lock held.
+ */
 static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
@@ -1117,22 +1159,22 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 		return -ESRCH;
 	if (p->kind == PK_FILE && !strcmp(e->name, "trace"))
 		return trace_read(buf, n, off);
-	struct sbuf sb;
-	sbuf_init(&sb);
-	if (e)
-		e->gen(&sb, p);
-	else
-		procsys_show(p->idx, &sb);
-	ssize_t r;
-	if (sb.overflow)
-		r = -ENOMEM;
-	else if (off >= sb.len)
-		r = 0;
-	else {
-		r = (ssize_t)MIN(n, sb.len - off);
-		memcpy(buf, sb.buf + off, (size_t)r);
+	/* Another reader of this node is in its snapshot: a text of our own. */
+	if (!compare_and_swap32(&p->snap_busy, 0, 1)) {
+		struct sbuf sb;
+		file_gen(p, e, &sb);
+		ssize_t r = file_slice(&sb, buf, n, off);
+		sbuf_free(&sb);
+		return r;
 	}
-	sbuf_free(&sb);
+	if (off == 0 || !p->has_snap) {
+		if (p->has_snap)
+			sbuf_free(&p->snap);
+		file_gen(p, e, &p->snap);
+		p->has_snap = true;
+	}
+	ssize_t r = file_slice(&p->snap, buf, n, off);
+	__atomic_store_n(&p->snap_busy, 0, __ATOMIC_RELEASE);
 	return r;
 }
 
