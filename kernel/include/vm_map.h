@@ -25,6 +25,7 @@
 #include "types.h"
 #include "lock.h"
 #include "pmap.h"
+#include "waitq.h"
 
 /* mmap/mprotect arguments: Linux values. */
 #define PROT_NONE       0x0
@@ -161,6 +162,12 @@ struct vm_region {
 	int flags;                       /* [m] VR_* */
 	struct vm_obj *obj;              /* [m] VR_SHARED: the object (a reference) */
 	uint64_t off;                    /* [m] offset of start in obj, bytes */
+	/* Unmapped regions whose page-table teardown runs after the map lock
+	 * is dropped (munmap, brk shrink) are on the map's dying list until
+	 * a later writer frees them: their range is not handed out again
+	 * before torn is set. */
+	struct vm_region *dnext;         /* [m] next on map->dying */
+	volatile uint32_t torn;          /* [a] teardown done: entries gone, shot down */
 };
 
 /*
@@ -192,6 +199,12 @@ struct vm_map {
 					  * when exec randomises the layout */
 	int lock_future;                 /* (m) mlockall(MCL_FUTURE): VR_LOCKED (and
 					  * VR_LOCKONFAULT) bits for new mappings */
+	struct vm_region *dying;         /* (m) unlinked regions being (or done being)
+					  * torn down without the lock, via dnext:
+					  * their ranges stay reserved until torn */
+	struct waitq dying_wq;           /* writers waiting for a teardown to end */
+	volatile uint64_t tdone;         /* [a] teardowns finished (changed under
+					  * dying_wq.lock, read without it) */
 };
 
 struct vm_map *vm_map_create(void);
@@ -300,6 +313,10 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff);
 struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va);
 /* The map whose pmap is loaded on this CPU, or NULL. */
 struct vm_map *vm_map_current(void);
+
+/* Test hook: called by munmap and brk shrink (no lock held) for each range
+ * whose regions are unlinked, before its entries are removed. */
+extern void (*vm_teardown_test_hook)(struct vm_map *map, vaddr_t start, vaddr_t end);
 
 /* Page helpers shared by vm_map.c and vm_fault.c. */
 void vm_release_pa(paddr_t pa, void *arg);   /* pmap release callback: page_unref */
