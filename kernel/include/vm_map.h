@@ -205,6 +205,8 @@ struct vm_map {
 	struct waitq dying_wq;           /* writers waiting for a teardown to end */
 	volatile uint64_t tdone;         /* [a] teardowns finished (changed under
 					  * dying_wq.lock, read without it) */
+	struct vm_region *spare;         /* [a] a region for the next split, made
+					  * with no lock held (mprotect refills it) */
 };
 
 struct vm_map *vm_map_create(void);

@@ -354,13 +354,35 @@ static void insert_locked(struct vm_map *map, struct vm_region *r)
  * Make addr a region boundary: split the region strictly containing it.
  * Returns 0 or -ENOMEM.  Map locked for write.
  */
+/*
+ * A region for a split: the map's spare (made with no lock held by
+ * spare_refill after the last one was used), else a new one.
+ */
+static struct vm_region *split_region(struct vm_map *map)
+{
+	struct vm_region *n = __atomic_exchange_n(&map->spare, NULL, __ATOMIC_ACQ_REL);
+	return n != NULL ? n : region_alloc();
+}
+
+/* Makes the map's spare region again if a split took it.  No lock held. */
+static void spare_refill(struct vm_map *map)
+{
+	if (__atomic_load_n(&map->spare, __ATOMIC_RELAXED) != NULL)
+		return;
+	struct vm_region *n = region_alloc();
+	struct vm_region *none = NULL;
+	if (n != NULL && !__atomic_compare_exchange_n(&map->spare, &none, n, false,
+						      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		kfree(n);                         /* another thread made one */
+}
+
 static int clip_locked(struct vm_map *map, vaddr_t addr)
 {
 	KASSERT(lock_write_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, addr);
 	if (r == NULL || r->start == addr)
 		return 0;
-	struct vm_region *n = region_alloc();
+	struct vm_region *n = split_region(map);
 	if (n == NULL)
 		return -ENOMEM;
 	*n = *r;
@@ -687,6 +709,8 @@ void vm_map_destroy(struct vm_map *map)
 		map->head.next = r->next;
 		region_free(r);
 	}
+	if (map->spare != NULL)
+		kfree(map->spare);
 	while (map->dying != NULL) {             /* torn: their munmaps returned */
 		struct vm_region *d = map->dying;
 		KASSERT(d->torn && d->obj == NULL);
@@ -1053,13 +1077,17 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 		goto out;
 	struct vm_region *r = first_above(map, addr);
 	while (r != &map->head && r->start < end) {
+		/* Entries only lose rights (added ones come at the next fault):
+		 * nothing to do in the page tables when none is taken away. */
+		if (r->prot & ~prot)
+			pmap_protect(map->pmap, r->start, r->end, prot);
 		r->prot = prot;
-		pmap_protect(map->pmap, r->start, r->end, prot);   /* rights only shrink */
 		r = r->next;
 	}
 	merge_range_locked(map, addr, end);
 out:
 	lock_done(&map->lock);
+	spare_refill(map);                   /* for the next split, without the lock */
 	return err;
 }
 
