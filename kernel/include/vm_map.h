@@ -206,10 +206,20 @@ struct vm_map {
 	volatile uint64_t tdone;         /* [a] teardowns finished (changed under
 					  * dying_wq.lock, read without it) */
 	struct vm_region *spare;         /* [a] a region for the next split, made
-					  * with no lock held (mprotect refills it) */
+					  * with no lock held (mprotect refills it) */	volatile uint64_t gen;           /* [a] bumped by every write hold (changed
+					  * only under it, before any page-table
+					  * change it makes): a fault that dropped
+					  * the lock installs only if unchanged */
 };
 
 struct vm_map *vm_map_create(void);
+/* Takes map->lock for write and bumps map->gen (every change of regions or
+ * entries under the map lock is made through it). */
+static inline void vm_map_lock_write(struct vm_map *map)
+{
+	lock_write(&map->lock);
+	__atomic_store_n(&map->gen, map->gen + 1, __ATOMIC_RELEASE);
+}
 /* Test hook: checks the search tree against the region list (every region
  * once, in order, heap-ordered priorities); its height, or -1 if wrong. */
 int vm_map_tree_check(struct vm_map *map);
@@ -316,6 +326,9 @@ struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va);
 /* The map whose pmap is loaded on this CPU, or NULL. */
 struct vm_map *vm_map_current(void);
 
+/* Test hook: called by a copy-on-write fault between dropping the map lock
+ * and installing its copy (no lock held). */
+extern void (*vm_fault_test_hook)(struct vm_map *map, vaddr_t va);
 /* Test hook: called by munmap and brk shrink (no lock held) for each range
  * whose regions are unlinked, before its entries are removed. */
 extern void (*vm_teardown_test_hook)(struct vm_map *map, vaddr_t start, vaddr_t end);

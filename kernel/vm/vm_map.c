@@ -502,7 +502,7 @@ static bool wait_dying_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	while (map->tdone == seen)
 		waitq_sleep_locked(&map->dying_wq);
 	unlock_enable(&map->dying_wq.lock, s);
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	return true;
 }
 
@@ -794,7 +794,7 @@ int vm_grow_stack(struct vm_map *map, vaddr_t va, uint64_t limit)
 	if (va < VM_MIN_ADDR || va >= USER_TOP)
 		return -EFAULT;
 	int err = -EFAULT;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	struct vm_region *r;
 	do {
 		r = first_above(map, va);
@@ -957,7 +957,7 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 	r->off = off;
 
 	struct vm_reap reap = VM_REAP_INIT;        /* MAP_FIXED's replaced pages */
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	/* A fixed range must not be in a teardown (its entries would go). */
 	while ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
 	       wait_dying_locked(map, addr, addr + len))
@@ -1004,7 +1004,7 @@ int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len)
 		return -EINVAL;
 	len = ALIGN_UP(len, PAGE_SIZE);
 	struct vm_reap reap = VM_REAP_INIT;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	while (wait_dying_locked(map, addr, addr + len))
 		;                          /* another munmap of it: returns after it */
 	prune_dying_locked(map, &reap);
@@ -1050,7 +1050,7 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	if (end <= addr || end > USER_TOP)
 		return -ENOMEM;
 
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
@@ -1136,7 +1136,7 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 	int err = 0;
 	struct vm_reap reap = VM_REAP_INIT;        /* MADV_DONTNEED's pages */
 
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	bool holes = !range_mapped_locked(map, addr, end);
 	bool flag_advice = advice == MADV_DONTFORK || advice == MADV_DOFORK ||
 			   advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK;
@@ -1273,7 +1273,7 @@ int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t
 		return -ENOMEM;
 	if (end == start)
 		return 0;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	int err = range_mapped_locked(map, start, end) ? 0 : -ENOMEM;
 	if (!err && flags)
 		err = lock_limit_ok(locked_bytes_locked(map), unlocked_in_locked(map, start, end),
@@ -1298,7 +1298,7 @@ int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit)
 		return -EINVAL;                  /* MCL_ONFAULT alone */
 	int flags = mcl ? VR_LOCKED | ((mcl & MCL_ONFAULT) ? VR_LOCKONFAULT : 0) : 0;
 	int err = 0;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	if (mcl & MCL_CURRENT) {
 		uint64_t all = 0;
 		for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
@@ -1366,7 +1366,7 @@ int vm_mincore(struct vm_map *map, vaddr_t addr, uint64_t npages, uint8_t *vec)
 
 void vm_map_set_brk(struct vm_map *map, vaddr_t start)
 {
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	map->brk_start = map->brk = ALIGN_UP(start, PAGE_SIZE);
 	lock_done(&map->lock);
 }
@@ -1385,7 +1385,7 @@ static bool brk_wait_locked(struct vm_map *map, vaddr_t newbrk)
 vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 {
 	struct vm_reap reap = VM_REAP_INIT;        /* a shrink's regions and pages */
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	while (brk_wait_locked(map, newbrk))
 		;
 	prune_dying_locked(map, &reap);
@@ -1441,7 +1441,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
 	struct tlb_batch fb = { 0 };        /* the parent's entries made read-only */
-	lock_write(&parent->lock);
+	vm_map_lock_write(parent);
 	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
 		if (r->flags & VR_DONTFORK)
@@ -1575,7 +1575,7 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 
 	int err;
 	struct vm_reap reap = VM_REAP_INIT;        /* what the move or shrink unmaps */
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	while ((flags & MREMAP_FIXED) && wait_dying_locked(map, newaddr, newaddr + newlen))
 		;
 	struct vm_region *r = vm_map_lookup_locked(map, old);

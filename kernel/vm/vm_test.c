@@ -1307,3 +1307,67 @@ MAP_KTEST(vm_munmapped_range_is_not_reused_before_its_pages_are_gone)
 	vm_map_destroy(map);
 	KT_EXPECT_EQ(settled_free(), before);
 }
+
+/*
+ * A copy-on-write fault copies the page with no map lock held and installs
+ * the copy only if no write hold of the map began meanwhile (map->gen).
+ * The hook changes the region between the copy and the install: made
+ * read-only (the fault retries and fails: the entry keeps the shared frame,
+ * read-only, no copy counted) and unmapped (nothing is installed).
+ */
+static struct {
+	int calls, err;
+	bool unmap;
+} fh;
+
+static void fault_probe(struct vm_map *map, vaddr_t va)
+{
+	vm_fault_test_hook = NULL;
+	fh.calls++;
+	fh.err = fh.unmap ? vm_munmap(map, va, P) : vm_mprotect(map, va, P, PROT_READ);
+}
+
+MAP_KTEST(vm_fault_whose_region_changed_meanwhile_installs_nothing)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0, 4 * P, RW, ANON_PRIV, &a) == 0);
+	pmap_activate(map->pmap);
+	KT_EXPECT_EQ(wr64(a, 42), 0);
+	KT_EXPECT_EQ(wr64(a + P, 7), 0);
+	struct vm_map *child = vm_map_fork(map);
+	KT_ASSERT(child != NULL);
+	uint64_t pte;
+	paddr_t pa = pmap_lookup(map->pmap, a, &pte);
+	KT_EXPECT(pa != 0 && !(pte & PTE_W));
+	uint64_t copies = map->cow_copies;
+
+	memset(&fh, 0, sizeof fh);
+	vm_fault_test_hook = fault_probe;
+	KT_EXPECT_EQ(vm_fault(map, a, PROT_WRITE), -EFAULT);    /* read-only by then */
+	vm_fault_test_hook = NULL;
+	KT_EXPECT_EQ(fh.calls, 1);
+	KT_EXPECT_EQ(fh.err, 0);
+	KT_EXPECT_EQ(pmap_lookup(map->pmap, a, &pte), pa);       /* the shared frame */
+	KT_EXPECT(!(pte & PTE_W));
+	KT_EXPECT_EQ(map->cow_copies, copies);
+	KT_EXPECT_EQ(rd64(a), 42);
+
+	memset(&fh, 0, sizeof fh);
+	fh.unmap = true;
+	vm_fault_test_hook = fault_probe;
+	KT_EXPECT_EQ(vm_fault(map, a + P, PROT_WRITE), -EFAULT); /* unmapped by then */
+	vm_fault_test_hook = NULL;
+	KT_EXPECT_EQ(fh.calls, 1);
+	KT_EXPECT_EQ(fh.err, 0);
+	KT_EXPECT_EQ(pmap_lookup(map->pmap, a + P, NULL), 0);   /* nothing installed */
+	KT_EXPECT_EQ(map->cow_copies, copies);
+
+	KT_EXPECT_EQ(wr64(a + 2 * P, 9), 0);                     /* unchanged: works */
+	pmap_deactivate();
+	vm_map_destroy(child);
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}

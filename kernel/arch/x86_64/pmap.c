@@ -461,13 +461,18 @@ void pmap_destroy(struct pmap *pm)
 
 /* ---- entering, changing, removing mappings ---- */
 
-static int enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, bool check, paddr_t expect)
+static int enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, bool check, paddr_t expect,
+		 const volatile uint64_t *gen, uint64_t seen)
 {
 	KASSERT_OP(va, <, USER_TOP);
 	KASSERT_OP(va & (PAGE_SIZE - 1), ==, 0);
 	KASSERT(intr_enabled());
 	int err = 0;
 	simple_lock(&pm->lock);
+	if (gen != NULL && __atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) {
+		err = -EAGAIN;                   /* the map changed since the look */
+		goto out;
+	}
 	uint64_t *pte = pte_walk_locked(pm, va, true);
 	if (pte == NULL) {
 		err = -ENOMEM;
@@ -495,12 +500,18 @@ out:
 
 int pmap_enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot)
 {
-	return enter(pm, va, pa, prot, false, 0);
+	return enter(pm, va, pa, prot, false, 0, NULL, 0);
 }
 
 int pmap_enter_if(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect)
 {
-	return enter(pm, va, pa, prot, true, expect);
+	return enter(pm, va, pa, prot, true, expect, NULL, 0);
+}
+
+int pmap_enter_if_gen(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect,
+		      const volatile uint64_t *gen, uint64_t seen)
+{
+	return enter(pm, va, pa, prot, true, expect, gen, seen);
 }
 
 int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot)
