@@ -203,8 +203,10 @@ struct vm_map {
 					  * torn down without the lock, via dnext:
 					  * their ranges stay reserved until torn */
 	struct waitq dying_wq;           /* writers waiting for a teardown to end */
-	volatile uint64_t tdone;         /* [a] teardowns finished (changed under
-					  * dying_wq.lock, read without it) */
+	volatile uint64_t tdone;         /* [a] teardowns finished */
+	volatile uint32_t dying_waiters; /* [a] threads in wait_dying_locked: a
+					  * teardown takes dying_wq.lock to wake
+					  * only when there are some */
 	struct vm_region *spare;         /* [a] a region for the next split, made
 					  * with no lock held (mprotect refills it) */	volatile uint64_t gen;           /* [a] bumped by every write hold (changed
 					  * only under it, before any page-table

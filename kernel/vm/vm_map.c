@@ -498,10 +498,14 @@ static bool wait_dying_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	if (dying_overlap_locked(map, start, end) == NULL)
 		return false;
 	lock_done(&map->lock);
+	/* Announced before tdone is read again: a teardown that finishes
+	 * after this sees us and wakes (both sides' RMWs are full barriers). */
+	__atomic_add_fetch(&map->dying_waiters, 1, __ATOMIC_SEQ_CST);
 	uint64_t s = disable_lock(&map->dying_wq.lock);
-	while (map->tdone == seen)
+	while (__atomic_load_n(&map->tdone, __ATOMIC_SEQ_CST) == seen)
 		waitq_sleep_locked(&map->dying_wq);
 	unlock_enable(&map->dying_wq.lock, s);
+	__atomic_sub_fetch(&map->dying_waiters, 1, __ATOMIC_SEQ_CST);
 	vm_map_lock_write(map);
 	return true;
 }
@@ -560,16 +564,18 @@ static void teardown_dying(struct vm_map *map, struct vm_reap *rp)
 			vm_obj_unref(r->obj);
 		r->obj = NULL;
 	}
-	if (rp->dying == NULL)
-		return;
-	uint64_t x = disable_lock(&map->dying_wq.lock);
 	for (r = rp->dying; r != NULL; ) {
 		struct vm_region *next = r->next;        /* r is not ours once torn */
 		__atomic_store_n(&r->torn, 1, __ATOMIC_RELEASE);
 		r = next;
 	}
+	if (rp->dying == NULL)
+		return;
 	rp->dying = NULL;
-	__atomic_add_fetch(&map->tdone, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&map->tdone, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&map->dying_waiters, __ATOMIC_SEQ_CST) == 0)
+		return;                                  /* nobody to wake */
+	uint64_t x = disable_lock(&map->dying_wq.lock);
 	waitq_wakeup_all_locked(&map->dying_wq);
 	unlock_enable(&map->dying_wq.lock, x);
 }
