@@ -13,9 +13,14 @@
  *
  * Locking (lock order: vm_map < vm_obj < pmap < kmem_pool < page):
  *   map->lock (complex, class vm_map): read for faults, write for every
- *     change of the region list, brk, fork.  It may be held while blocking.
- *     Never hold it across copyin/copyout on the same map (a fault in the
- *     copy takes it again).
+ *     change of the region list, brk, fork (taken for write only through
+ *     vm_map_lock_write, which bumps map->gen).  It may be held while
+ *     blocking.  Never hold it across copyin/copyout on the same map (a
+ *     fault in the copy takes it again).  munmap and brk shrink remove the
+ *     entries after dropping it (map->dying); a COW fault copies with no
+ *     lock and installs only if map->gen is unchanged.
+ *   map->dying_wq (class waitq): writers waiting for a teardown; taken
+ *     with no other lock.
  *   obj->lock (simple, class vm_obj): the object's page index.
  *   pmap lock (simple, class pmap): the page tables (pmap.h).
  */
