@@ -109,6 +109,14 @@ int pmap_enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot);
  */
 int pmap_enter_if(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect);
 /*
+ * pmap_enter_if that also fails (-EAGAIN) unless *gen still equals seen,
+ * read under the pmap lock: a fault that prepared a page with no map lock
+ * held installs it only if no write hold of the map (which bumps *gen
+ * before its page-table changes) began since it looked.
+ */
+int pmap_enter_if_gen(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect,
+		      const volatile uint64_t *gen, uint64_t seen);
+/*
  * Restore rights on va's present or PROT_NONE entry if it still maps `expect`:
  * the entry becomes exactly prot.  Returns 0 or -EAGAIN.
  */

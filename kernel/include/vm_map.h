@@ -13,9 +13,14 @@
  *
  * Locking (lock order: vm_map < vm_obj < pmap < kmem_pool < page):
  *   map->lock (complex, class vm_map): read for faults, write for every
- *     change of the region list, brk, fork.  It may be held while blocking.
- *     Never hold it across copyin/copyout on the same map (a fault in the
- *     copy takes it again).
+ *     change of the region list, brk, fork (taken for write only through
+ *     vm_map_lock_write, which bumps map->gen).  It may be held while
+ *     blocking.  Never hold it across copyin/copyout on the same map (a
+ *     fault in the copy takes it again).  munmap and brk shrink remove the
+ *     entries after dropping it (map->dying); a COW fault copies with no
+ *     lock and installs only if map->gen is unchanged.
+ *   map->dying_wq (class waitq): writers waiting for a teardown; taken
+ *     with no other lock.
  *   obj->lock (simple, class vm_obj): the object's page index.
  *   pmap lock (simple, class pmap): the page tables (pmap.h).
  */
@@ -25,6 +30,7 @@
 #include "types.h"
 #include "lock.h"
 #include "pmap.h"
+#include "waitq.h"
 
 /* mmap/mprotect arguments: Linux values. */
 #define PROT_NONE       0x0
@@ -161,6 +167,12 @@ struct vm_region {
 	int flags;                       /* [m] VR_* */
 	struct vm_obj *obj;              /* [m] VR_SHARED: the object (a reference) */
 	uint64_t off;                    /* [m] offset of start in obj, bytes */
+	/* Unmapped regions whose page-table teardown runs after the map lock
+	 * is dropped (munmap, brk shrink) are on the map's dying list until
+	 * a later writer frees them: their range is not handed out again
+	 * before torn is set. */
+	struct vm_region *dnext;         /* [m] next on map->dying */
+	volatile uint32_t torn;          /* [a] teardown done: entries gone, shot down */
 };
 
 /*
@@ -192,9 +204,29 @@ struct vm_map {
 					  * when exec randomises the layout */
 	int lock_future;                 /* (m) mlockall(MCL_FUTURE): VR_LOCKED (and
 					  * VR_LOCKONFAULT) bits for new mappings */
+	struct vm_region *dying;         /* (m) unlinked regions being (or done being)
+					  * torn down without the lock, via dnext:
+					  * their ranges stay reserved until torn */
+	struct waitq dying_wq;           /* writers waiting for a teardown to end */
+	volatile uint64_t tdone;         /* [a] teardowns finished */
+	volatile uint32_t dying_waiters; /* [a] threads in wait_dying_locked: a
+					  * teardown takes dying_wq.lock to wake
+					  * only when there are some */
+	struct vm_region *spare;         /* [a] a region for the next split, made
+					  * with no lock held (mprotect refills it) */	volatile uint64_t gen;           /* [a] bumped by every write hold (changed
+					  * only under it, before any page-table
+					  * change it makes): a fault that dropped
+					  * the lock installs only if unchanged */
 };
 
 struct vm_map *vm_map_create(void);
+/* Takes map->lock for write and bumps map->gen (every change of regions or
+ * entries under the map lock is made through it). */
+static inline void vm_map_lock_write(struct vm_map *map)
+{
+	lock_write(&map->lock);
+	__atomic_store_n(&map->gen, map->gen + 1, __ATOMIC_RELEASE);
+}
 /* Test hook: checks the search tree against the region list (every region
  * once, in order, heap-ordered priorities); its height, or -1 if wrong. */
 int vm_map_tree_check(struct vm_map *map);
@@ -300,6 +332,13 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff);
 struct vm_region *vm_map_lookup_locked(struct vm_map *map, vaddr_t va);
 /* The map whose pmap is loaded on this CPU, or NULL. */
 struct vm_map *vm_map_current(void);
+
+/* Test hook: called by a copy-on-write fault between dropping the map lock
+ * and installing its copy (no lock held). */
+extern void (*vm_fault_test_hook)(struct vm_map *map, vaddr_t va);
+/* Test hook: called by munmap and brk shrink (no lock held) for each range
+ * whose regions are unlinked, before its entries are removed. */
+extern void (*vm_teardown_test_hook)(struct vm_map *map, vaddr_t start, vaddr_t end);
 
 /* Page helpers shared by vm_map.c and vm_fault.c. */
 void vm_release_pa(paddr_t pa, void *arg);   /* pmap release callback: page_unref */

@@ -143,35 +143,69 @@ static void fault_around(struct vm_map *map, struct vm_region *r, vaddr_t va)
 		fetch_and_add(&map->faults_around, (uint64_t)n);
 }
 
-/* Write to a copy-on-write page shared with others: copy it. */
-static int fault_cow_copy(struct vm_map *map, struct vm_region *r, vaddr_t va,
-			  paddr_t cur)
+/*
+ * A copy-on-write copy to make after the map lock is dropped: what the
+ * fault saw under it.  cur holds an extra reference for the copy, so no
+ * sharer can find it unshared and write it meanwhile.
+ */
+struct cow_job {
+	paddr_t cur;         /* the shared frame */
+	int prot;            /* the region's rights */
+	uint64_t gen;        /* map->gen under the lock */
+};
+
+#define FAULT_COW_UNLOCKED 1   /* fault_locked: make job's copy with no lock */
+
+void (*vm_fault_test_hook)(struct vm_map *map, vaddr_t va);
+
+/*
+ * Write to a copy-on-write page shared with others: copy it with no map
+ * lock held, install the copy only if the entry still holds job->cur
+ * read-only and no write hold of the map began since (map->gen), else
+ * -EAGAIN (the fault starts again).  No lock held.
+ */
+static int fault_cow_unlocked(struct vm_map *map, vaddr_t va, const struct cow_job *job)
 {
+	struct page *old = pa_to_page(job->cur);
+	int err = -ENOMEM;
 	void *p = page_alloc(0);
-	if (p == NULL)
-		return -ENOMEM;
-	memcpy(p, P2V(cur), PAGE_SIZE);
-	struct page *pg = va_to_page(p);
-	page_ref_init(pg);
-	int err = pmap_enter_if(map->pmap, va, V2P(p), r->prot, cur);
-	if (err) {
-		page_unref(pg);
-		return err;
+	if (p != NULL) {
+		memcpy(p, P2V(job->cur), PAGE_SIZE);
+		struct page *pg = va_to_page(p);
+		page_ref_init(pg);
+		void (*hook)(struct vm_map *, vaddr_t) = READ_ONCE(vm_fault_test_hook);
+		if (hook != NULL)
+			hook(map, va);
+		err = pmap_enter_if_gen(map->pmap, va, V2P(p), job->prot, job->cur, &map->gen,
+					job->gen);
+		if (err) {
+			page_unref(pg);
+		} else {
+			page_unref(old);              /* our mapping's old reference */
+			fetch_and_add(&map->cow_copies, 1);
+		}
 	}
-	page_unref(pa_to_page(cur));          /* our mapping's old reference */
-	fetch_and_add(&map->cow_copies, 1);
-	return 0;
+	page_unref(old);                              /* the copy's reference */
+	return err;
 }
 
-/* A frame is at va but its entry does not allow access. */
+/* A frame is at va but its entry does not allow access.  A write to a
+ * shared copy-on-write page fills job and returns FAULT_COW_UNLOCKED.
+ * map->lock held for read. */
 static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
-			 int access, paddr_t cur)
+			 int access, paddr_t cur, struct cow_job *job)
 {
+	KASSERT(lock_held(&map->lock));
 	struct page *pg = pa_to_page(cur);
 	KASSERT(pg != NULL);
 	bool cow = !(r->flags & VR_SHARED) && (r->prot & PROT_WRITE) && page_refcount(pg) > 1;
-	if (cow && (access & PROT_WRITE))
-		return fault_cow_copy(map, r, va, cur);
+	if (cow && (access & PROT_WRITE)) {
+		page_ref(pg);        /* the entry's reference keeps it until now */
+		job->cur = cur;
+		job->prot = r->prot;
+		job->gen = __atomic_load_n(&map->gen, __ATOMIC_ACQUIRE);
+		return FAULT_COW_UNLOCKED;
+	}
 	if (cow)       /* read or exec: restore rights, still read-only */
 		return pmap_set_prot_if(map->pmap, va, cur, r->prot & ~PROT_WRITE);
 	/*
@@ -184,8 +218,10 @@ static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 }
 
 /* Resolve the fault with map locked for read; *spare: a zeroed page made
- * before the lock (NULL if none), taken if a demand-zero fault uses it. */
-static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page **spare)
+ * before the lock (NULL if none), taken if a demand-zero fault uses it;
+ * FAULT_COW_UNLOCKED: a copy to make after the lock is dropped (job). */
+static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page **spare,
+			struct cow_job *job)
 {
 	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, va);
@@ -208,7 +244,7 @@ static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page 
 			tlb_flush_local(va, va + PAGE_SIZE);   /* stale entry here */
 			err = 0;
 		} else
-			err = fault_present(map, r, va, access, cur);
+			err = fault_present(map, r, va, access, cur, job);
 		if (err != -EAGAIN)
 			return err;
 	}
@@ -229,9 +265,15 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 	struct page *spare = NULL;
 	if (!READ_ONCE(map->fault_obj_hint) && pmap_lookup(map->pmap, va, NULL) == 0)
 		spare = page_alloc_ref(PA_ZERO);
-	lock_read(&map->lock);
-	int err = fault_locked(map, va, access, &spare);
-	lock_done(&map->lock);
+	int err;
+	do {                 /* again when the map changed under an unlocked copy */
+		struct cow_job job = { 0, 0, 0 };
+		lock_read(&map->lock);
+		err = fault_locked(map, va, access, &spare, &job);
+		lock_done(&map->lock);
+		if (err == FAULT_COW_UNLOCKED)
+			err = fault_cow_unlocked(map, va, &job);
+	} while (err == -EAGAIN);
 	if (spare != NULL)
 		page_unref(spare);
 	if (err == 0) {

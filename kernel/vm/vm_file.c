@@ -116,7 +116,7 @@ static struct vm_obj *file_obj_new(struct inode *ip, struct vm_map *map, int vrf
 static void truncate_map(struct vm_map *map, struct inode *ip, uint64_t size)
 {
 	uint64_t keep = ALIGN_UP(size, PAGE_SIZE);
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
 		if (r->obj == NULL || r->obj->ops != &file_obj_ops || r->obj->priv != ip)
 			continue;

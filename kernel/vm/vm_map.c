@@ -302,11 +302,15 @@ static struct vm_region *first_above(struct vm_map *map, vaddr_t va)
 	return r->end > va ? r : r->next;
 }
 
+static struct vm_region *dying_overlap_locked(struct vm_map *map, vaddr_t start, vaddr_t end);
+
+/* True if no region and no teardown is in [start, end).  Map locked. */
 static bool range_free_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 {
 	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = first_above(map, start);
-	return r == &map->head || r->start >= end;
+	return (r == &map->head || r->start >= end) &&
+	       dying_overlap_locked(map, start, end) == NULL;
 }
 
 /* True if b directly follows a and they can be one region. */
@@ -340,6 +344,7 @@ static void insert_locked(struct vm_map *map, struct vm_region *r)
 	KASSERT(lock_write_held(&map->lock));
 	struct vm_region *next = first_above(map, r->start);
 	KASSERT(next == &map->head || next->start >= r->end);
+	KASSERT(dying_overlap_locked(map, r->start, r->end) == NULL);
 	link_after(map, next->prev, r);
 	map->nregions++;
 	merge_locked(map, r);
@@ -349,13 +354,35 @@ static void insert_locked(struct vm_map *map, struct vm_region *r)
  * Make addr a region boundary: split the region strictly containing it.
  * Returns 0 or -ENOMEM.  Map locked for write.
  */
+/*
+ * A region for a split: the map's spare (made with no lock held by
+ * spare_refill after the last one was used), else a new one.
+ */
+static struct vm_region *split_region(struct vm_map *map)
+{
+	struct vm_region *n = __atomic_exchange_n(&map->spare, NULL, __ATOMIC_ACQ_REL);
+	return n != NULL ? n : region_alloc();
+}
+
+/* Makes the map's spare region again if a split took it.  No lock held. */
+static void spare_refill(struct vm_map *map)
+{
+	if (__atomic_load_n(&map->spare, __ATOMIC_RELAXED) != NULL)
+		return;
+	struct vm_region *n = region_alloc();
+	struct vm_region *none = NULL;
+	if (n != NULL && !__atomic_compare_exchange_n(&map->spare, &none, n, false,
+						      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		kfree(n);                         /* another thread made one */
+}
+
 static int clip_locked(struct vm_map *map, vaddr_t addr)
 {
 	KASSERT(lock_write_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, addr);
 	if (r == NULL || r->start == addr)
 		return 0;
-	struct vm_region *n = region_alloc();
+	struct vm_region *n = split_region(map);
 	if (n == NULL)
 		return -ENOMEM;
 	*n = *r;
@@ -380,9 +407,11 @@ static int clip_locked(struct vm_map *map, vaddr_t addr)
 struct vm_reap {
 	struct page *pages;              /* linked through page.next */
 	struct vm_region *regions;       /* linked through next */
+	struct vm_region *dying;         /* unlinked, their entries still to remove
+					  * (teardown_dying), linked through next */
 };
 
-#define VM_REAP_INIT { NULL, NULL }
+#define VM_REAP_INIT { NULL, NULL, NULL }
 
 /* pmap_remove_release's release: drop the mapping's reference, keep a last
  * one's page for reap_finish.  Called with the pmap lock held. */
@@ -413,6 +442,142 @@ static void region_remove_locked(struct vm_map *map, struct vm_region *r, struct
 	r->next = rp->regions;
 	r->prev = NULL;
 	rp->regions = r;
+}
+
+/*
+ * Deferred teardown (munmap, brk shrink).  Under the write lock the regions
+ * of the range are only unlinked (unmap_defer_locked) and put on map->dying;
+ * the page-table entries are removed, shot down and the pages freed after
+ * the lock is dropped (teardown_dying, reap_finish).  Until a region is torn
+ * its range is not handed out again: find_space skips it, range_free sees
+ * it as taken, and an operation that must use the range itself (MAP_FIXED,
+ * munmap, brk) waits for it first (wait_dying_locked), so no new entry is
+ * ever made in a range whose old entries are still being removed.  A fault
+ * there finds no region (the unmap has happened).  Torn regions are freed
+ * by the next writer that prunes the list (or vm_map_destroy).
+ */
+
+/* The first untorn dying region overlapping [start, end), or NULL.  Map locked. */
+static struct vm_region *dying_overlap_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	KASSERT(lock_held(&map->lock));
+	for (struct vm_region *d = map->dying; d != NULL; d = d->dnext)
+		if (d->start < end && start < d->end &&
+		    !__atomic_load_n(&d->torn, __ATOMIC_ACQUIRE))
+			return d;
+	return NULL;
+}
+
+/* Moves the torn regions of map->dying onto rp->regions (freed by
+ * reap_finish).  Map locked for write. */
+static void prune_dying_locked(struct vm_map *map, struct vm_reap *rp)
+{
+	KASSERT(lock_write_held(&map->lock));
+	struct vm_region **pp = &map->dying;
+	while (*pp != NULL) {
+		struct vm_region *d = *pp;
+		if (__atomic_load_n(&d->torn, __ATOMIC_ACQUIRE)) {
+			*pp = d->dnext;
+			d->next = rp->regions;
+			rp->regions = d;
+		} else {
+			pp = &d->dnext;
+		}
+	}
+}
+
+/*
+ * Waits until no teardown runs in [start, end).  Map locked for write;
+ * returns with it held again.  True if the lock was dropped meanwhile (the
+ * caller must look at the map again).
+ */
+static bool wait_dying_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	KASSERT(lock_write_held(&map->lock));
+	uint64_t seen = __atomic_load_n(&map->tdone, __ATOMIC_ACQUIRE);   /* before the look */
+	if (dying_overlap_locked(map, start, end) == NULL)
+		return false;
+	lock_done(&map->lock);
+	/* Announced before tdone is read again: a teardown that finishes
+	 * after this sees us and wakes (both sides' RMWs are full barriers). */
+	__atomic_add_fetch(&map->dying_waiters, 1, __ATOMIC_SEQ_CST);
+	uint64_t s = disable_lock(&map->dying_wq.lock);
+	while (__atomic_load_n(&map->tdone, __ATOMIC_SEQ_CST) == seen)
+		waitq_sleep_locked(&map->dying_wq);
+	unlock_enable(&map->dying_wq.lock, s);
+	__atomic_sub_fetch(&map->dying_waiters, 1, __ATOMIC_SEQ_CST);
+	vm_map_lock_write(map);
+	return true;
+}
+
+/* Unlink every region of [start, end) onto rp->dying and map->dying (their
+ * entries stay until teardown_dying).  0 or -ENOMEM (a clip).  Map locked
+ * for write, no teardown running in the range (wait_dying_locked). */
+static int unmap_defer_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
+			      struct vm_reap *rp)
+{
+	KASSERT(lock_write_held(&map->lock));
+	int err = clip_locked(map, start);
+	if (err == 0)
+		err = clip_locked(map, end);
+	if (err)
+		return err;
+	struct vm_region *r = first_above(map, start);
+	while (r != &map->head && r->start < end) {
+		struct vm_region *next = r->next;
+		unlink(map, r);
+		r->torn = 0;
+		r->next = rp->dying;             /* highest first */
+		rp->dying = r;
+		r->dnext = map->dying;
+		map->dying = r;
+		r = next;
+	}
+	return 0;
+}
+
+/*
+ * The deferred half: removes the entries of rp->dying (one pass and one
+ * shootdown per run of adjacent regions), drops the regions' objects,
+ * marks them torn and wakes the waiters.  The pages go onto rp->pages for
+ * reap_finish.  No lock held; rp->dying's regions stay on map->dying.
+ */
+void (*vm_teardown_test_hook)(struct vm_map *map, vaddr_t start, vaddr_t end);
+
+static void teardown_dying(struct vm_map *map, struct vm_reap *rp)
+{
+	struct vm_region *r = rp->dying;
+	while (r != NULL) {
+		vaddr_t s = r->start, e = r->end;
+		while (r->next != NULL && r->next->end == s) {   /* the list runs downwards */
+			r = r->next;
+			s = r->start;
+		}
+		void (*hook)(struct vm_map *, vaddr_t, vaddr_t) = READ_ONCE(vm_teardown_test_hook);
+		if (hook != NULL)
+			hook(map, s, e);
+		pmap_remove_release(map->pmap, s, e, reap_pa, rp);
+		r = r->next;
+	}
+	for (r = rp->dying; r != NULL; r = r->next) {
+		if (r->obj != NULL)
+			vm_obj_unref(r->obj);
+		r->obj = NULL;
+	}
+	for (r = rp->dying; r != NULL; ) {
+		struct vm_region *next = r->next;        /* r is not ours once torn */
+		__atomic_store_n(&r->torn, 1, __ATOMIC_RELEASE);
+		r = next;
+	}
+	if (rp->dying == NULL)
+		return;
+	rp->dying = NULL;
+	__atomic_add_fetch(&map->tdone, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&map->dying_waiters, __ATOMIC_SEQ_CST) == 0)
+		return;                                  /* nobody to wake */
+	uint64_t x = disable_lock(&map->dying_wq.lock);
+	waitq_wakeup_all_locked(&map->dying_wq);
+	unlock_enable(&map->dying_wq.lock, x);
 }
 
 /* Remove everything in [start, end), what goes onto rp.  Map locked for write. */
@@ -461,7 +626,8 @@ static void merge_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	}
 }
 
-vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
+/* Highest gap between regions of len bytes ending at or below limit; 0 if none. */
+static vaddr_t find_gap_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
 {
 	KASSERT(lock_held(&map->lock));
 	vaddr_t top = MIN(limit, USER_TOP);
@@ -472,6 +638,19 @@ vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit
 		if (r == &map->head)
 			return 0;
 		top = MIN(top, r->start);
+	}
+}
+
+/* A gap that is not a range still being torn down (those are searched below). */
+vaddr_t vm_map_find_space_locked(struct vm_map *map, uint64_t len, vaddr_t limit)
+{
+	KASSERT(lock_held(&map->lock));
+	for (;;) {
+		vaddr_t a = find_gap_locked(map, len, limit);
+		struct vm_region *d = a ? dying_overlap_locked(map, a, a + len) : NULL;
+		if (d == NULL)
+			return a;
+		limit = d->start;                /* below a + len <= limit: progress */
 	}
 }
 
@@ -489,6 +668,7 @@ struct vm_map *vm_map_create(void)
 	}
 	map->pmap->map = map;
 	complex_lock_init(&map->lock, LC_VM_MAP, 0);
+	waitq_init(&map->dying_wq);
 	map->head.next = map->head.prev = &map->head;
 	map->head.start = map->head.end = USER_TOP;
 	map->mmap_top = VM_MMAP_TOP;
@@ -534,6 +714,14 @@ void vm_map_destroy(struct vm_map *map)
 		struct vm_region *r = map->head.next;
 		map->head.next = r->next;
 		region_free(r);
+	}
+	if (map->spare != NULL)
+		kfree(map->spare);
+	while (map->dying != NULL) {             /* torn: their munmaps returned */
+		struct vm_region *d = map->dying;
+		KASSERT(d->torn && d->obj == NULL);
+		map->dying = d->dnext;
+		kfree(d);
 	}
 	kfree(map);
 }
@@ -612,10 +800,13 @@ int vm_grow_stack(struct vm_map *map, vaddr_t va, uint64_t limit)
 	if (va < VM_MIN_ADDR || va >= USER_TOP)
 		return -EFAULT;
 	int err = -EFAULT;
-	lock_write(&map->lock);
-	struct vm_region *r = first_above(map, va);
-	if (r == &map->head || r->start <= va || !(r->flags & VR_GROWSDOWN) || r->obj)
-		goto out;
+	vm_map_lock_write(map);
+	struct vm_region *r;
+	do {
+		r = first_above(map, va);
+		if (r == &map->head || r->start <= va || !(r->flags & VR_GROWSDOWN) || r->obj)
+			goto out;
+	} while (wait_dying_locked(map, va, r->start));     /* not into a teardown */
 	err = -ENOMEM;
 	if (r->end - va > limit)
 		goto out;
@@ -772,7 +963,12 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 	r->off = off;
 
 	struct vm_reap reap = VM_REAP_INIT;        /* MAP_FIXED's replaced pages */
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
+	/* A fixed range must not be in a teardown (its entries would go). */
+	while ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
+	       wait_dying_locked(map, addr, addr + len))
+		;
+	prune_dying_locked(map, &reap);
 	/* MAP_LOCKED, or mlockall(MCL_FUTURE): locked as mlock would */
 	int lockf = (flags & MAP_LOCKED) ? VR_LOCKED : map->lock_future;
 	r->flags |= lockf;
@@ -814,10 +1010,14 @@ int vm_munmap(struct vm_map *map, vaddr_t addr, uint64_t len)
 		return -EINVAL;
 	len = ALIGN_UP(len, PAGE_SIZE);
 	struct vm_reap reap = VM_REAP_INIT;
-	lock_write(&map->lock);
-	int err = remove_range_locked(map, addr, addr + len, &reap);
+	vm_map_lock_write(map);
+	while (wait_dying_locked(map, addr, addr + len))
+		;                          /* another munmap of it: returns after it */
+	prune_dying_locked(map, &reap);
+	int err = unmap_defer_locked(map, addr, addr + len, &reap);
 	lock_done(&map->lock);
-	reap_finish(&reap);                /* the pages go without the lock */
+	teardown_dying(map, &reap);        /* entries, shootdown, pages: no lock */
+	reap_finish(&reap);
 	return err;
 }
 
@@ -856,7 +1056,7 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	if (end <= addr || end > USER_TOP)
 		return -ENOMEM;
 
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
@@ -883,13 +1083,17 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 		goto out;
 	struct vm_region *r = first_above(map, addr);
 	while (r != &map->head && r->start < end) {
+		/* Entries only lose rights (added ones come at the next fault):
+		 * nothing to do in the page tables when none is taken away. */
+		if (r->prot & ~prot)
+			pmap_protect(map->pmap, r->start, r->end, prot);
 		r->prot = prot;
-		pmap_protect(map->pmap, r->start, r->end, prot);   /* rights only shrink */
 		r = r->next;
 	}
 	merge_range_locked(map, addr, end);
 out:
 	lock_done(&map->lock);
+	spare_refill(map);                   /* for the next split, without the lock */
 	return err;
 }
 
@@ -938,7 +1142,7 @@ int vm_madvise(struct vm_map *map, vaddr_t addr, uint64_t len, int advice)
 	int err = 0;
 	struct vm_reap reap = VM_REAP_INIT;        /* MADV_DONTNEED's pages */
 
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	bool holes = !range_mapped_locked(map, addr, end);
 	bool flag_advice = advice == MADV_DONTFORK || advice == MADV_DOFORK ||
 			   advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK;
@@ -1075,7 +1279,7 @@ int vm_mlock(struct vm_map *map, vaddr_t addr, uint64_t len, int flags, uint64_t
 		return -ENOMEM;
 	if (end == start)
 		return 0;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	int err = range_mapped_locked(map, start, end) ? 0 : -ENOMEM;
 	if (!err && flags)
 		err = lock_limit_ok(locked_bytes_locked(map), unlocked_in_locked(map, start, end),
@@ -1100,7 +1304,7 @@ int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit)
 		return -EINVAL;                  /* MCL_ONFAULT alone */
 	int flags = mcl ? VR_LOCKED | ((mcl & MCL_ONFAULT) ? VR_LOCKONFAULT : 0) : 0;
 	int err = 0;
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	if (mcl & MCL_CURRENT) {
 		uint64_t all = 0;
 		for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
@@ -1168,21 +1372,35 @@ int vm_mincore(struct vm_map *map, vaddr_t addr, uint64_t npages, uint8_t *vec)
 
 void vm_map_set_brk(struct vm_map *map, vaddr_t start)
 {
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
 	map->brk_start = map->brk = ALIGN_UP(start, PAGE_SIZE);
 	lock_done(&map->lock);
 }
 
+/* Waits for a teardown in the pages between the break and newbrk; true if
+ * the lock was dropped (look again).  Map locked for write. */
+static bool brk_wait_locked(struct vm_map *map, vaddr_t newbrk)
+{
+	KASSERT(lock_write_held(&map->lock));
+	vaddr_t a = ALIGN_UP(map->brk, PAGE_SIZE), b = ALIGN_UP(newbrk, PAGE_SIZE);
+	if (newbrk > USER_TOP || a == b)
+		return false;
+	return wait_dying_locked(map, MIN(a, b), MAX(a, b));
+}
+
 vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 {
-	struct vm_reap reap = VM_REAP_INIT;        /* a shrink's pages */
-	lock_write(&map->lock);
+	struct vm_reap reap = VM_REAP_INIT;        /* a shrink's regions and pages */
+	vm_map_lock_write(map);
+	while (brk_wait_locked(map, newbrk))
+		;
+	prune_dying_locked(map, &reap);
 	vaddr_t cur = map->brk;
 	if (map->brk_start == 0 || newbrk < map->brk_start || newbrk > USER_TOP)
 		goto out;
 	vaddr_t oldend = ALIGN_UP(cur, PAGE_SIZE), newend = ALIGN_UP(newbrk, PAGE_SIZE);
 	if (newend < oldend) {
-		if (remove_range_locked(map, newend, oldend, &reap) != 0)
+		if (unmap_defer_locked(map, newend, oldend, &reap) != 0)
 			goto out;
 	} else if (newend > oldend) {
 		if (!range_free_locked(map, oldend, newend) ||
@@ -1201,6 +1419,7 @@ vaddr_t vm_brk(struct vm_map *map, vaddr_t newbrk)
 	map->brk = cur = newbrk;
 out:
 	lock_done(&map->lock);
+	teardown_dying(map, &reap);               /* a shrink's entries and pages */
 	reap_finish(&reap);
 	return cur;
 }
@@ -1228,7 +1447,7 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 	child->membarrier = __atomic_load_n(&parent->membarrier, __ATOMIC_RELAXED);  /* as Linux */
 	int err = 0;
 	struct tlb_batch fb = { 0 };        /* the parent's entries made read-only */
-	lock_write(&parent->lock);
+	vm_map_lock_write(parent);
 	child->mmap_top = parent->mmap_top;
 	for (struct vm_region *r = parent->head.next; r != &parent->head; r = r->next) {
 		if (r->flags & VR_DONTFORK)
@@ -1362,7 +1581,9 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 
 	int err;
 	struct vm_reap reap = VM_REAP_INIT;        /* what the move or shrink unmaps */
-	lock_write(&map->lock);
+	vm_map_lock_write(map);
+	while ((flags & MREMAP_FIXED) && wait_dying_locked(map, newaddr, newaddr + newlen))
+		;
 	struct vm_region *r = vm_map_lookup_locked(map, old);
 	if (r == NULL) {
 		err = -EFAULT;

@@ -1240,3 +1240,134 @@ MAP_KTEST(vm_pcid_stale_marks_follow_shootdowns_and_activations)
 	vm_map_destroy(map);
 	KT_EXPECT_EQ(settled_free(), before);
 }
+
+/*
+ * munmap unlinks the regions under the map lock and removes their entries
+ * after dropping it.  Meanwhile (the teardown hook, no lock held) the range
+ * is not handed out again: its frames are still mapped, a fault there finds
+ * nothing (EFAULT), a top-down mmap that would take it goes below, and its
+ * hint is not honoured.  Once munmap returns the frames are free and the
+ * range is placed again.
+ */
+static struct {
+	vaddr_t at;
+	int calls;
+	paddr_t frame;
+	int fault;
+	vaddr_t other, hinted;
+	uint64_t free_in;
+} td;
+
+static void teardown_probe(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	vm_teardown_test_hook = NULL;          /* the nested munmaps below */
+	td.calls++;
+	td.frame = start == td.at ? pmap_lookup(map->pmap, start, NULL) : 0;
+	td.fault = vm_fault(map, start, PROT_READ);
+	if (vm_mmap(map, 0, end - start, RW, ANON_PRIV, &td.other) != 0)
+		td.other = 0;
+	if (vm_mmap(map, start, end - start, RW, ANON_PRIV, &td.hinted) != 0)
+		td.hinted = 0;
+	td.free_in = settled_free();
+	if (td.other)
+		vm_munmap(map, td.other, end - start);
+	if (td.hinted)
+		vm_munmap(map, td.hinted, end - start);
+}
+
+MAP_KTEST(vm_munmapped_range_is_not_reused_before_its_pages_are_gone)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0, 16 * P, RW, ANON_PRIV, &a) == 0);    /* the highest */
+	pmap_activate(map->pmap);
+	for (int i = 0; i < 16; i++)
+		KT_EXPECT_EQ(wr64(a + i * P, i + 1), 0);
+	memset(&td, 0, sizeof td);
+	td.at = a;
+	uint64_t mid = settled_free();
+	vm_teardown_test_hook = teardown_probe;
+	KT_EXPECT_EQ(vm_munmap(map, a, 16 * P), 0);
+	vm_teardown_test_hook = NULL;
+	KT_EXPECT_EQ(td.calls, 1);
+	KT_EXPECT(td.frame != 0);                     /* still mapped in the teardown */
+	KT_EXPECT_EQ(td.fault, -EFAULT);              /* but unmapped for a fault */
+	KT_EXPECT(td.other != 0 && td.other + 16 * P <= a);    /* top-down went below */
+	KT_EXPECT(td.hinted != 0 && td.hinted != a);  /* the hint was not honoured */
+	KT_EXPECT(mid - td.free_in <= 2);             /* its 16 pages not freed yet */
+	uint64_t after = settled_free();
+	KT_EXPECT_EQ(after - mid, 16);                /* freed when munmap returned */
+	vaddr_t b;
+	KT_EXPECT_EQ(vm_mmap(map, 0, 16 * P, RW, ANON_PRIV, &b), 0);
+	KT_EXPECT_EQ(b, a);                           /* and the range is free again */
+	KT_EXPECT_EQ(rd64(b), 0);
+	pmap_deactivate();
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
+/*
+ * A copy-on-write fault copies the page with no map lock held and installs
+ * the copy only if no write hold of the map began meanwhile (map->gen).
+ * The hook changes the region between the copy and the install: made
+ * read-only (the fault retries and fails: the entry keeps the shared frame,
+ * read-only, no copy counted) and unmapped (nothing is installed).
+ */
+static struct {
+	int calls, err;
+	bool unmap;
+} fh;
+
+static void fault_probe(struct vm_map *map, vaddr_t va)
+{
+	vm_fault_test_hook = NULL;
+	fh.calls++;
+	fh.err = fh.unmap ? vm_munmap(map, va, P) : vm_mprotect(map, va, P, PROT_READ);
+}
+
+MAP_KTEST(vm_fault_whose_region_changed_meanwhile_installs_nothing)
+{
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0, 4 * P, RW, ANON_PRIV, &a) == 0);
+	pmap_activate(map->pmap);
+	KT_EXPECT_EQ(wr64(a, 42), 0);
+	KT_EXPECT_EQ(wr64(a + P, 7), 0);
+	struct vm_map *child = vm_map_fork(map);
+	KT_ASSERT(child != NULL);
+	uint64_t pte;
+	paddr_t pa = pmap_lookup(map->pmap, a, &pte);
+	KT_EXPECT(pa != 0 && !(pte & PTE_W));
+	uint64_t copies = map->cow_copies;
+
+	memset(&fh, 0, sizeof fh);
+	vm_fault_test_hook = fault_probe;
+	KT_EXPECT_EQ(vm_fault(map, a, PROT_WRITE), -EFAULT);    /* read-only by then */
+	vm_fault_test_hook = NULL;
+	KT_EXPECT_EQ(fh.calls, 1);
+	KT_EXPECT_EQ(fh.err, 0);
+	KT_EXPECT_EQ(pmap_lookup(map->pmap, a, &pte), pa);       /* the shared frame */
+	KT_EXPECT(!(pte & PTE_W));
+	KT_EXPECT_EQ(map->cow_copies, copies);
+	KT_EXPECT_EQ(rd64(a), 42);
+
+	memset(&fh, 0, sizeof fh);
+	fh.unmap = true;
+	vm_fault_test_hook = fault_probe;
+	KT_EXPECT_EQ(vm_fault(map, a + P, PROT_WRITE), -EFAULT); /* unmapped by then */
+	vm_fault_test_hook = NULL;
+	KT_EXPECT_EQ(fh.calls, 1);
+	KT_EXPECT_EQ(fh.err, 0);
+	KT_EXPECT_EQ(pmap_lookup(map->pmap, a + P, NULL), 0);   /* nothing installed */
+	KT_EXPECT_EQ(map->cow_copies, copies);
+
+	KT_EXPECT_EQ(wr64(a + 2 * P, 9), 0);                     /* unchanged: works */
+	pmap_deactivate();
+	vm_map_destroy(child);
+	vm_map_destroy(map);
+	KT_EXPECT_EQ(settled_free(), before);
+}

@@ -461,13 +461,18 @@ void pmap_destroy(struct pmap *pm)
 
 /* ---- entering, changing, removing mappings ---- */
 
-static int enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, bool check, paddr_t expect)
+static int enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, bool check, paddr_t expect,
+		 const volatile uint64_t *gen, uint64_t seen)
 {
 	KASSERT_OP(va, <, USER_TOP);
 	KASSERT_OP(va & (PAGE_SIZE - 1), ==, 0);
 	KASSERT(intr_enabled());
 	int err = 0;
 	simple_lock(&pm->lock);
+	if (gen != NULL && __atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) {
+		err = -EAGAIN;                   /* the map changed since the look */
+		goto out;
+	}
 	uint64_t *pte = pte_walk_locked(pm, va, true);
 	if (pte == NULL) {
 		err = -ENOMEM;
@@ -495,12 +500,18 @@ out:
 
 int pmap_enter(struct pmap *pm, vaddr_t va, paddr_t pa, int prot)
 {
-	return enter(pm, va, pa, prot, false, 0);
+	return enter(pm, va, pa, prot, false, 0, NULL, 0);
 }
 
 int pmap_enter_if(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect)
 {
-	return enter(pm, va, pa, prot, true, expect);
+	return enter(pm, va, pa, prot, true, expect, NULL, 0);
+}
+
+int pmap_enter_if_gen(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t expect,
+		      const volatile uint64_t *gen, uint64_t seen)
+{
+	return enter(pm, va, pa, prot, true, expect, gen, seen);
 }
 
 int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot)
@@ -650,33 +661,81 @@ void pmap_protect(struct pmap *pm, vaddr_t start, vaddr_t end, int prot)
  * (they are released with it).  Called with parent's map lock held for
  * write; the caller ends the fork with pmap_fork_flush(parent, fb).
  */
+/*
+ * The leaf table (PT) of pm mapping va, or NULL if a level is missing.
+ * Page-table pages live as long as the pmap, so no lock is needed to find
+ * one; its entries are read whole.
+ */
+static uint64_t *leaf_table(struct pmap *pm, vaddr_t va)
+{
+	uint64_t *t = pm->pml4;
+	for (int level = 3; level >= 1; level--) {
+		uint64_t e = READ_ONCE(t[pt_index(level, va)]);
+		if (!(e & PTE_P))
+			return NULL;
+		t = P2V(e & PTE_ADDR);
+	}
+	return t;
+}
+
+/* Copies the entries of one parent leaf table from va to end (within the
+ * table) into child's table ct.  parent->lock held. */
+static void fork_leaf_locked(struct pmap *parent, struct pmap *child, uint64_t *pt,
+			     uint64_t *ct, vaddr_t va, vaddr_t end, struct tlb_batch *fb)
+{
+	KASSERT(simple_lock_held(&parent->lock));
+	for (int i = pt_index(0, va); va < end; i++, va += PAGE_SIZE) {
+		uint64_t e = pt[i];
+		if (!pte_has_frame(e))
+			continue;
+		KASSERT(!pte_has_frame(ct[i]));
+		if (e & PTE_W) {
+			e &= ~PTE_W;
+			pt[i] = e;
+			batch_add(fb, va);
+		}
+		page_ref(pa_to_page(e & PTE_ADDR));
+		ct[i] = e & ~(PTE_A | PTE_D);
+		child->resident++;
+	}
+}
+
+/*
+ * One pass over [start, end) of parent, a leaf table at a time (no walk
+ * from the root per page): every entry holding a frame loses write access
+ * in parent (noted in fb, no shootdown yet) and is copied, without write
+ * access, accessed or dirty bits, into child, its frame gaining child's
+ * reference.  child's tables are found or made without child's lock:
+ * nobody else can see child yet.  -ENOMEM (no
+ * page-table page) leaves the entries copied so far in child (they are
+ * released with it).  Called with parent's map lock held for write; the
+ * caller ends the fork with pmap_fork_flush(parent, fb).
+ */
 int pmap_fork_range(struct pmap *parent, struct pmap *child, vaddr_t start, vaddr_t end,
 		    struct tlb_batch *fb)
 {
 	KASSERT_OP(end, <=, USER_TOP);
 	KASSERT(intr_enabled());
-	vaddr_t va = start;
-	uint64_t *pte;
 	int err = 0;
-
 	simple_lock(&parent->lock);
-	while ((pte = pte_find_locked(parent, &va, end, PTE_P | PTE_PROTNONE)) != NULL) {
-		uint64_t *cpte = pte_walk(child, va, true);
-		if (cpte == NULL) {
-			err = -ENOMEM;
-			break;
+	for (vaddr_t va = start; va < end; ) {
+		vaddr_t next = MIN(end, ALIGN_DOWN(va, 512 * PAGE_SIZE) + 512 * PAGE_SIZE);
+		uint64_t *pt = leaf_table(parent, va);
+		if (pt == NULL) {
+			va = next;                 /* (a missing upper level: the next PT) */
+			continue;
 		}
-		KASSERT(!pte_has_frame(*cpte));
-		uint64_t e = *pte;
-		if (e & PTE_W) {
-			e &= ~PTE_W;
-			*pte = e;
-			batch_add(fb, va);
+		uint64_t *ct = leaf_table(child, va);
+		if (ct == NULL) {
+			uint64_t *cpte = pte_walk(child, va, true);
+			if (cpte == NULL) {
+				err = -ENOMEM;
+				break;
+			}
+			ct = cpte - pt_index(0, va);
 		}
-		page_ref(pa_to_page(e & PTE_ADDR));
-		*cpte = e & ~(PTE_A | PTE_D);
-		child->resident++;
-		va += PAGE_SIZE;
+		fork_leaf_locked(parent, child, pt, ct, va, next, fb);
+		va = next;
 	}
 	simple_unlock(&parent->lock);
 	return err;
