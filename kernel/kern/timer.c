@@ -340,15 +340,10 @@ static void ktimer_post(struct ktimer *k)
 		__atomic_fetch_sub(&k->refcnt, 1, __ATOMIC_RELAXED);   /* the queued one holds one */
 }
 
-/* The sigpost thread: hand the expirations to the signal code. */
-static void ktimer_deliver(struct sigpost *sp)
+/* Hands n expirations of k (taken from k->fired) to the signal code.
+ * Thread context, no lock held. */
+static void ktimer_send(struct ktimer *k, uint64_t n, bool dead)
 {
-	struct ktimer *k = (struct ktimer *)((char *)sp - offsetof(struct ktimer, post));
-	uint64_t fl = disable_lock(&k->pt->lock);
-	uint64_t n = k->fired;
-	k->fired = 0;
-	bool dead = k->deleted;
-	unlock_enable(&k->pt->lock, fl);
 	if (n && !dead && k->signo) {
 		if (k->id < 0) {
 			signal_send_proc(k->proc, k->signo, SI_KERNEL, 0, 0);
@@ -362,6 +357,18 @@ static void ktimer_deliver(struct sigpost *sp)
 			signal_send_timer(k->proc, k->target, &info, n > 0x7fffffff ? 0x7fffffff : (int)n);
 		}
 	}
+}
+
+/* The sigpost thread: hand the expirations to the signal code. */
+static void ktimer_deliver(struct sigpost *sp)
+{
+	struct ktimer *k = (struct ktimer *)((char *)sp - offsetof(struct ktimer, post));
+	uint64_t fl = disable_lock(&k->pt->lock);
+	uint64_t n = k->fired;
+	k->fired = 0;
+	bool dead = k->deleted;
+	unlock_enable(&k->pt->lock, fl);
+	ktimer_send(k, n, dead);
 	ktimer_unref(k);
 }
 
@@ -513,11 +520,28 @@ static uint64_t left_locked(struct ktimer *k)
 	return k->expires > now ? k->expires - now : 1;   /* due: Linux says 1 ns */
 }
 
+static void ktimer_arm(struct ktimer *k, uint64_t value, uint64_t interval, bool abs);
+
 /*
  * (Re)arms k: value ns (absolute on its clock if abs), 0 disarms; interval
- * ns.  Thread context, no lock held.
+ * ns.  Thread context, no lock held.  Expirations that fired before and
+ * are still on their way to the sigpost thread are sent here first, so
+ * their signal is pending when the call returns (Linux sends at expiry): a
+ * timer disarmed, or set anew, never signals an old expiry afterwards.
  */
 static void ktimer_set(struct ktimer *k, uint64_t value, uint64_t interval, bool abs)
+{
+	uint64_t fl = disable_lock(&k->pt->lock);
+	uint64_t owed = k->fired;
+	k->fired = 0;
+	bool dead = k->deleted;
+	unlock_enable(&k->pt->lock, fl);
+	ktimer_send(k, owed, dead);
+	ktimer_arm(k, value, interval, abs);
+}
+
+/* The arming itself (ktimer_set): takes and releases pt->lock. */
+static void ktimer_arm(struct ktimer *k, uint64_t value, uint64_t interval, bool abs)
 {
 	struct ptimers *pt = k->pt;
 	if (value && abs && is_cpu_clock(k->clock)) {
