@@ -83,21 +83,20 @@ static void notify(struct pipe *p, uint32_t events)
 		fasync_notify(&p->fasync, FMODE_WRITE, POLL_OUT, POLLOUT | POLLWRNORM);
 }
 
-/* Wake the sleepers of wq and notify, after a change of the pipe's
- * state.  No lock held (post after unlock). */
-static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
-{
-	waitq_wakeup_all(wq);
-	notify(p, events);
-}
-
-/* The same after a read or write: sleepers is what rsleep or wsleep said
- * under p->lock in the hold that made the change. */
+/* Wake the sleepers of wq (if sleepers: after a read or write, what
+ * rsleep or wsleep said under p->lock in the hold that made the change)
+ * and notify.  No lock held (post after unlock). */
 static void wake_data(struct pipe *p, struct waitq *wq, bool sleepers, uint32_t events)
 {
 	if (sleepers)
 		waitq_wakeup_all(wq);
 	notify(p, events);
+}
+
+/* The same for any other change of the pipe's state: every sleeper. */
+static void wake(struct pipe *p, struct waitq *wq, uint32_t events)
+{
+	wake_data(p, wq, true, events);
 }
 
 /* Enter or leave a sleeper count: enter under p->lock, in the hold that

@@ -359,16 +359,23 @@ static void ktimer_send(struct ktimer *k, uint64_t n, bool dead)
 	}
 }
 
-/* The sigpost thread: hand the expirations to the signal code. */
-static void ktimer_deliver(struct sigpost *sp)
+/* Takes k's expirations not yet handed on and sends them.  Thread
+ * context, no lock held. */
+static void ktimer_flush(struct ktimer *k)
 {
-	struct ktimer *k = (struct ktimer *)((char *)sp - offsetof(struct ktimer, post));
 	uint64_t fl = disable_lock(&k->pt->lock);
 	uint64_t n = k->fired;
 	k->fired = 0;
 	bool dead = k->deleted;
 	unlock_enable(&k->pt->lock, fl);
 	ktimer_send(k, n, dead);
+}
+
+/* The sigpost thread: hand the expirations to the signal code. */
+static void ktimer_deliver(struct sigpost *sp)
+{
+	struct ktimer *k = (struct ktimer *)((char *)sp - offsetof(struct ktimer, post));
+	ktimer_flush(k);
 	ktimer_unref(k);
 }
 
@@ -520,8 +527,6 @@ static uint64_t left_locked(struct ktimer *k)
 	return k->expires > now ? k->expires - now : 1;   /* due: Linux says 1 ns */
 }
 
-static void ktimer_arm(struct ktimer *k, uint64_t value, uint64_t interval, bool abs);
-
 /*
  * (Re)arms k: value ns (absolute on its clock if abs), 0 disarms; interval
  * ns.  Thread context, no lock held.  Expirations that fired before and
@@ -531,18 +536,7 @@ static void ktimer_arm(struct ktimer *k, uint64_t value, uint64_t interval, bool
  */
 static void ktimer_set(struct ktimer *k, uint64_t value, uint64_t interval, bool abs)
 {
-	uint64_t fl = disable_lock(&k->pt->lock);
-	uint64_t owed = k->fired;
-	k->fired = 0;
-	bool dead = k->deleted;
-	unlock_enable(&k->pt->lock, fl);
-	ktimer_send(k, owed, dead);
-	ktimer_arm(k, value, interval, abs);
-}
-
-/* The arming itself (ktimer_set): takes and releases pt->lock. */
-static void ktimer_arm(struct ktimer *k, uint64_t value, uint64_t interval, bool abs)
-{
+	ktimer_flush(k);
 	struct ptimers *pt = k->pt;
 	if (value && abs && is_cpu_clock(k->clock)) {
 		/* The CPU clock now, before the lock (proc_cpu_ns takes proc_sig). */

@@ -288,24 +288,27 @@ static void wakeup_claimed(struct thread *t)
 	}
 }
 
+#define WAKE_ALL 0x7fffffff
+
+/* Wakes up to max listed threads still asleep, queueing them under
+ * wq->lock (held); returns how many were woken. */
+static int wakeup_upto_locked(struct waitq *wq, int max)
+{
+	struct thread *chain;
+	int n = claim_listed_locked(wq, max, &chain);
+	wakeup_claimed(chain);
+	return n;
+}
+
 /* Wakes one listed thread that is still asleep; returns 1 if one was woken. */
 int waitq_wakeup_one_locked(struct waitq *wq)
 {
-	KASSERT(simple_lock_held(&wq->lock));
-	struct thread *t;
-	while ((t = list_pop_locked(wq)))
-		if (wake_if_asleep(t))
-			return 1;
-	return 0;
+	return wakeup_upto_locked(wq, 1);
 }
 
 int waitq_wakeup_all_locked(struct waitq *wq)
 {
-	KASSERT(simple_lock_held(&wq->lock));
-	int n = 0;
-	while (wq->head)
-		n += waitq_wakeup_one_locked(wq);
-	return n;
+	return wakeup_upto_locked(wq, WAKE_ALL);
 }
 
 /* The unlocked kinds claim under the queue lock and queue the woken
@@ -328,7 +331,7 @@ int waitq_wakeup_one(struct waitq *wq)
 
 int waitq_wakeup_all(struct waitq *wq)
 {
-	return wakeup_upto(wq, 0x7fffffff);
+	return wakeup_upto(wq, WAKE_ALL);
 }
 
 void sleep_ticks(uint64_t n)

@@ -510,6 +510,14 @@ static bool wait_dying_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 	return true;
 }
 
+/* Make start and end region boundaries.  Map locked for write. */
+static int clip_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
+{
+	KASSERT(lock_write_held(&map->lock));
+	int err = clip_locked(map, start);
+	return err ? err : clip_locked(map, end);
+}
+
 /* Unlink every region of [start, end) onto rp->dying and map->dying (their
  * entries stay until teardown_dying).  0 or -ENOMEM (a clip).  Map locked
  * for write, no teardown running in the range (wait_dying_locked). */
@@ -517,9 +525,7 @@ static int unmap_defer_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
 			      struct vm_reap *rp)
 {
 	KASSERT(lock_write_held(&map->lock));
-	int err = clip_locked(map, start);
-	if (err == 0)
-		err = clip_locked(map, end);
+	int err = clip_range_locked(map, start, end);
 	if (err)
 		return err;
 	struct vm_region *r = first_above(map, start);
@@ -585,9 +591,7 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
 			       struct vm_reap *rp)
 {
 	KASSERT(lock_write_held(&map->lock));
-	int err = clip_locked(map, start);
-	if (err == 0)
-		err = clip_locked(map, end);
+	int err = clip_range_locked(map, start, end);
 	if (err)
 		return err;
 	struct vm_region *r = first_above(map, start);
@@ -597,14 +601,6 @@ static int remove_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
 		r = next;
 	}
 	return 0;
-}
-
-/* Make start and end region boundaries.  Map locked for write. */
-static int clip_range_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
-{
-	KASSERT(lock_write_held(&map->lock));
-	int err = clip_locked(map, start);
-	return err ? err : clip_locked(map, end);
 }
 
 /* Merge the regions in [start, end) with each other and their neighbours. */
