@@ -202,7 +202,6 @@ struct tsnap {
 	char state;                  /* Linux's letter: R, S, T, Z */
 	int cpu, nice, policy, rtp;
 	uint64_t affinity, nswitch;
-	uint64_t ut, st;             /* the thread's own ticks */
 	int nthreads;                /* live threads of its process */
 };
 
@@ -235,9 +234,6 @@ static void task_snap_thread(struct proc *p, struct thread *t, struct tsnap *s)
 	unlock_enable(&p->sig.lock, fl);
 	s->name[THREAD_NAME - 1] = '\0';
 	s->state = task_state_char(p, live, stopped, ts);
-	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
-	s->ut = u;
-	s->st = all > u ? all - u : 0;
 	s->nswitch = READ_ONCE(t->nswitch);
 }
 
@@ -299,18 +295,22 @@ static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
 	proc_snap(p, n->tid, &s);
 	uint64_t ut, st, cut, cst, vsize, rss, locked;
 	proc_times(p, &ut, &st, &cut, &cst);
-	if (!whole) {
-		ut = s.ut;
-		st = s.st;
-	}
 	uint64_t flt, cflt;
 	proc_faults(p, &flt, &cflt);
 	if (!whole) {
 		struct thread *t = thread_lookup(n->tid);
-		flt = t && t->proc == p ? READ_ONCE(t->minflt) : 0;
+		flt = ut = st = 0;
+		if (t && t->proc == p) {
+			flt = READ_ONCE(t->minflt);
+			thread_cputime(p, t, &ut, &st);
+		}
 		if (t)
 			thread_unref(t);
 	}
+	ut /= NSEC_PER_SEC / USER_HZ;           /* clock_t */
+	st /= NSEC_PER_SEC / USER_HZ;
+	cut /= NSEC_PER_SEC / USER_HZ;
+	cst /= NSEC_PER_SEC / USER_HZ;
 	proc_vm_sizes(p, &vsize, &rss, &locked);
 	int prio = SCHED_TIMESHARE(s.policy) ? 20 + s.nice : -1 - s.rtp;
 	int exit_signal = whole || n->tid == p->pid ? p->exit_signal : -1;

@@ -57,6 +57,7 @@
 #include "signal.h"
 #include "waitq.h"
 #include "poll.h"
+#include "cputime.h"
 
 #define PROC_NAME 16
 #define PROC_CMDLINE_MAX 4096   /* bytes of argv kept for /proc/PID/cmdline */
@@ -185,8 +186,8 @@ struct proc {
 	int pgid, sid;                  /* (t+g) copies of pgrp->pgid, its session's sid */
 	struct waitq wait_wq;           /* children's state changes wake our wait */
 	struct poll_head exit_ph;       /* pollers of our pidfds (POLLIN at exit) */
-	uint64_t utime, stime;          /* (t) own ticks, final at exit */
-	uint64_t cutime, cstime;        /* (t) ticks of reaped children (and theirs) */
+	uint64_t utime, stime;          /* (t) own user/system ns, final at exit */
+	uint64_t cutime, cstime;        /* (t) ns of reaped children (and theirs) */
 	uint64_t minflt;                /* (t) own page faults, final at exit */
 	uint64_t cminflt;               /* (t) page faults of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */
@@ -198,6 +199,7 @@ struct proc {
 	uint64_t dead_uticks, dead_sticks; /* (s) user/system ticks of exited threads */
 	uint64_t dead_run_ns;           /* (s) CPU time of exited threads (thread_cpu_ns) */
 	uint64_t dead_minflt;           /* (s) page faults of exited threads */
+	struct cputime_prev prev_cputime; /* (s) the process's last reported split */
 	struct fdtable *fdt;            /* (p) descriptors (file.h) */
 	struct fs_info *fs;             /* (p) cwd, root, umask (file.h) */
 	char name[PROC_NAME];           /* (p) */
@@ -261,7 +263,7 @@ int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusag
 void proc_exec_done(struct proc *p);
 int proc_pgid(struct proc *p);
 int proc_sid(struct proc *p);
-/* Own and reaped children's CPU ticks (user, system). */
+/* Own and reaped children's CPU time (user, system; ns, cputime_adjust). */
 void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst);
 /* Change the real uid's process count (setuid family). */
 int proc_set_ruid(struct proc *p, uint32_t ruid);
@@ -290,10 +292,15 @@ struct proc *pidfd_proc(int fd, int *err);
 static inline struct proc *curproc(void);
 /* CPU ticks of every thread of p, live and exited (user, system). */
 void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st);
+/* p's CPU time, every thread live and exited, split into user and system
+ * as the ticks are and scaled to the measured run time (ns). */
+void proc_cputime(struct proc *p, uint64_t *ut, uint64_t *st);
+/* Thread t's (of process p) the same way (RUSAGE_THREAD, /proc task stat). */
+void thread_cputime(struct proc *p, struct thread *t, uint64_t *ut, uint64_t *st);
 /* Page faults (ru_minflt) of p's threads, living and exited, and of its
  * reaped children. */
 void proc_faults(struct proc *p, uint64_t *self, uint64_t *children);
-/* A struct rusage (18 longs) with these times (ticks) and ru_minflt. */
+/* A struct rusage (18 longs) with these times (ns) and ru_minflt. */
 void proc_fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st, uint64_t minflt);
 /* CPU time of every thread of p, live and exited, in ns. */
 uint64_t proc_cpu_ns(struct proc *p);

@@ -16,6 +16,7 @@
 #include "cpu.h"
 #include "signal.h"
 #include "callout.h"
+#include "cputime.h"
 
 enum thread_state {
 	TS_EMBRYO,      /* being created */
@@ -159,6 +160,7 @@ struct thread {
 				      * nothing here is read from a disk: no major ones) */
 	uint64_t run_ns;             /* (o) time on a CPU, from TSC intervals (CPU clocks) */
 	uint64_t slice_tsc;          /* (o) TSC when it was last switched in, 0 off CPU */
+	struct cputime_prev prev_cputime; /* (s) its last reported user/system split */
 	uint64_t boosts;             /* (t) times boosted (L8) */
 };
 

@@ -12,6 +12,7 @@
 
 #define NSEC_PER_SEC 1000000000UL
 #define TICK_NS (NSEC_PER_SEC / HZ)
+#define USER_HZ 100                 /* clock_t's unit: times(2), /proc stat */
 
 void time_init(void);              /* boot CPU: the wall clock from the RTC */
 void time_tick(void);              /* each CPU's timer interrupt, interrupts off */

@@ -581,20 +581,28 @@ KTEST(lockstat_hold_leaves_out_nested_statistics_and_names_the_site)
 		KT_SKIP("hold correction and sites are in lock modes 2 and 3");
 	bool was_on = lockstat_enabled();
 	KT_ASSERT(lockstat_set(true));
-	lockstat_reset();
-	uint64_t s = intr_disable();
-	uint64_t t0 = rdtsc();
-	simple_lock(&la);
-	for (int i = 0; i < 200; i++) {
-		simple_lock(&lb);
-		simple_unlock(&lb);
+	/* The host may take this vCPU away inside the span (the TSC runs on
+	 * in real time), which adds the same time to hold and span and hides
+	 * the correction: the measurement is repeated, up to 5 times, until
+	 * one span is clean. */
+	uint64_t acq_a, acq_b, miss, hold_a, hold_b, wait, span;
+	for (int tries = 0; tries < 5; tries++) {
+		lockstat_reset();
+		uint64_t s = intr_disable();
+		uint64_t t0 = rdtsc();
+		simple_lock(&la);
+		for (int i = 0; i < 200; i++) {
+			simple_lock(&lb);
+			simple_unlock(&lb);
+		}
+		simple_unlock(&la);
+		span = rdtsc() - t0;
+		intr_restore(s);
+		lockstat_class_totals(LC_TEST_A, &acq_a, &miss, &hold_a, &wait);
+		lockstat_class_totals(LC_TEST_B, &acq_b, &miss, &hold_b, &wait);
+		if (hold_a * 4 < span * 3)
+			break;
 	}
-	simple_unlock(&la);
-	uint64_t span = rdtsc() - t0;
-	intr_restore(s);
-	uint64_t acq_a, acq_b, miss, hold_a, hold_b, wait;
-	lockstat_class_totals(LC_TEST_A, &acq_a, &miss, &hold_a, &wait);
-	lockstat_class_totals(LC_TEST_B, &acq_b, &miss, &hold_b, &wait);
 	struct sbuf sb;
 	sbuf_init(&sb);
 	lockstat_format(&sb);

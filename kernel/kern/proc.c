@@ -1251,6 +1251,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		machine_poweroff((status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
 	}
 
+	uint64_t ut, st;
+	proc_cputime(p, &ut, &st);        /* final: every thread has left */
 	struct proc *pdeath = NULL;       /* living children to signal */
 	struct proc *zreaper = NULL;      /* got zombies: SIGCHLD for them */
 	int zpid = 0, zstatus = 0;
@@ -1295,8 +1297,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 			wake_proc_locked(zreaper);
 		}
 	}
-	p->utime = p->dead_uticks;       /* every thread has left: final */
-	p->stime = p->dead_sticks;
+	p->utime = ut;                   /* every thread has left: final */
+	p->stime = st;
 	p->minflt = p->dead_minflt;
 	p->xstatus = status;
 	p->stopsig = 0;
@@ -1447,7 +1449,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			}
 			r->uid = cred_ruid(c);
 			uint64_t ut, st;
-			proc_ticks(c, &ut, &st);
+			proc_cputime(c, &ut, &st);
 			r->utime = ut + c->cutime;
 			r->stime = st + c->cstime;
 			r->minflt = proc_own_faults(c) + c->cminflt;   /* proctree held */
@@ -1477,15 +1479,14 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 	}
 }
 
-/* struct rusage (Linux x86_64, 144 bytes) from ticks and page faults. */
+/* struct rusage (Linux x86_64, 144 bytes) from times (ns) and page faults. */
 void proc_fill_rusage(uint64_t ru[18], uint64_t ut, uint64_t st, uint64_t minflt)
 {
 	memset(ru, 0, 18 * sizeof(uint64_t));
-	uint64_t us_per_tick = 1000000 / HZ;
-	ru[0] = ut * us_per_tick / 1000000;
-	ru[1] = ut * us_per_tick % 1000000;
-	ru[2] = st * us_per_tick / 1000000;
-	ru[3] = st * us_per_tick % 1000000;
+	ru[0] = ut / NSEC_PER_SEC;
+	ru[1] = ut % NSEC_PER_SEC / 1000;
+	ru[2] = st / NSEC_PER_SEC;
+	ru[3] = st % NSEC_PER_SEC / 1000;
 	ru[8] = minflt;                  /* ru_minflt; ru_majflt (9) stays 0 */
 }
 
@@ -1590,6 +1591,62 @@ void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st)
 	*st = sy;
 }
 
+/*
+ * Linux's cputime_adjust.  The clock tick samples user and system time
+ * (a tick counts for whichever mode it interrupted), which is coarse: a
+ * process that ran 3 ms between ticks has none.  The run time measured
+ * from the TSC at every switch (rtime) is exact, so the report is rtime
+ * split in the ticks' proportion (all user when there are no system
+ * ticks, as Linux), never less than the last report in either part.
+ */
+void cputime_adjust(uint64_t uticks, uint64_t sticks, uint64_t rtime, struct cputime_prev *prev,
+		    uint64_t *ut, uint64_t *st)
+{
+	if (prev->ut + prev->st < rtime) {
+		uint64_t s;
+		uint64_t total = uticks + sticks;
+		if (sticks == 0)
+			s = 0;
+		else if (uticks == 0)
+			s = rtime;
+		else           /* rtime * sticks / total without a 128-bit product */
+			s = rtime / total * sticks + rtime % total * sticks / total;
+		if (s < prev->st)
+			s = prev->st;
+		uint64_t u = rtime - s;
+		if (u < prev->ut) {
+			u = prev->ut;
+			s = rtime - u;
+		}
+		prev->ut = u;
+		prev->st = s;
+	}
+	*ut = prev->ut;
+	*st = prev->st;
+}
+
+void proc_cputime(struct proc *p, uint64_t *ut, uint64_t *st)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t u = p->dead_uticks, sy = p->dead_sticks, ns = p->dead_run_ns;
+	for (struct thread *t = p->threads; t; t = t->tg_next) {
+		uint64_t tu = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+		u += tu;
+		sy += all > tu ? all - tu : 0;
+		ns += thread_cpu_ns(t);
+	}
+	cputime_adjust(u, sy, ns, &p->prev_cputime, ut, st);
+	unlock_enable(&p->sig.lock, s);
+}
+
+void thread_cputime(struct proc *p, struct thread *t, uint64_t *ut, uint64_t *st)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	uint64_t u = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
+	cputime_adjust(u, all > u ? all - u : 0, thread_cpu_ns(t), &t->prev_cputime, ut, st);
+	unlock_enable(&p->sig.lock, s);
+}
+
 uint64_t proc_cpu_ns(struct proc *p)
 {
 	uint64_t s = disable_lock(&p->sig.lock);
@@ -1622,7 +1679,7 @@ void proc_faults(struct proc *p, uint64_t *self, uint64_t *children)
 
 void proc_times(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *cut, uint64_t *cst)
 {
-	proc_ticks(p, ut, st);
+	proc_cputime(p, ut, st);
 	simple_lock(&proctree_lock);
 	*cut = p->cutime;
 	*cst = p->cstime;

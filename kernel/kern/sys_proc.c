@@ -25,6 +25,7 @@
 #include "vm_map.h"
 #include "waitq.h"
 #include "x86.h"
+#include "timekeep.h"
 
 /* ---- processes ---- */
 
@@ -871,7 +872,9 @@ SYSCALL(302, prlimit64)
 SYSCALL(100, times)
 {
 	uint64_t t[4];
-	proc_times(curproc(), &t[0], &t[1], &t[2], &t[3]);   /* HZ = USER_HZ = 100 */
+	proc_times(curproc(), &t[0], &t[1], &t[2], &t[3]);
+	for (int i = 0; i < 4; i++)
+		t[i] /= NSEC_PER_SEC / USER_HZ;             /* clock_t */
 	if (a0 && copyout((void *)a0, t, sizeof(t)) < 0)
 		return -EFAULT;
 	return (int64_t)ticks;
@@ -895,9 +898,7 @@ SYSCALL(98, getrusage)
 		flt = cflt;
 	} else if (who == RUSAGE_THREAD) {
 		struct thread *t = curthread();
-		uint64_t all = READ_ONCE(t->runticks);
-		ut = READ_ONCE(t->uticks);
-		st = all > ut ? all - ut : 0;
+		thread_cputime(curproc(), t, &ut, &st);
 		flt = t->minflt;
 	}
 	uint64_t ru[18];

@@ -91,6 +91,73 @@ UT_TEST(getrusage_children)
 	T_EXPECT(d >= 20000);
 }
 
+static long cpu_us(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+/*
+ * The clock tick only samples CPU time (10 ms here, 4 ms on Debian's
+ * Linux); getrusage scales it to the measured run time, as Linux's
+ * cputime_adjust does.  A child that used 15 ms is reported at 15 ms, not
+ * at a multiple of the tick: its own CPU clock, read just before it exits,
+ * and wait4's report differ by no more than the exit itself.
+ */
+UT_TEST(wait4_reports_measured_cpu_time_not_tick_multiples)
+{
+	for (int round = 0; round < 3; round++) {
+		int fd[2];
+		T_ASSERT(pipe(fd) == 0);
+		pid_t p = fork();
+		T_ASSERT(p >= 0);
+		if (p == 0) {
+			burn_ms(15 + 3 * round);
+			long us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+			_exit(write(fd[1], &us, sizeof(us)) == sizeof(us) ? 0 : 1);
+		}
+		close(fd[1]);
+		long child_us = 0;
+		T_EXPECT_EQ(read(fd[0], &child_us, sizeof(child_us)), (ssize_t)sizeof(child_us));
+		close(fd[0]);
+		struct rusage r;
+		int st;
+		T_ASSERT(wait4(p, &st, 0, &r) == p);
+		T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		long ru = tv_us(r.ru_utime) + tv_us(r.ru_stime);
+		if (ru < child_us - 100 || ru > child_us + 3000)
+			ut_fail_at(__FILE__, __LINE__, "round %d: wait4 reports %ld us, the child measured %ld us", round, ru,
+			       child_us);
+	}
+}
+
+/* The scaled times never go backwards, in either part, while the process
+ * runs (the split follows the ticks, which come in steps). */
+UT_TEST(getrusage_times_never_go_backwards)
+{
+	struct rusage prev, r, tprev, t;
+	T_ASSERT(getrusage(RUSAGE_SELF, &prev) == 0);
+	T_ASSERT(getrusage(RUSAGE_THREAD, &tprev) == 0);
+	long start = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+	int bad = 0;
+	while (cpu_us(CLOCK_PROCESS_CPUTIME_ID) - start < 50000) {
+		getppid();                     /* some system time too */
+		T_ASSERT(getrusage(RUSAGE_SELF, &r) == 0);
+		T_ASSERT(getrusage(RUSAGE_THREAD, &t) == 0);
+		if (tv_us(r.ru_utime) < tv_us(prev.ru_utime) || tv_us(r.ru_stime) < tv_us(prev.ru_stime) ||
+		    tv_us(t.ru_utime) < tv_us(tprev.ru_utime) || tv_us(t.ru_stime) < tv_us(tprev.ru_stime))
+			bad++;
+		prev = r;
+		tprev = t;
+	}
+	T_EXPECT_EQ(bad, 0);
+	long now = cpu_us(CLOCK_PROCESS_CPUTIME_ID);
+	long ru = tv_us(prev.ru_utime) + tv_us(prev.ru_stime);
+	T_EXPECT(ru <= now);
+	T_EXPECT(ru >= 40000);
+}
+
 /* Touches n fresh anonymous pages (each a demand-zero fault), unmaps them. */
 static void touch_pages(int n)
 {
