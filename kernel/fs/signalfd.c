@@ -152,6 +152,8 @@ static void sfd_fill(struct signalfd_siginfo *o, const struct ksiginfo *in)
 		o->ssi_pid = (uint32_t)in->u.chld.pid;
 		o->ssi_uid = (uint32_t)in->u.chld.uid;
 		o->ssi_status = in->u.chld.status;
+		o->ssi_utime = (uint64_t)in->u.chld.utime;
+		o->ssi_stime = (uint64_t)in->u.chld.stime;
 	} else if ((SIGBIT(in->signo) & SIG_SYNCSET) && in->code > 0) {
 		o->ssi_addr = in->u.fault.addr;
 	} else {

@@ -126,7 +126,7 @@ struct ksiginfo {
 	int32_t signo, err, code, pad;
 	union {
 		struct { int32_t pid, uid; uint64_t value; } kill;
-		struct { int32_t pid, uid, status, pad; } chld;
+		struct { int32_t pid, uid, status, pad; int64_t utime, stime; } chld; /* clock_t */
 		struct { uint64_t addr; } fault;
 		struct { int32_t tid, overrun; uint64_t value; } timer;   /* SI_TIMER */
 		uint64_t raw[4];
@@ -193,6 +193,8 @@ struct sigstate {
  */
 struct sigthread {
 	uint64_t blocked;                   /* (s)[a] written by the thread itself only */
+	uint64_t waiting;                   /* (s) rt_sigtimedwait's set while it sleeps
+					     * (Linux's real_blocked): not dropped as ignored */
 	struct sigpend pending;             /* (s)[a set] for this thread (faults, tkill) */
 	uint64_t saved_mask;                /* (o) mask to restore (sigsuspend) */
 	bool restore_mask;                  /* (o) */
@@ -218,6 +220,10 @@ struct sigthread {
  * held other than none ranked above it.  Returns 0 or -errno.
  */
 int signal_send_proc(struct proc *p, int sig, int code, int pid, int status);
+/* The SIGCHLD-style notice info (code CLD_*, u.chld filled by the caller)
+ * to parent p: dropped for CLD_STOPPED/CONTINUED when p's SIGCHLD action
+ * has SA_NOCLDSTOP. */
+int signal_send_chld(struct proc *p, const struct ksiginfo *info);
 /* The same with a siginfo made by the caller (mq_notify: SI_MESGQ). */
 int signal_send_info(struct proc *p, const struct ksiginfo *info);
 

@@ -1038,6 +1038,21 @@ void proc_exec_done(struct proc *p)
 /* The parent's SIGCHLD action is SIG_IGN: its children are reaped at exit
  * and it gets no SIGCHLD for them (Linux).  Takes the parent's signal lock
  * (rank above proctree). */
+static uint32_t cred_ruid(struct proc *c);
+
+/* The notice of child c's change to its parent: signal sig, c's pid and
+ * real uid, and its CPU time (ut, st ns) as clock_t, as Linux's
+ * do_notify_parent; the caller sets code and status. */
+static void chld_info(struct ksiginfo *info, struct proc *c, int sig, uint64_t ut, uint64_t st)
+{
+	memset(info, 0, sizeof(*info));
+	info->signo = sig;
+	info->u.chld.pid = c->pid;
+	info->u.chld.uid = (int32_t)cred_ruid(c);
+	info->u.chld.utime = (int64_t)(ut / (NSEC_PER_SEC / USER_HZ));
+	info->u.chld.stime = (int64_t)(st / (NSEC_PER_SEC / USER_HZ));
+}
+
 static bool sigchld_ignored(struct proc *parent)
 {
 	uint64_t s = disable_lock(&parent->sig.lock);
@@ -1331,11 +1346,14 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		tty_session_gone(p->sid);     /* the leader's terminal hangs up */
 	signal_orphaned(orphaned, norphaned);
 
-	/* Signals after unlocking: signal_send_proc takes the signal locks. */
+	/* Signals after unlocking: signal_send_chld takes the signal locks. */
 	if (sig) {
-		int code, sst;
-		status_code(status, &code, &sst);
-		signal_send_proc(parent, sig, code, p->pid, sst);
+		struct ksiginfo info;
+		int sst;
+		chld_info(&info, p, sig, ut, st);
+		status_code(status, &info.code, &sst);
+		info.u.chld.status = sst;
+		signal_send_chld(parent, &info);
 	}
 	proc_unref(parent);
 	if (zreaper) {
@@ -1843,9 +1861,14 @@ static void stop_cont(struct proc *p, int sig)
 	proc_ref(parent);
 	wake_proc_locked(parent);
 	simple_unlock(&proctree_lock);
-	/* signal_send_proc drops it when the parent has SA_NOCLDSTOP. */
-	signal_send_proc(parent, SIGCHLD, sig ? CLD_STOPPED : CLD_CONTINUED, p->pid,
-			 sig ? sig : SIGCONT);
+	struct ksiginfo info;
+	uint64_t ut, st;
+	proc_cputime(p, &ut, &st);
+	chld_info(&info, p, SIGCHLD, ut, st);
+	info.code = sig ? CLD_STOPPED : CLD_CONTINUED;
+	info.u.chld.status = sig ? sig : SIGCONT;
+	/* signal_send_chld drops it when the parent has SA_NOCLDSTOP. */
+	signal_send_chld(parent, &info);
 	proc_unref(parent);
 }
 

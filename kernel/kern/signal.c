@@ -386,8 +386,9 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 	uint64_t blocked = target ? READ_ONCE(target->sig.blocked) : ~0UL;
 
 	/* Ignored and not blocked: dropped (a blocked one stays pending, the
-	 * action may change before it is unblocked). */
-	if (!(blocked & bit)) {
+	 * action may change before it is unblocked; one that sigwaitinfo
+	 * waits for is taken there whatever its action: SIGCHLD's default). */
+	if (!(blocked & bit) && !(target && (target->sig.waiting & bit))) {
 		struct k_sigaction ka = act_get_locked(p, sig);
 		if (act_ignores(&ka, sig))
 			return 0;
@@ -453,6 +454,21 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 	if (sig == SIGCHLD && code >= CLD_EXITED && code <= CLD_CONTINUED) {
 		info.u.chld.pid = pid;
 		info.u.chld.status = status;
+		return signal_send_chld(p, &info);
+	}
+	info.u.kill.pid = pid;
+	info.u.kill.value = (uint64_t)status;
+	return send_info(p, NULL, &info);
+}
+
+int signal_send_chld(struct proc *p, const struct ksiginfo *info)
+{
+	if (info->signo == 0)
+		return 0;
+	if (!sig_valid(info->signo))
+		return -EINVAL;
+	int code = info->code;
+	if (info->signo == SIGCHLD) {
 		uint64_t s = disable_lock(&p->sig.lock);
 		struct k_sigaction ka = act_get_locked(p, SIGCHLD);
 		bool drop = (ka.flags & SA_NOCLDSTOP) &&
@@ -460,11 +476,8 @@ int signal_send_proc(struct proc *p, int sig, int code, int pid, int status)
 		unlock_enable(&p->sig.lock, s);
 		if (drop)
 			return 0;
-	} else {
-		info.u.kill.pid = pid;
-		info.u.kill.value = (uint64_t)status;
 	}
-	return send_info(p, NULL, &info);
+	return send_info(p, NULL, info);
 }
 
 int signal_send_ksiginfo(struct proc *p, struct thread *t, struct ksiginfo *info)
@@ -1029,6 +1042,7 @@ SYSCALL(128, rt_sigtimedwait)
 		/* Let the awaited signals wake us while we sleep. */
 		uint64_t real = t->sig.blocked;
 		WRITE_ONCE(t->sig.blocked, real & ~these);
+		t->sig.waiting = these;
 		unlock_enable(&p->sig.lock, s);
 		struct waitq wq;
 		waitq_init(&wq);
@@ -1042,6 +1056,7 @@ SYSCALL(128, rt_sigtimedwait)
 		t->sig.intr_restart = false;
 		s = disable_lock(&p->sig.lock);
 		WRITE_ONCE(t->sig.blocked, real);
+		t->sig.waiting = 0;
 		sig = dequeue_locked(p, t, these, &info, &freel);
 		if (!sig)
 			sig = signal_pending() ? -EINTR : -EAGAIN;

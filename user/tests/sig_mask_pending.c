@@ -204,4 +204,36 @@ UT_TEST(sigtimedwait_signal_timeout_eintr)
 	signal(SIGUSR2, SIG_DFL);
 }
 
+/*
+ * A signal whose action is to ignore it (SIGCHLD, SIGWINCH, SIGURG by
+ * default) is dropped when sent unblocked, but not when sigwaitinfo waits
+ * for it: that thread takes it (Linux's real_blocked).  The sender comes
+ * while the waiter sleeps (the bug: the wait unblocks the set, the send
+ * saw an ignored, unblocked signal and dropped it; the wait never ended).
+ */
+UT_TEST(sigtimedwait_takes_default_ignored_signals_sent_while_waiting)
+{
+	int sigs[] = { SIGWINCH, SIGURG, SIGCHLD };
+	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int sig = sigs[i];
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		block(sig, SIG_BLOCK);
+		pid_t p = poke_later(sig, 50);
+		siginfo_t si;
+		struct timespec t5 = { 5, 0 };
+		int got = sigtimedwait(&set, &si, &t5);
+		if (got != sig)
+			ut_fail_at(__FILE__, __LINE__, "signal %d: sigtimedwait returned %d (%s)", sig,
+				   got, got < 0 ? ut_errname(errno) : "");
+		waitpid(p, NULL, 0);
+		/* a SIGCHLD from the poker's exit may be pending now */
+		struct timespec zero = { 0, 0 };
+		while (sigtimedwait(&set, &si, &zero) == sig)
+			;
+		block(sig, SIG_UNBLOCK);
+	}
+}
+
 UT_MAIN

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <signal.h>
 
 /* Use ms of CPU time (not wall time: the host may be busy). */
 static void burn_ms(unsigned ms)
@@ -145,6 +146,32 @@ UT_TEST(wait4_reports_measured_cpu_time_not_tick_multiples)
 			ut_fail_at(__FILE__, __LINE__, "round %d: wait4 reports %ld us, the child measured %ld us",
 				   round, ru, child_us);
 	}
+}
+
+/* SIGCHLD's siginfo carries the child's pid, real uid, status and CPU time
+ * (si_utime + si_stime, clock ticks), as Linux's do_notify_parent. */
+UT_TEST(sigchld_reports_child_cpu_time)
+{
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	T_ASSERT(sigprocmask(SIG_BLOCK, &set, &old) == 0);
+	pid_t p = fork();
+	T_ASSERT(p >= 0);
+	if (p == 0) {
+		burn_ms(40);
+		_exit(7);
+	}
+	siginfo_t si;
+	T_EXPECT_EQ(sigwaitinfo(&set, &si), SIGCHLD);
+	T_EXPECT_EQ(si.si_code, CLD_EXITED);
+	T_EXPECT_EQ(si.si_pid, p);
+	T_EXPECT_EQ(si.si_uid, getuid());
+	T_EXPECT_EQ(si.si_status, 7);
+	T_EXPECT(si.si_utime + si.si_stime >= 3);      /* 40 ms at 100 per second */
+	T_EXPECT(si.si_utime + si.si_stime < 1000);
+	T_EXPECT_EQ(waitpid(p, NULL, 0), p);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The scaled times never go backwards, in either part, while the process
