@@ -18,11 +18,17 @@ then run 2, and so on, so that a change in the host's load hits both.  The
 hold fractions come from separate Concerto boots (lock mode 2, statistics
 on, BENCH_LOCKSTAT=1) after the timed runs: statistics cost time, so the
 timed figures are measured without them (lock mode 0 at 1 CPU, 2 above).
-Those boots run with -icount shift=0 (guest time counts instructions), so
-a hold fraction is a share of the instructions a CPU executed and the
-host's load cannot inflate it (--lockstat-realtime: the host's clock); the
-kernel takes the statistics' own cycles out of the holds and out of the
-elapsed time (lockstat.c).
+At 1 CPU those boots run with -icount shift=0 (guest time counts
+instructions), so a hold fraction is a share of the instructions the CPU
+executed and the host's load cannot inflate it.  At 2 or more CPUs they
+run on the host's clock: -icount makes QEMU run the virtual CPUs in turn
+on one host thread, each for a slice of up to milliseconds, and a lock
+held when its CPU's slice ends is charged the other CPUs' whole slices
+(an idle CPU's run-queue lock showed 30-40 % of a CPU in single-process
+figures).  --lockstat-realtime: the host's clock at every CPU count;
+--lockstat-icount: -icount at every CPU count.  The kernel takes the
+statistics' own cycles out of the holds and out of the elapsed time
+(lockstat.c).
 
 Writes build/bench/: summary.md (the tables, links to the plots),
 results.json (every run), and PNG plots made by tools/benchplot.py
@@ -290,7 +296,9 @@ def write_summary(path, rows, meta, plots):
                 "**scale**: the figure at N CPUs over the figure at 1 CPU. "
                 "**Hottest lock classes**: the three classes Concerto held the largest "
                 "share of one CPU's time during the figure, from a separate boot with "
-                "lock statistics on (lock mode 2); `!` marks a class above 2.5 %.\n\n")
+                "lock statistics on (lock mode 2; guest time counting instructions at "
+                "1 CPU, the host's clock at 2 and more: see tools/benchuser.py); `!` "
+                "marks a class above 2.5 %.\n\n")
         if plots:
             f.write("## Plots\n\n")
             for title, png in plots:
@@ -361,7 +369,10 @@ def main():
     ap.add_argument("--no-lockstat", action="store_true",
                     help="skip the lock-statistics boots")
     ap.add_argument("--lockstat-realtime", action="store_true",
-                    help="lock-statistics boots on the host's clock, not -icount shift=0")
+                    help="lock-statistics boots on the host's clock at 1 CPU too")
+    ap.add_argument("--lockstat-icount", action="store_true",
+                    help="lock-statistics boots with -icount shift=0 at 2+ CPUs too "
+                         "(virtual CPUs then take turns: holds across a turn are charged it)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
     ap.add_argument("--from", dest="saved", metavar="RESULTS_JSON", action="append",
@@ -413,8 +424,9 @@ def main():
     if not args.no_lockstat:
         for smp in smps:
             t0 = time.time()
+            icount = not args.lockstat_realtime and (smp == 1 or args.lockstat_icount)
             _, _, p, ls, err = boot("concerto", smp, args.mem, initrd, seconds, programs,
-                                    lockstat=True, icount=not args.lockstat_realtime)
+                                    lockstat=True, icount=icount)
             progs.update(p)
             for f, l in ls.items():
                 locks[(f, smp)] = sorted(l, key=lambda x: -x[1])

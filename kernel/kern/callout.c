@@ -108,11 +108,17 @@ void callout_arm_ns(struct callout *c, uint64_t deadline_ns, void (*fn)(void *),
 		simple_lock(&mine->lock);
 	}
 	link_locked(mine, c);
-	if (mine->head == c)
-		clockev_callout_first(deadline_ns);   /* before the next tick? */
+	bool first = mine->head == c;
 	if (mine != cc)
 		__atomic_store_n(&c->cpu, me, __ATOMIC_RELEASE);
-	unlock_enable(&mine->lock, fl);
+	simple_unlock(&mine->lock);
+	/* Before the next tick?  The timer is programmed after the unlock: an
+	 * APIC write is slow (under emulation it takes the emulator's global
+	 * lock), and the timer is this CPU's alone (interrupts are still
+	 * off).  A callout stopped meanwhile costs one early interrupt. */
+	if (first)
+		clockev_callout_first(deadline_ns);
+	intr_restore(fl);
 }
 
 void callout_arm_ticks(struct callout *c, uint64_t nticks, void (*fn)(void *), void *arg)

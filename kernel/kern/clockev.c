@@ -15,8 +15,9 @@
  *
  * Locking: all state is per CPU and touched only by its own CPU with
  * interrupts disabled ([o]).  callout_arm_ns calls clockev_callout_first
- * with its queue lock held; nothing here takes a lock except through
- * callout_next_deadline (the clock interrupt, no lock held).
+ * after releasing its queue lock (interrupts still disabled): no lock is
+ * held across an APIC write there; nothing here takes a lock except
+ * through callout_next_deadline (the clock interrupt, no lock held).
  */
 #include "kernel.h"
 #include "apic.h"
@@ -115,7 +116,7 @@ void clockev_intr(struct trapframe *tf)
 
 /*
  * callout_arm_ns put a callout with this deadline first on this CPU's
- * queue (queue lock held, interrupts disabled): fire earlier if needed.
+ * queue (interrupts disabled): fire earlier if needed.
  */
 void clockev_callout_first(uint64_t deadline_ns)
 {
