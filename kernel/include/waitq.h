@@ -60,6 +60,10 @@ void sleep_ticks(uint64_t n);
 int sleep_ticks_intr(uint64_t n);
 /* ... until the monotonic clock reaches deadline_ns: 0, or -EINTR. */
 int sleep_until_intr(uint64_t deadline_ns);
+/* One interruptible sleep on no queue, no lock held: ends with a signal
+ * (EINTR), at the monotonic deadline (ETIMEDOUT; 0: none) or with a stray
+ * wakeup (0: the caller rechecks and sleeps again). */
+int thread_sleep_intr(uint64_t deadline_ns);
 
 /* Sleeps on no queue (waitq.c: the preconditions); t->lock held on entry,
  * released on return; returns 0, ETIMEDOUT or EINTR. */

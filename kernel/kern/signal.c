@@ -990,13 +990,8 @@ void signal_force(struct thread *t, int sig, int code, uint64_t addr)
 /* Sleeps until a signal is deliverable.  Returns -EINTR. */
 static int sleep_until_signal(void)
 {
-	struct waitq wq;
-	waitq_init(&wq);
-	uint64_t s = disable_lock(&wq.lock);
-	while (waitq_sleep_intr_locked(&wq) == 0)
+	while (thread_sleep_intr(0) != EINTR)
 		;
-	unlock_enable(&wq.lock, s);
-	curthread()->sig.intr_restart = false;
 	return -EINTR;
 }
 
@@ -1044,16 +1039,10 @@ SYSCALL(128, rt_sigtimedwait)
 		WRITE_ONCE(t->sig.blocked, real & ~these);
 		t->sig.waiting = these;
 		unlock_enable(&p->sig.lock, s);
-		struct waitq wq;
-		waitq_init(&wq);
-		uint64_t w = disable_lock(&wq.lock);
-		if (deadline == ~0UL)
-			while (waitq_sleep_intr_locked(&wq) == 0)
-				;
-		else
-			(void)waitq_sleep_until_intr_locked(&wq, deadline);
-		unlock_enable(&wq.lock, w);
-		t->sig.intr_restart = false;
+		/* Until a signal (an awaited one, or one that interrupts) or
+		 * the deadline; a stray wakeup sleeps again. */
+		while (thread_sleep_intr(deadline == ~0UL ? 0 : deadline) == 0)
+			;
 		s = disable_lock(&p->sig.lock);
 		WRITE_ONCE(t->sig.blocked, real);
 		t->sig.waiting = 0;
