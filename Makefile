@@ -152,6 +152,8 @@ FS_OBJS := \
 	fs/procgen.o \
 	fs/procfs.o \
 	fs/procfs_test.o \
+	fs/synthfs.o \
+	fs/sysfs.o \
 	fs/initramfs_test.o \
 	fs/vfs_test.o
 

@@ -17,7 +17,8 @@
  * the tests' environment.  The tests are TEST... (names in DIR, or paths), else
  * the lines of DIR/LIST, else the list compiled in from user/tests/.
  *
- * As process 1 it mounts /proc (optional: failure is ignored), reaps every
+ * As process 1 it mounts /proc and /sys (optional: failure is ignored;
+ * --no-proc: neither), reaps every
  * orphan, and at the end powers the machine off with reboot(POWER_OFF); if
  * that fails, or with --exit, it exits with status 0 (all passed) or 1.
  * Not as process 1 (tools/hosttest.py runs "tinit --no-poweroff --dir
@@ -372,6 +373,9 @@ int main(int argc, char **argv)
 	if (is_init) {
 		if (mount_proc && mount_retry("proc", "/proc", "proc", 0, NULL) != 0)
 			out("# tinit: mount /proc: %s (ignored)\n", strerror(errno));
+		/* /sys with /proc: glibc's get_nprocs, nproc, lscpu read it. */
+		if (mount_proc && mount_retry("sysfs", "/sys", "sysfs", 0, NULL) != 0)
+			out("# tinit: mount /sys: %s (ignored)\n", strerror(errno));
 		/* POSIX shared memory and named semaphores (musl's shm_open,
 		 * sem_open) live in a tmpfs at /dev/shm, as on Linux. */
 		mkdir("/dev/shm", 01777);

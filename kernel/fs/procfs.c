@@ -1,12 +1,9 @@
 /*
  * /proc (F1, L7): a file system whose inodes are made on lookup and freed
  * on their last reference (nlink 0); nothing is cached.  A file's text is
- * generated into an sbuf and the asked-for slice copied out.  A read at
- * offset 0 generates the text (the state of that moment) and keeps it in
- * the node; reads at later offsets are served from that same text, so a
- * reader that takes a file in pieces (stdio reads 1 KiB at a time) gets
- * one snapshot, never lines spliced from two (Linux's seq_file keeps its
- * buffer per open file the same way).  See file_read.
+ * generated into an sbuf and the asked-for slice copied out; a read at
+ * offset 0 takes a snapshot that later offsets continue (synthfs.h, shared
+ * with /sys).  See file_read.
  *
  *   /proc/{cpuinfo,meminfo,stat,loadavg,uptime,mounts,version}
  *   /proc/lockstat       lock statistics (raw, for the lockstat command);
@@ -50,6 +47,7 @@
 #include "sched.h"
 #include "file.h"
 #include "sysctl.h"
+#include "synthfs.h"
 #include "signal.h"
 #include "thread.h"
 #include "timekeep.h"
@@ -72,11 +70,9 @@ struct pnode {
 	int pid;               /* the process (all but PK_ROOT, PK_FILE, PK_SELF) */
 	int tid;               /* the thread shown: pid for /proc/PID, else TID */
 	struct inode *parent;  /* a directory's parent below /proc, referenced */
-	/* Files: the text of the last read at offset 0 (file_read), owned by
-	 * whoever set snap_busy 0 -> 1; freed with the node. */
-	struct sbuf snap;
-	bool has_snap;
-	volatile uint32_t snap_busy;   /* [a] */
+	/* Files: the text of the last read at offset 0 (file_read; synthfs.h
+	 * has its key); freed with the node. */
+	struct synth_snap snap;
 };
 
 static void gen_cpuinfo(struct sbuf *sb, const struct pnode *n __unused) { procgen_cpuinfo(sb); }
@@ -520,8 +516,8 @@ static void pnode_release(struct inode *ip)
 	ip->priv = NULL;
 	if (n && n->parent)
 		vnode_put(n->parent);
-	if (n && n->has_snap)
-		sbuf_free(&n->snap);
+	if (n)
+		synth_snap_free(&n->snap);
 	kfree(n);
 }
 
@@ -607,11 +603,6 @@ static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int 
 	return ip;
 }
 
-static bool name_is(const char *name, size_t len, const char *s)
-{
-	return strlen(s) == len && !memcmp(name, s, len);
-}
-
 /* A decimal pid, or -1. */
 static int parse_pid(const char *name, size_t len)
 {
@@ -665,17 +656,17 @@ static int root_lookup(struct inode *dir, const char *name, size_t len, struct i
 {
 	struct inode *ip = NULL;
 	int err = -ENOMEM;
-	if (name_is(name, len, "self")) {
+	if (synth_name_is(name, len, "self")) {
 		ip = pnode_new(dir, PK_SELF, 0, 0, 0);
-	} else if (name_is(name, len, "thread-self")) {
+	} else if (synth_name_is(name, len, "thread-self")) {
 		ip = pnode_new(dir, PK_SELF, 1, 0, 0);
-	} else if (name_is(name, len, "sysvipc")) {
+	} else if (synth_name_is(name, len, "sysvipc")) {
 		ip = pnode_new(dir, PK_SVDIR, 0, 0, 0);
-	} else if (name_is(name, len, "sys")) {
+	} else if (synth_name_is(name, len, "sys")) {
 		ip = pnode_new(dir, PK_SYSDIR, -1, 0, 0);
 	} else {
 		for (int i = 0; i < NROOT_FILES && !ip; i++)
-			if (name_is(name, len, root_files[i].name))
+			if (synth_name_is(name, len, root_files[i].name))
 				ip = pnode_new(dir, PK_FILE, i, 0, 0);
 		if (!ip)
 			ip = root_lookup_id(dir, parse_pid(name, len), &err);
@@ -722,28 +713,7 @@ static void sort_ints(int *v, int n)
 		}
 }
 
-typedef int (*emit_fn)(void *arg, const char *name, size_t len, uint64_t ino, unsigned type,
-		       uint64_t next);
-
-/* "." and ".." (cookies 0 and 1); returns the cookie reached, or the one
- * that did not fit (*full set). */
-static uint64_t emit_dots(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg,
-			  bool *full)
-{
-	*full = true;
-	if (cookie == 0) {
-		if (emit(arg, ".", 1, dir->ino, 4, 1))
-			return cookie;
-		cookie = 1;
-	}
-	if (cookie == 1) {
-		if (emit(arg, "..", 2, dir->u.dir.parent->ino, 4, 2))
-			return cookie;
-		cookie = 2;
-	}
-	*full = false;
-	return cookie;
-}
+typedef synth_emit_fn emit_fn;
 
 /* Emit the sorted ids as decimal directory names, cookie base + id. */
 static uint64_t emit_ids(const int *ids, int n, uint64_t base, uint64_t ino_base,
@@ -765,7 +735,7 @@ static uint64_t emit_ids(const int *ids, int n, uint64_t base, uint64_t ino_base
 static uint64_t root_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
 	for (; cookie < 2 + (uint64_t)NROOT_FILES + NROOT_LINKS; cookie++) {
@@ -808,7 +778,7 @@ static int table_lookup(struct inode *dir, const struct pentry *tab, int ntab,
 {
 	const struct pnode *d = pn(dir);
 	for (int i = 0; i < ntab; i++)
-		if (name_is(name, len, tab[i].name)) {
+		if (synth_name_is(name, len, tab[i].name)) {
 			enum pkind k = tab[i].gen ? kind : PK_TASKDIR;
 			struct inode *ip = pnode_new(dir, k, i, d->pid, d->tid);
 			if (!ip)
@@ -837,7 +807,7 @@ static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct
 		return -ENOENT;
 	int r = table_lookup(dir, pid_files, NPID_FILES, PK_PIDFILE, name, len, out);
 	for (int i = 0; i < NPID_LINKS && r == -ENOENT; i++)
-		if (name_is(name, len, pid_links[i])) {
+		if (synth_name_is(name, len, pid_links[i])) {
 			const struct pnode *d = pn(dir);
 			*out = pnode_new(dir, i == PID_LINK_FD ? PK_FDDIR : PK_PIDLINK, i, d->pid,
 					 d->tid);
@@ -849,7 +819,7 @@ static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct
 static uint64_t piddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
 	cookie = emit_table(dir, pid_files, NPID_FILES, cookie, emit, arg);
@@ -921,7 +891,7 @@ static int fddir_lookup(struct inode *dir, const char *name, size_t len, struct 
 static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
 	int *v = kmalloc(FD_MAX * sizeof(int), 0);
@@ -998,12 +968,12 @@ static int sysdir_lookup(struct inode *dir, const char *name, size_t len, struct
 {
 	int d = pn(dir)->idx;
 	for (int i = 0; i < procsys_ndirs; i++)
-		if (procsys_dir_parent(i) == d && name_is(name, len, procsys_dir_name(i))) {
+		if (procsys_dir_parent(i) == d && synth_name_is(name, len, procsys_dir_name(i))) {
 			*out = pnode_new(dir, PK_SYSDIR, i, 0, 0);
 			return *out ? 0 : -ENOMEM;
 		}
 	for (int i = 0; d >= 0 && i < procsys_nfiles; i++)
-		if (procsys_file_dir(i) == d && name_is(name, len, procsys_file_name(i))) {
+		if (procsys_file_dir(i) == d && synth_name_is(name, len, procsys_file_name(i))) {
 			*out = pnode_new(dir, PK_SYSFILE, i, 0, 0);
 			return *out ? 0 : -ENOMEM;
 		}
@@ -1014,7 +984,7 @@ static int sysdir_lookup(struct inode *dir, const char *name, size_t len, struct
 static uint64_t sysdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
 	int d = pn(dir)->idx;
@@ -1077,7 +1047,7 @@ static int taskdir_lookup(struct inode *dir, const char *name, size_t len, struc
 static uint64_t taskdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
 	struct proc *p = proc_lookup(pn(dir)->pid);
@@ -1103,7 +1073,7 @@ static int tiddir_lookup(struct inode *dir, const char *name, size_t len, struct
 static uint64_t tiddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	return full ? cookie : emit_table(dir, tid_files, NTID_FILES, cookie, emit, arg);
 }
 
@@ -1115,67 +1085,32 @@ static int sysvipc_lookup(struct inode *dir, const char *name, size_t len, struc
 static uint64_t sysvipc_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
 {
 	bool full;
-	cookie = emit_dots(dir, cookie, emit, arg, &full);
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	return full ? cookie : emit_table(dir, sysvipc_files, NSV_FILES, cookie, emit, arg);
 }
 
-/* The text of file node p (entry e, NULL for /proc/sys) into sb, new. */
-static void file_gen(const struct pnode *p, const struct pentry *e, struct sbuf *sb)
+/* The text of file node ctx (a struct pnode) into sb. */
+static void file_gen(struct sbuf *sb, const void *ctx)
 {
-	sbuf_init(sb);
-	if (e)
-		e->gen(sb, p);
-	else
+	const struct pnode *p = ctx;
+	if (p->kind == PK_SYSFILE)
 		procsys_show(p->idx, sb);
+	else
+		pnode_entry(p)->gen(sb, p);
 }
 
-/* Copies sb's bytes from off (at most n) to buf: their count, 0 past the
- * end, -ENOMEM if generating the text ran out of memory. */
-static ssize_t file_slice(const struct sbuf *sb, void *buf, size_t n, uint64_t off)
-{
-	if (sb->overflow)
-		return -ENOMEM;
-	if (off >= sb->len)
-		return 0;
-	size_t r = MIN(n, sb->len - off);
-	memcpy(buf, sb->buf + off, r);
-	return (ssize_t)r;
-}
-
-/*
- * A file's bytes from off: a read at offset 0 takes a new snapshot of the
- * text, later offsets continue the node's last one (a piecewise reader sees
- * one moment).  Concurrent readers of one node do not wait for each other:
- * the one that finds the snapshot in use reads a text of its own, as
- * before snapshots.  Thread context, no lock held.
- */
+/* A file's bytes from off, from the node's snapshot (synthfs.h).  Thread
+ * context, no lock held. */
 static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
-	const struct pentry *e = p->kind == PK_SYSFILE ? NULL : pnode_entry(p);
 	if (p->kind == PK_PIDFILE && !piddir_alive(p))
 		return -ESRCH;
 	if (p->kind == PK_TIDFILE && !tid_alive(p->pid, p->tid))
 		return -ESRCH;
-	if (p->kind == PK_FILE && !strcmp(e->name, "trace"))
+	if (p->kind == PK_FILE && !strcmp(pnode_entry(p)->name, "trace"))
 		return trace_read(buf, n, off);
-	/* Another reader of this node is in its snapshot: a text of our own. */
-	if (!compare_and_swap32(&p->snap_busy, 0, 1)) {
-		struct sbuf sb;
-		file_gen(p, e, &sb);
-		ssize_t r = file_slice(&sb, buf, n, off);
-		sbuf_free(&sb);
-		return r;
-	}
-	if (off == 0 || !p->has_snap) {
-		if (p->has_snap)
-			sbuf_free(&p->snap);
-		file_gen(p, e, &p->snap);
-		p->has_snap = true;
-	}
-	ssize_t r = file_slice(&p->snap, buf, n, off);
-	__atomic_store_n(&p->snap_busy, 0, __ATOMIC_RELEASE);
-	return r;
+	return synth_snap_read(&p->snap, file_gen, p, buf, n, off);
 }
 
 static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off __unused)

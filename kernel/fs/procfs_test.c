@@ -1,5 +1,5 @@
 /*
- * In-kernel tests of /proc's generated files (procfs.c).
+ * In-kernel tests of /proc's and /sys's generated files (procfs.c, sysfs.c).
  */
 #include "kernel.h"
 #include "errno.h"
@@ -7,6 +7,9 @@
 #include "ktest.h"
 #include "lock.h"
 #include "lockpriv.h"
+#include "cpu.h"
+#include "sbuf.h"
+#include "sysfs.h"
 #include "vfs.h"
 
 #define TEXT_MAX 65536      /* one read of /proc/lockstat at up to 8 CPUs */
@@ -16,15 +19,15 @@
 static struct simple_lock snap_a = SIMPLE_LOCK_INIT(LC_TEST_A);
 static struct simple_lock snap_b = SIMPLE_LOCK_INIT(LC_TEST_B);
 
-/* A procfs mounted on directory "p" of the private tmpfs tsb; its root
- * (referenced) in *root.  0 or -errno. */
-static int proc_mount(struct superblock *tsb, struct inode **root)
+/* A file system of type (proc, sysfs) mounted on directory "p" of the
+ * private tmpfs tsb; its root (referenced) in *root.  0 or -errno. */
+static int synth_mount(struct superblock *tsb, const char *type, struct inode **root)
 {
 	struct inode *d = NULL;
 	int r = vfs_create(tsb->root, "p", 1, S_IFDIR | 0755, 0, NULL, &d);
 	if (r)
 		return r;
-	r = vfs_mount_at(d, "proc", NULL);
+	r = vfs_mount_at(d, type, NULL);
 	if (!r) {
 		*root = d->mounted->root;
 		vnode_ref(*root);
@@ -33,8 +36,8 @@ static int proc_mount(struct superblock *tsb, struct inode **root)
 	return r;
 }
 
-/* Undoes proc_mount (the root's reference is consumed). */
-static void proc_unmount(struct superblock *tsb, struct inode *root)
+/* Undoes synth_mount (the root's reference is consumed). */
+static void synth_unmount(struct superblock *tsb, struct inode *root)
 {
 	if (vfs_umount(root) != 0)
 		vnode_put(root);
@@ -156,7 +159,7 @@ KTEST(procfs_lockstat_read_in_pieces_is_one_snapshot)
 	KT_ASSERT(tsb != NULL);
 	struct inode *root = NULL, *ip = NULL;
 	char *text = kmalloc(TEXT_MAX, 0), *tail = kmalloc(PIECE, 0);
-	if (!text || !tail || proc_mount(tsb, &root) != 0) {
+	if (!text || !tail || synth_mount(tsb, "proc", &root) != 0) {
 		ktest_fail(kt, __FILE__, __LINE__, "no memory or no procfs");
 		goto out;
 	}
@@ -199,9 +202,183 @@ out:
 	if (ip)
 		vnode_put(ip);
 	if (root)
-		proc_unmount(tsb, root);
+		synth_unmount(tsb, root);
 	tmpfs_destroy(tsb);
 	kfree(text);
 	kfree(tail);
 	lockstat_set(was_on);
+}
+
+/* ---- /sys ---- */
+
+/* sb's text is s; sb is freed and made empty again. */
+static bool text_is(struct sbuf *sb, const char *s)
+{
+	bool ok = !sb->overflow && sb->len == strlen(s) && !memcmp(sb->buf, s, sb->len);
+	sbuf_free(sb);
+	sbuf_init(sb);
+	return ok;
+}
+
+/* Linux's list and mask forms (%*pbl, %*pb) and kstrtobool. */
+KTEST(sysfs_cpu_set_text_forms)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	sysfs_cpulist(&sb, 0);
+	KT_EXPECT(text_is(&sb, "\n"));
+	sysfs_cpulist(&sb, 1);
+	KT_EXPECT(text_is(&sb, "0\n"));
+	sysfs_cpulist(&sb, 0xf);
+	KT_EXPECT(text_is(&sb, "0-3\n"));
+	sysfs_cpulist(&sb, 0x2d);                     /* 0, 2, 3, 5 */
+	KT_EXPECT(text_is(&sb, "0,2-3,5\n"));
+	sysfs_cpulist(&sb, 0x6ULL | 1ULL << 63);
+	KT_EXPECT(text_is(&sb, "1-2,63\n"));
+	sysfs_cpulist(&sb, ~0ULL);
+	KT_EXPECT(text_is(&sb, "0-63\n"));
+	sysfs_cpumask(&sb, 1, 1);
+	KT_EXPECT(text_is(&sb, "1\n"));
+	sysfs_cpumask(&sb, 2, 2);
+	KT_EXPECT(text_is(&sb, "2\n"));
+	sysfs_cpumask(&sb, 0xf, 4);
+	KT_EXPECT(text_is(&sb, "f\n"));
+	sysfs_cpumask(&sb, 0x10, 8);
+	KT_EXPECT(text_is(&sb, "10\n"));
+	sysfs_cpumask(&sb, 1, 5);
+	KT_EXPECT(text_is(&sb, "01\n"));
+	sysfs_cpumask(&sb, 0xffffffff, 32);
+	KT_EXPECT(text_is(&sb, "ffffffff\n"));
+	sysfs_cpumask(&sb, 1, 33);
+	KT_EXPECT(text_is(&sb, "0,00000001\n"));
+	sysfs_cpumask(&sb, 1ULL << 32, 64);
+	KT_EXPECT(text_is(&sb, "00000001,00000000\n"));
+	bool v = false;
+	KT_EXPECT(sysfs_strtobool("1\n", 2, &v) == 0 && v);
+	KT_EXPECT(sysfs_strtobool("on", 2, &v) == 0 && v);
+	KT_EXPECT(sysfs_strtobool("Y", 1, &v) == 0 && v);
+	KT_EXPECT(sysfs_strtobool("0", 1, &v) == 0 && !v);
+	KT_EXPECT(sysfs_strtobool("off", 3, &v) == 0 && !v);
+	KT_EXPECT(sysfs_strtobool("n", 1, &v) == 0 && !v);
+	KT_EXPECT_EQ(sysfs_strtobool("o", 1, &v), -EINVAL);
+	KT_EXPECT_EQ(sysfs_strtobool("2", 1, &v), -EINVAL);
+	KT_EXPECT_EQ(sysfs_strtobool("", 0, &v), -EINVAL);
+}
+
+/* The node at path (components separated by '/') below root, or NULL. */
+static struct inode *walk(struct inode *root, const char *path)
+{
+	struct inode *ip = root;
+	vnode_ref(ip);
+	while (ip && *path) {
+		const char *e = strchr(path, '/');
+		size_t len = e ? (size_t)(e - path) : strlen(path);
+		struct inode *next = NULL;
+		if (vfs_lookup_child(ip, path, len, &next) != 0)
+			next = NULL;
+		vnode_put(ip);
+		ip = next;
+		path += len + (e ? 1 : 0);
+	}
+	return ip;
+}
+
+/* The whole text of the file at path below root into buf (NUL-terminated). */
+static ssize_t read_path(struct inode *root, const char *path, char *buf, size_t cap)
+{
+	struct inode *ip = walk(root, path);
+	if (!ip)
+		return -ENOENT;
+	ssize_t r = vfs_read_kernel(ip, buf, cap - 1, 0);
+	buf[r > 0 ? r : 0] = '\0';
+	vnode_put(ip);
+	return r;
+}
+
+struct names {
+	int cpudirs, entries;
+	bool bad_type;
+};
+
+static int count_entry(void *arg, const char *name, size_t len, uint64_t ino __unused,
+		       unsigned type, uint64_t next __unused)
+{
+	struct names *n = arg;
+	n->entries++;
+	if (len > 3 && !memcmp(name, "cpu", 3) && name[3] >= '0' && name[3] <= '9') {
+		n->cpudirs++;
+		n->bad_type |= type != 4;
+	}
+	return 0;
+}
+
+/*
+ * A sysfs on a private mount: the CPU files say what cpus[] says, a cpuN
+ * directory per CPU found (cpu0 without "online"), the topology of one
+ * package of single-thread cores, and names that cannot change (EEXIST,
+ * EPERM, EACCES for a regular file, ENOENT) as Linux's sysfs.
+ */
+KTEST(sysfs_cpu_tree_matches_the_cpus)
+{
+	struct superblock *tsb = tmpfs_create();
+	KT_ASSERT(tsb != NULL);
+	struct inode *root = NULL, *cpu = NULL;
+	char buf[128], want[128];
+	if (synth_mount(tsb, "sysfs", &root) != 0) {
+		ktest_fail(kt, __FILE__, __LINE__, "no sysfs");
+		goto out;
+	}
+	int on = 0;
+	for (int i = 0; i < ncpu; i++)
+		on += READ_ONCE(cpus[i].online) ? 1 : 0;
+	KT_EXPECT_EQ(on, ncpu);                    /* ktests run once every CPU is up */
+	ksnprintf(want, sizeof(want), ncpu == 1 ? "0\n" : "0-%d\n", ncpu - 1);
+	KT_EXPECT(read_path(root, "devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
+		  !strcmp(buf, want));
+	KT_EXPECT(read_path(root, "devices/system/cpu/possible", buf, sizeof(buf)) > 0 &&
+		  !strcmp(buf, want));
+	KT_EXPECT(read_path(root, "devices/system/cpu/present", buf, sizeof(buf)) > 0 &&
+		  !strcmp(buf, want));
+	KT_EXPECT(read_path(root, "devices/system/cpu/offline", buf, sizeof(buf)) == 1 &&
+		  !strcmp(buf, "\n"));
+	ksnprintf(want, sizeof(want), "%d\n", NCPU_MAX - 1);
+	KT_EXPECT(read_path(root, "devices/system/cpu/kernel_max", buf, sizeof(buf)) > 0 &&
+		  !strcmp(buf, want));
+	KT_EXPECT_EQ(read_path(root, "devices/system/cpu/cpu0/online", buf, sizeof(buf)), -ENOENT);
+	ksnprintf(want, sizeof(want), "devices/system/cpu/cpu%d", ncpu);
+	KT_EXPECT(walk(root, want) == NULL);
+	for (int i = 0; i < ncpu; i++) {
+		char path[80];
+		ksnprintf(path, sizeof(path), "devices/system/cpu/cpu%d/topology/core_id", i);
+		ksnprintf(want, sizeof(want), "%d\n", i);
+		KT_EXPECT(read_path(root, path, buf, sizeof(buf)) > 0 && !strcmp(buf, want));
+		ksnprintf(path, sizeof(path), "devices/system/cpu/cpu%d/topology/thread_siblings_list", i);
+		KT_EXPECT(read_path(root, path, buf, sizeof(buf)) > 0 && !strcmp(buf, want));
+		ksnprintf(path, sizeof(path), "devices/system/cpu/cpu%d/topology/physical_package_id", i);
+		KT_EXPECT(read_path(root, path, buf, sizeof(buf)) > 0 && !strcmp(buf, "0\n"));
+		if (i > 0) {
+			ksnprintf(path, sizeof(path), "devices/system/cpu/cpu%d/online", i);
+			KT_EXPECT(read_path(root, path, buf, sizeof(buf)) > 0 && !strcmp(buf, "1\n"));
+		}
+	}
+	cpu = walk(root, "devices/system/cpu");
+	KT_ASSERT(cpu != NULL);
+	struct names n = { 0, 0, false };
+	vfs_readdir(cpu, 0, count_entry, &n);
+	KT_EXPECT_EQ(n.cpudirs, ncpu);
+	KT_EXPECT_EQ(n.entries, 2 + ncpu + 5);      /* . .. cpuN, the five files */
+	KT_EXPECT(!n.bad_type);
+	KT_EXPECT_EQ(vfs_create(cpu, "online", 6, S_IFDIR | 0755, 0, NULL, NULL), -EEXIST);
+	KT_EXPECT_EQ(vfs_create(cpu, "new", 3, S_IFDIR | 0755, 0, NULL, NULL), -EPERM);
+	KT_EXPECT_EQ(vfs_create(cpu, "new", 3, S_IFREG | 0644, 0, NULL, NULL), -EACCES);
+	KT_EXPECT_EQ(vfs_unlink(cpu, "online", 6, false), -EPERM);
+	KT_EXPECT_EQ(vfs_unlink(cpu, "online", 6, true), -ENOTDIR);
+	KT_EXPECT_EQ(vfs_unlink(cpu, "cpu0", 4, true), -EPERM);
+	KT_EXPECT_EQ(vfs_unlink(cpu, "new", 3, false), -ENOENT);
+out:
+	if (cpu)
+		vnode_put(cpu);
+	if (root)
+		synth_unmount(tsb, root);
+	tmpfs_destroy(tsb);
 }

@@ -547,6 +547,7 @@ static struct fs_type tmpfs_type = { .name = "tmpfs", .fill = tmpfs_fill };
 static struct fs_type devtmpfs_type = { .name = "devtmpfs", .fill = devfs_fill };
 static struct fs_type devfs_type = { .name = "devfs", .fill = devfs_fill };
 extern struct fs_type procfs_type;
+extern struct fs_type sysfs_type;
 extern struct fs_type mqueue_fs_type;
 
 struct superblock *tmpfs_create(void)
@@ -686,7 +687,8 @@ void vfs_init(void)
 	tmpfs_type.next = &devtmpfs_type;
 	devtmpfs_type.next = &devfs_type;
 	devfs_type.next = &procfs_type;        /* procfs.c */
-	procfs_type.next = &mqueue_fs_type;    /* ipc/mqueue.c */
+	procfs_type.next = &sysfs_type;        /* sysfs.c */
+	sysfs_type.next = &mqueue_fs_type;     /* ipc/mqueue.c */
 	root_sb = sb_new(&tmpfs_type);
 	if (!root_sb || tmpfs_fill(root_sb, NULL) != 0)
 		panic("vfs: no memory for the root file system");
@@ -940,6 +942,42 @@ static bool is_dot(const char *name, size_t len)
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
+/*
+ * A change of the names of dir, a directory of a synthetic file system
+ * (proc, sys: ip->ops), which cannot change: Linux's errors, in its order.
+ * Creating (op SR_CREATE, mode the new file's type): an existing name is
+ * EEXIST.  Removing or renaming (SR_UNLINK, SR_RMDIR, SR_RENAME): a missing
+ * one ENOENT, the wrong type EISDIR/ENOTDIR.  Then EACCES if the caller
+ * may not write dir, else EPERM (Linux: the directory has no mkdir, mknod,
+ * symlink, link, unlink, rmdir or rename operation), but EACCES to create
+ * a regular file (no create: open with O_CREAT, mknod S_IFREG).
+ */
+enum { SR_CREATE, SR_UNLINK, SR_RMDIR, SR_RENAME };
+
+static int synth_dir_refuse(struct inode *dir, const char *name, size_t len, int op,
+			    uint32_t mode)
+{
+	struct inode *ip = NULL;
+	int r = vfs_lookup_child(dir, name, len, &ip);
+	if (r && r != -ENOENT)
+		return r;
+	bool exists = r == 0;
+	uint32_t type = exists ? ip->mode : 0;
+	vnode_put(ip);
+	if (op == SR_CREATE && exists)
+		return -EEXIST;
+	if (op != SR_CREATE && !exists)
+		return -ENOENT;
+	if (op == SR_UNLINK && S_ISDIR(type))
+		return -EISDIR;
+	if (op == SR_RMDIR && !S_ISDIR(type))
+		return -ENOTDIR;
+	r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+	if (r)
+		return r;
+	return op == SR_CREATE && S_ISREG(mode) ? -EACCES : -EPERM;
+}
+
 int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, uint32_t rdev,
 	       const char *target, struct inode **out)
 {
@@ -950,7 +988,7 @@ int vfs_create(struct inode *dir, const char *name, size_t len, uint32_t mode, u
 	if (len > FS_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (dir->ops)
-		return -EACCES;
+		return synth_dir_refuse(dir, name, len, SR_CREATE, mode);
 	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
 	if (r)
 		return r;
@@ -1021,7 +1059,7 @@ int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir)
 	if (len == 2 && name[0] == '.' && name[1] == '.')
 		return rmdir ? -ENOTEMPTY : -EISDIR;
 	if (dir->ops)
-		return -EACCES;
+		return synth_dir_refuse(dir, name, len, rmdir ? SR_RMDIR : SR_UNLINK, 0);
 	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
 	if (r)
 		return r;
@@ -1072,7 +1110,7 @@ int vfs_link(struct inode *ip, struct inode *dir, const char *name, size_t len)
 	if (len == 0 || is_dot(name, len))
 		return -EEXIST;
 	if (dir->ops)
-		return -EACCES;
+		return synth_dir_refuse(dir, name, len, SR_CREATE, S_IFLNK);   /* a new name */
 	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
 	if (r)
 		return r;
@@ -1156,7 +1194,7 @@ int vfs_rename(struct inode *odir, const char *oname, size_t olen,
 	if (odir->sb != ndir->sb)
 		return -EXDEV;
 	if (odir->ops)
-		return -EACCES;
+		return synth_dir_refuse(odir, oname, olen, SR_RENAME, 0);
 	int r = vfs_permission(odir, MAY_WRITE | MAY_EXEC);
 	if (r == 0)
 		r = vfs_permission(ndir, MAY_WRITE | MAY_EXEC);
@@ -1352,6 +1390,10 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 	simple_unlock(&ip->meta);
 	st->dev = ip->sb->dev;
 	st->has_btime = !ip->ops;            /* tmpfs keeps it; proc does not */
+	/* A synthetic inode (proc, sys) has no name to count (nlink 0: freed
+	 * on its last reference); it shows Linux's counts. */
+	if (ip->ops && st->nlink == 0)
+		st->nlink = S_ISDIR(st->mode) ? 2 : 1;
 	st->btime = ip->btime.sec;
 	st->btime_ns = (uint32_t)ip->btime.nsec;
 	if (S_ISDIR(st->mode))

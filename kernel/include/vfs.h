@@ -59,6 +59,9 @@ struct inode_ops {
 	ssize_t (*read)(struct inode *ip, void *buf, size_t n, uint64_t off);
 	ssize_t (*write)(struct inode *ip, const void *buf, size_t n, uint64_t off);
 	ssize_t (*readlink)(struct inode *ip, char *buf, size_t n);
+	/* Files: may it be opened with these open(2) flags (not O_PATH)?  0 or
+	 * -errno; NULL: yes (sysfs refuses writing a file without a store). */
+	int (*open)(struct inode *ip, int flags);
 	bool magic;                 /* its links are "magic" (/proc/PID/fd/N, exe...) */
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
