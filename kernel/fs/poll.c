@@ -234,18 +234,46 @@ static void pt_register(struct kpollfd *fds, struct poll_slot *sl, size_t nfds, 
 	}
 }
 
+/* Fill p's revents from its file f (NULL: a bad descriptor): 1 if ready. */
+static int revents_of(struct kpollfd *p, struct file *f)
+{
+	p->revents = 0;
+	if (p->fd < 0)
+		return 0;
+	int ev = f ? file_poll_events(f) : POLLNVAL;
+	p->revents = (short)(ev & (p->events | POLLERR | POLLHUP | POLLNVAL));
+	return p->revents != 0;
+}
+
 /* Fill the revents: the number of ready entries. */
 static int pt_scan(struct kpollfd *fds, struct poll_slot *sl, size_t nfds)
 {
 	int ready = 0;
-	for (size_t i = 0; i < nfds; i++) {
-		fds[i].revents = 0;
-		if (fds[i].fd < 0)
-			continue;
-		int ev = sl[i].f ? file_poll_events(sl[i].f) : POLLNVAL;
-		fds[i].revents = (short)(ev & (fds[i].events | POLLERR | POLLHUP | POLLNVAL));
-		if (fds[i].revents)
-			ready++;
+	for (size_t i = 0; i < nfds; i++)
+		ready += revents_of(&fds[i], sl[i].f);
+	return ready;
+}
+
+/*
+ * A poll that does not wait (timeout 0) registers nothing, so it needs no
+ * slots: the files are looked up, polled and released in batches whose
+ * references live on the stack (no allocation: select and poll with a zero
+ * timeout, the common "is anything ready" call).
+ */
+#define POLL_NOW_BATCH 32
+
+static int poll_now(struct kpollfd *fds, size_t nfds)
+{
+	struct file *f[POLL_NOW_BATCH];
+	int ready = 0;
+	for (size_t i = 0; i < nfds; i += POLL_NOW_BATCH) {
+		size_t n = MIN((size_t)POLL_NOW_BATCH, nfds - i);
+		fd_get_many(&fds[i].fd, sizeof(fds[0]), n, f, sizeof(f[0]));
+		for (size_t j = 0; j < n; j++) {
+			ready += revents_of(&fds[i + j], f[j]);
+			if (f[j])
+				file_unref(f[j]);
+		}
 	}
 	return ready;
 }
@@ -257,6 +285,8 @@ static int pt_scan(struct kpollfd *fds, struct poll_slot *sl, size_t nfds)
  */
 int do_poll(struct kpollfd *fds, size_t nfds, int64_t timeout_ns)
 {
+	if (timeout_ns == 0)
+		return poll_now(fds, nfds);
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
 	struct poll_slot *sl = kmalloc(MAX(nfds, 1) * sizeof(*sl), 0);
 	if (!sl)

@@ -1885,12 +1885,14 @@ SYSCALL(293, pipe2) { return do_pipe2(a0, (int)a1); }
 /* ---- poll and select ---- */
 
 #define POLL_MAX 4096
+#define POLL_STACK 128          /* entries kept on the stack (1 KiB), not allocated */
 
 static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
 {
 	if (nfds > POLL_MAX || nfds > curproc()->rlim_cur[RLIMIT_NOFILE])
 		return -EINVAL;
-	struct kpollfd *k = kmalloc(MAX(nfds, 1) * sizeof(*k), 0);
+	struct kpollfd kbuf[POLL_STACK];
+	struct kpollfd *k = nfds <= POLL_STACK ? kbuf : kmalloc(nfds * sizeof(*k), 0);
 	if (!k)
 		return -ENOMEM;
 	int64_t r = 0;
@@ -1902,7 +1904,8 @@ static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
 	 * one copy instead of one per entry's revents. */
 	if (r >= 0 && nfds && copyout((void *)ufds, k, nfds * sizeof(*k)) < 0)
 		r = -EFAULT;
-	kfree(k);
+	if (k != kbuf)
+		kfree(k);
 	return r;
 }
 
@@ -1950,6 +1953,68 @@ SYSCALL(271, ppoll)
 	return call_sigmask_done(a3, poll_common(a0, a1, t));
 }
 
+/*
+ * select with a zero timeout on the three sets (n descriptors, in place):
+ * each set descriptor's file is looked up in batches, polled and released,
+ * and the sets are rewritten with the ready ones.  Nothing is converted to
+ * a poll array (the loops over it cost a third of the call: lat_select).
+ * Returns the count of set bits, or -EBADF.
+ */
+#define SELECT_BATCH 32
+
+static int64_t select_now(int n, uint64_t *in, uint64_t *out, uint64_t *ex)
+{
+	int fds[SELECT_BATCH];
+	struct file *f[SELECT_BATCH];
+	uint64_t rin[FD_MAX / 64] = { 0 }, rout[FD_MAX / 64] = { 0 }, rex[FD_MAX / 64] = { 0 };
+	size_t words = ((size_t)n + 63) / 64;
+	int64_t r = 0;
+	int nb = 0;
+	for (size_t w = 0; w <= words && r >= 0; w++) {
+		uint64_t any = 0;
+		if (w < words) {
+			any = in[w] | out[w] | ex[w];
+			if (w == words - 1 && n % 64)
+				any &= (1ULL << (n % 64)) - 1;
+		}
+		/* Poll the batch when it is full or the sets are done. */
+		while (any || (w == words && nb)) {
+			if (any) {
+				fds[nb++] = (int)w * 64 + __builtin_ctzll(any);
+				any &= any - 1;
+				if (nb < SELECT_BATCH)
+					continue;
+			}
+			fd_get_many(fds, sizeof(fds[0]), (size_t)nb, f, sizeof(f[0]));
+			for (int i = 0; i < nb; i++) {
+				if (!f[i]) {
+					r = -EBADF;
+					continue;
+				}
+				int ev = file_poll_events(f[i]);
+				file_unref(f[i]);
+				int fd = fds[i];
+				uint64_t bit = 1ULL << (fd % 64);
+				if ((in[fd / 64] & bit) && (ev & (POLLIN | POLLHUP | POLLERR)))
+					rin[fd / 64] |= bit, r++;
+				if ((out[fd / 64] & bit) && (ev & (POLLOUT | POLLERR)))
+					rout[fd / 64] |= bit, r++;
+				if ((ex[fd / 64] & bit) && (ev & POLLPRI))
+					rex[fd / 64] |= bit, r++;
+			}
+			nb = 0;
+			if (r < 0)
+				break;
+		}
+	}
+	if (r >= 0) {
+		memcpy(in, rin, words * 8);
+		memcpy(out, rout, words * 8);
+		memcpy(ex, rex, words * 8);
+	}
+	return r;
+}
+
 static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, int64_t timeout_ns)
 {
 	if (n < 0)
@@ -1962,7 +2027,16 @@ static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, i
 	    (uout && copyin(out, (void *)uout, bytes) < 0) ||
 	    (uex && copyin(ex, (void *)uex, bytes) < 0))
 		return -EFAULT;
-	struct kpollfd *k = kmalloc(MAX(n, 1) * sizeof(*k), 0);
+	if (timeout_ns == 0) {
+		int64_t r = select_now(n, in, out, ex);
+		if (r >= 0 && ((uin && copyout((void *)uin, in, bytes) < 0) ||
+			       (uout && copyout((void *)uout, out, bytes) < 0) ||
+			       (uex && copyout((void *)uex, ex, bytes) < 0)))
+			r = -EFAULT;
+		return r;
+	}
+	struct kpollfd kbuf[POLL_STACK];
+	struct kpollfd *k = n <= POLL_STACK ? kbuf : kmalloc((size_t)n * sizeof(*k), 0);
 	if (!k)
 		return -ENOMEM;
 	int nk = 0;
@@ -2012,7 +2086,8 @@ static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, i
 		    (uex && copyout((void *)uex, ex, bytes) < 0))
 			r = -EFAULT;
 	}
-	kfree(k);
+	if (k != kbuf)
+		kfree(k);
 	return r;
 }
 

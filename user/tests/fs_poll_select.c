@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 /* poll/ppoll/select/pselect6 over pipes, files and /dev nodes. */
 #include "fsutil.h"
+#include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <sys/select.h>
 #include <time.h>
@@ -112,6 +114,78 @@ UT_TEST(poll_wakes_on_write_from_another_process)
 	waitpid(c, &st, 0);
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * select with a zero timeout answers as poll does, for the three sets at
+ * once over descriptors in three 64-bit words and several of the kernel's
+ * lookup batches (32): every third pipe readable, every fifth one full
+ * (its write end not writable); no pipe has exceptional conditions.  A
+ * closed descriptor in the exception set alone makes it EBADF.
+ */
+UT_TEST(select_zero_timeout_matches_poll_across_words)
+{
+	enum { N = 75 };
+	int p[N][2];
+	static char big[65536];
+	for (int i = 0; i < N; i++) {
+		T_ASSERT(pipe2(p[i], O_NONBLOCK) == 0);
+		if (i % 3 == 0)
+			T_EXPECT_EQ(write(p[i][1], "x", 1), 1);
+		if (i % 5 == 0)
+			while (write(p[i][1], big, sizeof(big)) > 0 || write(p[i][1], "y", 1) > 0)
+				;
+	}
+	fd_set r, w, e;
+	FD_ZERO(&r);
+	FD_ZERO(&w);
+	FD_ZERO(&e);
+	int max = 0;
+	struct pollfd f[2 * N];
+	for (int i = 0; i < N; i++) {
+		FD_SET(p[i][0], &r);
+		FD_SET(p[i][0], &e);
+		FD_SET(p[i][1], &w);
+		max = p[i][0] > max ? p[i][0] : max;
+		max = p[i][1] > max ? p[i][1] : max;
+		f[2 * i] = (struct pollfd){ p[i][0], POLLIN | POLLPRI, 0 };
+		f[2 * i + 1] = (struct pollfd){ p[i][1], POLLOUT, 0 };
+	}
+	T_ASSERT(max >= 128);                  /* three words */
+	int np = poll(f, 2 * N, 0);
+	T_EXPECT(np > 0);
+	struct timeval tv = { 0, 0 };
+	int ns = select(max + 1, &r, &w, &e, &tv);
+	int want = 0;
+	for (int i = 0; i < 2 * N; i++) {
+		int fd = f[i].fd;
+		bool rd = (f[i].events & POLLIN) && (f[i].revents & (POLLIN | POLLHUP | POLLERR));
+		bool wr = (f[i].events & POLLOUT) && (f[i].revents & (POLLOUT | POLLERR));
+		want += rd + wr;
+		if (FD_ISSET(fd, &r) != rd || FD_ISSET(fd, &w) != wr || FD_ISSET(fd, &e))
+			ut_fail_at(__FILE__, __LINE__, "fd %d: select r%d w%d e%d, poll revents 0x%x", fd,
+				   !!FD_ISSET(fd, &r), !!FD_ISSET(fd, &w), !!FD_ISSET(fd, &e), f[i].revents);
+	}
+	T_EXPECT_EQ(ns, want);
+	int expect = 0;                        /* readable: had a byte or filled; writable: not full */
+	for (int i = 0; i < N; i++)
+		expect += (i % 3 == 0 || i % 5 == 0) + (i % 5 != 0);
+	T_EXPECT_EQ(want, expect);
+	/* A closed descriptor in the exception set only: EBADF. */
+	int closed = dup(p[0][0]);
+	T_ASSERT(closed >= 0);
+	close(closed);
+	FD_ZERO(&r);
+	FD_ZERO(&e);
+	FD_SET(p[3][0], &r);
+	FD_SET(closed, &e);
+	tv = (struct timeval){ 0, 0 };
+	int hi = closed > p[3][0] ? closed : p[3][0];
+	T_EXPECT_ERRNO(select(hi + 1, &r, NULL, &e, &tv), EBADF);
+	for (int i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
 }
 
 UT_TEST(select_and_pselect)
