@@ -806,7 +806,9 @@ def stress_config(args):
         cmd += f" failslab={args.fail} failpage={args.fail}"
         if args.failseed:
             cmd += f" failseed={args.failseed}"
-    cmd += f" -- GRIND_SECONDS={args.stress} GRIND_PROCS={args.procs}"
+    # tinit's own limit per program is 300 s unless told: above the run
+    # (a 600 s make stress was killed at 300 s and its files counted as a leak)
+    cmd += f" -- --timeout {args.stress + 120} GRIND_SECONDS={args.stress} GRIND_PROCS={args.procs}"
     if args.seed:
         cmd += f" GRIND_SEED={args.seed}"
     name = f"stress-smp{args.smp}" + (f"-fail{args.fail}" if args.fail else "")
