@@ -233,6 +233,11 @@ def run_all(a, res):
     argv = [tinit, "--no-poweroff", "--timeout", str(int(a.timeout)), "--dir", TESTS] + (
         names if a.k else [])
     rc, out, dt, strays, timed_out = run_prog(argv, a.timeout * max(1, len(names)))
+    # The whole stream, for a failure's details (the report shows its tail).
+    logdir = os.path.join(ROOT, "build", "test-logs")
+    os.makedirs(logdir, exist_ok=True)
+    with open(os.path.join(logdir, "host-tinit.log"), "w") as fh:
+        fh.write(out)
     plan, results = parse_ktap(out)
     m = re.search(r"^utest: (\d+) passed, (\d+) failed$", out, re.M)
     top_ok = (plan == len(results) == len(names) and m is not None and not timed_out
@@ -243,7 +248,8 @@ def run_all(a, res):
     sub_ok = True
     for i, (ok, n) in enumerate(results):
         # the nested KTAP of each program must be complete too
-        res.case(f"tinit/{n}", ok, "" if ok else "see output", "" if ok else out)
+        res.case(f"tinit/{n}", ok, "" if ok else "see build/test-logs/host-tinit.log",
+                 "" if ok else out)
     nested_plans = len(re.findall(r"^    1\.\.\d+$", out, re.M))
     if nested_plans != len(names):
         sub_ok = False
