@@ -698,10 +698,27 @@ SYSCALL(13, rt_sigaction)
 	if (!sig_valid(sig) || a3 != 8 || ((SIGBIT(sig) & SIG_UNBLOCKABLE) && a1))
 		return -EINVAL;
 	struct proc *p = curproc();
-	struct k_sigaction nact, oact;
+	struct k_sigaction nact = { 0 }, oact;
 	if (a1 && copyin(&nact, (void *)a1, sizeof(nact)) < 0)
 		return -EFAULT;
 	nact.mask &= ~SIG_UNBLOCKABLE;
+	if (!a1 || !act_ignores(&nact, sig)) {
+		/*
+		 * No pending signal to discard: the table's lock alone (a
+		 * sender or a delivery reads the action under it, nested in
+		 * its p->sig.lock).  p->sig.hand changes only in our own exec,
+		 * once every other thread of ours is gone.
+		 */
+		struct sighand *h = READ_ONCE(p->sig.hand);
+		uint64_t s = disable_lock(&h->lock);
+		oact = h->act[sig];
+		if (a1)
+			h->act[sig] = nact;
+		unlock_enable(&h->lock, s);
+		if (a2 && copyout((void *)a2, &oact, sizeof(oact)) < 0)
+			return -EFAULT;
+		return 0;
+	}
 	struct sigq *freel = NULL;
 	uint64_t s = disable_lock(&p->sig.lock);
 	struct sighand *h = p->sig.hand;
