@@ -502,7 +502,9 @@ static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
 	if (n > MAX_RW)
 		n = MAX_RW;
 	if (off) {
-		if (!f->fops->seekable) {
+		/* Linux's FMODE_PREAD/PWRITE: every file but streams (pipes,
+		 * sockets, terminals); the memory devices ignore the offset. */
+		if (!f->fops->seekable && !f->fops->seek_zero) {
 			r = -ESPIPE;
 			goto out;
 		}

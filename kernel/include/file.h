@@ -87,8 +87,9 @@ struct file_ops {
 	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
-	bool seek_zero;                  /* lseek always returns 0 (Linux's null_lseek:
-					  * /dev/null, zero, full) */
+	bool seek_zero;                  /* lseek always returns 0 and pread/pwrite
+					  * ignore the offset (Linux's null_lseek:
+					  * /dev/null, zero, full; noop_llseek: random) */
 	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
 					  * shows mode 0600 and no file type */
 	/* Kernel-buffer forms of read and write for devices (splice.c:
