@@ -201,8 +201,7 @@ static void vnode_free(struct inode *ip)
 	flock_inode_release(ip);
 	xattr_inode_release(ip);
 	if (S_ISREG(ip->mode) && !ip->ops) {
-		tmpfs_free_pages(ip, 0);
-		kfree(ip->u.reg.page);
+		tmpfs_free_pages(ip, 0);        /* and the page index */
 	} else if (S_ISLNK(ip->mode)) {
 		kfree(ip->u.lnk.target);
 	}
@@ -1356,6 +1355,8 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 	st->btime_ns = (uint32_t)ip->btime.nsec;
 	if (S_ISDIR(st->mode))
 		st->size = 4096, st->blocks = 8;
+	else if (S_ISREG(st->mode) && !ip->ops)
+		st->blocks = READ_ONCE(ip->u.reg.npages) * (PAGE_SIZE / 512);   /* Linux: held pages */
 }
 
 int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
