@@ -11,7 +11,9 @@
 # SNG_CMDLINE='lockmode=4 leaktrace'); each stressor is killed after
 # $SNG_T + 30 s (a hang shows as '=== NAME: exit 137'); free memory is
 # printed after each one, and with leaktrace what it left allocated when
-# free memory dropped by more than 256 KiB.  SNG_ALL=1 shows every line stress-ng prints.
+# free memory dropped by more than 256 KiB.  SNG_ALL=1 shows every line
+# stress-ng prints; SNG_QEMU_EXTRA adds QEMU options (e.g. a gdb stub);
+# SNG_KERNEL boots another Concerto image than build/concerto.
 set -e
 K=$1; S=$2; shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +51,8 @@ cp build/initramfs.spec "$out/spec"
 	echo "echo '=== done'"
 } > "$out/sng.sh"
 python3 tools/mkinitramfs.py -o "$out/sng.cpio" "$out/spec"
-if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=build/concerto; app="quiet $SNG_CMDLINE"; fi
+if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=${SNG_KERNEL:-build/concerto}; app="quiet $SNG_CMDLINE"; fi
 # The shell is typed at after boot; empty lines keep the pipe open until QEMU ends.
 (sleep 4; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
 	timeout $((($#) * (${SNG_T:-3} + 45) + 120)) qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
-		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" 2>&1 | tr -d '\r'
+		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" $SNG_QEMU_EXTRA 2>&1 | stdbuf -oL tr -d '\r'
