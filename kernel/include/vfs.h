@@ -309,6 +309,8 @@ void devfs_populate(struct inode *root);
 /* tmpfs.c: frees a file's pages from index `from` on. */
 void tmpfs_free_pages(struct inode *ip, uint64_t from);
 void *tmpfs_page_peek(struct inode *ip, uint64_t idx);
+/* procfs.c: the pid of a /proc/PID directory, 0 for other inodes. */
+int procfs_dir_pid(struct inode *ip);
 /* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
 int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
 
