@@ -230,6 +230,10 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 	int r = path_in(upath, &path, false);
 	if (r)
 		return r;
+	if (!fd_has_room()) {
+		kfree(path);                    /* Linux: nothing created or truncated */
+		return -EMFILE;
+	}
 	int acc = flags & O_ACCMODE;
 	struct inode *ip = NULL;
 	bool created = false, truncated = false;

@@ -185,6 +185,7 @@ struct file *fd_get(int fd);                      /* referenced, or NULL */
  * lock (poll, select); a negative or closed descriptor gives NULL. */
 void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride);
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
+bool fd_has_room(void);                           /* a descriptor is free */
 int fd_close(int fd);
 /* close_range(2): close (or mark close-on-exec) the open descriptors in
  * [first, last]; UNSHARE first gives the process a table of its own. */
