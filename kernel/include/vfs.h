@@ -309,6 +309,9 @@ void devfs_populate(struct inode *root);
 /* tmpfs.c: frees a file's pages from index `from` on. */
 void tmpfs_free_pages(struct inode *ip, uint64_t from);
 void *tmpfs_page_peek(struct inode *ip, uint64_t idx);
+/* statfs's inode count (f_files) of every file system. */
+#define VFS_STATFS_FILES (1 << 20)
+int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree);
 /* procfs.c: the pid of a /proc/PID directory, 0 for other inodes. */
 int procfs_dir_pid(struct inode *ip);
 /* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
