@@ -52,7 +52,9 @@ cp build/initramfs.spec "$out/spec"
 } > "$out/sng.sh"
 python3 tools/mkinitramfs.py -o "$out/sng.cpio" "$out/spec"
 if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=${SNG_KERNEL:-build/concerto}; app="quiet $SNG_CMDLINE"; fi
-# The shell is typed at after boot; empty lines keep the pipe open until QEMU ends.
-(sleep 4; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
+# The shell is typed at after boot (an empty line first: the shell may take
+# the first characters as the answer to its cursor-position query); empty
+# lines keep the pipe open until QEMU ends.
+(sleep 4; echo; sleep 1; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
 	timeout $((($#) * (${SNG_T:-3} + 45) + 120)) qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
 		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" $SNG_QEMU_EXTRA 2>&1 | stdbuf -oL tr -d '\r'
