@@ -7,6 +7,13 @@
 # tools/linux-kernel.sh) and types the script's name at the shell.
 # Needs: apt-get install stress-ng.  Example:
 #   tools/stressng.sh concerto 2 open zero dir clone yield brk | grep metrc
+# Bug hunting: SNG_CMDLINE adds to Concerto's command line (e.g.
+# SNG_CMDLINE='lockmode=4 leaktrace'); each stressor is killed after
+# $SNG_T + 30 s (a hang shows as '=== NAME: exit 137'); free memory is
+# printed after each one, and with leaktrace what it left allocated when
+# free memory dropped by more than 256 KiB.  SNG_ALL=1 shows every line
+# stress-ng prints; SNG_QEMU_EXTRA adds QEMU options (e.g. a gdb stub);
+# SNG_KERNEL boots another Concerto image than build/concerto.
 set -e
 K=$1; S=$2; shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,13 +39,22 @@ cp build/initramfs.spec "$out/spec"
 	echo '#!/bin/sh'
 	echo 'mount -t devtmpfs dev /dev 2>/dev/null; mkdir -p /tmp/s; cd /tmp/s'
 	echo 'T=${SNG_T:-3}'
+	echo 'mf() { grep MemFree /proc/meminfo | tr -s " " | cut -d" " -f2; }'
+	if [ -n "$SNG_ALL" ]; then filt=cat; else
+		filt="grep -vE '(setting to a|dispatching hogs|stressor +bogo ops|\\(secs\\) +\\(secs\\)|miscellaneous metrics| successful run completed|defaulting to a|cannot determine|no CPUs found in /sys|metrc: \\[[0-9]+\\] +[a-z-]+ +[0-9.]+ [a-zA-Z])'"
+	fi
 	for s in "$@"; do
-		echo "echo '=== $s'; stress-ng --$s 2 -t \$T --metrics-brief --no-rand-seed 2>&1 | grep -E 'stress-ng: (fail|error|warn|metrc)'"
+		echo "echo mark > /proc/leaktrace 2>/dev/null; sync; sleep 1; m0=\$(mf)"
+		echo "echo '=== $s'; timeout -s KILL \$((T + 30)) stress-ng --$s 2 -t \$T --metrics-brief --no-rand-seed > /tmp/out 2>&1; echo \"=== $s: exit \$?\"; $filt /tmp/out"
+		echo "sleep 1; m1=\$(mf); [ \$m1 -ge \$((m0 - 256)) ] || { sleep 2; m1=\$(mf); [ \$m1 -ge \$((m0 - 256)) ] || { echo \"=== $s: free \$m0 -> \$m1 KiB\"; head -c 3000 /proc/leaktrace 2>/dev/null; }; }"
 	done
+	echo "echo '=== done'"
 } > "$out/sng.sh"
 python3 tools/mkinitramfs.py -o "$out/sng.cpio" "$out/spec"
-if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=build/concerto; app="quiet"; fi
-# The shell is typed at after boot; empty lines keep the pipe open until QEMU ends.
-(sleep 4; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
-	timeout 1200 qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
-		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" 2>&1 | tr -d '\r'
+if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=${SNG_KERNEL:-build/concerto}; app="quiet $SNG_CMDLINE"; fi
+# The shell is typed at after boot (an empty line first: the shell may take
+# the first characters as the answer to its cursor-position query); empty
+# lines keep the pipe open until QEMU ends.
+(sleep 4; echo; sleep 1; printf 'SNG_T=%s /sng.sh; poweroff -f\n' "${SNG_T:-3}"; while sleep 2; do echo; done) |
+	timeout $((($#) * (${SNG_T:-3} + 45) + 120)) qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
+		-m 1024M -smp "$S" -kernel $kern -initrd "$out/sng.cpio" -append "$app" $SNG_QEMU_EXTRA 2>&1 | stdbuf -oL tr -d '\r'

@@ -88,7 +88,7 @@ static const struct file_ops zero_fops = { .read = zero_read, .write = null_writ
 static const struct file_ops full_fops = { .read = zero_read, .write = full_write, .poll = always_ready,
 	.poll_head = poll_head_none, .seek_zero = true };
 static const struct file_ops random_fops = { .read = random_read, .write = null_write, .poll = always_ready,
-	.poll_head = poll_head_none };
+	.poll_head = poll_head_none, .seek_zero = true };
 
 #define MKDEV(ma, mi) (((mi) & 0xff) | ((ma) << 8) | (((mi) & ~0xffu) << 12))
 #define DEV_MAJOR(d) (((d) >> 8) & 0xfff)

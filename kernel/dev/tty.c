@@ -71,6 +71,10 @@ enum { VINTR, VQUIT, VERASE, VKILL, VEOF, VTIME, VMIN, VSWTC, VSTART, VSTOP, VSU
 #define TCSETS      0x5402
 #define TCSETSW     0x5403
 #define TCSETSF     0x5404
+#define TCGETA      0x5405          /* the old struct termio forms */
+#define TCSETA      0x5406
+#define TCSETAW     0x5407
+#define TCSETAF     0x5408
 #define TCSBRK      0x5409
 #define TCXONC      0x540A
 #define TCFLSH      0x540B
@@ -85,6 +89,8 @@ enum { VINTR, VQUIT, VERASE, VKILL, VEOF, VTIME, VMIN, VSWTC, VSTART, VSTOP, VSU
 #define TIOCNOTTY   0x5422
 #define TCSBRKP     0x5425
 #define TIOCGSID    0x5429
+#define TIOCGLCKTRMIOS 0x5456
+#define TIOCSLCKTRMIOS 0x5457
 #define TIOCGPTN    0x80045430
 #define TIOCSPTLCK  0x40045431
 
@@ -861,17 +867,64 @@ static int get_termios(struct tty *tty, uint64_t arg)
 	return copyout((void *)arg, &t, sizeof(t)) < 0 ? -EFAULT : 0;
 }
 
-static int set_termios(struct tty *tty, uint64_t cmd, uint64_t arg)
+/* struct termio: the 16-bit forms of the flags and the first NCC
+ * control characters (TCGETA, TCSETA*). */
+#define NCC 8
+struct ktermio {
+	uint16_t c_iflag, c_oflag, c_cflag, c_lflag;
+	uint8_t c_line;
+	uint8_t c_cc[NCC];
+};
+
+static int get_termio(struct tty *tty, uint64_t arg)
 {
 	struct ktermios t;
-	if (copyin(&t, (const void *)arg, sizeof(t)) < 0)
+	uint64_t s = disable_lock(&tty->wq.lock);
+	t = tty->tio;
+	unlock_enable(&tty->wq.lock, s);
+	struct ktermio o = { (uint16_t)t.c_iflag, (uint16_t)t.c_oflag, (uint16_t)t.c_cflag,
+			     (uint16_t)t.c_lflag, t.c_line, { 0 } };
+	memcpy(o.c_cc, t.c_cc, NCC);
+	return copyout((void *)arg, &o, sizeof(o)) < 0 ? -EFAULT : 0;
+}
+
+#define KEEP_LOCKED(f) (t.f = (t.f & ~tty->tio_lock.f) | (tty->tio.f & tty->tio_lock.f))
+
+/* TCSETS* (a struct termios) and TCSETA* (a struct termio: the flags'
+ * low 16 bits and the first NCC characters replace the current ones).
+ * What TIOCSLCKTRMIOS locked keeps its value, as Linux. */
+static int set_termios(struct tty *tty, uint64_t cmd, uint64_t arg)
+{
+	bool old_form = cmd == TCSETA || cmd == TCSETAW || cmd == TCSETAF;
+	struct ktermios t;
+	struct ktermio o;
+	if (copyin(old_form ? (void *)&o : (void *)&t, (const void *)arg,
+		   old_form ? sizeof(o) : sizeof(t)) < 0)
 		return -EFAULT;
 	int r = job_check(tty, SIGTTOU);
 	if (r)
 		return r;
 	uint64_t s = disable_lock(&tty->wq.lock);
+	if (old_form) {
+		t = tty->tio;
+		t.c_iflag = (t.c_iflag & 0xffff0000u) | o.c_iflag;
+		t.c_oflag = (t.c_oflag & 0xffff0000u) | o.c_oflag;
+		t.c_cflag = (t.c_cflag & 0xffff0000u) | o.c_cflag;
+		t.c_lflag = (t.c_lflag & 0xffff0000u) | o.c_lflag;
+		t.c_line = o.c_line;
+		memcpy(t.c_cc, o.c_cc, NCC);
+	}
+	KEEP_LOCKED(c_iflag);
+	KEEP_LOCKED(c_oflag);
+	KEEP_LOCKED(c_cflag);
+	KEEP_LOCKED(c_lflag);
+	if (tty->tio_lock.c_line)
+		t.c_line = tty->tio.c_line;
+	for (int i = 0; i < TTY_NCCS; i++)
+		if (tty->tio_lock.c_cc[i])
+			t.c_cc[i] = tty->tio.c_cc[i];
 	bool was_canon = tty->tio.c_lflag & ICANON;
-	if (cmd == TCSETSF)
+	if (cmd == TCSETSF || cmd == TCSETAF)
 		flush_input_locked(tty);
 	tty->tio = t;
 	if (was_canon && !(t.c_lflag & ICANON)) {
@@ -890,6 +943,27 @@ static int set_termios(struct tty *tty, uint64_t cmd, uint64_t arg)
 	if (!(t.c_iflag & IXON))
 		tty->stopped = false;
 	changed_unlock(tty, s);
+	return 0;
+}
+
+/* TIOCGLCKTRMIOS, TIOCSLCKTRMIOS (CAP_SYS_ADMIN): the locked bits. */
+static int termios_lock(struct tty *tty, bool set, uint64_t arg)
+{
+	struct ktermios t;
+	uint64_t s;
+	if (!set) {
+		s = disable_lock(&tty->wq.lock);
+		t = tty->tio_lock;
+		unlock_enable(&tty->wq.lock, s);
+		return copyout((void *)arg, &t, sizeof(t)) < 0 ? -EFAULT : 0;
+	}
+	if (!cap_capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copyin(&t, (const void *)arg, sizeof(t)) < 0)
+		return -EFAULT;
+	s = disable_lock(&tty->wq.lock);
+	tty->tio_lock = t;
+	unlock_enable(&tty->wq.lock, s);
 	return 0;
 }
 
@@ -943,7 +1017,15 @@ static int tty_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 	case TCSETS:
 	case TCSETSW:
 	case TCSETSF:
+	case TCSETA:
+	case TCSETAW:
+	case TCSETAF:
 		return set_termios(tty, cmd, arg);
+	case TCGETA:
+		return get_termio(tty, arg);
+	case TIOCGLCKTRMIOS:
+	case TIOCSLCKTRMIOS:
+		return termios_lock(tty, cmd == TIOCSLCKTRMIOS, arg);
 	case TCSBRK:
 	case TCSBRKP:
 		return 0;                       /* output is never queued (console) */

@@ -420,6 +420,22 @@ static int fd_limit(void)
 	return l < FD_MAX ? (int)l : FD_MAX;
 }
 
+/* Is a descriptor free (within the limit)?  For open(2), which like
+ * Linux's (get_unused_fd_flags first) must fail with EMFILE before it
+ * creates or truncates anything.  Another thread of a shared table may
+ * still take the last one before fd_install. */
+bool fd_has_room(void)
+{
+	struct fdtable *t = cur_fdt();
+	int lim = fd_limit();
+	simple_lock(&t->lock);
+	int fd = t->next_free;
+	while (fd < lim && t->fd[fd])
+		fd++;
+	simple_unlock(&t->lock);
+	return fd < lim;
+}
+
 int fd_install(struct file *f, int min, bool cloexec)
 {
 	struct fdtable *t = cur_fdt();

@@ -1199,3 +1199,10 @@ static int procfs_fill(struct superblock *sb, const void *data __unused)
 
 /* Linked into the list of file-system types by vfs_init. */
 struct fs_type procfs_type = { .name = "proc", .fill = procfs_fill };
+
+/* The process a /proc/PID directory shows, or 0 for any other inode
+ * (pidfd_send_signal takes such a directory's descriptor as a pidfd). */
+int procfs_dir_pid(struct inode *ip)
+{
+	return ip && ip->ops == &piddir_ops ? pn(ip)->pid : 0;
+}

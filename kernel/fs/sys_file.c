@@ -230,6 +230,10 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 	int r = path_in(upath, &path, false);
 	if (r)
 		return r;
+	if (!fd_has_room()) {
+		kfree(path);                    /* Linux: nothing created or truncated */
+		return -EMFILE;
+	}
 	int acc = flags & O_ACCMODE;
 	struct inode *ip = NULL;
 	bool created = false, truncated = false;
@@ -502,7 +506,9 @@ static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
 	if (n > MAX_RW)
 		n = MAX_RW;
 	if (off) {
-		if (!f->fops->seekable) {
+		/* Linux's FMODE_PREAD/PWRITE: every file but streams (pipes,
+		 * sockets, terminals); the memory devices ignore the offset. */
+		if (!f->fops->seekable && !f->fops->seek_zero) {
 			r = -ESPIPE;
 			goto out;
 		}
@@ -1134,7 +1140,7 @@ static int statfs_out(struct inode *ip, uint64_t ubuf)
 	uint64_t max = READ_ONCE(sb->max_pages), used = READ_ONCE(sb->data_pages);
 	s.blocks = (int64_t)(max ? max : page_total_count());
 	s.bfree = s.bavail = (int64_t)(max ? (used < max ? max - used : 0) : page_free_count());
-	s.files = 1 << 20;
+	s.files = VFS_STATFS_FILES;
 	s.ffree = s.files - (int64_t)ip->sb->ninodes;
 	s.fsid[0] = (int32_t)ip->sb->dev;
 	s.namelen = FS_NAME_MAX;
@@ -1160,6 +1166,28 @@ SYSCALL(138, fstatfs)
 	int r = f->ip ? statfs_out(f->ip, a1) : statfs_out(vfs_root(), a1);
 	file_unref(f);
 	return r;
+}
+
+/* ustat(dev, ubuf): struct ustat { int f_tfree; unsigned long f_tinode;
+ * char f_fname[6], f_fpack[6]; } of the file system mounted from dev
+ * (Linux: the names empty; EINVAL if nothing is mounted from it). */
+SYSCALL(136, ustat)
+{
+	struct {
+		int32_t tfree;
+		uint32_t pad;
+		uint64_t tinode;
+		char fname[6], fpack[6];
+		uint32_t pad2;
+	} u;
+	uint64_t bfree, ffree;
+	int r = vfs_ustat((uint32_t)a0, &bfree, &ffree);
+	if (r)
+		return r;
+	memset(&u, 0, sizeof(u));
+	u.tfree = (int32_t)bfree;
+	u.tinode = ffree;
+	return copyout((void *)a1, &u, sizeof(u)) < 0 ? -EFAULT : 0;
 }
 
 /* ---- access, readlink ---- */

@@ -21,25 +21,48 @@
 
 #define TMPFS_MAX_SIZE (1ULL << 32)      /* 4 GiB per file */
 
-/* Make room for page index idx.  (g) held. */
-static int index_grow_locked(struct inode *ip, uint64_t idx)
+/*
+ * A file's page index: a radix tree of nodes of 512 slots (one page each),
+ * u.reg.height levels (0: empty), the last level's slots pointing at the
+ * data pages.  A sparse file costs a node per level on the path to each
+ * page, not an array as long as its largest index (a write just below
+ * the 4 GiB limit used to need a 16 MiB array: ENOMEM).
+ */
+#define IDX_SHIFT 9
+#define IDX_SLOTS (1u << IDX_SHIFT)
+
+/* Indices a tree of height h covers. */
+static uint64_t index_span(unsigned h)
+{
+	return h * IDX_SHIFT >= 64 ? UINT64_MAX : 1ULL << (h * IDX_SHIFT);
+}
+
+/* The leaf slot of index idx; alloc: grow the tree and add the nodes on
+ * the way (NULL if out of memory), else NULL when there is none.  (g) held. */
+static void **index_slot_locked(struct inode *ip, uint64_t idx, bool alloc)
 {
 	KASSERT(simple_lock_held(&ip->pages));
-	if (idx < ip->u.reg.cap)
-		return 0;
-	uint64_t ncap = ip->u.reg.cap ? ip->u.reg.cap : 8;
-	while (ncap <= idx)
-		ncap *= 2;
-	void **n = kmalloc(ncap * sizeof(void *), 0);
-	if (!n)
-		return -ENOMEM;
-	memset(n, 0, ncap * sizeof(void *));
-	if (ip->u.reg.page)
-		memcpy(n, ip->u.reg.page, ip->u.reg.cap * sizeof(void *));
-	kfree(ip->u.reg.page);
-	ip->u.reg.page = n;
-	ip->u.reg.cap = ncap;
-	return 0;
+	unsigned h = ip->u.reg.height;
+	while (h == 0 || idx >= index_span(h)) {
+		if (!alloc)
+			return NULL;
+		void **n = kmalloc(IDX_SLOTS * sizeof(void *), KM_ZERO);
+		if (!n)
+			return NULL;
+		n[0] = ip->u.reg.page;          /* the old tree is the first subtree */
+		ip->u.reg.page = n;
+		ip->u.reg.height = ++h;
+	}
+	void **node = ip->u.reg.page;
+	for (unsigned l = h - 1; l > 0; l--) {
+		void **slot = &node[(idx >> (l * IDX_SHIFT)) & (IDX_SLOTS - 1)];
+		if (!*slot) {
+			if (!alloc || !(*slot = kmalloc(IDX_SLOTS * sizeof(void *), KM_ZERO)))
+				return NULL;
+		}
+		node = *slot;
+	}
+	return &node[idx & (IDX_SLOTS - 1)];
 }
 
 /*
@@ -71,13 +94,15 @@ static void *page_at_err(struct inode *ip, uint64_t idx, bool alloc, bool ref, i
 {
 	int e = -ENOMEM;
 	simple_lock(&ip->pages);
-	void *va = idx < ip->u.reg.cap ? ip->u.reg.page[idx] : NULL;
-	if (!va && alloc && index_grow_locked(ip, idx) == 0) {
+	void **slot = index_slot_locked(ip, idx, false);
+	void *va = slot ? *slot : NULL;
+	if (!va && alloc && (slot = index_slot_locked(ip, idx, true)) != NULL) {
 		if (!data_charge(ip->sb)) {
 			e = -ENOSPC;
 		} else if ((va = page_alloc(PA_ZERO)) != NULL) {
 			page_ref_init(va_to_page(va));
-			ip->u.reg.page[idx] = va;
+			*slot = va;
+			WRITE_ONCE(ip->u.reg.npages, ip->u.reg.npages + 1);
 		} else {
 			data_uncharge(ip->sb);
 		}
@@ -95,19 +120,55 @@ static void *page_at(struct inode *ip, uint64_t idx, bool alloc, bool ref)
 	return page_at_err(ip, idx, alloc, ref, NULL);
 }
 
-/* Drop every page from index from on. */
+/* Drop the pages of node (level l: 0 holds pages; covering indices from
+ * base) from index from on, and the nodes wholly past from.  (g) held. */
+static void index_free_locked(struct inode *ip, void **node, unsigned l, uint64_t base,
+			      uint64_t from)
+{
+	uint64_t step = index_span(l);      /* indices per slot */
+	for (unsigned i = 0; i < IDX_SLOTS; i++) {
+		uint64_t b = base + i * step;
+		if (!node[i] || (step != UINT64_MAX && b + step <= from))
+			continue;                   /* empty, or wholly before from */
+		if (l == 0) {
+			page_unref(va_to_page(node[i]));
+			data_uncharge(ip->sb);
+			node[i] = NULL;
+			WRITE_ONCE(ip->u.reg.npages, ip->u.reg.npages - 1);
+			continue;
+		}
+		index_free_locked(ip, node[i], l - 1, b, from);
+		if (b >= from) {
+			kfree(node[i]);
+			node[i] = NULL;
+		}
+	}
+}
+
+/* Drop every page from index from on (from 0: the index too). */
 void tmpfs_free_pages(struct inode *ip, uint64_t from)
 {
 	simple_lock(&ip->pages);
-	for (uint64_t i = from; i < ip->u.reg.cap; i++) {
-		void *va = ip->u.reg.page[i];
-		if (va) {
-			ip->u.reg.page[i] = NULL;
-			page_unref(va_to_page(va));
-			data_uncharge(ip->sb);
+	unsigned h = ip->u.reg.height;
+	if (h > 0 && from < index_span(h)) {
+		index_free_locked(ip, ip->u.reg.page, h - 1, 0, from);
+		if (from == 0) {
+			kfree(ip->u.reg.page);
+			ip->u.reg.page = NULL;
+			ip->u.reg.height = 0;
 		}
 	}
 	simple_unlock(&ip->pages);
+}
+
+/* The page at index idx or NULL (ktests). */
+void *tmpfs_page_peek(struct inode *ip, uint64_t idx)
+{
+	simple_lock(&ip->pages);
+	void **slot = index_slot_locked(ip, idx, false);
+	void *va = slot ? *slot : NULL;
+	simple_unlock(&ip->pages);
+	return va;
 }
 
 int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va)

@@ -201,8 +201,7 @@ static void vnode_free(struct inode *ip)
 	flock_inode_release(ip);
 	xattr_inode_release(ip);
 	if (S_ISREG(ip->mode) && !ip->ops) {
-		tmpfs_free_pages(ip, 0);
-		kfree(ip->u.reg.page);
+		tmpfs_free_pages(ip, 0);        /* and the page index */
 	} else if (S_ISLNK(ip->mode)) {
 		kfree(ip->u.lnk.target);
 	}
@@ -1398,6 +1397,8 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 	st->btime_ns = (uint32_t)ip->btime.nsec;
 	if (S_ISDIR(st->mode))
 		st->size = 4096, st->blocks = 8;
+	else if (S_ISREG(st->mode) && !ip->ops)
+		st->blocks = READ_ONCE(ip->u.reg.npages) * (PAGE_SIZE / 512);   /* Linux: held pages */
 }
 
 int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
@@ -1626,6 +1627,27 @@ void vfs_mountinfo_format(struct sbuf *out)
 }
 
 /* /proc/mounts: one line per mounted file system, root first (fstab format). */
+/* ustat(2): the free blocks (pages) and inodes of the mounted file system
+ * whose st_dev is dev, counted as statfs counts them; -EINVAL if no file
+ * system mounted has that device. */
+int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree)
+{
+	int r = -EINVAL;
+	lock_read(&ns_lock);
+	struct superblock *sb = root_sb && root_sb->dev == dev ? root_sb : mounts;
+	for (; sb; sb = sb->next) {
+		if (sb->dev != dev)
+			continue;
+		uint64_t max = READ_ONCE(sb->max_pages), used = READ_ONCE(sb->data_pages);
+		*bfree = max ? (used < max ? max - used : 0) : page_free_count();
+		*ffree = VFS_STATFS_FILES - READ_ONCE(sb->ninodes);
+		r = 0;
+		break;
+	}
+	lock_done(&ns_lock);
+	return r;
+}
+
 void vfs_mounts_format(struct sbuf *out)
 {
 	struct mnt { const char *type; struct inode *covered; } list[32];

@@ -173,7 +173,7 @@ KTEST(tmpfs_pages_holes_truncate_and_getpage)
 	for (int i = 0; i < 16; i++)
 		zero &= buf[i] == 0;
 	KT_EXPECT(zero);
-	KT_EXPECT(ip->u.reg.page[1] == NULL);
+	KT_EXPECT(tmpfs_page_peek(ip, 1) == NULL);
 	/* getpage: a reference to the page holding an offset. */
 	void *va = NULL;
 	KT_EXPECT_EQ(tmpfs_getpage(ip, 3 * 4096 + 12, false, &va), 0);

@@ -87,8 +87,9 @@ struct file_ops {
 	int (*ioctl)(struct file *f, uint64_t cmd, uint64_t arg);
 	void (*release)(struct file *f);
 	bool seekable;                   /* offsets mean something (tmpfs files) */
-	bool seek_zero;                  /* lseek always returns 0 (Linux's null_lseek:
-					  * /dev/null, zero, full) */
+	bool seek_zero;                  /* lseek always returns 0 and pread/pwrite
+					  * ignore the offset (Linux's null_lseek:
+					  * /dev/null, zero, full; noop_llseek: random) */
 	const char *anon_name;           /* an anonymous inode's ("[eventfd]"): fstat
 					  * shows mode 0600 and no file type */
 	/* Kernel-buffer forms of read and write for devices (splice.c:
@@ -184,6 +185,7 @@ struct file *fd_get(int fd);                      /* referenced, or NULL */
  * lock (poll, select); a negative or closed descriptor gives NULL. */
 void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, size_t ostride);
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
+bool fd_has_room(void);                           /* a descriptor is free */
 int fd_close(int fd);
 /* close_range(2): close (or mark close-on-exec) the open descriptors in
  * [first, last]; UNSHARE first gives the process a table of its own. */

@@ -36,10 +36,18 @@ struct file;
 
 #define SOL_SOCKET 1
 
+#define SO_DEBUG      1
+#define SO_REUSEADDR  2
 #define SO_TYPE       3
 #define SO_ERROR      4
+#define SO_DONTROUTE  5
+#define SO_BROADCAST  6
 #define SO_SNDBUF     7
 #define SO_RCVBUF     8
+#define SO_KEEPALIVE  9
+#define SO_OOBINLINE  10
+#define SO_PRIORITY   12
+#define SO_LINGER     13
 #define SO_PASSCRED   16
 #define SO_PEERCRED   17
 #define SO_RCVTIMEO   20

@@ -39,6 +39,8 @@ struct tty {
 	tty_out_t out;                   /* [I] */
 	int index;                       /* [I] pty number, -1 for the console */
 	struct ktermios tio;             /* (w) */
+	struct ktermios tio_lock;        /* (w) TIOCSLCKTRMIOS: what is set here
+					  * keeps its value in tio */
 	uint16_t ws[4];                  /* (w) rows, cols, xpixel, ypixel */
 	char rq[TTY_BUF];                /* (w) input ready for read(2) */
 	uint8_t rflag[TTY_BUF];          /* (w) per byte: TTY_EOL ends a line,

@@ -107,8 +107,9 @@ struct inode {
 			struct dentry *self;          /* (n) its own name (getcwd) */
 		} dir;
 		struct {                    /* regular file */
-			void **page;                  /* (g) page i, or NULL (hole) */
-			uint64_t cap;                 /* (g) slots in page[] */
+			void **page;                  /* (g) the page index's root (tmpfs.c) */
+			unsigned height;              /* (g) its levels, 0: empty */
+			uint64_t npages;              /* (g) data pages in it (st_blocks) */
 			struct vm_obj *mmaps;         /* (g) its mappings (vm_file.c) */
 		} reg;
 		struct {                    /* FIFO (pipe.c) */
@@ -310,6 +311,12 @@ void devfs_populate(struct inode *root);
 
 /* tmpfs.c: frees a file's pages from index `from` on. */
 void tmpfs_free_pages(struct inode *ip, uint64_t from);
+void *tmpfs_page_peek(struct inode *ip, uint64_t idx);
+/* statfs's inode count (f_files) of every file system. */
+#define VFS_STATFS_FILES (1 << 20)
+int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree);
+/* procfs.c: the pid of a /proc/PID directory, 0 for other inodes. */
+int procfs_dir_pid(struct inode *ip);
 /* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
 int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
 

@@ -407,7 +407,8 @@ static void q_mark_locked(struct futex_bucket *hb, struct futex_q *q, int st,
 	*list = q;
 }
 
-/* Wakes the waiters marked by q_mark_locked.  No lock held. */
+/* Wakes the waiters marked by q_mark_locked.  No lock held, interrupts
+ * off (q_unlock_wake_list). */
 static void q_wake_list(struct futex_q *list)
 {
 	while (list) {
@@ -416,6 +417,27 @@ static void q_wake_list(struct futex_q *list)
 		q_wake_thread(q);
 		__atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
 	}
+}
+
+/*
+ * Releases the bucket lock(s) (a, and b if another) and wakes the marked
+ * waiters, with interrupts off from before the release until every one is
+ * done, so the waker cannot be preempted in between.  A marked waiter
+ * that a signal or its timeout woke first spins until its q is done
+ * (q_wait); when it had a better priority than a preempted waker and the
+ * other CPUs ran more such spinners, the waker never ran again: stress-ng
+ * mutex, whose SCHED_FIFO threads of random priorities wake each other,
+ * wedged both CPUs for good that way.
+ */
+static void q_unlock_wake_list(struct futex_bucket *a, struct futex_bucket *b,
+			       struct futex_q *list)
+{
+	uint64_t s = intr_disable();
+	if (b && b != a)
+		simple_unlock(&b->lock);
+	simple_unlock(&a->lock);
+	q_wake_list(list);
+	intr_restore(s);
 }
 
 static int wake_key_locked(struct futex_bucket *hb, const struct futex_key *k, int n,
@@ -663,8 +685,7 @@ static int futex_wake(uint64_t uaddr, bool shared, int n, uint32_t bitset)
 	simple_lock(&hb->lock);
 	struct futex_q *list = NULL;
 	r = wake_key_locked(hb, &k, n, bitset, &list);
-	simple_unlock(&hb->lock);
-	q_wake_list(list);
+	q_unlock_wake_list(hb, NULL, list);
 	return r;
 }
 
@@ -838,8 +859,7 @@ static int futex_wake_op(uint64_t uaddr1, uint64_t uaddr2, bool shared, int n1, 
 		int w2 = wake_key_locked(hb2, &k2, n2, FUTEX_BITSET_ANY, &list);
 		woken = w2 < 0 ? w2 : woken + w2;
 	}
-	bucket_unlock2(hb1, hb2);
-	q_wake_list(list);
+	q_unlock_wake_list(hb1, hb2, list);
 	return woken;
 }
 

@@ -16,6 +16,7 @@
 #include "syscall.h"
 #include "thread.h"
 #include "usercopy.h"
+#include "vfs.h"
 
 #define PIDFD_NONBLOCK O_NONBLOCK
 
@@ -91,6 +92,23 @@ SYSCALL(434, pidfd_open)
 	return r;
 }
 
+/* The process of pidfd fd or, as Linux's pidfd_send_signal also takes, of
+ * a /proc/PID directory's descriptor (referenced); NULL: *err -EBADF (no
+ * such descriptor, or another kind of file) or -ESRCH (the directory's
+ * process is gone). */
+static struct proc *pidfd_or_procdir_proc(int fd, int *err)
+{
+	struct file *f = fd_get(fd);
+	int pid = f && f->fops != &pidfd_fops ? procfs_dir_pid(f->ip) : 0;
+	file_unref(f);
+	if (!pid)
+		return pidfd_proc(fd, err);
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		*err = -ESRCH;
+	return p;
+}
+
 /* pidfd_send_signal(pidfd, sig, info, flags). */
 SYSCALL(424, pidfd_send_signal)
 {
@@ -100,7 +118,7 @@ SYSCALL(424, pidfd_send_signal)
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
 	int err;
-	struct proc *p = pidfd_proc((int)a0, &err);
+	struct proc *p = pidfd_or_procdir_proc((int)a0, &err);
 	if (!p)
 		return err;
 	int r = 0;

@@ -70,6 +70,19 @@
 #include "trace.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
+/*
+ * Real-time throttling (Linux's sched_rt_runtime_us / sched_rt_period_us,
+ * 950000 of 1000000): threads at a fixed priority (SCHED_FIFO/RR, or lent
+ * one) may take a CPU for at most SCHED_RT_RUNTIME ticks of each second.
+ * Past that, until the second ends, the CPU runs the time-share threads
+ * waiting in its queue first, so a real-time thread that never blocks
+ * cannot starve the rest of the system for good (stress-ng's mutex
+ * stressor: SCHED_FIFO threads that only yield kept its own main thread,
+ * and the timeout that was to kill it, off both CPUs forever).  Unlike
+ * Linux, a throttled CPU with no time-share thread to run keeps running
+ * its real-time ones rather than idle.
+ */
+#define SCHED_RT_RUNTIME (HZ * 95 / 100)
 #define EXP_5S          1677   /* FSCALE * exp(-1/5): one-second step of a 5 s average */
 #define BALANCE_MARGIN  (FSCALE / 2)
 
@@ -134,6 +147,8 @@ struct sched_cpu {
 	uint64_t hot_refused_since; /* [o] tick a steal first found only cache-hot
 				     * threads (0: not refused) */
 	int cur_pri;               /* [a] priority of the running thread, NPRI if idle */
+	int rt_ticks;              /* [o] ticks of fixed-priority threads this second */
+	int rt_throttled;          /* [a] they used SCHED_RT_RUNTIME: time-share first */
 	int prev_state;            /* [o] the state the last thread switched out in */
 	struct sched_cpu_stats st; /* [o] */
 } __cacheline_aligned;
@@ -318,6 +333,43 @@ static int runq_best_pri(struct runq *rq)
 {
 	uint64_t bm = READ_ONCE(rq->bitmap);
 	return bm ? __builtin_ctzll(bm) : NPRI;
+}
+
+#define TS_PRI_MASK (~0ULL << PRI_TS_BEST)
+
+/* Best time-share thread of rq that may run on cpu, or NULL.  rq->lock held. */
+static struct thread *runq_best_ts_locked(struct runq *rq, int cpu)
+{
+	KASSERT(simple_lock_held(&rq->lock));
+	for (uint64_t bm = rq->bitmap & TS_PRI_MASK; bm; bm &= bm - 1)
+		for (struct thread *t = rq->head[__builtin_ctzll(bm)]; t; t = t->rq_next)
+			if (t->affinity & (1UL << cpu))
+				return t;
+	return NULL;
+}
+
+/* Is cpu throttled (real-time threads used their share) with time-share
+ * threads waiting in its queue?  Unlocked. */
+static bool rt_throttled_ts_waiting(int cpu)
+{
+	return READ_ONCE(scpu[cpu].rt_throttled) &&
+	       (READ_ONCE(scpu[cpu].rq.bitmap) & TS_PRI_MASK);
+}
+
+/* The best priority waiting for cpu, where cur_ts: it runs a time-share
+ * thread.  Of its queue and the global one; when it is throttled, of its
+ * time-share threads only (none waiting: a time-share thread running there
+ * keeps the CPU until the second ends).  Unlocked. */
+static int best_waiting_pri(int cpu, bool cur_ts)
+{
+	if (READ_ONCE(scpu[cpu].rt_throttled)) {
+		uint64_t ts = READ_ONCE(scpu[cpu].rq.bitmap) & TS_PRI_MASK;
+		if (ts)
+			return __builtin_ctzll(ts);
+		if (cur_ts)
+			return NPRI;
+	}
+	return MIN(runq_best_pri(&scpu[cpu].rq), runq_best_pri(&global_rq));
 }
 
 /* ---- choosing a CPU and poking it ---- */
@@ -678,6 +730,11 @@ static struct thread *pick_next(int me)
 	struct runq *lrq = &scpu[me].rq;
 	struct thread *t = NULL;
 	simple_lock(&lrq->lock);
+	if (READ_ONCE(scpu[me].rt_throttled) && (t = runq_best_ts_locked(lrq, me)) != NULL) {
+		runq_remove_locked(lrq, t);
+		simple_unlock(&lrq->lock);
+		return t;
+	}
 	bool check_global = runq_best_pri(&global_rq) < runq_best_pri(lrq) ||
 			    (lrq->nr == 0 && READ_ONCE(global_rq.nr) > 0);
 	struct thread *lt = runq_best_locked(lrq, me);
@@ -1446,6 +1503,8 @@ void sched_tick(struct trapframe *tf)
 	} else {
 		t->runticks++;
 	}
+	if (t && t->state != TS_IDLE && t->pri < PRI_TS_BEST && ++s->rt_ticks >= SCHED_RT_RUNTIME)
+		WRITE_ONCE(s->rt_throttled, 1);
 	if (t && t->state != TS_IDLE && tf && (tf->cs & 3) == 3) {
 		t->uticks++;                 /* user time (getrusage, times) */
 		s->st.user_ticks++;          /* and the CPU's (/proc/stat) */
@@ -1459,6 +1518,8 @@ void sched_tick(struct trapframe *tf)
 		s->load_fp = (s->load_fp * EXP_5S + n * (FSCALE - EXP_5S)) >> FSHIFT;
 		s->avail_last = s->avail_now;
 		s->avail_now = 0;
+		s->rt_ticks = 0;
+		WRITE_ONCE(s->rt_throttled, 0);
 		if (s->rq.nr_ts) {
 			simple_lock(&s->rq.lock);
 			runq_age_locked(&s->rq, c->id);
@@ -1467,7 +1528,9 @@ void sched_tick(struct trapframe *tf)
 		if (c->id == 0)
 			balance_compute();
 	}
-	if (runq_best_pri(&global_rq) < s->cur_pri || runq_best_pri(&s->rq) < s->cur_pri)
+	bool busy = t && t->state != TS_IDLE;
+	if (best_waiting_pri(c->id, busy && t->pri >= PRI_TS_BEST) < s->cur_pri ||
+	    (busy && t->pri < PRI_TS_BEST && rt_throttled_ts_waiting(c->id)))
 		c->need_resched = 1;
 	if (s->out_of_balance && t && t->state == TS_IDLE)
 		c->need_resched = 1;
@@ -1489,7 +1552,9 @@ static bool should_preempt(struct cpu *c, struct thread *t)
 {
 	if (!(t->affinity & (1UL << c->id)))
 		return true;                      /* no longer allowed here */
-	int best = MIN(runq_best_pri(&scpu[c->id].rq), runq_best_pri(&global_rq));
+	if (t->pri < PRI_TS_BEST && rt_throttled_ts_waiting(c->id))
+		return true;                      /* real-time share used up */
+	int best = best_waiting_pri(c->id, t->pri >= PRI_TS_BEST);
 	if (best < t->pri)
 		return true;                      /* a better thread waits */
 	if (t->policy == SCHED_FIFO || t->quantum > 0)

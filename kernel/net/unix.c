@@ -103,6 +103,9 @@ struct usock {
 	volatile int nacc;               /* (s) embryos queued */
 	int backlog;                     /* (s) */
 	bool passcred;                   /* (s) SO_PASSCRED */
+	uint32_t oflags;                 /* (s) the generic flag options: bit SO_x set */
+	int priority;                    /* (s) SO_PRIORITY */
+	int linger;                      /* (s) SO_LINGER seconds, with bit SO_LINGER */
 	int sndbuf, rcvbuf;              /* (s) */
 	uint64_t rcvtimeo, sndtimeo;     /* (s) ns, 0: none */
 	struct kucred peercred;          /* (s) SO_PEERCRED */
@@ -1304,12 +1307,43 @@ int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
 			return -EINVAL;
 		memcpy(&v, val, sizeof(int));
 	}
+	if (opt == SO_LINGER && len < 2 * sizeof(int))
+		return -EINVAL;                  /* struct linger */
+	if (opt == SO_DEBUG && v && !cap_capable(CAP_NET_ADMIN))
+		return -EACCES;
+	if (opt == SO_PRIORITY && (v < 0 || v > 6) && !cap_capable(CAP_NET_ADMIN) &&
+	    !cap_capable(CAP_NET_RAW))
+		return -EPERM;
 	int r = 0;
 	simple_lock(&s->lock);
 	switch (opt) {
 	case SO_PASSCRED:
 		s->passcred = v != 0;
 		break;
+	/* Linux keeps these for every socket; AF_UNIX never looks at them
+	 * (no routes, no keep-alive probes, no out-of-band data, and close
+	 * never lingers: nothing of a unix socket is left to send). */
+	case SO_DEBUG: case SO_REUSEADDR: case SO_DONTROUTE: case SO_BROADCAST:
+	case SO_KEEPALIVE: case SO_OOBINLINE:
+		if (v)
+			s->oflags |= 1u << opt;
+		else
+			s->oflags &= ~(1u << opt);
+		break;
+	case SO_PRIORITY:
+		s->priority = v;
+		break;
+	case SO_LINGER: {
+		int lin[2];
+		memcpy(lin, val, sizeof(lin));
+		if (lin[0]) {
+			s->oflags |= 1u << SO_LINGER;
+			s->linger = lin[1];
+		} else {
+			s->oflags &= ~(1u << SO_LINGER);
+		}
+		break;
+	}
 	case SO_SNDBUF:
 	case SO_SNDBUFFORCE:
 		s->sndbuf = buf_size(v);
@@ -1364,6 +1398,20 @@ int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len)
 	case SO_PASSCRED:
 		v = s->passcred;
 		break;
+	case SO_DEBUG: case SO_REUSEADDR: case SO_DONTROUTE: case SO_BROADCAST:
+	case SO_KEEPALIVE: case SO_OOBINLINE:
+		v = (s->oflags >> opt) & 1;
+		break;
+	case SO_PRIORITY:
+		v = s->priority;
+		break;
+	case SO_LINGER: {
+		int lin[2] = { (int)((s->oflags >> SO_LINGER) & 1), s->linger };
+		memcpy(val, lin, sizeof(lin));
+		*len = sizeof(lin);
+		simple_unlock(&s->lock);
+		return 0;
+	}
 	case SO_ACCEPTCONN:
 		v = s->state == US_LISTEN;
 		break;

@@ -1,6 +1,7 @@
 /* /dev: null, zero, full, random, urandom, tty nodes. */
 #include "fsutil.h"
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 
 static void check_chr(const char *path, unsigned ma, unsigned mi)
@@ -69,6 +70,49 @@ UT_TEST(lseek_on_null_zero_full_returns_zero)
 	close(p[0]);
 	close(p[1]);
 	T_EXPECT_ERRNO(lseek(-1, 0, SEEK_SET), EBADF);
+}
+
+/* Linux opens the memory devices for positioned I/O (FMODE_PREAD and
+ * FMODE_PWRITE; the offset means nothing): pread and pwrite behave as read
+ * and write, at any offset (stress-ng's full stressor preads /dev/full);
+ * a negative offset is still EINVAL and a pipe ESPIPE.  The random devices
+ * seek as null does (noop_llseek: the position stays 0). */
+UT_TEST(pread_pwrite_on_memory_devices_ignore_the_offset)
+{
+	char buf[64];
+	int fd = T_OK(open("/dev/full", O_RDWR));
+	memset(buf, 1, sizeof buf);
+	T_EXPECT_EQ(pread(fd, buf, sizeof buf, 3525550647719173894LL), (ssize_t)sizeof buf);
+	T_EXPECT(buf[0] == 0 && buf[63] == 0);
+	T_EXPECT_ERRNO(pwrite(fd, "x", 1, 7), ENOSPC);
+	T_EXPECT_ERRNO(pread(fd, buf, 1, -1), EINVAL);
+	struct iovec iov = { buf, 8 };
+	T_EXPECT_EQ(preadv(fd, &iov, 1, 4096), 8);
+	close(fd);
+	fd = T_OK(open("/dev/zero", O_RDWR));
+	T_EXPECT_EQ(pread(fd, buf, 10, 1 << 20), 10);
+	T_EXPECT_EQ(pwrite(fd, "abc", 3, 99), 3);
+	T_EXPECT_EQ(lseek(fd, 0, SEEK_CUR), 0);
+	close(fd);
+	fd = T_OK(open("/dev/null", O_RDWR));
+	T_EXPECT_EQ(pread(fd, buf, 10, 5), 0);
+	T_EXPECT_EQ(pwrite(fd, "abc", 3, 5), 3);
+	close(fd);
+	static const char *const rnd[] = { "/dev/random", "/dev/urandom" };
+	for (size_t i = 0; i < 2; i++) {
+		fd = T_OK(open(rnd[i], O_RDONLY));
+		T_EXPECT_EQ(pread(fd, buf, 16, 12345), 16);
+		T_EXPECT_EQ(read(fd, buf, 16), 16);
+		T_EXPECT_EQ(lseek(fd, 4096, SEEK_SET), 0);
+		T_EXPECT_EQ(lseek(fd, 0, SEEK_END), 0);
+		close(fd);
+	}
+	int p[2];
+	T_OK(pipe(p));
+	T_EXPECT_ERRNO(pwrite(p[1], "x", 1, 0), ESPIPE);
+	T_EXPECT_ERRNO(pread(p[0], buf, 1, 0), ESPIPE);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* Odd lengths and offsets (the quadword and byte parts of the kernel's

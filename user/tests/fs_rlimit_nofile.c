@@ -4,7 +4,8 @@
  * eventfd, epoll_create1, signalfd, timerfd_create, pidfd_open and
  * pidfd_getfd fail with EMFILE (a pipe with one slot free too, leaving
  * nothing behind); dup2/dup3 to a descriptor at or above the limit: EBADF,
- * F_DUPFD from it: EINVAL; descriptors above a lowered limit still work. */
+ * F_DUPFD from it: EINVAL; descriptors above a lowered limit still work.
+ * An open that fails with EMFILE creates and truncates nothing. */
 #include "utest.h"
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +13,9 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <stdio.h>
 
 #define LIM 16
 
@@ -31,6 +34,12 @@ static int full_table(void *arg)
 {
 	(void)arg;
 	struct rlimit rl = { LIM, LIM };
+	char tpath[64], npath[64];
+	snprintf(tpath, sizeof tpath, "/tmp/fs_rlimit_nofile_t.%d", (int)getpid());
+	snprintf(npath, sizeof npath, "/tmp/fs_rlimit_nofile_n.%d", (int)getpid());
+	int tfd = open(tpath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (tfd < 0 || write(tfd, "data", 4) != 4 || close(tfd))
+		return 102;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		return 100;
 	while (dup(0) >= 0)                 /* fill 0..LIM-1 */
@@ -54,6 +63,17 @@ static int full_table(void *arg)
 	CHECK(11, signalfd(-1, &ss, 0), EMFILE);
 	CHECK(12, timerfd_create(CLOCK_MONOTONIC, 0), EMFILE);
 	CHECK(13, syscall(SYS_pidfd_open, getpid(), 0), EMFILE);
+	/* As Linux takes the descriptor first, open fails before it creates
+	 * or truncates anything, and before it looks the path up
+	 * (stress-ng's timerfd found the file it could not open). */
+	CHECK(30, open(npath, O_CREAT | O_WRONLY, 0600), EMFILE);
+	CHECK(31, access(npath, F_OK), ENOENT);
+	CHECK(32, open(tpath, O_WRONLY | O_TRUNC), EMFILE);
+	struct stat st;
+	if (stat(tpath, &st) || st.st_size != 4)
+		return 33;
+	CHECK(34, open("/nonexistent-dir/x", O_RDONLY), EMFILE);
+	unlink(tpath);
 	/* Beyond the limit: dup2/dup3 EBADF, F_DUPFD EINVAL. */
 	CHECK(14, dup2(0, LIM), EBADF);
 	CHECK(15, dup3(0, LIM + 5, 0), EBADF);

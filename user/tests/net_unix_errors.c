@@ -167,6 +167,46 @@ UT_TEST(options_read_back)
 	close(s);
 }
 
+/* Linux keeps the generic SOL_SOCKET options for every socket family
+ * (stress-ng's epoll stressor sets SO_REUSEADDR on its unix sockets). */
+UT_TEST(generic_options_are_kept_for_unix_sockets)
+{
+	int s = T_OK(socket(AF_UNIX, SOCK_STREAM, 0));
+	static const int opts[] = { SO_REUSEADDR, SO_KEEPALIVE, SO_BROADCAST, SO_DONTROUTE,
+				    SO_OOBINLINE };
+	for (unsigned i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		int v = 7;
+		socklen_t l = sizeof v;
+		T_OK(getsockopt(s, SOL_SOCKET, opts[i], &v, &l));
+		T_EXPECT_EQ(v, 0);
+		v = 5;
+		T_OK(setsockopt(s, SOL_SOCKET, opts[i], &v, sizeof v));
+		T_OK(getsockopt(s, SOL_SOCKET, opts[i], &v, &l));
+		T_EXPECT_EQ(v, 1);
+		T_EXPECT_EQ(l, sizeof v);
+		v = 0;
+		T_OK(setsockopt(s, SOL_SOCKET, opts[i], &v, sizeof v));
+		T_OK(getsockopt(s, SOL_SOCKET, opts[i], &v, &l));
+		T_EXPECT_EQ(v, 0);
+	}
+	int v = 6;
+	socklen_t l = sizeof v;
+	T_OK(setsockopt(s, SOL_SOCKET, SO_PRIORITY, &v, sizeof v));
+	T_OK(getsockopt(s, SOL_SOCKET, SO_PRIORITY, &v, &l));
+	T_EXPECT_EQ(v, 6);
+	struct linger lg = { 1, 30 }, got = { 9, 9 };
+	T_EXPECT_ERRNO(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(int)), EINVAL);
+	T_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg));
+	l = sizeof got;
+	T_OK(getsockopt(s, SOL_SOCKET, SO_LINGER, &got, &l));
+	T_EXPECT(got.l_onoff == 1 && got.l_linger == 30 && l == sizeof got);
+	lg.l_onoff = 0;
+	T_OK(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg));
+	T_OK(getsockopt(s, SOL_SOCKET, SO_LINGER, &got, &l));
+	T_EXPECT_EQ(got.l_onoff, 0);
+	close(s);
+}
+
 UT_TEST(receive_timeout_gives_eagain)
 {
 	int sv[2];

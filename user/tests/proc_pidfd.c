@@ -4,7 +4,8 @@
  * waitid(P_PIDFD) reaps it; pidfd_send_signal signals it (flags EINVAL,
  * a descriptor that is no pidfd EBADF, an exited process ESRCH);
  * clone(CLONE_PIDFD) returns one in parent_tid's place, clone3 in its
- * pidfd field. */
+ * pidfd field.  A /proc/PID directory's descriptor serves pidfd_send_signal
+ * too. */
 #define _GNU_SOURCE
 #include "utest.h"
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -122,6 +124,37 @@ UT_TEST(send_signal_errors)
 	T_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	T_EXPECT_ERRNO(waitid((idtype_t)P_PIDFD_, (id_t)0, NULL, WEXITED), EBADF);
 	close(fd);
+}
+
+/* Linux's pidfd_send_signal also takes a /proc/PID directory's descriptor
+ * (stress-ng's pidfd stressor opens one when pidfd_open is not used); not
+ * a /proc/PID/task/TID one, nor another directory (EBADF); once the
+ * process is gone, ESRCH.  pidfd_getfd wants a real pidfd (EBADF). */
+UT_TEST(send_signal_through_a_proc_pid_directory)
+{
+	pid_t c = sleeper();
+	T_ASSERT(c > 0);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d", (int)c);
+	int fd = T_OK(open(path, O_DIRECTORY | O_CLOEXEC));
+	snprintf(path, sizeof path, "/proc/%d/task/%d", (int)c, (int)c);
+	int tfd = T_OK(open(path, O_DIRECTORY | O_CLOEXEC));
+	int root = T_OK(open("/", O_DIRECTORY | O_CLOEXEC));
+	T_EXPECT_EQ(pidfd_send(fd, 0, NULL, 0), 0);
+	T_EXPECT_ERRNO(pidfd_send(tfd, 0, NULL, 0), EBADF);
+	T_EXPECT_ERRNO(pidfd_send(root, 0, NULL, 0), EBADF);
+	T_EXPECT_ERRNO(syscall(438 /* pidfd_getfd */, fd, 0, 0), EBADF);
+	T_EXPECT_EQ(pidfd_send(fd, SIGSTOP, NULL, 0), 0);
+	int st;
+	T_EXPECT_EQ(waitpid(c, &st, WUNTRACED), c);
+	T_EXPECT(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP);
+	T_EXPECT_EQ(pidfd_send(fd, SIGKILL, NULL, 0), 0);
+	T_EXPECT_EQ(waitpid(c, &st, 0), c);
+	T_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	T_EXPECT_ERRNO(pidfd_send(fd, 0, NULL, 0), ESRCH);
+	close(fd);
+	close(tfd);
+	close(root);
 }
 
 UT_TEST(clone_pidfd_and_clone3_pidfd)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -241,6 +242,71 @@ UT_TEST(window_size_round_trip)
 	T_OK(ioctl(s, TIOCGWINSZ, &g));
 	T_EXPECT_EQ(g.ws_row, 40);
 	T_EXPECT_EQ(g.ws_col, 132);
+	close_pair(m, s);
+}
+
+/* The old struct termio ioctls (stress-ng's pty stressor): TCGETA shows
+ * the flags' low 16 bits and the first 8 characters; TCSETA* set them and
+ * keep the flags' high bits.  TIOCGLCKTRMIOS reads the locked bits (none
+ * at first); TIOCSLCKTRMIOS (root) locks bits, which then keep their value
+ * whatever tcsetattr asks. */
+struct old_termio {
+	unsigned short c_iflag, c_oflag, c_cflag, c_lflag;
+	unsigned char c_line, c_cc[8];
+};
+struct kern_termios {
+	unsigned c_iflag, c_oflag, c_cflag, c_lflag;
+	unsigned char c_line, c_cc[19];
+};
+
+UT_TEST(termio_ioctls_and_locked_termios)
+{
+	int m, s = open_pair(&m);
+	T_ASSERT(s >= 0);
+	struct termios t;
+	T_OK(tcgetattr(s, &t));
+	t.c_cflag |= CRTSCTS;                           /* a high bit */
+	t.c_lflag |= ECHO;
+	T_OK(tcsetattr(s, TCSANOW, &t));
+	struct old_termio o;
+	memset(&o, 0xff, sizeof o);
+	T_OK(ioctl(s, TCGETA, &o));
+	T_EXPECT_EQ(o.c_lflag, (unsigned short)t.c_lflag);
+	T_EXPECT_EQ(o.c_iflag, (unsigned short)t.c_iflag);
+	T_EXPECT_EQ(o.c_cc[VINTR], t.c_cc[VINTR]);
+	T_EXPECT_EQ(o.c_cc[VEOF], t.c_cc[VEOF]);
+	o.c_lflag &= (unsigned short)~ECHO;
+	o.c_cc[VINTR] = 7;
+	T_OK(ioctl(s, TCSETA, &o));
+	T_OK(tcgetattr(s, &t));
+	T_EXPECT(!(t.c_lflag & ECHO));
+	T_EXPECT(t.c_cflag & CRTSCTS);                  /* kept */
+	T_EXPECT_EQ(t.c_cc[VINTR], 7);
+	T_OK(ioctl(s, TCSETAW, &o));
+	T_OK(ioctl(s, TCSETAF, &o));
+	struct kern_termios lk;
+	memset(&lk, 0xff, sizeof lk);
+	T_OK(ioctl(s, TIOCGLCKTRMIOS, &lk));
+	T_EXPECT(lk.c_iflag == 0 && lk.c_lflag == 0 && lk.c_cc[VINTR] == 0);
+	memset(&lk, 0, sizeof lk);
+	lk.c_lflag = ECHO;
+	if (ioctl(s, TIOCSLCKTRMIOS, &lk) == 0) {
+		t.c_lflag |= ECHO;                       /* locked: stays clear */
+		T_OK(tcsetattr(s, TCSANOW, &t));
+		T_OK(tcgetattr(s, &t));
+		T_EXPECT(!(t.c_lflag & ECHO));
+		memset(&lk, 0xff, sizeof lk);
+		T_OK(ioctl(s, TIOCGLCKTRMIOS, &lk));
+		T_EXPECT_EQ(lk.c_lflag, (unsigned)ECHO);
+		memset(&lk, 0, sizeof lk);
+		T_OK(ioctl(s, TIOCSLCKTRMIOS, &lk));
+		t.c_lflag |= ECHO;                       /* unlocked: set */
+		T_OK(tcsetattr(s, TCSANOW, &t));
+		T_OK(tcgetattr(s, &t));
+		T_EXPECT(t.c_lflag & ECHO);
+	} else {
+		T_EXPECT_EQ(errno, EPERM);
+	}
 	close_pair(m, s);
 }
 
