@@ -1057,6 +1057,10 @@ int vfs_unlink(struct inode *dir, const char *name, size_t len, bool rmdir)
 		return rmdir ? -EINVAL : -EISDIR;
 	if (len == 2 && name[0] == '.' && name[1] == '.')
 		return rmdir ? -ENOTEMPTY : -EISDIR;
+	if (dir->ops && !rmdir && dir->ops->unlink) {
+		int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);
+		return r ? r : dir->ops->unlink(dir, name, len);
+	}
 	if (dir->ops)
 		return synth_dir_refuse(dir, name, len, rmdir ? SR_RMDIR : SR_UNLINK, 0);
 	int r = vfs_permission(dir, MAY_WRITE | MAY_EXEC);

@@ -62,6 +62,9 @@ struct inode_ops {
 	/* Files: may it be opened with these open(2) flags (not O_PATH)?  0 or
 	 * -errno; NULL: yes (sysfs refuses writing a file without a store). */
 	int (*open)(struct inode *ip, int flags);
+	/* Directory: remove the entry name (unlink(2), not rmdir): 0 or
+	 * -errno; NULL: refused as synthetic (/dev/mqueue removes a queue). */
+	int (*unlink)(struct inode *dir, const char *name, size_t len);
 	bool magic;                 /* its links are "magic" (/proc/PID/fd/N, exe...) */
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };

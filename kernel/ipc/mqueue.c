@@ -279,12 +279,10 @@ SYSCALL(240, mq_open)
 	return fd_install(f, 0, true);
 }
 
-SYSCALL(241, mq_unlink)
+/* Removes queue name (valid): 0, -ENOENT or -EPERM. */
+static int mq_unlink_name(const char *name)
 {
-	char name[MQ_NAME_MAX + 1];
-	int r = mq_copy_name(a0, name);
-	if (r)
-		return r;
+	int r = 0;
 	simple_lock(&mqueue_lock);
 	struct mqueue *q = mq_lookup_locked(name);
 	uint32_t euid = READ_ONCE(curproc()->cred.euid);
@@ -298,6 +296,13 @@ SYSCALL(241, mq_unlink)
 	if (r == 0)
 		mq_unref(q);            /* the name's reference */
 	return r;
+}
+
+SYSCALL(241, mq_unlink)
+{
+	char name[MQ_NAME_MAX + 1];
+	int r = mq_copy_name(a0, name);
+	return r ? r : mq_unlink_name(name);
 }
 
 /* The queue behind descriptor fd, with the file referenced: NULL and
@@ -728,7 +733,19 @@ static uint64_t mqfs_readdir(struct inode *dir, uint64_t cookie,
 	}
 }
 
-static const struct inode_ops mqfs_root_ops = { .lookup = mqfs_lookup, .readdir = mqfs_readdir };
+/* unlink(2) of /dev/mqueue/NAME removes the queue, as mq_unlink (Linux). */
+static int mqfs_unlink(struct inode *dir __unused, const char *name, size_t len)
+{
+	char nm[MQ_NAME_MAX + 1];
+	if (len > MQ_NAME_MAX)
+		return -ENOENT;              /* no queue has a longer name */
+	memcpy(nm, name, len);
+	nm[len] = 0;
+	return mq_unlink_name(nm);
+}
+
+static const struct inode_ops mqfs_root_ops = { .lookup = mqfs_lookup, .readdir = mqfs_readdir,
+						.unlink = mqfs_unlink };
 
 static int mqfs_fill(struct superblock *sb, const void *data __unused)
 {

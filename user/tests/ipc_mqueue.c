@@ -306,6 +306,29 @@ UT_TEST(dev_mqueue_lists_queues)
 	T_EXPECT_ERRNO(stat(path, &st), ENOENT);
 }
 
+/* unlink(2) of /dev/mqueue/NAME removes the queue as mq_unlink does;
+ * the queue stays usable through descriptors still open. */
+UT_TEST(unlink_in_dev_mqueue_removes_the_queue)
+{
+	struct stat st;
+	if (stat("/dev/mqueue", &st) != 0) {
+		ut_skip("no /dev/mqueue mounted here");
+		return;
+	}
+	const char *n = name("rm");
+	mqd_t q = mkq(n, 4, 16, 0);
+	T_ASSERT(q != (mqd_t)-1);
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/mqueue%s", n);
+	T_OK(unlink(path));
+	T_EXPECT_ERRNO(stat(path, &st), ENOENT);
+	T_EXPECT_ERRNO(mq_open(n, O_RDONLY), ENOENT);
+	T_EXPECT_ERRNO(unlink(path), ENOENT);
+	T_EXPECT_ERRNO(mq_unlink(n), ENOENT);
+	T_OK(mq_send(q, "x", 1, 0));            /* still open: still works */
+	T_OK(mq_close(q));
+}
+
 static int other_user(void *arg)
 {
 	const char *n = arg;
