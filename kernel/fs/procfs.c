@@ -303,10 +303,10 @@ static void gen_task_stat(struct sbuf *sb, const struct pnode *n, bool whole)
 		if (t)
 			thread_unref(t);
 	}
-	ut /= NSEC_PER_SEC / USER_HZ;           /* clock_t */
-	st /= NSEC_PER_SEC / USER_HZ;
-	cut /= NSEC_PER_SEC / USER_HZ;
-	cst /= NSEC_PER_SEC / USER_HZ;
+	ut = ns_to_clock_t(ut);
+	st = ns_to_clock_t(st);
+	cut = ns_to_clock_t(cut);
+	cst = ns_to_clock_t(cst);
 	proc_vm_sizes(p, &vsize, &rss, &locked);
 	int prio = SCHED_TIMESHARE(s.policy) ? 20 + s.nice : -1 - s.rtp;
 	int exit_signal = whole || n->tid == p->pid ? p->exit_signal : -1;

@@ -14,6 +14,12 @@
 #define TICK_NS (NSEC_PER_SEC / HZ)
 #define USER_HZ 100                 /* clock_t's unit: times(2), /proc stat */
 
+/* ns as clock_t (Linux's nsec_to_clock_t). */
+static inline uint64_t ns_to_clock_t(uint64_t ns)
+{
+	return ns / (NSEC_PER_SEC / USER_HZ);
+}
+
 void time_init(void);              /* boot CPU: the wall clock from the RTC */
 void time_tick(void);              /* each CPU's timer interrupt, interrupts off */
 uint64_t time_monotonic_ns(void);  /* since boot; never goes backwards */

@@ -1035,9 +1035,6 @@ void proc_exec_done(struct proc *p)
 
 /* ---- exit ---- */
 
-/* The parent's SIGCHLD action is SIG_IGN: its children are reaped at exit
- * and it gets no SIGCHLD for them (Linux).  Takes the parent's signal lock
- * (rank above proctree). */
 static uint32_t cred_ruid(struct proc *c);
 
 /* The notice of child c's change to its parent: signal sig, c's pid and
@@ -1049,10 +1046,13 @@ static void chld_info(struct ksiginfo *info, struct proc *c, int sig, uint64_t u
 	info->signo = sig;
 	info->u.chld.pid = c->pid;
 	info->u.chld.uid = (int32_t)cred_ruid(c);
-	info->u.chld.utime = (int64_t)(ut / (NSEC_PER_SEC / USER_HZ));
-	info->u.chld.stime = (int64_t)(st / (NSEC_PER_SEC / USER_HZ));
+	info->u.chld.utime = (int64_t)ns_to_clock_t(ut);
+	info->u.chld.stime = (int64_t)ns_to_clock_t(st);
 }
 
+/* The parent's SIGCHLD action is SIG_IGN: its children are reaped at exit
+ * and it gets no SIGCHLD for them (Linux).  Takes the parent's signal lock
+ * (rank above proctree). */
 static bool sigchld_ignored(struct proc *parent)
 {
 	uint64_t s = disable_lock(&parent->sig.lock);
@@ -1595,18 +1595,29 @@ int proc_waitid(int idtype, int id, uint64_t uinfo, int options, uint64_t urusag
 
 /* ---- times ---- */
 
-void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st)
+/* p's user and system ticks and run time (ns), every thread live and
+ * exited, summed.  p->sig.lock held. */
+static void cpu_sums_locked(struct proc *p, uint64_t *ut, uint64_t *st, uint64_t *ns)
 {
-	uint64_t s = disable_lock(&p->sig.lock);
-	uint64_t u = p->dead_uticks, sy = p->dead_sticks;
+	KASSERT(simple_lock_held(&p->sig.lock));
+	uint64_t u = p->dead_uticks, sy = p->dead_sticks, n = p->dead_run_ns;
 	for (struct thread *t = p->threads; t; t = t->tg_next) {
 		uint64_t tu = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
 		u += tu;
 		sy += all > tu ? all - tu : 0;
+		n += thread_cpu_ns(t);
 	}
-	unlock_enable(&p->sig.lock, s);
 	*ut = u;
 	*st = sy;
+	*ns = n;
+}
+
+void proc_ticks(struct proc *p, uint64_t *ut, uint64_t *st)
+{
+	uint64_t ns;
+	uint64_t s = disable_lock(&p->sig.lock);
+	cpu_sums_locked(p, ut, st, &ns);
+	unlock_enable(&p->sig.lock, s);
 }
 
 /*
@@ -1645,14 +1656,9 @@ void cputime_adjust(uint64_t uticks, uint64_t sticks, uint64_t rtime, struct cpu
 
 void proc_cputime(struct proc *p, uint64_t *ut, uint64_t *st)
 {
+	uint64_t u, sy, ns;
 	uint64_t s = disable_lock(&p->sig.lock);
-	uint64_t u = p->dead_uticks, sy = p->dead_sticks, ns = p->dead_run_ns;
-	for (struct thread *t = p->threads; t; t = t->tg_next) {
-		uint64_t tu = READ_ONCE(t->uticks), all = READ_ONCE(t->runticks);
-		u += tu;
-		sy += all > tu ? all - tu : 0;
-		ns += thread_cpu_ns(t);
-	}
+	cpu_sums_locked(p, &u, &sy, &ns);
 	cputime_adjust(u, sy, ns, &p->prev_cputime, ut, st);
 	unlock_enable(&p->sig.lock, s);
 }
@@ -1667,10 +1673,9 @@ void thread_cputime(struct proc *p, struct thread *t, uint64_t *ut, uint64_t *st
 
 uint64_t proc_cpu_ns(struct proc *p)
 {
+	uint64_t u, sy, ns;
 	uint64_t s = disable_lock(&p->sig.lock);
-	uint64_t ns = p->dead_run_ns;
-	for (struct thread *t = p->threads; t; t = t->tg_next)
-		ns += thread_cpu_ns(t);
+	cpu_sums_locked(p, &u, &sy, &ns);
 	unlock_enable(&p->sig.lock, s);
 	return ns;
 }

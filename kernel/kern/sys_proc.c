@@ -874,7 +874,7 @@ SYSCALL(100, times)
 	uint64_t t[4];
 	proc_times(curproc(), &t[0], &t[1], &t[2], &t[3]);
 	for (int i = 0; i < 4; i++)
-		t[i] /= NSEC_PER_SEC / USER_HZ;             /* clock_t */
+		t[i] = ns_to_clock_t(t[i]);
 	if (a0 && copyout((void *)a0, t, sizeof(t)) < 0)
 		return -EFAULT;
 	return (int64_t)ticks;
