@@ -715,25 +715,19 @@ SYSCALL(13, rt_sigaction)
 		if (a1)
 			h->act[sig] = nact;
 		unlock_enable(&h->lock, s);
-		if (a2 && copyout((void *)a2, &oact, sizeof(oact)) < 0)
-			return -EFAULT;
-		return 0;
-	}
-	struct sigq *freel = NULL;
-	uint64_t s = disable_lock(&p->sig.lock);
-	struct sighand *h = p->sig.hand;
-	simple_lock(&h->lock);
-	oact = h->act[sig];
-	if (a1)
-		h->act[sig] = nact;
-	simple_unlock(&h->lock);
-	if (a1) {
+	} else {
 		/* POSIX: setting a pending signal to be ignored discards it. */
-		if (act_ignores(&nact, sig))
-			flush_all_locked(p, SIGBIT(sig), &freel);
+		struct sigq *freel = NULL;
+		uint64_t s = disable_lock(&p->sig.lock);
+		struct sighand *h = p->sig.hand;
+		simple_lock(&h->lock);
+		oact = h->act[sig];
+		h->act[sig] = nact;
+		simple_unlock(&h->lock);
+		flush_all_locked(p, SIGBIT(sig), &freel);
+		unlock_enable(&p->sig.lock, s);
+		sigq_free_list(freel);
 	}
-	unlock_enable(&p->sig.lock, s);
-	sigq_free_list(freel);
 	if (a2 && copyout((void *)a2, &oact, sizeof(oact)) < 0)
 		return -EFAULT;
 	return 0;
