@@ -87,6 +87,8 @@ struct cpu {
 	struct tss tss;             /* [I] */
 	uint64_t scratch;           /* [o] free for tests */
 	struct pmap *pmap;          /* [o] address space loaded in CR3 (NULL: kernel) */
+	bool pmap_lazy;             /* [o] pmap is the idle loop's, kept from the last
+	                             *     thread (lazy idle): a shootdown unloads it */
 
 	/* Scheduler (sched.c). */
 	struct thread *idle;        /* [I] this CPU's idle/scheduler context */

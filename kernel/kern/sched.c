@@ -842,7 +842,8 @@ __noreturn void scheduler(void)
 {
 	struct cpu *c = mycpu();
 	struct sched_cpu *s = &scpu[c->id];
-	bool lazy = false;     /* c->pmap is the last thread's, kept while picking */
+	bool ran = false;      /* a thread switched out since the CPU last idled */
+	bool zombie = false;   /* the last thread switched out exited */
 	for (;;) {
 		cli();
 		c->need_resched = 0;
@@ -853,9 +854,15 @@ __noreturn void scheduler(void)
 				continue;
 			if (c->kick_pending)
 				sched_flush_kicks();
-			if (lazy && c->pmap)
-				pmap_deactivate();    /* never idle with a thread's address space */
-			lazy = false;
+			/* Idle with the last thread's address space loaded (lazy
+			 * idle, pmap.c): if it comes back here it runs without a
+			 * CR3 load and TLB flush.  Not an exited thread's: its
+			 * address space is likely on its way out. */
+			if (zombie && c->pmap)
+				pmap_deactivate();
+			if (ran)
+				c->pmap_lazy = c->pmap != NULL;
+			ran = zombie = false;
 			idle_poll(c, s);
 			if (idle_has_work(c, s))
 				continue;
@@ -865,6 +872,7 @@ __noreturn void scheduler(void)
 			c->idling = 0;
 			continue;
 		}
+		c->pmap_lazy = false;   /* interrupts off: no shootdown unloads it now */
 		/* Still switching out on another CPU (woken before it was off)? */
 		if (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE)) {
 			__atomic_fetch_add(&sched_oncpu_waits, 1, __ATOMIC_RELAXED);
@@ -923,10 +931,12 @@ __noreturn void scheduler(void)
 			fxsave(t->fpu);
 		}
 		/* The address space stays loaded while the next thread is
-		 * picked: a thread of the same process then runs without a CR3
-		 * load (and, without PCID, a TLB flush).  It is unloaded before
-		 * the CPU idles; pmap_destroy waits out this window. */
-		lazy = c->pmap != NULL;
+		 * picked and while the CPU idles: a thread of the same process
+		 * then runs without a CR3 load (and, without PCID, a TLB
+		 * flush).  pmap_destroy unloads it from idle CPUs and waits out
+		 * a pick. */
+		ran = true;
+		zombie = how == TS_ZOMBIE;
 		c->curthread = c->idle;
 		trace_set_thread(c, 0);
 		WRITE_ONCE(s->cur_pri, NPRI);

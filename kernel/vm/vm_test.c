@@ -841,6 +841,69 @@ MAP_KTEST(vm_tlb_shootdown_interrupts_only_cpus_using_the_map)
 	KT_EXPECT_EQ(settled_free(), before);
 }
 
+/* As the scheduler's idle loop keeps the last thread's pmap (lazy idle). */
+static void remote_activate_lazily(void *arg)
+{
+	pmap_activate(((struct remote *)arg)->map->pmap);
+	mycpu()->pmap_lazy = true;
+}
+
+static struct pmap *loaded_pmap;
+
+/* val[cpu]: 1 if loaded_pmap is in this CPU's CR3. */
+static void remote_loaded(void *arg)
+{
+	struct remote *r = arg;
+	r->val[cpu_id()] = mycpu()->pmap == loaded_pmap;
+}
+
+/*
+ * A CPU idling with a pmap kept from its last thread unloads it at the
+ * first shootdown of that pmap (and gets no IPI for the next ones), and
+ * destroying a map kept so by an idle CPU unloads it there and finishes.
+ */
+MAP_KTEST(vm_tlb_shootdown_unloads_a_pmap_an_idle_cpu_kept)
+{
+	if (ncpu < 2)
+		KT_SKIP("needs 2 CPUs");
+	uint64_t before = settled_free();
+	struct vm_map *map = new_map();
+	KT_ASSERT(map != NULL);
+	vaddr_t a;
+	KT_ASSERT(vm_mmap(map, 0x20000000, 2 * P, RW, ANON_PRIV | MAP_FIXED, &a) == 0);
+	pmap_activate(map->pmap);
+	KT_EXPECT_EQ(wr64(a, 0xa0), 0);
+
+	static struct remote r;
+	memset(&r, 0, sizeof(r));
+	r.map = map;
+	loaded_pmap = map->pmap;
+	smp_call(1, remote_activate_lazily, &r);
+	KT_EXPECT_EQ(map->pmap->active, 3UL);
+	r.va = a;
+	smp_call(1, remote_read, &r);                 /* CPU 1 caches it */
+	KT_EXPECT_EQ(r.err[1], 0);
+	KT_EXPECT_EQ(r.val[1], 0xa0);
+
+	uint64_t sent = tlb_stats[0].ipis_sent;
+	KT_EXPECT_EQ(vm_mprotect(map, a, P, PROT_READ), 0);
+	KT_EXPECT_EQ(tlb_stats[0].ipis_sent - sent, 1);
+	KT_EXPECT_EQ(map->pmap->active, 1UL);         /* CPU 1 unloaded it */
+	smp_call(1, remote_loaded, &r);
+	KT_EXPECT_EQ(r.val[1], 0);
+	KT_EXPECT_EQ(vm_mprotect(map, a, P, PROT_NONE), 0);
+	KT_EXPECT_EQ(tlb_stats[0].ipis_sent - sent, 1);   /* no IPI to CPU 1 now */
+
+	/* Kept again, then the map goes: its destruction unloads it. */
+	smp_call(1, remote_activate_lazily, &r);
+	pmap_deactivate();
+	KT_EXPECT_EQ(map->pmap->active, 2UL);
+	vm_map_destroy(map);                          /* hangs if CPU 1 keeps it */
+	smp_call(1, remote_loaded, &r);
+	KT_EXPECT_EQ(r.val[1], 0);
+	KT_EXPECT_EQ(settled_free(), before);
+}
+
 /* ---- concurrency ---- */
 
 #define CONC_PAGES 48

@@ -19,6 +19,15 @@
  * switched CR3 since has flushed it already, no PCID) and clears its bit in
  * the request's pending mask.  The handler takes no lock.
  *
+ * Lazy idle (Linux's lazy TLB): an idle CPU keeps the address space of the
+ * thread it last ran loaded (and its bit in pm->active), so that thread
+ * coming back runs without a CR3 load, which without PCID flushes the TLB
+ * (under QEMU TCG a flush and the refills after it are most of a
+ * cross-CPU ping-pong's cost).  A shootdown of pm that reaches a CPU idling
+ * with pm loaded unloads it (pmap_deactivate) rather than invalidating: its
+ * later shootdowns then skip that CPU.  pmap_destroy sends one such
+ * full shootdown before it waits for pm->active to empty.
+ *
  * One request slot per CPU is enough: a shootdown runs with the pmap lock
  * held (no preemption) and never from an interrupt handler.
  */
@@ -261,7 +270,9 @@ static void tlb_handle(void)
 		from &= from - 1;
 		struct tlb_req *r = &tlb_reqs[i];
 		st->requests++;
-		if (c->pmap == r->pm)
+		if (c->pmap == r->pm && c->pmap_lazy)
+			pmap_deactivate();   /* idle, pm kept lazily: unload it */
+		else if (c->pmap == r->pm)
 			invalidate_here(r->start, r->end, r->full, st);
 		else
 			st->skipped++;   /* CR3 was reloaded since: nothing cached */
@@ -425,7 +436,8 @@ static void free_table(struct pmap *pm, uint64_t *t, int level,
 }
 
 /*
- * Waits until no CPU has pm loaded, then frees the page tables of the lower
+ * Unloads pm from the CPUs idling with it (lazy idle), waits until no CPU
+ * has pm loaded, then frees the page tables of the lower
  * half, each frame still mapped handed to release (if not NULL) in the same
  * walk, and the pmap.  No CPU can use a TLB entry of pm after the wait: a
  * CPU drops pm's entries when it loads another CR3 (or, with PCID, when a
@@ -435,6 +447,12 @@ static void free_table(struct pmap *pm, uint64_t *t, int level,
  */
 void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg), void *arg)
 {
+	if (atomic_load64(&pm->active)) {
+		/* CPUs idling with pm loaded (lazy idle) unload it. */
+		simple_lock(&pm->lock);
+		tlb_shootdown_locked(pm, 0, USER_TOP);
+		simple_unlock(&pm->lock);
+	}
 	while (atomic_load64(&pm->active))
 		cpu_relax();
 	for (int i = 0; i < 256; i++)
@@ -450,9 +468,10 @@ void pmap_destroy_release(struct pmap *pm, void (*release)(paddr_t pa, void *arg
 /*
  * Frees the page tables of the lower half and the pmap.  The map layer must
  * have removed (and released) every mapping, and none of its threads may
- * run.  A CPU's scheduler may still have it loaded for an instant after
- * switching out one of its threads (it keeps the address space while it
- * picks the next thread, sched.c): that is waited out.
+ * run.  A CPU's scheduler may still have it loaded after switching out one
+ * of its threads (it keeps the address space while it picks the next
+ * thread and while it idles, sched.c): an idle one is asked to unload it,
+ * one picking is waited out.
  */
 void pmap_destroy(struct pmap *pm)
 {
@@ -810,6 +829,7 @@ void pmap_activate(struct pmap *pm)
 		}
 		write_cr3(cr3);
 		c->pmap = pm;
+		c->pmap_lazy = false;
 		if (old)
 			fetch_and_and(&old->active, ~bit);
 	}
