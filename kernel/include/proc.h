@@ -178,6 +178,8 @@ struct proc {
 	struct proc *vfork_parent;      /* (t) a thread of it is suspended until we
 					 * exec or exit (NULL once released) */
 	struct proc *parent;            /* (t) */
+	int ppid;                       /* (t)[a] parent->pid, 0 if none: getppid reads
+					 * it without the lock */
 	struct proc *children;          /* (t) */
 	struct proc *sibling;           /* (t) */
 	struct proc *all_next, *all_prev; /* (t) all processes */

@@ -940,6 +940,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if ((flags & CLONE_PARENT) && parent->parent)
 		pp = parent->parent;
 	p->parent = pp;
+	WRITE_ONCE(p->ppid, pp->pid);
 	p->sibling = pp->children;
 	pp->children = p;
 	fetch_and_add(&parent->pgrp->refcnt, 1);
@@ -1289,6 +1290,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 			struct proc *c = p->children;
 			p->children = c->sibling;
 			c->parent = reaper;
+			WRITE_ONCE(c->ppid, reaper->pid);
 			c->exit_signal = SIGCHLD;
 			if (c->state == PS_ZOMBIE && reaper_autoreaps) {
 				detach_locked(c);

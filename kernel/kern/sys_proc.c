@@ -31,13 +31,11 @@
 
 SYSCALL(39, getpid) { return curproc()->pid; }
 SYSCALL(186, gettid) { return curthread()->tid; }
+/* The parent's pid, kept beside the parent pointer under proctree (a
+ * reparent at the parent's exit changes both): no lock to read it. */
 SYSCALL(110, getppid)
 {
-	simple_lock(&proctree_lock);
-	struct proc *pp = curproc()->parent;
-	int r = pp ? pp->pid : 0;
-	simple_unlock(&proctree_lock);
-	return r;
+	return READ_ONCE(curproc()->ppid);
 }
 
 SYSCALL(60, exit) { proc_thread_exit(((int)a0 & 0xff) << 8); }   /* this thread */

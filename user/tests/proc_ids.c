@@ -3,6 +3,8 @@
  * getppid changes away from the dead parent). */
 #define _GNU_SOURCE
 #include "utest.h"
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -100,6 +102,38 @@ UT_TEST(orphan_is_reparented)
 	if (sub)
 		T_EXPECT(ut_reap_all(5000) >= 0);
 	munmap((void *)flag, 4096);
+}
+
+/* clone(CLONE_PARENT): the new process is our parent's child, so its
+ * getppid is our parent's pid (the test process's), and the test process
+ * reaps it. */
+static int clone_parent_middle(void *arg)
+{
+	int *wfd = arg;
+	pid_t top = getppid();
+	long g = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+	if (g == 0)
+		_exit(getppid() == top ? 0 : 1);
+	if (g < 0)
+		return 2;
+	pid_t gp = (pid_t)g;
+	return write(*wfd, &gp, sizeof gp) == sizeof gp ? 0 : 3;
+}
+
+UT_TEST(clone_parent_child_reports_the_grandparent)
+{
+	int p[2];
+	T_ASSERT(pipe(p) == 0);
+	int st = ut_child(clone_parent_middle, &p[1]);
+	T_EXPECT(UT_CHILD_OK(st));
+	pid_t g = -1;
+	T_EXPECT_EQ(read(p[0], &g, sizeof g), (ssize_t)sizeof g);
+	if (g > 0) {
+		T_EXPECT_EQ(waitpid(g, &st, 0), g);     /* ours, not the middle's */
+		T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	close(p[0]);
+	close(p[1]);
 }
 
 UT_MAIN
