@@ -9,7 +9,8 @@
  * locked RMW (a full barrier) before that CPU returns to user mode in this
  * address space.  So a CPU either is seen active (and is interrupted), or
  * starts running our threads after our barrier and sees our stores.  A CPU
- * that leaves the address space after the read gets a harmless IPI.
+ * that leaves the address space after the read, or idles with it loaded
+ * (lazy idle, sched.c), gets a harmless IPI.
  *
  * The global commands interrupt every online CPU (a superset of the CPUs
  * running registered processes: GLOBAL_EXPEDITED needs no bookkeeping of
