@@ -241,7 +241,8 @@ void vm_file_truncated(struct inode *ip, uint64_t size);
 /* Drops a reference; the last one unmaps everything and frees the map
  * (without the map lock: nobody else can reach a map at count 0).
  * The caller must have unloaded it here (pmap_deactivate); another CPU may
- * still hold it lazily between two threads (pmap_destroy waits for it). */
+ * still hold it lazily between two threads or while idle (pmap_destroy
+ * unloads it there or waits). */
 void vm_map_destroy(struct vm_map *map);
 /* Copy of parent for fork: private regions copy-on-write, shared shared. */
 struct vm_map *vm_map_fork(struct vm_map *parent);
@@ -249,6 +250,9 @@ struct vm_map *vm_map_fork(struct vm_map *parent);
 /* Linux mmap: returns 0 and the address in *out, or -EINVAL/-ENOMEM/... */
 int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 	    vaddr_t *out);
+/* remap_file_pages(2): the shared mapping at start shows pages pgoff.. */
+int vm_remap_file_pages(struct vm_map *map, vaddr_t start, uint64_t size, int prot,
+			uint64_t pgoff, int flags);
 /* Map obj at byte offset off (file mappings: vm_mmap_file). */
 int vm_mmap_obj(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 		struct vm_obj *obj, uint64_t off, vaddr_t *out);

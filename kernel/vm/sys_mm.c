@@ -1,6 +1,6 @@
 /*
- * Memory system calls (V2): brk, mmap, munmap, mprotect, mremap, madvise,
- * msync, mincore — Linux x86_64 numbers, arguments and errors.
+ * Memory system calls (V2): brk, mmap, munmap, mprotect, mremap,
+ * remap_file_pages, madvise, msync, mincore — Linux x86_64 numbers, arguments and errors.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -48,6 +48,12 @@ SYSCALL(25, mremap)
 	vaddr_t out;
 	int r = vm_mremap(curmap(), a0, a1, a2, (int)a3, a4, &out);
 	return r < 0 ? r : (int64_t)out;
+}
+
+/* remap_file_pages(start, size, prot, pgoff, flags) */
+SYSCALL(216, remap_file_pages)
+{
+	return vm_remap_file_pages(curmap(), a0, a1, (int)a2, a3, (int)a4);
 }
 
 SYSCALL(28, madvise) { return vm_madvise(curmap(), a0, a1, (int)a2); }

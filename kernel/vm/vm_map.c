@@ -1322,6 +1322,49 @@ int vm_mlockall(struct vm_map *map, int mcl, uint64_t limit)
 	return err;
 }
 
+/*
+ * remap_file_pages (Linux since 3.16 emulates it with mmap): maps pages
+ * pgoff.. of the shared mapping's object at [start, start + size), which
+ * must lie in shared regions of one object that follow each other with no
+ * gap, with their protection.  prot must be 0; flags other than
+ * MAP_NONBLOCK are ignored (Linux).
+ */
+int vm_remap_file_pages(struct vm_map *map, vaddr_t start, uint64_t size, int prot,
+			uint64_t pgoff, int flags)
+{
+	(void)flags;
+	start &= ~(PAGE_SIZE - 1);
+	size &= ~(PAGE_SIZE - 1);
+	if (prot || start + size <= start || pgoff + (size >> PAGE_SHIFT) < pgoff ||
+	    pgoff > (USER_TOP >> PAGE_SHIFT))
+		return -EINVAL;
+	lock_read(&map->lock);
+	struct vm_region *r = vm_map_lookup_locked(map, start);
+	if (r == NULL || !(r->flags & VR_SHARED) || r->obj == NULL) {
+		lock_done(&map->lock);
+		return -EINVAL;
+	}
+	struct vm_obj *obj = r->obj;
+	int rprot = r->prot, rflags = r->flags;
+	for (struct vm_region *n = r; n->end < start + size; n = n->next)
+		if (n->next == &map->head || n->next->start != n->end || n->next->obj != obj ||
+		    n->next->flags != rflags) {
+			lock_done(&map->lock);
+			return -EINVAL;
+		}
+	vm_obj_ref(obj);
+	lock_done(&map->lock);
+	int mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE |
+		     ((rflags & VR_ANON) ? MAP_ANONYMOUS : 0) |
+		     ((rflags & VR_LOCKED) ? MAP_LOCKED : 0) |
+		     ((rflags & VR_NORESERVE) ? MAP_NORESERVE : 0);
+	vaddr_t out;
+	int err = vm_mmap_obj_vr(map, start, size, rprot, mflags, obj, pgoff << PAGE_SHIFT,
+				 rflags & VR_NOWRITE, &out);
+	vm_obj_unref(obj);
+	return err;
+}
+
 int vm_msync(struct vm_map *map, vaddr_t addr, uint64_t len, int flags)
 {
 	if (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC))
