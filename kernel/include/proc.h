@@ -175,6 +175,19 @@ struct proc {
 	int contpending;                /* (t) continued, not yet reported */
 	int did_exec;                   /* (t) setpgid by the parent: EACCES */
 	int subreaper;                  /* (t) PR_SET_CHILD_SUBREAPER */
+	/* ptrace (kern/ptrace.c): the links are (t), the stop (s) sig.lock. */
+	struct proc *tracer;            /* (t) tracing us, NULL if none */
+	struct proc *tracees;           /* (t) the processes we trace */
+	struct proc *tracee_next;       /* (t) on tracer->tracees */
+	int ptrace_opts;                /* (t) PTRACE_O_* */
+	int pt_mode;                    /* (t) resumed by: PTRACE_CONT, _SYSCALL, _SINGLESTEP */
+	int pt_state;                   /* (s) PT_RUN, PT_STOPPED (waits for the tracer) */
+	int pt_status;                  /* (s) the stop for wait: (code << 8) | 0x7f */
+	bool pt_reported;               /* (s) a wait of the tracer took pt_status */
+	int pt_resume;                  /* (s) signal the tracer resumed it with (0: none) */
+	struct thread *pt_thread;       /* (s) the thread in the stop */
+	uint64_t pt_msg;                /* (s) PTRACE_GETEVENTMSG */
+	struct ksiginfo pt_info;        /* (s) the stop's siginfo (PTRACE_GETSIGINFO) */
 	struct proc *vfork_parent;      /* (t) a thread of it is suspended until we
 					 * exec or exit (NULL once released) */
 	struct proc *parent;            /* (t) */

@@ -85,6 +85,7 @@
 #define ILL_ILLOPN 2
 #define FPE_INTDIV 1
 #define TRAP_BRKPT 1
+#define TRAP_TRACE 2
 
 /* si_code values for SIGCHLD. */
 #define CLD_EXITED 1

@@ -250,6 +250,9 @@ struct vm_map *vm_map_fork(struct vm_map *parent);
 /* Linux mmap: returns 0 and the address in *out, or -EINVAL/-ENOMEM/... */
 int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 	    vaddr_t *out);
+/* Copies n bytes within one page between buf and va of another address
+ * space (process_vm_readv, ptrace), faulting the page in: 0 or -EFAULT. */
+int vm_remote_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool write);
 /* remap_file_pages(2): the shared mapping at start shows pages pgoff.. */
 int vm_remap_file_pages(struct vm_map *map, vaddr_t start, uint64_t size, int prot,
 			uint64_t pgoff, int flags);

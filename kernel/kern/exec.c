@@ -15,6 +15,7 @@
 #include "kmem.h"
 #include "pmap.h"
 #include "proc.h"
+#include "ptrace.h"
 #include "file.h"
 #include "signal.h"
 #include "thread.h"
@@ -251,5 +252,6 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	wrmsr(MSR_FS_BASE, 0);
 	fpu_init_state(t->fpu);
 	fxrstor(t->fpu);
+	ptrace_exec(p);                 /* a traced process: SIGTRAP, or its stop */
 	return 0;
 }

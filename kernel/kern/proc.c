@@ -14,6 +14,7 @@
 #include "lock.h"
 #include "pmap.h"
 #include "proc.h"
+#include "ptrace.h"
 #include "file.h"
 #include "futex.h"
 #include "signal.h"
@@ -723,6 +724,11 @@ static void wake_proc_locked(struct proc *p)
 	wake_proc_how_locked(p, false);
 }
 
+void proc_wake_waiters_locked(struct proc *p)
+{
+	wake_proc_locked(p);
+}
+
 /* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
  * (and the namespace flags: not configured). */
 static int clone_flags_check(uint64_t flags)
@@ -1275,6 +1281,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	int orphaned[ORPHAN_MAX], norphaned = 0;
 	simple_lock(&proctree_lock);
 	vfork_release_locked(p);
+	ptrace_exit_locked(p);            /* untraced, and its tracees let go */
 	/* Groups that p's exit orphans: its own, and its children's (whose
 	 * parent becomes the reaper). */
 	struct proc *new_parent = p->children ? find_reaper_locked(p) : NULL;
@@ -1426,6 +1433,35 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 		if (idtype == P_PGID && id == 0)
 			want = p->pgid;
 		bool any = false;
+		/* Tracees (children or not) in a ptrace stop, reported once,
+		 * whatever the options (Linux). */
+		for (struct proc *c = p->tracees; c; c = c->tracee_next) {
+			if (!(idtype == P_ALL || (idtype == P_PID && c->pid == want) ||
+			      (idtype == P_PGID && c->pgid == want)))
+				continue;
+			any = true;
+			uint64_t s = disable_lock(&c->sig.lock);
+			bool report = c->pt_state == PT_STOPPED && !c->pt_reported;
+			if (report) {
+				r->pid = c->pid;
+				r->status = c->pt_status;
+				r->code = CLD_TRAPPED;
+				r->sstatus = c->pt_status >> 8;
+				if (!(options & WNOWAIT))
+					c->pt_reported = true;
+			}
+			unlock_enable(&c->sig.lock, s);
+			if (!report)
+				continue;
+			r->uid = cred_ruid(c);
+			uint64_t ut, st;
+			proc_cputime(c, &ut, &st);
+			r->utime = ut + c->cutime;
+			r->stime = st + c->cstime;
+			r->minflt = proc_own_faults(c) + c->cminflt;
+			simple_unlock(&proctree_lock);
+			return r->pid;
+		}
 		for (struct proc **pp = &p->children; *pp; pp = &(*pp)->sibling) {
 			struct proc *c = *pp;
 			if (!wait_matches(c, idtype, want, options))
@@ -1454,7 +1490,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				final_reap(c);
 				return r->pid;
 			}
-			if (c->stopsig && (options & WUNTRACED)) {
+			if (c->stopsig && ((options & WUNTRACED) || c->tracer == p)) {
 				r->pid = c->pid;
 				r->status = (c->stopsig << 8) | 0x7f;
 				r->code = CLD_STOPPED;
@@ -1877,6 +1913,28 @@ static void stop_cont(struct proc *p, int sig)
 	/* signal_send_chld drops it when the parent has SA_NOCLDSTOP. */
 	signal_send_chld(parent, &info);
 	proc_unref(parent);
+}
+
+bool proc_ptrace_notify(struct proc *p, int code)
+{
+	simple_lock(&proctree_lock);
+	struct proc *tr = p->tracer;
+	if (!tr || p->state != PS_ALIVE) {
+		simple_unlock(&proctree_lock);
+		return false;
+	}
+	proc_ref(tr);
+	wake_proc_locked(tr);
+	simple_unlock(&proctree_lock);
+	struct ksiginfo info;
+	uint64_t ut, st;
+	proc_cputime(p, &ut, &st);
+	chld_info(&info, p, SIGCHLD, ut, st);
+	info.code = CLD_TRAPPED;
+	info.u.chld.status = code;
+	signal_send_chld(tr, &info);     /* not with SA_NOCLDSTOP (Linux) */
+	proc_unref(tr);
+	return true;
 }
 
 void proc_stopped(struct proc *p, int sig)

@@ -34,6 +34,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "proc.h"
+#include "ptrace.h"
 #include "signal.h"
 #include "sched.h"
 #include "syscall.h"
@@ -1171,6 +1172,74 @@ static void do_stop(struct proc *p, int sig)
 	unlock_enable(&ss->lock, s);
 }
 
+/*
+ * A ptrace stop of the calling thread (ptrace.c): recorded as wait status
+ * (code << 8) | 0x7f with info for PTRACE_GETSIGINFO (the tracer's
+ * PTRACE_SETSIGINFO comes back in *info), the tracer told
+ * (proc_ptrace_notify), then parked until the tracer resumes it or the
+ * process is killed.  Returns the signal the tracer resumed it with (0:
+ * none, and when killed), or -1 if it is not traced.  No lock held.
+ */
+int signal_ptrace_stop(int code, struct ksiginfo *info)
+{
+	struct thread *t = curthread();
+	struct proc *p = t->proc;
+	struct sigstate *ss = &p->sig;
+	if (!READ_ONCE(p->tracer))
+		return -1;
+	uint64_t s = disable_lock(&ss->lock);
+	if (signal_fatal_pending() || ss->dead) {
+		unlock_enable(&ss->lock, s);
+		return 0;
+	}
+	p->pt_state = PT_STOPPED;
+	p->pt_status = (code << 8) | 0x7f;
+	p->pt_reported = false;
+	p->pt_resume = 0;
+	p->pt_thread = t;
+	if (info) {
+		p->pt_info = *info;
+	} else {
+		memset(&p->pt_info, 0, sizeof(p->pt_info));
+		p->pt_info.signo = code & 0x7f;
+		p->pt_info.code = code;
+	}
+	unlock_enable(&ss->lock, s);
+	if (!proc_ptrace_notify(p, code)) {          /* detached meanwhile */
+		s = disable_lock(&ss->lock);
+		p->pt_state = PT_RUN;
+		unlock_enable(&ss->lock, s);
+		return -1;
+	}
+	s = disable_lock(&ss->lock);
+	while (p->pt_state == PT_STOPPED && !signal_fatal_pending() && !ss->dead)
+		sig_sleep_locked(ss, &ss->stop_wq);
+	int sig = p->pt_state == PT_STOPPED ? 0 : p->pt_resume;
+	p->pt_state = PT_RUN;
+	p->pt_thread = NULL;
+	if (info)
+		*info = p->pt_info;
+	unlock_enable(&ss->lock, s);
+	return sig;
+}
+
+/* Resumes p from its ptrace stop with signal sig (0: none).  False if p is
+ * not in one.  proctree held (the caller is p's tracer). */
+bool signal_ptrace_resume_locked(struct proc *p, int sig)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	struct sigstate *ss = &p->sig;
+	uint64_t s = disable_lock(&ss->lock);
+	bool stopped = p->pt_state == PT_STOPPED;
+	if (stopped) {
+		p->pt_state = PT_RUN;
+		p->pt_resume = sig;
+		waitq_wakeup_all(&ss->stop_wq);
+	}
+	unlock_enable(&ss->lock, s);
+	return stopped;
+}
+
 /* The parent is told of a continue by the continued process itself. */
 static void notify_continued(struct proc *p)
 {
@@ -1217,6 +1286,28 @@ void signal_deliver(struct trapframe *tf)
 		if (!sig) {
 			unlock_enable(&p->sig.lock, s);
 			break;
+		}
+		if (unlikely(READ_ONCE(p->tracer)) && sig != SIGKILL) {
+			/* Signal-delivery stop: the tracer may change or drop it. */
+			unlock_enable(&p->sig.lock, s);
+			sigq_free_list(freel);
+			freel = NULL;
+			int nsig = signal_ptrace_stop(sig, &info);
+			if (nsig < 0)
+				nsig = sig;              /* not traced any more */
+			if (nsig == 0)
+				continue;
+			if (nsig != sig) {               /* Linux: from the tracer */
+				memset(&info, 0, sizeof(info));
+				info.signo = nsig;
+				info.code = SI_USER;
+				sig = nsig;
+			}
+			if (READ_ONCE(t->sig.blocked) & SIGBIT(sig)) {
+				signal_send_thread(p, t, sig, SI_USER, 0);   /* pending */
+				continue;
+			}
+			s = disable_lock(&p->sig.lock);
 		}
 		struct k_sigaction ka = act_get_locked(p, sig);
 		if (ka.handler == SIG_IGN) {

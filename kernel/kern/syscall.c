@@ -13,6 +13,7 @@
 #include "sched.h"
 #include "signal.h"
 #include "syscall.h"
+#include "ptrace.h"
 #include "failinject.h"
 #include "trap.h"
 #include "x86.h"
@@ -45,6 +46,16 @@ const char *syscall_name(uint64_t nr)
 void syscall_dispatch(struct trapframe *tf)
 {
 	uint64_t nr = tf->rax;
+	bool traced = unlikely(READ_ONCE(curproc()->tracer) != NULL);
+	if (traced) {
+		/* The entry stop (PTRACE_SYSCALL): the tracer sees orig_rax and
+		 * rax -ENOSYS, and may change the call (-1: none). */
+		tf->rax = (uint64_t)-ENOSYS;
+		ptrace_syscall_stop(tf);
+		nr = tf->error;
+		if ((int64_t)nr < 0)
+			goto out;
+	}
 	if (nr < NSYSCALL)
 		sys_count[nr]++;
 	if (nr >= NSYSCALL || !systab[nr]) {
@@ -62,6 +73,9 @@ void syscall_dispatch(struct trapframe *tf)
 			kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n", curproc()->pid,
 				systab[nr]->name, a0, a1, a2, a3, (int64_t)tf->rax);
 	}
+out:
+	if (traced)
+		ptrace_syscall_stop(tf);        /* the exit stop (a skipped call too) */
 	signal_deliver(tf);
 	cli();
 	sched_intr_exit(tf);   /* returning to user mode: a reschedule may be due */

@@ -75,7 +75,7 @@ static int target_map(int pid, struct vm_map **out)
  * Copy n bytes (within one page) between buf and va in map: write: buf to
  * va.  Faults the page in for the access if needed.  0 or -EFAULT.
  */
-static int remote_page_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool write)
+int vm_remote_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool write)
 {
 	if (va >= USER_TOP || USER_TOP - va < n)
 		return -EFAULT;
@@ -165,7 +165,7 @@ static int64_t transfer(struct vm_map *map, struct iov_cur *lc, struct iov_cur *
 		if (write && copyin(buf, (const void *)la, n) < 0)
 			r = -EFAULT;
 		if (r == 0)
-			r = remote_page_copy(map, ra, buf, n, write);
+			r = vm_remote_copy(map, ra, buf, n, write);
 		if (r == 0 && !write && copyout((void *)la, buf, n) < 0)
 			r = -EFAULT;
 		if (r)

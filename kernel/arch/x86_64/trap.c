@@ -133,7 +133,7 @@ static void user_fault(struct trapframe *tf, int pferr, uint64_t cr2)
 	static const uint8_t sigs[32] = { [0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP,
 		[4] = SIGSEGV, [5] = SIGSEGV, [6] = SIGILL, [7] = SIGFPE, [13] = SIGSEGV,
 		[14] = SIGSEGV, [16] = SIGFPE, [17] = SIGBUS, [19] = SIGFPE };
-	static const uint8_t codes[32] = { [0] = FPE_INTDIV, [1] = TRAP_BRKPT,
+	static const uint8_t codes[32] = { [0] = FPE_INTDIV, [1] = TRAP_TRACE,
 		[6] = ILL_ILLOPN, [17] = BUS_ADRERR };
 	int v = (int)tf->vector;
 	int sig = sigs[v] ? sigs[v] : SIGSEGV;
