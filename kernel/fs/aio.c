@@ -163,7 +163,7 @@ static struct io_event *slot_of(struct aio_ctx *c, uint32_t i)
 
 static void ctx_free(struct aio_ctx *c)
 {
-	for (uint32_t i = 0; i < c->npages; i++)
+	for (uint32_t i = 0; c->pages && i < c->npages; i++)
 		if (c->pages[i])
 			page_unref(c->pages[i]);
 	if (c->obj)

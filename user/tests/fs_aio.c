@@ -337,6 +337,28 @@ UT_TEST(getevents_woken_by_a_submit_in_another_thread)
 	close(l.fd);
 }
 
+static void *destroy_later(void *arg)
+{
+	ut_sleep_ms(100);
+	io_destroy(*(aio_context_t *)arg);
+	return NULL;
+}
+
+UT_TEST(destroy_wakes_a_waiter_with_einval)
+{
+	aio_context_t ctx = 0;
+	T_ASSERT(io_setup(4, &ctx) == 0);
+	pthread_t th;
+	T_ASSERT(pthread_create(&th, NULL, destroy_later, &ctx) == 0);
+	struct io_event ev[1];
+	struct timespec t = ms_ts(10000);
+	uint64_t t0 = ut_now_ns();
+	T_EXPECT_ERRNO(io_getevents(ctx, 1, 1, ev, &t), EINVAL);
+	T_EXPECT(ut_now_ns() - t0 < 5000000000ull);
+	pthread_join(th, NULL);
+	T_EXPECT_ERRNO(io_destroy(ctx), EINVAL);
+}
+
 static volatile int alarms;
 static void on_alarm(int sig)
 {
