@@ -146,6 +146,7 @@ FS_OBJS := \
 	fs/signalfd.o \
 	fs/splice.o \
 	fs/eventfd.o \
+	fs/aio.o \
 	fs/timerfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \

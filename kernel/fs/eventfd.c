@@ -154,6 +154,28 @@ static const struct file_ops eventfd_fops = {
 	.release = eventfd_release, .anon_name = "[eventfd]",
 };
 
+bool eventfd_is(struct file *f)
+{
+	return f->fops == &eventfd_fops;
+}
+
+/*
+ * Add n to an eventfd's counter from the kernel (aio's IOCB_FLAG_RESFD):
+ * never waits; a sum beyond 2^64 - 1 stops there (Linux eventfd_signal).
+ * No lock held.
+ */
+void eventfd_signal_file(struct file *f, uint64_t n)
+{
+	struct eventfd *ef = f->priv;
+	uint64_t s = disable_lock(&ef->wq.lock);
+	if (~0ULL - ef->count < n)
+		n = ~0ULL - ef->count;
+	WRITE_ONCE(ef->count, ef->count + n);
+	unlock_enable(&ef->wq.lock, s);
+	if (n)
+		eventfd_wake(ef, POLLIN | POLLRDNORM);
+}
+
 /* A new eventfd descriptor: the descriptor or -errno. */
 static int64_t do_eventfd(uint64_t initval, uint64_t flags)
 {

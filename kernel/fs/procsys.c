@@ -108,6 +108,8 @@ static int store_int(volatile int *dst, const char *s, int64_t lo, int64_t hi)
 	return 0;
 }
 
+static void show_aio_max(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(sysctl_aio_max_nr)); }
+static void show_aio_nr(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(aio_nr)); }
 static void show_pipe_max(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(sysctl_pipe_max_size)); }
 static void show_file_max(struct sbuf *sb) { sbuf_printf(sb, "%llu\n", (unsigned long long)READ_ONCE(file_max)); }
 static void show_nr_open(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_nr_open)); }
@@ -154,6 +156,15 @@ static int store_file_max(const char *s)
 	return 0;
 }
 
+static int store_aio_max(const char *s)
+{
+	int64_t v;
+	if (parse_i64(s, &v) || v < 0)
+		return -EINVAL;
+	WRITE_ONCE(sysctl_aio_max_nr, (uint64_t)v);
+	return 0;
+}
+
 static int store_nr_open(const char *s) { return store_int(&sysctl_nr_open, s, NR_OPEN_MIN, NR_OPEN_LIMIT); }
 static int store_lease(const char *s) { return store_int(&sysctl_lease_break_time, s, 0, INT32_MAX); }
 static int store_pid_max(const char *s) { return store_int(&sysctl_pid_max, s, 301, PID_MAX_LIMIT); }
@@ -197,6 +208,8 @@ struct sysctl_file {
 };
 
 static const struct sysctl_file files[] = {
+	{ 0, "aio-max-nr", show_aio_max, store_aio_max },
+	{ 0, "aio-nr", show_aio_nr, NULL },
 	{ 0, "file-max", show_file_max, store_file_max },
 	{ 0, "lease-break-time", show_lease, store_lease },
 	{ 0, "nr_open", show_nr_open, store_nr_open },

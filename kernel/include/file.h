@@ -213,6 +213,10 @@ uint32_t poll_mask_of(uint32_t events);
  * registrations go.  No lock held. */
 void epoll_file_release(struct file *f);
 
+/* eventfd.c: f is an eventfd; add n to its counter (aio completions). */
+bool eventfd_is(struct file *f);
+void eventfd_signal_file(struct file *f, uint64_t n);
+
 /* console (kernel/dev/console.c) */
 
 #endif

@@ -23,6 +23,7 @@
 	X(LC_PIPE,         "pipe",          15, IPL_NONE, COMPLEX, "a pipe's ring buffer, held across the user copy; splice and tee between two pipes take the second by try-lock") \
 	X(LC_TTY,          "tty",           16, IPL_NONE, COMPLEX, "a terminal's writers: one write(2)'s output stays whole (its state is under its wait queue's lock)") \
 	X(LC_UNIX_IO,      "unix_io",       17, IPL_NONE, COMPLEX, "an AF_UNIX socket's readers: one at a time removes from its receive queue, held across the copy out (kernel/net/unix.c)") \
+	X(LC_AIO_RING,     "aio_ring",      18, IPL_NONE, COMPLEX, "an AIO context's readers (aio.c): one io_getevents at a time takes completions from its ring and moves its head, held across the copy out") \
 	X(LC_TEST_A,       "test_a",        20, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_B,       "test_b",        21, IPL_NONE, SIMPLE, "lock-package tests only") \
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
@@ -37,6 +38,7 @@
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (its controlling terminal is the tty's: tty->sid)") \
 	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks, or alone by a sigaction that discards nothing") \
+	X(LC_AIO,          "aio",           36, IPL_NONE, SIMPLE, "an address space's list of AIO contexts (aio.c: io_setup, io_destroy, lookups that take a context reference); a leaf: only reference counts under it") \
 	X(LC_UNIX_NAMES,   "unix_names",    37, IPL_NONE, SIMPLE, "the AF_UNIX name table (bound paths and abstract names), every socket's address and file, the list of all unix sockets, the in-flight descriptor counts (with the queue's socket lock) and the collector's marks") \
 	X(LC_UNIX_SOCK,    "unix_sock",     38, IPL_NONE, SIMPLE, "an AF_UNIX socket: state, peer, shutdown, options, receive queue and a listener's queue of connections; never two at once") \
 	X(LC_MQUEUE,       "mqueue",        37, IPL_NONE, SIMPLE, "POSIX message queues (ipc/mqueue.c): the name table and every queue's messages, sleepers, notification; takes a sleeper's waitq lock to wake it; dropped before user copies, poll wakeups and signals") \

@@ -118,6 +118,7 @@
  * Lock key: (o) obj->lock, [a] atomic, [I] immutable after creation.
  */
 struct vm_obj;
+struct aio_mm;
 struct page;
 struct vm_obj_ops {
 	/* The page at pgoff with a reference for the caller in *out: 0,
@@ -212,6 +213,8 @@ struct vm_map {
 	volatile uint32_t dying_waiters; /* [a] threads in wait_dying_locked: a
 					  * teardown takes dying_wq.lock to wake
 					  * only when there are some */
+	struct aio_mm *aio;              /* [a] AIO contexts (aio.c): set once by the
+					  * first io_setup, freed with the map */
 	struct vm_region *spare;         /* [a] a region for the next split, made
 					  * with no lock held (mprotect refills it) */	volatile uint64_t gen;           /* [a] bumped by every write hold (changed
 					  * only under it, before any page-table
@@ -220,6 +223,8 @@ struct vm_map {
 };
 
 struct vm_map *vm_map_create(void);
+/* aio.c: the map is being freed (vm_map_destroy): its AIO contexts go. */
+void aio_map_destroy(struct vm_map *map);
 /* Takes map->lock for write and bumps map->gen (every change of regions or
  * entries under the map lock is made through it). */
 static inline void vm_map_lock_write(struct vm_map *map)

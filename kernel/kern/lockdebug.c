@@ -34,8 +34,10 @@ struct lockdbg_cpu {
 
 static struct lockdbg_cpu dbg[NCPU_MAX];
 
-/* Learned order: bit b of order_edges[a] = B was taken holding A.  [a] */
-static volatile uint64_t order_edges[LC_COUNT];
+/* Learned order: bit b of order_edges[a] (a bit set of EDGE_WORDS words)
+ * = B was taken holding A.  [a] */
+#define EDGE_WORDS ((LC_COUNT + 63) / 64)
+static volatile uint64_t order_edges[LC_COUNT][EDGE_WORDS];
 static uint64_t edge_site[LC_COUNT][LC_COUNT];   /* first site of each edge */
 
 #define IRQ_USED_IN  1   /* taken inside an interrupt handler */
@@ -43,7 +45,11 @@ static uint64_t edge_site[LC_COUNT][LC_COUNT];   /* first site of each edge */
 static volatile uint8_t irq_usage[LC_COUNT];     /* [a] */
 static uint64_t irq_site[LC_COUNT][2];
 
-_Static_assert(LC_COUNT <= 64, "order_edges is a 64-bit mask per class");
+
+static bool edge_has(int a, int b)
+{
+	return (order_edges[a][b / 64] >> (b % 64)) & 1;
+}
 
 static const char *const fault_names[LF_COUNT] = {
 	[LF_NONE] = "none",
@@ -180,24 +186,33 @@ int lockdbg_simple_held(void)
 
 void lockdbg_forget_class(int lclass)
 {
-	order_edges[lclass] = 0;
+	for (int w = 0; w < EDGE_WORDS; w++)
+		order_edges[lclass][w] = 0;
 	for (int i = 0; i < LC_COUNT; i++)
-		fetch_and_and((volatile uint64_t *)&order_edges[i], ~(1UL << lclass));
+		fetch_and_and(&order_edges[i][lclass / 64], ~(1UL << (lclass % 64)));
 	irq_usage[lclass] = 0;
 }
 
 /* True if `to` can be reached from `from` in the learned order graph. */
 static bool reachable(int from, int to)
 {
-	uint64_t seen = 1UL << from, frontier = 1UL << from;
-	while (frontier) {
-		int c = __builtin_ctzl(frontier);
-		frontier &= frontier - 1;
-		uint64_t next = order_edges[c] & ~seen;
-		if (next & (1UL << to))
-			return true;
-		seen |= next;
-		frontier |= next;
+	uint64_t seen[EDGE_WORDS] = { 0 };
+	int queue[LC_COUNT], qh = 0, qt = 0;
+	seen[from / 64] |= 1UL << (from % 64);
+	queue[qt++] = from;
+	while (qh < qt) {
+		int c = queue[qh++];
+		for (int w = 0; w < EDGE_WORDS; w++) {
+			uint64_t next = order_edges[c][w] & ~seen[w];
+			seen[w] |= next;
+			while (next) {
+				int d = w * 64 + __builtin_ctzl(next);
+				next &= next - 1;
+				if (d == to)
+					return true;
+				queue[qt++] = d;
+			}
+		}
 	}
 	return false;
 }
@@ -205,7 +220,7 @@ static bool reachable(int from, int to)
 /* Records A->B; false if it closes a cycle (and a fault was handled). */
 static bool learn_edge(int a, int b, const void *lock, const char *op, uint64_t site)
 {
-	if (order_edges[a] & (1UL << b))
+	if (edge_has(a, b))
 		return true;
 	if (reachable(b, a)) {
 		char buf[200];
@@ -220,7 +235,7 @@ static bool learn_edge(int a, int b, const void *lock, const char *op, uint64_t 
 		return fault(LF_CYCLE, lock, b, op, site, buf);
 	}
 	edge_site[a][b] = site;
-	fetch_and_or(&order_edges[a], 1UL << b);
+	fetch_and_or(&order_edges[a][b / 64], 1UL << (b % 64));
 	return true;
 }
 

@@ -703,6 +703,8 @@ void vm_map_destroy(struct vm_map *map)
 	 * anything, then frees the pages and the tables in one walk, without
 	 * a shootdown.  The regions (and their object references) go after.
 	 */
+	if (map->aio != NULL)
+		aio_map_destroy(map);
 	pmap_destroy_release(map->pmap, vm_release_pa, NULL);
 	map->pmap = NULL;
 	map->root = NULL;
