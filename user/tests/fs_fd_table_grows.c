@@ -13,12 +13,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/stat.h>
 
 #define HIGH 1500
 #define LIM_MAX 5000
@@ -403,6 +405,69 @@ UT_TEST(close_range_to_the_top_closes_high_descriptors)
 	if (!UT_CHILD_OK(st))
 		ut_diag("child: %s", ut_status_str(st));
 	T_EXPECT(UT_CHILD_OK(st));
+	restore_limit();
+}
+
+#define NTHREADS 4
+#define PER_THREAD 300
+
+struct grower {
+	int src, lim, t;
+	int fds[PER_THREAD];
+	int n;
+};
+
+/* Thread 0 dup2s downwards from lim-1; the others dup (the lowest free):
+ * the table grows under all of them at once. */
+static void *grow_thread(void *arg)
+{
+	struct grower *g = arg;
+	for (int i = 0; i < PER_THREAD; i++) {
+		int fd = g->t == 0 ? dup2(g->src, g->lim - 1 - i) : dup(g->src);
+		if (fd < 0)
+			break;
+		g->fds[g->n++] = fd;
+	}
+	return NULL;
+}
+
+UT_TEST(threads_grow_the_shared_table_at_once)
+{
+	int lim = raise_limit();
+	if (lim < 0)
+		return;
+	int p[2];
+	T_ASSERT(pipe(p) == 0);
+	struct stat want;
+	T_ASSERT(fstat(p[0], &want) == 0);
+	static struct grower g[NTHREADS];
+	pthread_t th[NTHREADS];
+	for (int t = 0; t < NTHREADS; t++) {
+		g[t] = (struct grower){ .src = p[0], .lim = lim, .t = t };
+		T_ASSERT(pthread_create(&th[t], NULL, grow_thread, &g[t]) == 0);
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+	char *seen = calloc((size_t)lim, 1);
+	T_ASSERT(seen != NULL);
+	for (int t = 0; t < NTHREADS; t++) {
+		T_EXPECT_EQ(g[t].n, PER_THREAD);
+		for (int i = 0; i < g[t].n; i++) {
+			int fd = g[t].fds[i];
+			struct stat st;
+			T_EXPECT(fd >= 0 && fd < lim && !seen[fd]);
+			if (fd >= 0 && fd < lim)
+				seen[fd] = 1;
+			T_EXPECT(fstat(fd, &st) == 0 && st.st_ino == want.st_ino &&
+				 st.st_dev == want.st_dev);
+		}
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		for (int i = 0; i < g[t].n; i++)
+			close(g[t].fds[i]);
+	free(seen);
+	close(p[0]);
+	close(p[1]);
 	restore_limit();
 }
 
