@@ -309,6 +309,11 @@ int fdt_expand_locked(struct fdtable *t, int fd)
 	return 0;
 }
 
+struct fdtable *fdtable_new(void)
+{
+	return fdt_alloc();
+}
+
 struct fdtable *fdtable_new_console(void)
 {
 	struct fdtable *t = fdt_alloc();

@@ -205,6 +205,7 @@ uint64_t file_fsize_room(uint64_t pos);
 int file_fsize_efbig(void);
 
 /* For proc.c / exec.c. */
+struct fdtable *fdtable_new(void);               /* empty (tests) */
 struct fdtable *fdtable_new_console(void);       /* init: fds 0-2 the console */
 struct fdtable *fdtable_fork(struct fdtable *parent);   /* NULL if out of memory */
 void fdtable_close_all(struct fdtable *fdt);     /* exit: close and free */
