@@ -143,6 +143,7 @@ FS_OBJS := \
 	fs/memfd.o \
 	fs/poll.o \
 	fs/poll_test.o \
+	fs/file_test.o \
 	fs/signalfd.o \
 	fs/splice.o \
 	fs/eventfd.o \

@@ -13,6 +13,7 @@
 #include "kmem.h"
 #include "proc.h"
 #include "signal.h"
+#include "sysctl.h"
 #include "usercopy.h"
 #include "vfs.h"
 
@@ -242,7 +243,75 @@ static struct fdtable *fdt_alloc(void)
 		return NULL;
 	simple_lock_init(&t->lock, LC_FDTABLE);
 	t->refcnt = 1;
+	t->size = FDT_INLINE;
+	t->fd = t->fd_inline;
+	t->cloexec = t->cloexec_inline;
 	return t;
+}
+
+static void fdt_free_arrays(struct fdtable *t, struct file **fd, uint64_t *cloexec)
+{
+	if (fd != t->fd_inline)
+		kfree(fd);
+	if (cloexec != t->cloexec_inline)
+		kfree(cloexec);
+}
+
+static void fdt_free(struct fdtable *t)
+{
+	fdt_free_arrays(t, t->fd, t->cloexec);
+	kfree(t);
+}
+
+/* The slot count a table grows to for descriptor fd (>= FDT_INLINE, below
+ * nr_open): doubling from 128 as Linux's alloc_fdtable, at most nr_open
+ * rounded up to 64. */
+static int fdt_grown_size(int fd, int nr_open)
+{
+	int64_t n = 128;
+	while (n <= fd)
+		n *= 2;
+	int64_t cap = ((int64_t)nr_open + 63) & ~63LL;
+	return (int)MIN(n, cap);
+}
+
+int fdt_expand_locked(struct fdtable *t, int fd)
+{
+	while (fd >= t->size) {
+		int nr_open = READ_ONCE(sysctl_nr_open);
+		if (fd >= nr_open)
+			return -EMFILE;
+		int n = fdt_grown_size(fd, nr_open);
+		simple_unlock(&t->lock);
+		struct file **nfd = kzalloc((size_t)n * sizeof(*nfd));
+		uint64_t *ncl = nfd ? kzalloc((size_t)n / 8) : NULL;
+		if (!ncl) {
+			kfree(nfd);
+			simple_lock(&t->lock);
+			return -ENOMEM;
+		}
+		simple_lock(&t->lock);
+		struct file **ofd = nfd;
+		uint64_t *ocl = ncl;
+		if (n > t->size) {       /* else another thread grew it meanwhile */
+			memcpy(nfd, t->fd, (size_t)t->size * sizeof(*nfd));
+			memcpy(ncl, t->cloexec, (size_t)t->size / 8);
+			ofd = t->fd;
+			ocl = t->cloexec;
+			t->fd = nfd;
+			t->cloexec = ncl;
+			t->size = n;
+		}
+		simple_unlock(&t->lock);
+		fdt_free_arrays(t, ofd, ocl);     /* nothing else can see them now */
+		simple_lock(&t->lock);
+	}
+	return 0;
+}
+
+struct fdtable *fdtable_new(void)
+{
+	return fdt_alloc();
 }
 
 struct fdtable *fdtable_new_console(void)
@@ -265,18 +334,40 @@ struct fdtable *fdtable_new_console(void)
 	return t;
 }
 
+/* A copy of the parent's table: its descriptors below end (the used part;
+ * the copy's arrays are sized for that, allocated without the parent's
+ * lock), close-on-exec bits and next_free. */
 struct fdtable *fdtable_fork(struct fdtable *parent)
 {
 	struct fdtable *t = fdt_alloc();
 	if (!t)
 		return NULL;
 	simple_lock(&parent->lock);
-	for (int fd = 0; fd < parent->end; fd++)
+	while (parent->end > t->size) {
+		int want = parent->end;
+		simple_unlock(&parent->lock);
+		int n = fdt_grown_size(want - 1, INT32_MAX);
+		struct file **nfd = kzalloc((size_t)n * sizeof(*nfd));
+		uint64_t *ncl = nfd ? kzalloc((size_t)n / 8) : NULL;
+		if (!ncl) {
+			kfree(nfd);
+			fdt_free(t);
+			return NULL;
+		}
+		fdt_free_arrays(t, t->fd, t->cloexec);   /* ours alone: no lock */
+		t->fd = nfd;
+		t->cloexec = ncl;
+		t->size = n;
+		simple_lock(&parent->lock);      /* end may have grown meanwhile */
+	}
+	int end = parent->end;
+	for (int fd = 0; fd < end; fd++)
 		if ((t->fd[fd] = parent->fd[fd])) {
 			file_ref(t->fd[fd]);
 			t->end = fd + 1;
 		}
-	memcpy(t->cloexec, parent->cloexec, sizeof(t->cloexec));
+	/* Whole words: bits at or above end are clear (closed descriptors). */
+	memcpy(t->cloexec, parent->cloexec, (size_t)(end + 63) / 64 * 8);
 	t->next_free = parent->next_free;
 	simple_unlock(&parent->lock);
 	return t;
@@ -293,7 +384,7 @@ void fdtable_close_all(struct fdtable *t)
 		file_unref(f);
 	}
 	vnode_put(t->borrowed);
-	kfree(t);
+	fdt_free(t);
 }
 
 /* ---- current and root directories, umask ---- */
@@ -361,20 +452,20 @@ struct fs_info *cur_fs(void)
 
 void fdtable_exec(struct fdtable *t)
 {
-	for (int fd = 0; fd < FD_MAX; fd++) {
+	simple_lock(&t->lock);
+	for (int fd = 0; fd < t->end; fd++) {
 		if (!(t->cloexec[fd / 64] & (1ULL << (fd % 64))))
 			continue;
-		simple_lock(&t->lock);
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
-		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+		fdt_set_cloexec(t, fd, false);
 		if (fd < t->next_free)
 			t->next_free = fd;
 		simple_unlock(&t->lock);
 		flock_close(f, t);
 		file_unref(f);
+		simple_lock(&t->lock);
 	}
-	simple_lock(&t->lock);
 	struct inode *b = t->borrowed;
 	t->borrowed = NULL;
 	simple_unlock(&t->lock);
@@ -389,10 +480,8 @@ struct fdtable *cur_fdt(void)
 struct file *fd_get(int fd)
 {
 	struct fdtable *t = cur_fdt();
-	if (fd < 0 || fd >= FD_MAX)
-		return NULL;
 	simple_lock(&t->lock);
-	struct file *f = t->fd[fd];
+	struct file *f = fdt_file(t, fd);
 	if (f)
 		file_ref(f);
 	simple_unlock(&t->lock);
@@ -405,7 +494,7 @@ void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, siz
 	simple_lock(&t->lock);
 	for (size_t i = 0; i < n; i++) {
 		int fd = *(const int *)((const char *)fds + i * stride);
-		struct file *f = fd >= 0 && fd < FD_MAX ? t->fd[fd] : NULL;
+		struct file *f = fdt_file(t, fd);
 		if (f)
 			file_ref(f);
 		*(struct file **)((char *)out + i * ostride) = f;
@@ -413,24 +502,27 @@ void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, siz
 	simple_unlock(&t->lock);
 }
 
-/* The descriptor limit: RLIMIT_NOFILE, at most FD_MAX. */
+/* The descriptor limit: RLIMIT_NOFILE, at most fs/nr_open (which may have
+ * been lowered below a limit set before). */
 static int fd_limit(void)
 {
 	uint64_t l = curproc()->rlim_cur[RLIMIT_NOFILE];
-	return l < FD_MAX ? (int)l : FD_MAX;
+	uint64_t nr = (uint64_t)READ_ONCE(sysctl_nr_open);
+	return (int)MIN(l, nr);
 }
 
 /* Is a descriptor free (within the limit)?  For open(2), which like
  * Linux's (get_unused_fd_flags first) must fail with EMFILE before it
  * creates or truncates anything.  Another thread of a shared table may
- * still take the last one before fd_install. */
+ * still take the last one before fd_install (and growing the table may
+ * still fail: ENOMEM then). */
 bool fd_has_room(void)
 {
 	struct fdtable *t = cur_fdt();
 	int lim = fd_limit();
 	simple_lock(&t->lock);
 	int fd = t->next_free;
-	while (fd < lim && t->fd[fd])
+	while (fd < lim && fd < t->size && t->fd[fd])
 		fd++;
 	simple_unlock(&t->lock);
 	return fd < lim;
@@ -440,38 +532,56 @@ int fd_install(struct file *f, int min, bool cloexec)
 {
 	struct fdtable *t = cur_fdt();
 	int lim = fd_limit();
+	int r;
 	simple_lock(&t->lock);
-	/* Below next_free every descriptor is open: start there. */
-	for (int fd = MAX(min, t->next_free); fd < lim; fd++)
-		if (!t->fd[fd]) {
+	for (;;) {
+		/* Below next_free every descriptor is open: start there. */
+		int fd = MAX(min, t->next_free);
+		while (fd < lim && fd < t->size && t->fd[fd])
+			fd++;
+		if (fd >= lim) {
+			r = -EMFILE;
+			break;
+		}
+		if (fd < t->size) {
 			t->fd[fd] = f;
 			if (min <= t->next_free)
 				t->next_free = fd + 1;   /* all of [next_free, fd] are open now */
 			if (fd >= t->end)
 				t->end = fd + 1;
-			if (cloexec)
-				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
-			else
-				t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+			fdt_set_cloexec(t, fd, cloexec);
 			simple_unlock(&t->lock);
 			return fd;
 		}
+		/* Every slot from the start to the end of the table is open:
+		 * grow it, then look again (the lock was dropped). */
+		r = fdt_expand_locked(t, fd);
+		if (r)
+			break;
+	}
 	simple_unlock(&t->lock);
 	file_unref(f);
-	return -EMFILE;
+	return r;
+}
+
+/* With t->lock held: take fd's file out of the table (NULL if closed). */
+static struct file *fd_take_locked(struct fdtable *t, int fd)
+{
+	struct file *f = fdt_file(t, fd);
+	if (!f)
+		return NULL;
+	t->fd[fd] = NULL;
+	fdt_set_cloexec(t, fd, false);
+	if (fd < t->next_free)
+		t->next_free = fd;
+	return f;
 }
 
 int fd_close(int fd)
 {
 	struct fdtable *t = cur_fdt();
-	if (fd < 0 || fd >= FD_MAX)
-		return -EBADF;
 	simple_lock(&t->lock);
-	struct file *f = t->fd[fd];
-	t->fd[fd] = NULL;
-	t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
-	if (f && fd < t->next_free)
-		t->next_free = fd;
+	struct file *f = fd_take_locked(t, fd);
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;
@@ -524,17 +634,25 @@ int fd_close_range(unsigned first, unsigned last, unsigned flags)
 		if (r)
 			return r;
 	}
+	/* Only below the table's end: a range up to ~0U costs no more than
+	 * the descriptors in use. */
 	struct fdtable *t = cur_fdt();
-	for (unsigned fd = first; fd <= last && fd < FD_MAX; fd++) {
+	simple_lock(&t->lock);
+	for (unsigned fd = first; fd <= last && fd < (unsigned)t->end; fd++) {
 		if (flags & CLOSE_RANGE_CLOEXEC) {
-			simple_lock(&t->lock);
 			if (t->fd[fd])
-				t->cloexec[fd / 64] |= 1ULL << (fd % 64);
-			simple_unlock(&t->lock);
-		} else {
-			(void)fd_close((int)fd);  /* closed ones: nothing to do */
+				fdt_set_cloexec(t, (int)fd, true);
+			continue;
 		}
+		struct file *f = fd_take_locked(t, (int)fd);
+		if (!f)
+			continue;
+		simple_unlock(&t->lock);
+		flock_close(f, t);
+		file_unref(f);
+		simple_lock(&t->lock);
 	}
+	simple_unlock(&t->lock);
 	return 0;
 }
 

@@ -844,9 +844,9 @@ static struct file *proc_fd_file(int pid, int fd)
 	struct file *f = NULL;
 	simple_lock(&p->lock);
 	struct fdtable *t = p->fdt;          /* kept while p->lock is held */
-	if (t && fd >= 0 && fd < FD_MAX) {
+	if (t) {
 		simple_lock(&t->lock);
-		if ((f = t->fd[fd]))
+		if ((f = fdt_file(t, fd)))
 			file_ref(f);
 		simple_unlock(&t->lock);
 	}
@@ -855,8 +855,9 @@ static struct file *proc_fd_file(int pid, int fd)
 	return f;
 }
 
-/* The open descriptors of process pid, ascending, into v (at most max): count. */
-static int proc_fds(int pid, int *v, int max)
+/* The open descriptors of process pid at or above from, ascending, into v
+ * (at most max): count. */
+static int proc_fds(int pid, int from, int *v, int max)
 {
 	struct proc *p = proc_lookup(pid);
 	if (!p)
@@ -866,7 +867,7 @@ static int proc_fds(int pid, int *v, int max)
 	struct fdtable *t = p->fdt;
 	if (t) {
 		simple_lock(&t->lock);
-		for (int fd = 0; fd < FD_MAX && n < max; fd++)
+		for (int fd = from; fd < t->end && n < max; fd++)
 			if (t->fd[fd])
 				v[n++] = fd;
 		simple_unlock(&t->lock);
@@ -894,21 +895,24 @@ static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, 
 	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
 	if (full)
 		return cookie;
-	int *v = kmalloc(FD_MAX * sizeof(int), 0);
-	if (!v)
-		return cookie;
-	int n = proc_fds(pn(dir)->pid, v, FD_MAX);
-	for (int i = 0; i < n; i++) {
-		uint64_t c = 2 + (uint64_t)v[i];
-		if (c < cookie)
-			continue;
-		char name[16];
-		int len = ksnprintf(name, sizeof(name), "%d", v[i]);
-		if (emit(arg, name, (size_t)len, dir->ino * 4096 + c, 10, c + 1))
+	/* In batches from the cookie's descriptor on: the table may be large
+	 * and change between them. */
+	int v[64];
+	uint64_t from = cookie - 2;
+	while (from < INT32_MAX) {
+		int n = proc_fds(pn(dir)->pid, (int)from, v, 64);
+		for (int i = 0; i < n; i++) {
+			uint64_t c = 2 + (uint64_t)v[i];
+			char name[16];
+			int len = ksnprintf(name, sizeof(name), "%d", v[i]);
+			if (emit(arg, name, (size_t)len, dir->ino * 4096 + c, 10, c + 1))
+				return cookie;
+			cookie = c + 1;
+		}
+		if (n < 64)
 			break;
-		cookie = c + 1;
+		from = (uint64_t)v[n - 1] + 1;
 	}
-	kfree(v);
 	return cookie;
 }
 

@@ -23,7 +23,7 @@
 #define PIPE_MAX_LIMIT (1u << 31)
 
 volatile uint64_t sysctl_pipe_max_size = 1048576;
-volatile int sysctl_nr_open = FD_MAX;
+volatile int sysctl_nr_open = NR_OPEN_DEFAULT;
 volatile int sysctl_pid_max = 32768;
 volatile int sysctl_lease_break_time = 45;
 static volatile uint64_t file_max = 9223372036854775807ULL;

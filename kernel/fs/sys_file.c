@@ -692,20 +692,23 @@ out:
 static int do_dup3(int oldfd, int newfd, int flags)
 {
 	struct fdtable *t = cur_fdt();
-	if (newfd < 0 || newfd >= FD_MAX || (uint64_t)newfd >= curproc()->rlim_cur[RLIMIT_NOFILE])
+	if (newfd < 0 || (uint64_t)newfd >= curproc()->rlim_cur[RLIMIT_NOFILE])
 		return -EBADF;
 	struct file *f = fd_get(oldfd);
 	if (!f)
 		return -EBADF;
 	simple_lock(&t->lock);
+	int r = fdt_expand_locked(t, newfd);
+	if (r) {
+		simple_unlock(&t->lock);
+		file_unref(f);
+		return r == -EMFILE ? -EBADF : r;   /* at or above fs/nr_open: Linux's EBADF */
+	}
 	struct file *old = t->fd[newfd];
 	t->fd[newfd] = f;
 	if (newfd >= t->end)
 		t->end = newfd + 1;
-	if (flags & O_CLOEXEC)
-		t->cloexec[newfd / 64] |= 1ULL << (newfd % 64);
-	else
-		t->cloexec[newfd / 64] &= ~(1ULL << (newfd % 64));
+	fdt_set_cloexec(t, newfd, flags & O_CLOEXEC);
 	simple_unlock(&t->lock);
 	flock_close(old, t);
 	file_unref(old);
@@ -770,7 +773,7 @@ static bool fd_cloexec(int fd)
 {
 	struct fdtable *t = cur_fdt();
 	simple_lock(&t->lock);
-	bool c = (t->cloexec[fd / 64] >> (fd % 64)) & 1;
+	bool c = fdt_file(t, fd) && ((t->cloexec[fd / 64] >> (fd % 64)) & 1);
 	simple_unlock(&t->lock);
 	return c;
 }
@@ -779,10 +782,8 @@ static void fd_set_cloexec(int fd, bool on)
 {
 	struct fdtable *t = cur_fdt();
 	simple_lock(&t->lock);
-	if (on)
-		t->cloexec[fd / 64] |= 1ULL << (fd % 64);
-	else
-		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+	if (fdt_file(t, fd))             /* still open (another thread may close it) */
+		fdt_set_cloexec(t, fd, on);
 	simple_unlock(&t->lock);
 }
 
@@ -811,7 +812,7 @@ SYSCALL(72, fcntl)
 	switch ((int)a1) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
-		if ((int64_t)(int)a2 < 0 || (int)a2 >= FD_MAX ||
+		if ((int64_t)(int)a2 < 0 ||
 		    (uint64_t)(int)a2 >= curproc()->rlim_cur[RLIMIT_NOFILE]) {
 			r = -EINVAL;
 			break;
@@ -1912,12 +1913,12 @@ SYSCALL(293, pipe2) { return do_pipe2(a0, (int)a1); }
 
 /* ---- poll and select ---- */
 
-#define POLL_MAX 4096
 #define POLL_STACK 128          /* entries kept on the stack (1 KiB), not allocated */
 
 static int64_t poll_common(uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
 {
-	if (nfds > POLL_MAX || nfds > curproc()->rlim_cur[RLIMIT_NOFILE])
+	/* As Linux: up to RLIMIT_NOFILE entries (a huge array: ENOMEM). */
+	if (nfds > curproc()->rlim_cur[RLIMIT_NOFILE])
 		return -EINVAL;
 	struct kpollfd kbuf[POLL_STACK];
 	struct kpollfd *k = nfds <= POLL_STACK ? kbuf : kmalloc(nfds * sizeof(*k), 0);
@@ -1986,16 +1987,17 @@ SYSCALL(271, ppoll)
  * each set descriptor's file is looked up in batches, polled and released,
  * and the sets are rewritten with the ready ones.  Nothing is converted to
  * a poll array (the loops over it cost a third of the call: lat_select).
+ * res: three zeroed sets of the same size for the result.
  * Returns the count of set bits, or -EBADF.
  */
 #define SELECT_BATCH 32
 
-static int64_t select_now(int n, uint64_t *in, uint64_t *out, uint64_t *ex)
+static int64_t select_now(int n, uint64_t *in, uint64_t *out, uint64_t *ex, uint64_t *res)
 {
 	int fds[SELECT_BATCH];
 	struct file *f[SELECT_BATCH];
-	uint64_t rin[FD_MAX / 64] = { 0 }, rout[FD_MAX / 64] = { 0 }, rex[FD_MAX / 64] = { 0 };
 	size_t words = ((size_t)n + 63) / 64;
+	uint64_t *rin = res, *rout = res + words, *rex = res + 2 * words;
 	int64_t r = 0;
 	int nb = 0;
 	for (size_t w = 0; w <= words && r >= 0; w++) {
@@ -2043,32 +2045,76 @@ static int64_t select_now(int n, uint64_t *in, uint64_t *out, uint64_t *ex)
 	return r;
 }
 
+/* Sets of up to this many words (1024 descriptors) live on the stack; the
+ * sets of a larger nfds (a grown table) are allocated. */
+#define SELECT_STACK_WORDS 16
+
+static int64_t select_sets(int n, uint64_t uin, uint64_t uout, uint64_t uex,
+			   int64_t timeout_ns, uint64_t *in, uint64_t *out, uint64_t *ex,
+			   uint64_t *res);
+
 static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, int64_t timeout_ns)
 {
 	if (n < 0)
 		return -EINVAL;
-	if (n > FD_MAX)
-		n = FD_MAX;
-	size_t words = (n + 63) / 64, bytes = words * 8;
-	uint64_t in[FD_MAX / 64] = { 0 }, out[FD_MAX / 64] = { 0 }, ex[FD_MAX / 64] = { 0 };
+	/* As Linux: bits at or above the table's size are not looked at
+	 * (every descriptor there is closed). */
+	struct fdtable *t = cur_fdt();
+	simple_lock(&t->lock);
+	int size = t->size;
+	simple_unlock(&t->lock);
+	if (n > size)
+		n = size;
+	size_t words = ((size_t)n + 63) / 64;
+	uint64_t sbuf[6 * SELECT_STACK_WORDS];
+	uint64_t *buf = sbuf;
+	if (words > SELECT_STACK_WORDS) {
+		buf = kmalloc(6 * words * 8, 0);
+		if (!buf)
+			return -ENOMEM;
+	}
+	memset(buf, 0, 6 * words * 8);
+	int64_t r = select_sets(n, uin, uout, uex, timeout_ns, buf, buf + words, buf + 2 * words,
+				buf + 3 * words);
+	if (buf != sbuf)
+		kfree(buf);
+	return r;
+}
+
+/* select on n descriptors, the sets read into in, out, ex (zeroed, of
+ * (n + 63) / 64 words each), res: three more sets of scratch (zeroed). */
+static int64_t select_sets(int n, uint64_t uin, uint64_t uout, uint64_t uex,
+			   int64_t timeout_ns, uint64_t *in, uint64_t *out, uint64_t *ex,
+			   uint64_t *res)
+{
+	size_t words = ((size_t)n + 63) / 64, bytes = words * 8;
 	if ((uin && copyin(in, (void *)uin, bytes) < 0) ||
 	    (uout && copyin(out, (void *)uout, bytes) < 0) ||
 	    (uex && copyin(ex, (void *)uex, bytes) < 0))
 		return -EFAULT;
 	if (timeout_ns == 0) {
-		int64_t r = select_now(n, in, out, ex);
+		int64_t r = select_now(n, in, out, ex, res);
 		if (r >= 0 && ((uin && copyout((void *)uin, in, bytes) < 0) ||
 			       (uout && copyout((void *)uout, out, bytes) < 0) ||
 			       (uex && copyout((void *)uex, ex, bytes) < 0)))
 			r = -EFAULT;
 		return r;
 	}
+	/* The set bits below n, as a poll array. */
+	size_t nbits = 0;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t any = in[w] | out[w] | ex[w];
+		if (w == words - 1 && n % 64)
+			any &= (1ULL << (n % 64)) - 1;
+		for (; any; any &= any - 1)  /* no popcnt: the kernel's -march has none */
+			nbits++;
+	}
 	struct kpollfd kbuf[POLL_STACK];
-	struct kpollfd *k = n <= POLL_STACK ? kbuf : kmalloc((size_t)n * sizeof(*k), 0);
+	struct kpollfd *k = nbits <= POLL_STACK ? kbuf : kmalloc(nbits * sizeof(*k), 0);
 	if (!k)
 		return -ENOMEM;
 	int nk = 0;
-	for (size_t w = 0; w < words; w++) {     /* the set bits below n only */
+	for (size_t w = 0; w < words; w++) {
 		uint64_t any = in[w] | out[w] | ex[w];
 		if (w == words - 1 && n % 64)
 			any &= (1ULL << (n % 64)) - 1;
@@ -2094,9 +2140,9 @@ static int64_t select_common(int n, uint64_t uin, uint64_t uout, uint64_t uex, i
 			}
 	}
 	if (r >= 0) {
-		memset(in, 0, sizeof(in));
-		memset(out, 0, sizeof(out));
-		memset(ex, 0, sizeof(ex));
+		memset(in, 0, bytes);
+		memset(out, 0, bytes);
+		memset(ex, 0, bytes);
 		r = 0;
 		for (int i = 0; i < nk; i++) {
 			int fd = k[i].fd;

@@ -22,7 +22,13 @@ struct proc;
 struct epitem;
 struct poll_head;
 
-#define FD_MAX 1024                  /* descriptors per process (RLIMIT_NOFILE) */
+/* Descriptor table slots held in struct fdtable itself; the table grows
+ * past them on demand (fdt_expand_locked), up to RLIMIT_NOFILE and
+ * fs/nr_open (sysctl_nr_open). */
+#define FDT_INLINE 64
+#define NR_OPEN_DEFAULT 1048576      /* fs/nr_open at boot (Linux's) */
+#define INR_OPEN_CUR 1024            /* RLIMIT_NOFILE soft limit at boot */
+#define INR_OPEN_MAX 4096            /* RLIMIT_NOFILE hard limit at boot */
 
 /* open(2) flags (Linux x86_64). */
 #define O_ACCMODE   03
@@ -135,18 +141,49 @@ int file_open_inode(struct inode *ip, int flags, struct file **out);
 
 /*
  * Lock key: (d) fdt->lock; [a] refcnt.
+ *
+ * The slot arrays start as fd_inline/cloexec_inline and are replaced by
+ * larger kmalloc'd ones (doubling, from 128) when a descriptor at or above
+ * size is wanted: fdt_expand_locked allocates with the lock dropped and
+ * copies under it.  size only grows; every access to fd[] and cloexec[]
+ * holds the lock and checks the index against size (fdt_file).  A
+ * cloexec bit is set only for an open descriptor.
  */
 struct fdtable {
 	struct simple_lock lock;
 	volatile uint64_t refcnt;        /* [a] */
-	struct file *fd[FD_MAX];         /* (d) */
-	uint64_t cloexec[FD_MAX / 64];   /* (d) bit per descriptor */
+	int size;                        /* (d) slots in fd[] and bits in cloexec[]:
+					  * a multiple of 64, at least FDT_INLINE */
 	int next_free;                   /* (d) every descriptor below it is open
 					  * (where fd_install starts looking) */
+	struct file **fd;                /* (d) fd_inline or kmalloc'd */
+	uint64_t *cloexec;               /* (d) bit per descriptor */
 	int end;                         /* (d) every descriptor at or above it is
 					  * closed (fork and exit look below it) */
 	struct inode *borrowed;          /* (d) fs_lookup's reference (exec) */
+	struct file *fd_inline[FDT_INLINE];             /* (d) */
+	uint64_t cloexec_inline[FDT_INLINE / 64];       /* (d) */
 };
+
+/* With t->lock held: the file at fd (not referenced), NULL if closed or
+ * beyond the table. */
+static inline struct file *fdt_file(struct fdtable *t, int fd)
+{
+	return (unsigned)fd < (unsigned)t->size ? t->fd[fd] : NULL;
+}
+
+static inline void fdt_set_cloexec(struct fdtable *t, int fd, bool on)
+{
+	if (on)
+		t->cloexec[fd / 64] |= 1ULL << (fd % 64);
+	else
+		t->cloexec[fd / 64] &= ~(1ULL << (fd % 64));
+}
+
+/* With t->lock held: make fd (>= 0) a slot of the table, growing it (the
+ * lock is dropped and taken again meanwhile: the caller looks again at
+ * what it had seen).  0; -EMFILE if fd is at or above fs/nr_open; -ENOMEM. */
+int fdt_expand_locked(struct fdtable *t, int fd);
 
 /*
  * Lock key: (f) fs->lock; [a] refcnt, read without the lock by its users.
@@ -168,6 +205,7 @@ uint64_t file_fsize_room(uint64_t pos);
 int file_fsize_efbig(void);
 
 /* For proc.c / exec.c. */
+struct fdtable *fdtable_new(void);               /* empty (tests) */
 struct fdtable *fdtable_new_console(void);       /* init: fds 0-2 the console */
 struct fdtable *fdtable_fork(struct fdtable *parent);   /* NULL if out of memory */
 void fdtable_close_all(struct fdtable *fdt);     /* exit: close and free */

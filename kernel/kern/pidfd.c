@@ -162,12 +162,10 @@ static int proc_file_get(struct proc *p, int fd, struct file **out)
 		r = -ESRCH;
 	} else if (!may_inspect_locked(p)) {
 		r = -EPERM;
-	} else if (fd < 0 || fd >= FD_MAX) {
-		r = -EBADF;
 	} else {
 		struct fdtable *t = p->fdt;  /* kept while p->lock is held */
 		simple_lock(&t->lock);
-		if ((*out = t->fd[fd]))
+		if ((*out = fdt_file(t, fd)))
 			file_ref(*out);
 		simple_unlock(&t->lock);
 		if (!*out)

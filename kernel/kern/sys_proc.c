@@ -794,7 +794,7 @@ static int do_prlimit(struct proc *p, unsigned res, const struct rlimit64 *nl,
 		if (nl->cur > nl->max)
 			return -EINVAL;
 		if (res == RLIMIT_NOFILE &&                     /* the fd table, fs/nr_open */
-		    nl->max > MIN((uint64_t)FD_MAX, (uint64_t)READ_ONCE(sysctl_nr_open)))
+		    nl->max > (uint64_t)READ_ONCE(sysctl_nr_open))
 			return -EPERM;
 	}
 	bool cap = cap_capable(CAP_SYS_RESOURCE);
