@@ -46,6 +46,10 @@ struct timerfd {
 	uint64_t expires;                /* (w) the clock's ns at expiry; 0: disarmed */
 	uint64_t interval;               /* (w) ns; 0: one-shot */
 	volatile uint64_t count;         /* (w)[a] expirations not yet read */
+	bool expired;                    /* (w) a periodic timer fired at `expires` and
+					  * waits, not re-armed, for a read or gettime to
+					  * count the periods since and re-arm it (Linux:
+					  * no interrupt per period nobody reads) */
 	bool cancel_on_set;              /* (w) TFD_TIMER_CANCEL_ON_SET with ABSTIME, realtime */
 	volatile bool canceled;          /* (w)[a] the clock was set: next read ECANCELED */
 	struct timerfd *rt_next;         /* (r) on the realtime list */
@@ -112,28 +116,39 @@ static void tfd_expire(void *arg)
 	struct timerfd *tm = arg;
 	simple_lock(&tm->wq.lock);
 	bool fired = false;
-	if (tm->expires) {
+	if (tm->expires && !tm->expired) {
 		uint64_t now = tfd_now(tm->base);
 		if (now >= tm->expires) {
-			uint64_t n = 1;
-			if (tm->interval) {
-				uint64_t missed = (now - tm->expires) / tm->interval;
-				n += missed;
-				tm->expires += (missed + 1) * tm->interval;
-			} else {
+			if (tm->interval)
+				tm->expired = true;   /* tfd_forward_locked re-arms it */
+			else
 				tm->expires = 0;
-			}
-			WRITE_ONCE(tm->count, tm->count + n);
+			WRITE_ONCE(tm->count, tm->count + 1);
 			fired = true;
+		} else {
+			tfd_arm_locked(tm);      /* the clock went back */
 		}
-		if (tm->expires)
-			tfd_arm_locked(tm);      /* next period, or the clock went back */
 	}
 	if (fired && tm->wq.nwait)
 		waitq_wakeup_all_locked(&tm->wq);
 	simple_unlock(&tm->wq.lock);
 	if (fired)
 		poll_wake(&tm->ph, POLLIN | POLLRDNORM);
+}
+
+/* A periodic timer that fired: its expirations since counted, the next
+ * one armed.  Lock held. */
+static void tfd_forward_locked(struct timerfd *tm)
+{
+	KASSERT(simple_lock_held(&tm->wq.lock));
+	if (!tm->expired)
+		return;
+	tm->expired = false;
+	uint64_t now = tfd_now(tm->base);
+	uint64_t missed = now > tm->expires ? (now - tm->expires) / tm->interval : 0;
+	WRITE_ONCE(tm->count, tm->count + missed);
+	tm->expires += (missed + 1) * tm->interval;
+	tfd_arm_locked(tm);
 }
 
 static ssize_t tfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __unused)
@@ -160,6 +175,7 @@ static ssize_t tfd_read(struct file *f, void *ubuf, size_t n, uint64_t *off __un
 		WRITE_ONCE(tm->count, 0);
 		r = -ECANCELED;
 	} else if (!r) {
+		tfd_forward_locked(tm);
 		val = tm->count;
 		WRITE_ONCE(tm->count, 0);
 	}
@@ -288,9 +304,11 @@ SYSCALL(286, timerfd_settime)
 	uint64_t value = timer_value_ns(nv.val_sec, nv.val_nsec);
 	simple_lock(&tfd_rt_lock);
 	uint64_t s = disable_lock(&tm->wq.lock);
+	tfd_forward_locked(tm);
 	tfd_read_setting_locked(tm, &ov);
 	tm->count = 0;
 	tm->canceled = false;
+	tm->expired = false;
 	/* Linux ignores CANCEL_ON_SET but on an absolute realtime setting. */
 	tm->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) &&
 			    tfd_real(tm->clock) && value;
@@ -323,6 +341,7 @@ SYSCALL(287, timerfd_gettime)
 		return err;
 	struct kitimerspec v;
 	uint64_t s = disable_lock(&tm->wq.lock);
+	tfd_forward_locked(tm);
 	tfd_read_setting_locked(tm, &v);
 	unlock_enable(&tm->wq.lock, s);
 	file_unref(f);
