@@ -299,6 +299,13 @@ struct proc *proc_lookup(int pid);          /* referenced; proc_unref when done 
 /* The user thread with id tid (any process), referenced: thread_unref when
  * done; NULL if there is none.  t->proc stays valid while referenced. */
 struct thread *thread_lookup(int tid);
+/* The live process of thread (or process) id tid, referenced, or NULL. */
+struct proc *proc_of_tid(int tid);
+/* May the caller attach to p (ptrace, process_vm_readv)?  Linux's ptrace
+ * access check with real credentials: p is the caller, or the caller's
+ * real uid and gid are p's real, effective and saved ones, or it has
+ * CAP_SYS_PTRACE.  p->lock held. */
+bool proc_may_attach_locked(struct proc *p);
 void proc_unref(struct proc *p);
 void proc_ref(struct proc *p);              /* another reference (pidfds) */
 /* Process file descriptors (pidfd.c): a new descriptor naming p (close-on-

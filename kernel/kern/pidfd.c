@@ -233,19 +233,6 @@ static int kcmp_object(struct proc *p, int type, const void **obj)
 	return r;
 }
 
-/* The process of thread id `tid`, referenced, or NULL. */
-static struct proc *kcmp_proc(int tid)
-{
-	struct thread *t = thread_lookup(tid);
-	if (!t)
-		return NULL;
-	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
-	if (p)
-		proc_ref(p);
-	thread_unref(t);
-	return p;
-}
-
 /* kcmp(pid1, pid2, type, idx1, idx2): do two threads share a resource? */
 SYSCALL(312, kcmp)
 {
@@ -254,7 +241,7 @@ SYSCALL(312, kcmp)
 		return -EINVAL;
 	if (type == KCMP_EPOLL_TFD)
 		return -EOPNOTSUPP;           /* not kept: an epoll's target list */
-	struct proc *p1 = kcmp_proc((int)a0), *p2 = kcmp_proc((int)a1);
+	struct proc *p1 = proc_of_tid((int)a0), *p2 = proc_of_tid((int)a1);
 	int r = -ESRCH;
 	if (p1 && p2) {
 		if (type == KCMP_FILE) {

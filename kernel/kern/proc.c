@@ -207,6 +207,29 @@ struct thread *thread_lookup(int tid)
 	return pid_get(tid, PE_THREAD, true);
 }
 
+bool proc_may_attach_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&p->lock));
+	struct proc *cp = curproc();
+	if (p == cp || cap_capable(CAP_SYS_PTRACE))
+		return true;
+	const struct cred *c = &cp->cred, *t = &p->cred;
+	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&
+	       c->rgid == t->rgid && c->rgid == t->egid && c->rgid == t->sgid;
+}
+
+struct proc *proc_of_tid(int tid)
+{
+	struct thread *t = tid > 0 ? thread_lookup(tid) : NULL;
+	if (!t)
+		return NULL;
+	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
+	if (p)
+		proc_ref(p);
+	thread_unref(t);
+	return p;
+}
+
 /* The group named pgid, referenced (a named group has members, so its
  * count is not zero); NULL if none. */
 static struct pgrp *pgrp_lookup(int pgid)
@@ -1417,6 +1440,19 @@ static uint32_t cred_ruid(struct proc *c)
 	return u;
 }
 
+/* The uid, times and faults of a live child (stopped, continued, traced)
+ * for its wait report.  proctree held. */
+static void wait_fill_live_locked(struct proc *c, struct wait_result *r)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	r->uid = cred_ruid(c);
+	uint64_t ut, st;
+	proc_cputime(c, &ut, &st);
+	r->utime = ut + c->cutime;
+	r->stime = st + c->cstime;
+	r->minflt = proc_own_faults(c) + c->cminflt;
+}
+
 /*
  * The wait loop of wait4 and waitid.  idtype P_PGID with id 0 is the
  * caller's group.  Returns the child's pid, 0 (WNOHANG, none ready),
@@ -1453,12 +1489,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			unlock_enable(&c->sig.lock, s);
 			if (!report)
 				continue;
-			r->uid = cred_ruid(c);
-			uint64_t ut, st;
-			proc_cputime(c, &ut, &st);
-			r->utime = ut + c->cutime;
-			r->stime = st + c->cstime;
-			r->minflt = proc_own_faults(c) + c->cminflt;
+			wait_fill_live_locked(c, r);
 			simple_unlock(&proctree_lock);
 			return r->pid;
 		}
@@ -1503,12 +1534,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			} else {
 				continue;
 			}
-			r->uid = cred_ruid(c);
-			uint64_t ut, st;
-			proc_cputime(c, &ut, &st);
-			r->utime = ut + c->cutime;
-			r->stime = st + c->cstime;
-			r->minflt = proc_own_faults(c) + c->cminflt;   /* proctree held */
+			wait_fill_live_locked(c, r);
 			if (!(options & WNOWAIT)) {
 				c->stopsig = 0;
 				if (r->code == CLD_CONTINUED)

@@ -150,30 +150,10 @@ void ptrace_exec(struct proc *p)
 
 /* ---- the tracer's side ---- */
 
-/* The process of thread (or process) id pid, referenced, or NULL. */
-static struct proc *proc_of(int pid)
-{
-	struct thread *t = pid > 0 ? thread_lookup(pid) : NULL;
-	if (!t)
-		return NULL;
-	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
-	if (p)
-		proc_ref(p);
-	thread_unref(t);
-	return p;
-}
-
-/* May the caller attach to p?  As process_vm_readv (Linux's ptrace access
- * check with real credentials). */
 static bool may_attach(struct proc *p)
 {
-	struct proc *cp = curproc();
-	if (cap_capable(CAP_SYS_PTRACE))
-		return true;
 	simple_lock(&p->lock);
-	const struct cred *c = &cp->cred, *t = &p->cred;
-	bool ok = c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&
-		  c->rgid == t->rgid && c->rgid == t->egid && c->rgid == t->sgid;
+	bool ok = proc_may_attach_locked(p);
 	simple_unlock(&p->lock);
 	return ok;
 }
@@ -181,7 +161,7 @@ static bool may_attach(struct proc *p)
 static int attach(int pid, long req, uint64_t addr, uint64_t data)
 {
 	struct proc *me = curproc();
-	struct proc *c = proc_of(pid);
+	struct proc *c = proc_of_tid(pid);
 	if (!c)
 		return -ESRCH;
 	int r = 0;
@@ -208,7 +188,7 @@ static int attach(int pid, long req, uint64_t addr, uint64_t data)
 /* Our tracee pid, referenced, in a stop (unless any): 0 or -ESRCH. */
 static int tracee_get(int pid, bool any, struct proc **out)
 {
-	struct proc *c = proc_of(pid);
+	struct proc *c = proc_of_tid(pid);
 	if (!c)
 		return -ESRCH;
 	simple_lock(&proctree_lock);

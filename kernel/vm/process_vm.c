@@ -33,35 +33,17 @@ struct iovec_k {
 	uint64_t base, len;
 };
 
-/* May the caller attach to p (see above)?  p->lock held. */
-static bool may_attach_locked(struct proc *p)
-{
-	KASSERT(simple_lock_held(&p->lock));
-	struct proc *cp = curproc();
-	if (p == cp || cap_capable(CAP_SYS_PTRACE))
-		return true;
-	const struct cred *c = &cp->cred, *t = &p->cred;
-	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&
-	       c->rgid == t->rgid && c->rgid == t->egid && c->rgid == t->sgid;
-}
-
 /* The address space of process (or thread) pid, referenced
  * (vm_map_destroy drops it): 0, -ESRCH, -EPERM. */
 static int target_map(int pid, struct vm_map **out)
 {
-	struct thread *t = pid > 0 ? thread_lookup(pid) : NULL;
-	if (!t)
-		return -ESRCH;
-	struct proc *p = READ_ONCE(t->tg_live) ? t->proc : NULL;
-	if (p)
-		proc_ref(p);
-	thread_unref(t);
+	struct proc *p = proc_of_tid(pid);
 	if (!p)
 		return -ESRCH;
 	int r = 0;
 	simple_lock(&p->lock);
 	struct vm_map *map = p->map;
-	if (!may_attach_locked(p))
+	if (!proc_may_attach_locked(p))
 		r = -EPERM;
 	else if (!map || !vm_map_tryref(map))
 		r = -ESRCH;
