@@ -1909,6 +1909,20 @@ int proc_oom_select(void)
 	return pid;
 }
 
+/* SIGCHLD to `to` for live p's state change (code CLD_STOPPED, _CONTINUED,
+ * _TRAPPED; status its si_status), with p's CPU times; signal_send_chld
+ * drops it when `to` has SA_NOCLDSTOP (Linux).  No lock held. */
+static void send_chld_report(struct proc *to, struct proc *p, int code, int status)
+{
+	struct ksiginfo info;
+	uint64_t ut, st;
+	proc_cputime(p, &ut, &st);
+	chld_info(&info, p, SIGCHLD, ut, st);
+	info.code = code;
+	info.u.chld.status = status;
+	signal_send_chld(to, &info);
+}
+
 /* p stopped (by sig) / continued: recorded for the parent's wait
  * (WUNTRACED/WSTOPPED, WCONTINUED: reported once), the parent woken and
  * sent SIGCHLD unless its SIGCHLD action has SA_NOCLDSTOP. */
@@ -1930,14 +1944,7 @@ static void stop_cont(struct proc *p, int sig)
 	proc_ref(parent);
 	wake_proc_locked(parent);
 	simple_unlock(&proctree_lock);
-	struct ksiginfo info;
-	uint64_t ut, st;
-	proc_cputime(p, &ut, &st);
-	chld_info(&info, p, SIGCHLD, ut, st);
-	info.code = sig ? CLD_STOPPED : CLD_CONTINUED;
-	info.u.chld.status = sig ? sig : SIGCONT;
-	/* signal_send_chld drops it when the parent has SA_NOCLDSTOP. */
-	signal_send_chld(parent, &info);
+	send_chld_report(parent, p, sig ? CLD_STOPPED : CLD_CONTINUED, sig ? sig : SIGCONT);
 	proc_unref(parent);
 }
 
@@ -1952,13 +1959,7 @@ bool proc_ptrace_notify(struct proc *p, int code)
 	proc_ref(tr);
 	wake_proc_locked(tr);
 	simple_unlock(&proctree_lock);
-	struct ksiginfo info;
-	uint64_t ut, st;
-	proc_cputime(p, &ut, &st);
-	chld_info(&info, p, SIGCHLD, ut, st);
-	info.code = CLD_TRAPPED;
-	info.u.chld.status = code;
-	signal_send_chld(tr, &info);     /* not with SA_NOCLDSTOP (Linux) */
+	send_chld_report(tr, p, CLD_TRAPPED, code);
 	proc_unref(tr);
 	return true;
 }
