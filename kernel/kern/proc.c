@@ -484,21 +484,32 @@ static void uid_put(struct uidinfo *ui)
 	kfree(dead);
 }
 
-/* The calling process's real uid becomes ruid: its process count moves. */
+/*
+ * The calling process's real uid becomes ruid: its process count moves.
+ * The swap is made under p->lock: two threads changing it at once each
+ * took a reference to the new entry and dropped the old one, so the old
+ * lost a reference too many and the new one kept one (a uidinfo left
+ * behind after a grind run).  uid_get ranks below p->lock: taken first.
+ */
 int proc_set_ruid(struct proc *p, uint32_t ruid)
 {
 	KASSERT(p == curproc());
-	if (p->cred.ruid == ruid)
+	if (READ_ONCE(p->cred.ruid) == ruid)
 		return 0;
-	struct uidinfo *ui = uid_get(ruid), *old = p->uidinfo;
+	struct uidinfo *ui = uid_get(ruid), *old = NULL;
 	if (!ui)
 		return -ENOMEM;
-	fetch_and_add(&ui->nproc, 1);
-	fetch_and_add(&old->nproc, -1UL);
 	simple_lock(&p->lock);
-	p->uidinfo = ui;
-	p->cred.ruid = ruid;
+	if (p->cred.ruid != ruid) {
+		old = p->uidinfo;
+		fetch_and_add(&ui->nproc, 1);
+		fetch_and_add(&old->nproc, -1UL);
+		p->uidinfo = ui;
+		p->cred.ruid = ruid;
+		ui = NULL;                      /* the process's reference now */
+	}
 	simple_unlock(&p->lock);
+	uid_put(ui);                            /* another thread did it first */
 	uid_put(old);
 	return 0;
 }
