@@ -10,7 +10,6 @@
 
 struct proc;
 struct ksiginfo;
-struct trapframe;
 
 #define PT_RUN      0
 #define PT_STOPPED  1
@@ -53,7 +52,7 @@ bool proc_ptrace_notify(struct proc *p, int code);
 void proc_wake_waiters_locked(struct proc *p);
 /* ptrace.c */
 void ptrace_exit_locked(struct proc *p);          /* proctree held */
-void ptrace_syscall_stop(struct trapframe *tf);   /* entry or exit stop */
+void ptrace_syscall_stop(void);                   /* entry or exit stop */
 void ptrace_exec(struct proc *p);                 /* after a successful exec */
 
 #endif

@@ -122,9 +122,8 @@ void ptrace_exit_locked(struct proc *p)
 
 /* ---- stops the tracee makes itself ---- */
 
-void ptrace_syscall_stop(struct trapframe *tf)
+void ptrace_syscall_stop(void)
 {
-	(void)tf;
 	struct proc *p = curproc();
 	if (READ_ONCE(p->pt_mode) != PTRACE_SYSCALL)
 		return;
