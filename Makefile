@@ -170,7 +170,8 @@ IPC_OBJS := \
 
 NET_OBJS := \
 	net/socket.o \
-	net/unix.o
+	net/unix.o \
+	net/inet.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))

@@ -65,6 +65,10 @@
 #define ENOTSUP         EOPNOTSUPP
 #define EAFNOSUPPORT    97
 #define EADDRINUSE      98
+#define EADDRNOTAVAIL   99
+#define ENETDOWN       100
+#define ENETUNREACH    101
+#define ECONNABORTED   103
 #define ECONNRESET     104
 #define ENOBUFS        105
 #define EISCONN        106

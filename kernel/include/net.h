@@ -24,7 +24,68 @@ struct file;
 
 #define AF_UNSPEC 0
 #define AF_UNIX   1
+#define AF_INET   2
+#define AF_INET6  10
 #define AF_MAX    46
+
+#define IPPROTO_IP     0
+#define IPPROTO_ICMP   1
+#define IPPROTO_TCP    6
+#define IPPROTO_UDP    17
+#define IPPROTO_IPV6   41
+#define IPPROTO_ICMPV6 58
+
+/* IPPROTO_IP options */
+#define IP_TOS          1
+#define IP_TTL          2
+#define IP_RECVOPTS     6
+#define IP_RETOPTS      7
+#define IP_PKTINFO      8
+#define IP_MTU_DISCOVER 10
+#define IP_RECVERR      11
+#define IP_RECVTTL      12
+#define IP_RECVTOS      13
+#define IP_MTU          14
+#define IP_FREEBIND     15
+#define IP_TRANSPARENT  19
+#define IP_RECVORIGDSTADDR 20
+#define IP_BIND_ADDRESS_NO_PORT 24
+#define IP_MULTICAST_TTL  33
+#define IP_MULTICAST_LOOP 34
+/* IPPROTO_IPV6 options */
+#define IPV6_UNICAST_HOPS   16
+#define IPV6_MULTICAST_HOPS 18
+#define IPV6_MULTICAST_LOOP 19
+#define IPV6_MTU_DISCOVER   23
+#define IPV6_MTU            24
+#define IPV6_RECVERR        25
+#define IPV6_V6ONLY         26
+#define IPV6_RECVPKTINFO    49
+#define IPV6_RECVHOPLIMIT   51
+#define IPV6_RECVTCLASS     66
+#define IPV6_TCLASS         67
+/* IPPROTO_TCP options */
+#define TCP_NODELAY       1
+#define TCP_MAXSEG        2
+#define TCP_CORK          3
+#define TCP_KEEPIDLE      4
+#define TCP_KEEPINTVL     5
+#define TCP_KEEPCNT       6
+#define TCP_SYNCNT        7
+#define TCP_LINGER2       8
+#define TCP_DEFER_ACCEPT  9
+#define TCP_WINDOW_CLAMP  10
+#define TCP_INFO          11
+#define TCP_QUICKACK      12
+#define TCP_CONGESTION    13
+#define TCP_USER_TIMEOUT  18
+#define TCP_FASTOPEN      23
+#define TCP_NOTSENT_LOWAT 25
+#define TCP_FASTOPEN_CONNECT 30
+/* IPPROTO_UDP options */
+#define UDP_CORK    1
+#define UDP_SEGMENT 103
+#define UDP_GRO     104
 
 #define SOCK_STREAM    1
 #define SOCK_DGRAM     2
@@ -48,13 +109,20 @@ struct file;
 #define SO_OOBINLINE  10
 #define SO_PRIORITY   12
 #define SO_LINGER     13
+#define SO_REUSEPORT  15
 #define SO_PASSCRED   16
 #define SO_PEERCRED   17
+#define SO_RCVLOWAT   18
+#define SO_SNDLOWAT   19
 #define SO_RCVTIMEO   20
 #define SO_SNDTIMEO   21
+#define SO_BINDTODEVICE 25
+#define SO_TIMESTAMP  29
 #define SO_ACCEPTCONN 30
 #define SO_SNDBUFFORCE 32
 #define SO_RCVBUFFORCE 33
+#define SO_TIMESTAMPNS 35
+#define SO_MARK       36
 #define SO_PROTOCOL   38
 #define SO_DOMAIN     39
 
@@ -79,6 +147,7 @@ struct file;
 
 #define UNIX_PATH_MAX 108
 #define SUN_LEN_MAX   (2 + UNIX_PATH_MAX)      /* sizeof(struct sockaddr_un) */
+#define SOCKADDR_MAX  128                      /* sizeof(struct sockaddr_storage) */
 
 /* struct ucred (SO_PEERCRED, SCM_CREDENTIALS). */
 struct kucred {
@@ -89,7 +158,7 @@ struct kucred {
 /* A socket address in kernel memory. */
 struct ksockaddr {
 	uint32_t len;                    /* bytes used (0: none) */
-	char b[SUN_LEN_MAX];
+	char b[SOCKADDR_MAX];
 };
 
 /* Iterator over a user iovec array (kernel copy of the vector). */
@@ -157,11 +226,17 @@ struct poll_head *unix_poll_head(struct usock *s);
 /* The file of socket s is made (socket, socketpair, accept). */
 void unix_set_file(struct usock *s, struct file *f);
 int unix_type(struct usock *s);
+int unix_family(struct usock *s);
 /* file_ops.unref_hint: a reference to a unix socket file went (not the
  * last): descriptors in flight may have become garbage. */
 void unix_gc_hint(void);
 /* The bytes waiting (FIONREAD) */
 int unix_inq(struct usock *s);
+
+/* ---- inet.c (AF_INET, AF_INET6 on the loopback; the engine of unix.c) ---- */
+int inet_create(int family, int type, int protocol, struct usock **out);
+int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len);
+int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *len);
 
 /* socket.c, for sys_file.c: a socket file's stat mode (false if not a
  * socket), readv/writev on it. */

@@ -125,6 +125,7 @@ struct cred {
 #define CAP_SETUID 7
 #define CAP_SETPCAP 8
 #define CAP_LINUX_IMMUTABLE 9
+#define CAP_NET_BIND_SERVICE 10
 #define CAP_NET_ADMIN 12
 #define CAP_NET_RAW 13
 #define CAP_IPC_LOCK 14

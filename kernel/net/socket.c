@@ -1,8 +1,9 @@
 /*
  * The socket layer (net.h): the socket system calls with Linux x86_64
  * numbers and errors, the socket file (read, write, poll, close), and the
- * user's msghdr, iovecs and control messages.  The one family is AF_UNIX
- * (unix.c); every other gives EAFNOSUPPORT.
+ * user's msghdr, iovecs and control messages.  The families are AF_UNIX
+ * (unix.c) and AF_INET and AF_INET6 on the loopback (inet.c, on unix.c's
+ * engine); every other gives EAFNOSUPPORT.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -237,7 +238,7 @@ static int addr_in(struct ksockaddr *a, uint64_t uaddr, uint64_t len)
 	a->len = 0;
 	if (len == 0)
 		return 0;
-	if ((int)len < 0 || len > SUN_LEN_MAX)
+	if ((int)len < 0 || len > SOCKADDR_MAX)
 		return -EINVAL;
 	if (copyin(a->b, (void *)uaddr, len))
 		return -EFAULT;
@@ -248,7 +249,7 @@ static int addr_in(struct ksockaddr *a, uint64_t uaddr, uint64_t len)
 /* A unix address for bind/connect: family AF_UNIX, 2 < len: 0 or -EINVAL. */
 static int addr_check_unix(const struct ksockaddr *a, bool bind)
 {
-	if (a->len < 2 || a->b[0] != AF_UNIX || a->b[1] != 0)
+	if (a->len < 2 || a->len > SUN_LEN_MAX || a->b[0] != AF_UNIX || a->b[1] != 0)
 		return -EINVAL;
 	if (a->len == 2 && !bind)
 		return -EINVAL;
@@ -283,9 +284,16 @@ static int check_family_type(int domain, int type, int *flags)
 		return -EINVAL;
 	if (domain < 0 || domain >= AF_MAX)
 		return -EAFNOSUPPORT;
-	if (domain != AF_UNIX)
+	if (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6)
 		return -EAFNOSUPPORT;
 	return 0;
+}
+
+static int sock_create(int domain, int type, int protocol, struct usock **s)
+{
+	if (domain == AF_UNIX)
+		return unix_create(type, protocol, s);
+	return inet_create(domain, type, protocol, s);
 }
 
 SYSCALL(41, socket)
@@ -295,7 +303,7 @@ SYSCALL(41, socket)
 	if (r)
 		return r;
 	struct usock *s;
-	r = unix_create((int)a1 & SOCK_TYPE_MASK, (int)a2, &s);
+	r = sock_create((int)a0, (int)a1 & SOCK_TYPE_MASK, (int)a2, &s);
 	if (r)
 		return r;
 	return sock_install(s, flags);
@@ -307,6 +315,8 @@ SYSCALL(53, socketpair)
 	int r = check_family_type((int)a0, (int)a1, &flags);
 	if (r)
 		return r;
+	if ((int)a0 != AF_UNIX)
+		return -EOPNOTSUPP;              /* Linux: no pairs of internet sockets */
 	struct usock *s1, *s2;
 	r = unix_create((int)a1 & SOCK_TYPE_MASK, (int)a2, &s1);
 	if (r)
@@ -347,7 +357,7 @@ SYSCALL(49, bind)
 	if (r)
 		return r;
 	r = addr_in(&a, a1, a2);
-	if (r == 0)
+	if (r == 0 && unix_family(s) == AF_UNIX)
 		r = addr_check_unix(&a, true);
 	if (r == 0)
 		r = unix_bind(s, &a);
@@ -467,13 +477,16 @@ SYSCALL(54, setsockopt)
 		return r;
 	int level = (int)a1, opt = (int)a2;
 	uint32_t len = (uint32_t)a4;
-	char buf[16];
-	if (level != SOL_SOCKET)
+	char buf[32];
+	bool inet = unix_family(s) != AF_UNIX;
+	if (level != SOL_SOCKET && !inet)
 		r = -EOPNOTSUPP;                 /* Linux: AF_UNIX has no other level */
 	else if ((int)len < 0)
 		r = -EINVAL;
 	else if (copyin(buf, (void *)a3, MIN(len, sizeof(buf))))
 		r = -EFAULT;
+	else if (level != SOL_SOCKET)
+		r = inet_setsockopt(s, level, opt, buf, MIN(len, sizeof(buf)));
 	else
 		r = unix_setsockopt(s, opt, buf, MIN(len, sizeof(buf)));
 	file_unref(f);
@@ -489,14 +502,17 @@ SYSCALL(55, getsockopt)
 		return r;
 	int level = (int)a1, opt = (int)a2;
 	int32_t have;
-	char buf[16];
+	char buf[256];                       /* struct tcp_info */
 	uint32_t len = 0;
-	if (level != SOL_SOCKET)
+	bool inet = unix_family(s) != AF_UNIX;
+	if (level != SOL_SOCKET && !inet)
 		r = -EOPNOTSUPP;                 /* Linux: AF_UNIX has no other level */
 	else if (copyin(&have, (void *)a4, sizeof(have)))
 		r = -EFAULT;
 	else if (have < 0)
 		r = -EINVAL;
+	else if (level != SOL_SOCKET)
+		r = inet_getsockopt(s, level, opt, buf, &len);
 	else
 		r = unix_getsockopt(s, opt, buf, &len);
 	file_unref(f);

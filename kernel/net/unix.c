@@ -50,88 +50,21 @@
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
+#include "sockpriv.h"
 
-#define UNIX_BUF_DEFAULT 212992          /* Linux's wmem_default/rmem_default */
-#define UNIX_BUF_MAX     (2 * 212992)
-#define UNIX_BUF_MIN     4608
-#define STREAM_CHUNK     65536           /* bytes per stream message */
-#define SOMAXCONN        4096
-#define DGRAM_QLEN       512             /* messages queued on a datagram socket */
-
-enum { US_UNCONNECTED, US_LISTEN, US_CONNECTING, US_CONNECTED };
-#define RCV_SHUT  1
-#define SEND_SHUT 2
-
-/* A message in a receive queue.  Lock key: (s) the queue's socket lock;
- * [I] set before it is queued. */
-struct umsg {
-	struct umsg *next;               /* (s) */
-	size_t len;                      /* [I] data bytes */
-	size_t off;                      /* (s)+io: bytes already read (stream) */
-	struct file **fds;               /* (n)+(s) SCM_RIGHTS, NULL once taken */
-	int nfds;                        /* (n)+(s) */
-	struct kucred cred;              /* [I] the sender's */
-	struct ksockaddr from;           /* [I] the sender's address */
-	char data[];
-};
-
-/*
- * Lock key: (s) lock, (n) the name table lock, (io) io lock held to remove
- * from the queue's head, [a] atomic, [I] immutable.  Fields read without
- * the lock for sleeping (READ_ONCE) are re-checked under the waitq lock
- * after every change is followed by a wakeup.
- */
-struct usock {
-	struct complex_lock io;          /* readers, across the copy out */
-	struct simple_lock lock;
-	struct waitq rwait;              /* readers (data) and acceptors (one woken) */
-	struct waitq wwait;              /* writers to this socket (room), connectors */
-	struct poll_head ph;
-	struct fasync *fasync;           /* (fasync lock) O_ASYNC files of it (fown.h) */
-	volatile uint64_t refcnt;        /* [a] file + peers + listener queue */
-	int type;                        /* [I] */
-	volatile int state;              /* (s) US_* */
-	volatile int shut;               /* (s) RCV_SHUT, SEND_SHUT */
-	volatile bool dead;              /* (s) released */
-	int err;                         /* (s) SO_ERROR */
-	struct usock *peer;              /* (s) referenced */
-	struct umsg *qhead, *qtail;      /* (s) receive queue */
-	volatile size_t qbytes;          /* (s) data bytes queued */
-	volatile int qlen;               /* (s) messages queued */
-	struct usock *acc_head, *acc_tail; /* (s) listener: embryos */
-	struct usock *acc_next;          /* (s of the listener) */
-	volatile int nacc;               /* (s) embryos queued */
-	int backlog;                     /* (s) */
-	bool passcred;                   /* (s) SO_PASSCRED */
-	uint32_t oflags;                 /* (s) the generic flag options: bit SO_x set */
-	int priority;                    /* (s) SO_PRIORITY */
-	int linger;                      /* (s) SO_LINGER seconds, with bit SO_LINGER */
-	int sndbuf, rcvbuf;              /* (s) */
-	uint64_t rcvtimeo, sndtimeo;     /* (s) ns, 0: none */
-	struct kucred peercred;          /* (s) SO_PEERCRED */
-	struct kucred cred;              /* (s) at listen / connect */
-	struct ksockaddr *addr;          /* (n) bound (or a listener's, accepted) */
-	bool in_table;                   /* (n) the name table names it */
-	struct inode *bound_ip;          /* (n) path name's inode (referenced) */
-	struct file *file;               /* (n) its file (NULL: embryo) */
-	volatile uint32_t inflight;      /* (n)+(s of the queue) refs of file in queues */
-	struct usock *all_next, *all_prev; /* (n) all sockets */
-	bool gc_cand, gc_mark;           /* (n) collector */
-};
-
-static struct simple_lock names_lock = SIMPLE_LOCK_INIT(LC_UNIX_NAMES);
+struct simple_lock names_lock = SIMPLE_LOCK_INIT(LC_UNIX_NAMES);
 static struct usock *all_socks;          /* (n) */
 static volatile uint64_t total_inflight; /* [a] descriptors of unix sockets in flight */
 static uint32_t autobind_next;           /* (n) */
 
 /* ---- references and creation ---- */
 
-static void sock_ref(struct usock *s)
+void usock_ref(struct usock *s)
 {
 	fetch_and_add(&s->refcnt, 1);
 }
 
-static void sock_unref(struct usock *s)
+void usock_unref(struct usock *s)
 {
 	if (!s || fetch_and_add(&s->refcnt, -1UL) != 1)
 		return;
@@ -148,7 +81,7 @@ static void cred_self(struct kucred *c)
 	c->gid = p->cred.egid;
 }
 
-static struct usock *usock_new(int type)
+struct usock *usock_new(int type)
 {
 	struct usock *s = kzalloc(sizeof(*s));
 	if (!s)
@@ -160,7 +93,9 @@ static struct usock *usock_new(int type)
 	poll_head_init(&s->ph);
 	s->refcnt = 1;
 	s->type = type;
+	s->family = AF_UNIX;
 	s->sndbuf = s->rcvbuf = UNIX_BUF_DEFAULT;
+	s->rcvlowat = 1;
 	s->peercred.pid = 0;
 	s->peercred.uid = s->peercred.gid = ~0u;
 	simple_lock(&names_lock);
@@ -199,6 +134,11 @@ int unix_type(struct usock *s)
 	return s->type;
 }
 
+int unix_family(struct usock *s)
+{
+	return s->family;
+}
+
 struct poll_head *unix_poll_head(struct usock *s)
 {
 	return &s->ph;
@@ -206,7 +146,7 @@ struct poll_head *unix_poll_head(struct usock *s)
 
 /* Wake the sleepers of wq (all, or one) and the pollers of s for events.
  * No lock held. */
-static void wake(struct usock *s, struct waitq *wq, bool one, uint32_t events)
+void usock_wake(struct usock *s, struct waitq *wq, bool one, uint32_t events)
 {
 	if (wq) {
 		uint64_t x = disable_lock(&wq->lock);
@@ -233,8 +173,8 @@ int unix_fasync(struct usock *s, struct file *f, int fd, bool on)
 
 static void wake_all(struct usock *s)
 {
-	wake(s, &s->rwait, false, 0);
-	wake(s, &s->wwait, false, POLL_ANY);
+	usock_wake(s, &s->rwait, false, 0);
+	usock_wake(s, &s->wwait, false, POLL_ANY);
 }
 
 /* ---- messages ---- */
@@ -250,7 +190,7 @@ static struct umsg *umsg_alloc(size_t len)
 }
 
 /* Drop the descriptors m still carries (inflight already adjusted). */
-static void umsg_free(struct umsg *m)
+void umsg_free(struct umsg *m)
 {
 	for (int i = 0; i < m->nfds; i++)
 		file_unref(m->fds[i]);
@@ -336,7 +276,7 @@ static struct umsg *queue_take_locked(struct usock *r)
 
 /* One interruptible sleep on wq (its lock held) with an optional deadline:
  * 0, -EINTR, -EAGAIN (timed out). */
-static int sleep_on_locked(struct waitq *wq, uint64_t deadline)
+int usock_sleep_locked(struct waitq *wq, uint64_t deadline)
 {
 	KASSERT(simple_lock_held(&wq->lock));
 	if (!deadline)
@@ -347,7 +287,7 @@ static int sleep_on_locked(struct waitq *wq, uint64_t deadline)
 	return r == -ETIMEDOUT ? -EAGAIN : r;
 }
 
-static uint64_t deadline_of(uint64_t timeo)
+uint64_t usock_deadline(uint64_t timeo)
 {
 	return timeo ? time_monotonic_ns() + timeo : 0;
 }
@@ -370,7 +310,7 @@ static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, 
 		if (ip ? s->bound_ip == ip :
 		    (!s->bound_ip && s->type == type && s->addr->len == a->len &&
 		     !memcmp(s->addr->b, a->b, a->len))) {
-			sock_ref(s);
+			usock_ref(s);
 			return s;
 		}
 	}
@@ -419,6 +359,8 @@ static int path_create(const struct ksockaddr *a, struct inode **ip)
 
 int unix_bind(struct usock *s, const struct ksockaddr *a)
 {
+	if (s->family != AF_UNIX)
+		return inet_bind(s, a);
 	struct ksockaddr *na = kmalloc(sizeof(*na), 0);
 	if (!na)
 		return -ENOMEM;
@@ -519,12 +461,14 @@ static int find_target(const struct ksockaddr *a, int type, struct usock **out)
 
 int unix_getname(struct usock *s, bool peer, struct ksockaddr *a)
 {
+	if (s->family != AF_UNIX)
+		return inet_getname(s, peer, a);
 	struct usock *t = s;
 	if (peer) {
 		simple_lock(&s->lock);
 		t = s->state == US_CONNECTED || (s->type == SOCK_DGRAM && s->peer) ? s->peer : NULL;
 		if (t)
-			sock_ref(t);
+			usock_ref(t);
 		simple_unlock(&s->lock);
 		if (!t)
 			return -ENOTCONN;
@@ -538,7 +482,7 @@ int unix_getname(struct usock *s, bool peer, struct ksockaddr *a)
 	a->b[0] = AF_UNIX;
 	a->b[1] = 0;
 	if (peer)
-		sock_unref(t);
+		usock_unref(t);
 	return 0;
 }
 
@@ -548,8 +492,8 @@ int unix_pair(struct usock *a, struct usock *b)
 {
 	struct kucred c;
 	cred_self(&c);
-	sock_ref(a);
-	sock_ref(b);
+	usock_ref(a);
+	usock_ref(b);
 	a->peer = b;
 	b->peer = a;
 	a->peercred = b->peercred = c;
@@ -566,9 +510,17 @@ int unix_listen(struct usock *s, int backlog)
 	if ((unsigned)backlog > SOMAXCONN)
 		backlog = SOMAXCONN;
 	int r = 0;
-	simple_lock(&names_lock);
-	bool bound = s->addr != NULL;
-	simple_unlock(&names_lock);
+	bool bound;
+	if (s->family != AF_UNIX) {
+		r = inet_listen_check(s);        /* an unbound socket gets a port */
+		if (r)
+			return r;
+		bound = true;
+	} else {
+		simple_lock(&names_lock);
+		bound = s->addr != NULL;
+		simple_unlock(&names_lock);
+	}
 	simple_lock(&s->lock);
 	if (!bound || (s->state != US_UNCONNECTED && s->state != US_LISTEN)) {
 		r = -EINVAL;
@@ -580,7 +532,7 @@ int unix_listen(struct usock *s, int backlog)
 	}
 	simple_unlock(&s->lock);
 	if (r == 0)
-		wake(s, &s->wwait, false, 0);     /* connectors waiting for room */
+		usock_wake(s, &s->wwait, false, 0);     /* connectors waiting for room */
 	return r;
 }
 
@@ -593,7 +545,7 @@ static int dgram_connect(struct usock *s, const struct ksockaddr *a)
 		if (r)
 			return r;
 		if (t->type != s->type) {
-			sock_unref(t);
+			usock_unref(t);
 			return -EPROTOTYPE;
 		}
 	}
@@ -601,7 +553,7 @@ static int dgram_connect(struct usock *s, const struct ksockaddr *a)
 	struct usock *old = s->peer;
 	s->peer = t;
 	simple_unlock(&s->lock);
-	sock_unref(old);
+	usock_unref(old);
 	return 0;
 }
 
@@ -612,14 +564,71 @@ static int wait_backlog(struct usock *t, uint64_t deadline)
 	uint64_t x = disable_lock(&t->wwait.lock);
 	while (READ_ONCE(t->nacc) > READ_ONCE(t->backlog) && READ_ONCE(t->state) == US_LISTEN &&
 	       !READ_ONCE(t->dead) && r == 0)
-		r = sleep_on_locked(&t->wwait, deadline);
+		r = usock_sleep_locked(&t->wwait, deadline);
 	unlock_enable(&t->wwait.lock, x);
 	return r;
 }
 
+static int connect_to(struct usock *s, struct usock *t, const struct inet_ep *dst, bool nonblock);
+
+/* connect(2) of an internet socket (nonblock: Linux's answer is always
+ * EINPROGRESS, the outcome is in SO_ERROR). */
+static int inet_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
+{
+	if (s->type == SOCK_DGRAM)
+		return inet_udp_connect(s, a);
+	if (a->len >= 2 && a->b[0] == AF_UNSPEC && a->b[1] == 0) {
+		/* Linux: a disconnect (of a connection: reset) */
+		if (READ_ONCE(s->state) == US_CONNECTED)
+			unix_shutdown(s, SHUT_RDWR);
+		return 0;
+	}
+	simple_lock(&s->lock);
+	bool pending = s->in.nb_pending;    /* an EINPROGRESS not yet reported */
+	s->in.nb_pending = false;
+	int r = pending ? (s->state == US_CONNECTED ? 0 : -s->err) : 0;
+	if (pending)
+		s->err = 0;
+	bool done = pending && (r || s->state == US_CONNECTED);
+	simple_unlock(&s->lock);
+	if (done)
+		return r;                        /* Linux: the outcome, once */
+	struct inet_ep dst;
+	r = inet_dest(s, a, &dst);
+	if (r)
+		return r;
+	r = inet_autobind(s);
+	if (r)
+		return r == -EAGAIN ? -EADDRNOTAVAIL : r;
+	struct usock *t = inet_find_listener(&dst);
+	if (!t) {
+		r = -ECONNREFUSED;
+	} else {
+		struct inet_ep src;
+		simple_lock(&names_lock);
+		inet_source_locked(s, &dst, &src);
+		simple_unlock(&names_lock);
+		inet_set_local(s, &src);
+		r = connect_to(s, t, &dst, nonblock);
+	}
+	if (!nonblock || r == -EAGAIN || r == -EISCONN || r == -EALREADY || r == -EINVAL)
+		return r;
+	simple_lock(&s->lock);
+	s->in.nb_pending = true;
+	if (r)
+		s->err = -r;
+	simple_unlock(&s->lock);
+	if (r)
+		wake_all(s);
+	return -EINPROGRESS;
+}
+
 int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 {
-	if (a->len < 2 || (a->b[0] != AF_UNIX && !(s->type == SOCK_DGRAM && a->b[0] == AF_UNSPEC)))
+	if (s->family != AF_UNIX)
+		return inet_connect(s, a, nonblock);
+	if (a->len < 2 || a->len > SUN_LEN_MAX ||
+	    (a->b[0] != AF_UNIX && !(s->type == SOCK_DGRAM && a->b[0] == AF_UNSPEC)))
 		return -EINVAL;
 	if (s->type == SOCK_DGRAM)
 		return dgram_connect(s, a);
@@ -629,13 +638,28 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	int r = find_target(a, s->type, &t);
 	if (r)
 		return r;
+	return connect_to(s, t, NULL, nonblock);
+}
+
+/* Connect stream socket s to listener t (referenced; the reference is
+ * dropped): a new socket paired with s is queued on t.  dst: an internet
+ * connection's destination, the new socket's name (NULL: AF_UNIX). */
+static int connect_to(struct usock *s, struct usock *t, const struct inet_ep *dst, bool nonblock)
+{
+	int r = 0;
 	struct usock *e = usock_new(s->type);
-	struct ksockaddr *eaddr = kmalloc(sizeof(*eaddr), 0);
-	if (!e || !eaddr) {
+	struct ksockaddr *eaddr = dst ? NULL : kmalloc(sizeof(*eaddr), 0);
+	if (e && dst) {
+		e->family = t->family;
+		e->protocol = t->protocol;
+		inet_init_sock(e);
+		inet_set_local(e, dst);
+	}
+	if (!e || (!dst && !eaddr)) {
 		if (e)
 			unix_release(e);      /* off the list of all sockets too */
 		kfree(eaddr);
-		sock_unref(t);
+		usock_unref(t);
 		return -ENOMEM;
 	}
 	simple_lock(&s->lock);
@@ -658,10 +682,12 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 		goto undo;
 	}
 	/* the listener's address (a listener is bound: set once) */
-	simple_lock(&names_lock);
-	*eaddr = *t->addr;
-	simple_unlock(&names_lock);
-	uint64_t deadline = deadline_of(timeo);
+	if (eaddr) {
+		simple_lock(&names_lock);
+		*eaddr = *t->addr;
+		simple_unlock(&names_lock);
+	}
+	uint64_t deadline = usock_deadline(timeo);
 	for (;;) {
 		simple_lock(&t->lock);
 		if (t->state != US_LISTEN || t->dead) {
@@ -689,9 +715,13 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	e->sndbuf = t->sndbuf;
 	e->rcvbuf = t->rcvbuf;
 	e->passcred = t->passcred;
-	sock_ref(s);
+	if (dst) {
+		e->oflags = t->oflags;
+		memcpy(e->in.opt, t->in.opt, sizeof(e->in.opt));   /* inherited, as Linux */
+	}
+	usock_ref(s);
 	e->peer = s;
-	sock_ref(e);                      /* the listener's queue's */
+	usock_ref(e);                      /* the listener's queue's */
 	if (t->acc_tail)
 		t->acc_tail->acc_next = e;
 	else
@@ -705,8 +735,8 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	s->peercred = tc;
 	s->state = US_CONNECTED;
 	simple_unlock(&s->lock);
-	wake(t, &t->rwait, true, POLLIN | POLLRDNORM);   /* one acceptor */
-	sock_unref(t);
+	usock_wake(t, &t->rwait, true, POLLIN | POLLRDNORM);   /* one acceptor */
+	usock_unref(t);
 	return 0;
 undo:
 	simple_lock(&s->lock);
@@ -715,7 +745,7 @@ undo:
 fail:
 	kfree(eaddr);
 	unix_release(e);
-	sock_unref(t);
+	usock_unref(t);
 	return r;
 }
 
@@ -724,7 +754,7 @@ int unix_accept(struct usock *s, bool nonblock, struct usock **out)
 	if (s->type == SOCK_DGRAM)
 		return -EOPNOTSUPP;
 	simple_lock(&s->lock);
-	uint64_t deadline = deadline_of(s->rcvtimeo);
+	uint64_t deadline = usock_deadline(s->rcvtimeo);
 	simple_unlock(&s->lock);
 	bool slept = false;
 	for (;;) {
@@ -742,9 +772,9 @@ int unix_accept(struct usock *s, bool nonblock, struct usock **out)
 			s->nacc--;
 			bool more = s->acc_head != NULL;
 			simple_unlock(&s->lock);
-			wake(s, &s->wwait, true, 0);           /* one connector waiting for room */
+			usock_wake(s, &s->wwait, true, 0);           /* one connector waiting for room */
 			if (more && slept)
-				wake(s, &s->rwait, true, 0);   /* pass it on */
+				usock_wake(s, &s->rwait, true, 0);   /* pass it on */
 			*out = e;                              /* the queue's reference */
 			return 0;
 		}
@@ -754,13 +784,13 @@ int unix_accept(struct usock *s, bool nonblock, struct usock **out)
 		int r = 0;
 		uint64_t x = disable_lock(&s->rwait.lock);
 		while (!READ_ONCE(s->acc_head) && READ_ONCE(s->state) == US_LISTEN && r == 0)
-			r = sleep_on_locked(&s->rwait, deadline);
+			r = usock_sleep_locked(&s->rwait, deadline);
 		unlock_enable(&s->rwait.lock, x);
 		slept = true;
 		if (r) {
 			/* a wakeup meant for us must not be lost */
 			if (READ_ONCE(s->acc_head))
-				wake(s, &s->rwait, true, 0);
+				usock_wake(s, &s->rwait, true, 0);
 			return r;
 		}
 	}
@@ -772,10 +802,13 @@ int unix_shutdown(struct usock *s, int how)
 		return -EINVAL;
 	int mode = how + 1;              /* RCV_SHUT, SEND_SHUT or both */
 	simple_lock(&s->lock);
+	/* Linux inet_shutdown: an unconnected socket is shut, but ENOTCONN */
+	int r = s->family == AF_UNIX || s->state == US_CONNECTED || s->state == US_LISTEN ||
+		s->in.dst_set ? 0 : -ENOTCONN;
 	s->shut |= mode;
 	struct usock *p = s->type != SOCK_DGRAM && s->state == US_CONNECTED ? s->peer : NULL;
 	if (p)
-		sock_ref(p);
+		usock_ref(p);
 	simple_unlock(&s->lock);
 	if (p) {
 		int pm = (mode & RCV_SHUT ? SEND_SHUT : 0) | (mode & SEND_SHUT ? RCV_SHUT : 0);
@@ -783,10 +816,10 @@ int unix_shutdown(struct usock *s, int how)
 		p->shut |= pm;
 		simple_unlock(&p->lock);
 		wake_all(p);
-		sock_unref(p);
+		usock_unref(p);
 	}
 	wake_all(s);
-	return 0;
+	return r;
 }
 
 /* Release socket s (its file went, or an embryo nobody accepted). */
@@ -794,6 +827,8 @@ void unix_release(struct usock *s)
 {
 	struct inode *ip = NULL;
 	simple_lock(&names_lock);
+	if (s->family != AF_UNIX)
+		inet_unbind_locked(s);
 	if (s->in_table) {
 		s->in_table = false;
 		ip = s->bound_ip;
@@ -808,7 +843,9 @@ void unix_release(struct usock *s)
 	s->file = NULL;
 	simple_lock(&s->lock);
 	s->dead = true;
-	bool unread = s->qhead != NULL;
+	/* unread data, or an internet socket lingering 0 s: a reset */
+	bool unread = s->qhead != NULL ||
+		      (s->family != AF_UNIX && (s->oflags & (1ull << SO_LINGER)) && s->linger == 0);
 	struct umsg *q = queue_take_locked(s);
 	struct usock *p = s->peer, *emb = s->acc_head;
 	s->peer = NULL;
@@ -830,7 +867,7 @@ void unix_release(struct usock *s)
 		}
 		simple_unlock(&p->lock);
 		wake_all(p);
-		sock_unref(p);
+		usock_unref(p);
 	}
 	while (emb) {
 		struct usock *n = emb->acc_next;
@@ -841,7 +878,7 @@ void unix_release(struct usock *s)
 	umsg_free_list(q);
 	if (ip)
 		vnode_put(ip);
-	sock_unref(s);
+	usock_unref(s);
 }
 
 /* ---- sending ---- */
@@ -861,7 +898,7 @@ static int wait_room(struct usock *r, int sndbuf, uint64_t deadline)
 	uint64_t x = disable_lock(&r->wwait.lock);
 	while (!has_room(r, sndbuf) && !READ_ONCE(r->dead) && !(READ_ONCE(r->shut) & RCV_SHUT) &&
 	       e == 0)
-		e = sleep_on_locked(&r->wwait, deadline);
+		e = usock_sleep_locked(&r->wwait, deadline);
 	unlock_enable(&r->wwait.lock, x);
 	return e;
 }
@@ -878,7 +915,7 @@ static int send_peer(struct usock *s, struct usock **out)
 	else if (!s->peer)
 		r = s->type == SOCK_DGRAM ? -ENOTCONN : -EPIPE;
 	else
-		sock_ref(*out = s->peer);
+		usock_ref(*out = s->peer);
 	simple_unlock(&s->lock);
 	return r;
 }
@@ -905,7 +942,7 @@ static int deliver(struct usock *s, struct usock *r, struct umsg *m, bool force)
 	if (m->nfds)
 		simple_unlock(&names_lock);
 	if (e == 0)
-		wake(r, &r->rwait, false, POLLIN | POLLRDNORM);
+		usock_wake(r, &r->rwait, false, POLLIN | POLLRDNORM);
 	return e;
 }
 
@@ -940,6 +977,23 @@ static struct umsg *build(struct usock *s, struct kmsg *km, size_t len, bool fir
 	return m;
 }
 
+struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err)
+{
+	return build(s, km, len, true, err);
+}
+
+bool usock_enqueue_dgram(struct usock *r, struct umsg *m)
+{
+	simple_lock(&r->lock);
+	bool ok = !r->dead && !(r->shut & RCV_SHUT) && inet_dgram_room_locked(r, m->len);
+	if (ok)
+		enqueue_locked(r, m);
+	simple_unlock(&r->lock);
+	if (ok)
+		usock_wake(r, &r->rwait, false, POLLIN | POLLRDNORM);
+	return ok;
+}
+
 static void pipe_error(struct kmsg *km)
 {
 	if (!(km->flags & MSG_NOSIGNAL))
@@ -949,26 +1003,29 @@ static void pipe_error(struct kmsg *km)
 static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	struct usock *p;
-	/* Linux: a packet socket ignores the address, a stream refuses it */
-	if (km->name.len && s->type == SOCK_STREAM)
+	/* Linux: a packet socket ignores the address, a stream refuses it,
+	 * TCP ignores it */
+	if (km->name.len && s->type == SOCK_STREAM && s->family == AF_UNIX)
 		return READ_ONCE(s->state) == US_CONNECTED ? -EISCONN : -EOPNOTSUPP;
 	int e = send_peer(s, &p);
+	if (e == -ENOTCONN && s->family != AF_UNIX)
+		e = -EPIPE;                      /* Linux tcp_sendmsg */
 	if (e) {
 		if (e == -EPIPE)
 			pipe_error(km);
 		return e;
 	}
-	uint64_t deadline = deadline_of(READ_ONCE(s->sndtimeo));
+	uint64_t deadline = usock_deadline(READ_ONCE(s->sndtimeo));
 	size_t total = km->iov.left, sent = 0;
 	bool packet = s->type == SOCK_SEQPACKET;
 	if (!packet && total == 0) {
 		/* Linux: nothing is queued (an empty message would read as
 		 * end of file); descriptors sent with no data are dropped */
-		sock_unref(p);
+		usock_unref(p);
 		return 0;
 	}
 	if (packet && total > (size_t)READ_ONCE(s->sndbuf) - 32) {
-		sock_unref(p);
+		usock_unref(p);
 		return -EMSGSIZE;
 	}
 	do {
@@ -995,7 +1052,7 @@ static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
 		}
 		sent += k;
 	} while (sent < total);
-	sock_unref(p);
+	usock_unref(p);
 	return sent ? (ssize_t)sent : e;
 }
 
@@ -1004,13 +1061,13 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 	struct usock *r;
 	int e;
 	if (km->name.len) {
-		if (km->name.len < 2 || km->name.b[0] != AF_UNIX || km->name.len <= 2)
+		if (km->name.len <= 2 || km->name.len > SUN_LEN_MAX || km->name.b[0] != AF_UNIX)
 			return -EINVAL;
 		e = find_target(&km->name, s->type, &r);
 		if (e)
 			return e;
 		if (r->type != SOCK_DGRAM) {
-			sock_unref(r);
+			usock_unref(r);
 			return -EPROTOTYPE;
 		}
 		simple_lock(&s->lock);
@@ -1023,7 +1080,7 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 		if (e == -EPIPE) {
 			pipe_error(km);
 			if (km->name.len)
-				sock_unref(r);
+				usock_unref(r);
 		}
 		return e;
 	}
@@ -1033,7 +1090,7 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 		e = -EMSGSIZE;
 	else
 		m = build(s, km, len, true, &e);
-	uint64_t deadline = deadline_of(READ_ONCE(s->sndtimeo));
+	uint64_t deadline = usock_deadline(READ_ONCE(s->sndtimeo));
 	while (m) {
 		e = deliver(s, r, m, false);
 		if (e != -EAGAIN || nonblock)
@@ -1051,9 +1108,9 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 		if (old)
 			s->peer = NULL;
 		simple_unlock(&s->lock);
-		sock_unref(old);
+		usock_unref(old);
 	}
-	sock_unref(r);
+	usock_unref(r);
 	return e ? e : (ssize_t)len;
 }
 
@@ -1061,6 +1118,13 @@ ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	if (km->flags & MSG_OOB)
 		return -EOPNOTSUPP;
+	if (s->family != AF_UNIX) {
+		if (km->has_cred || km->nfds)
+			return -EINVAL;          /* Linux: SCM_* are AF_UNIX's */
+		if (s->type == SOCK_DGRAM)
+			return inet_udp_send(s, km, nonblock);
+		return stream_send(s, km, nonblock);
+	}
 	if (km->has_cred) {
 		struct proc *p = curproc();
 		struct cred *c = &p->cred;
@@ -1087,7 +1151,7 @@ static int wait_data(struct usock *s, uint64_t deadline)
 	uint64_t x = disable_lock(&s->rwait.lock);
 	while (!READ_ONCE(s->qhead) && !(READ_ONCE(s->shut) & RCV_SHUT) && !READ_ONCE(s->dead) &&
 	       e == 0)
-		e = sleep_on_locked(&s->rwait, deadline);
+		e = usock_sleep_locked(&s->rwait, deadline);
 	unlock_enable(&s->rwait.lock, x);
 	return e;
 }
@@ -1129,18 +1193,18 @@ static struct usock *room_peer(struct usock *s)
 	simple_lock(&s->lock);
 	struct usock *p = s->peer;
 	if (p)
-		sock_ref(p);
+		usock_ref(p);
 	simple_unlock(&s->lock);
 	return p;
 }
 
 static void told_room(struct usock *s)
 {
-	wake(s, &s->wwait, false, 0);
+	usock_wake(s, &s->wwait, false, 0);
 	struct usock *p = room_peer(s);
 	if (p) {
 		poll_wake(&p->ph, POLLOUT | POLLWRNORM);
-		sock_unref(p);
+		usock_unref(p);
 	}
 }
 
@@ -1176,7 +1240,7 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 	bool stream = s->type == SOCK_STREAM, peek = km->flags & MSG_PEEK;
 	size_t want = km->iov.left, copied = 0;
 	size_t target = stream && (km->flags & MSG_WAITALL) && !peek ? want : 1;
-	uint64_t deadline = deadline_of(READ_ONCE(s->rcvtimeo));
+	uint64_t deadline = usock_deadline(READ_ONCE(s->rcvtimeo));
 	struct umsg *pm = NULL;          /* peek: the last message peeked */
 	for (;;) {
 		simple_lock(&s->lock);
@@ -1258,7 +1322,7 @@ ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
 	if (s->type != SOCK_DGRAM) {
 		int st = READ_ONCE(s->state);
 		if (st == US_LISTEN || st == US_UNCONNECTED || st == US_CONNECTING)
-			return -EINVAL;
+			return s->family == AF_UNIX ? -EINVAL : -ENOTCONN;
 	}
 	bool freed = false;
 	struct recv_state st = { 0 };
@@ -1292,10 +1356,27 @@ struct ktimeval {
 	int64_t sec, usec;
 };
 
+/* SO_BINDTODEVICE: the one device is lo ("" unbinds). */
+static int bind_device(struct usock *s, const char *val, uint32_t len)
+{
+	char name[17] = { 0 };
+	memcpy(name, val, MIN(len, 16u));
+	if (!cap_capable(CAP_NET_RAW))
+		return -EPERM;
+	if (name[0] && strcmp(name, "lo"))
+		return -ENODEV;
+	simple_lock(&s->lock);
+	s->bound_lo = name[0] != 0;
+	simple_unlock(&s->lock);
+	return 0;
+}
+
 int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
 {
 	int v = 0;
 	struct ktimeval tv;
+	if (opt == SO_BINDTODEVICE)
+		return bind_device(s, val, len);
 	if (opt == SO_RCVTIMEO || opt == SO_SNDTIMEO) {
 		if (len < sizeof(tv))
 			return -EINVAL;
@@ -1314,9 +1395,17 @@ int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
 	if (opt == SO_PRIORITY && (v < 0 || v > 6) && !cap_capable(CAP_NET_ADMIN) &&
 	    !cap_capable(CAP_NET_RAW))
 		return -EPERM;
+	if (opt == SO_MARK && !cap_capable(CAP_NET_ADMIN))
+		return -EPERM;
 	int r = 0;
 	simple_lock(&s->lock);
 	switch (opt) {
+	case SO_RCVLOWAT:
+		s->rcvlowat = v < 1 ? 1 : v;
+		break;
+	case SO_MARK:
+		s->mark = v;
+		break;
 	case SO_PASSCRED:
 		s->passcred = v != 0;
 		break;
@@ -1324,11 +1413,12 @@ int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
 	 * (no routes, no keep-alive probes, no out-of-band data, and close
 	 * never lingers: nothing of a unix socket is left to send). */
 	case SO_DEBUG: case SO_REUSEADDR: case SO_DONTROUTE: case SO_BROADCAST:
-	case SO_KEEPALIVE: case SO_OOBINLINE:
+	case SO_KEEPALIVE: case SO_OOBINLINE: case SO_REUSEPORT: case SO_TIMESTAMP:
+	case SO_TIMESTAMPNS:
 		if (v)
-			s->oflags |= 1u << opt;
+			s->oflags |= 1ull << opt;
 		else
-			s->oflags &= ~(1u << opt);
+			s->oflags &= ~(1ull << opt);
 		break;
 	case SO_PRIORITY:
 		s->priority = v;
@@ -1337,10 +1427,10 @@ int unix_setsockopt(struct usock *s, int opt, const void *val, uint32_t len)
 		int lin[2];
 		memcpy(lin, val, sizeof(lin));
 		if (lin[0]) {
-			s->oflags |= 1u << SO_LINGER;
+			s->oflags |= 1ull << SO_LINGER;
 			s->linger = lin[1];
 		} else {
-			s->oflags &= ~(1u << SO_LINGER);
+			s->oflags &= ~(1ull << SO_LINGER);
 		}
 		break;
 	}
@@ -1399,9 +1489,26 @@ int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len)
 		v = s->passcred;
 		break;
 	case SO_DEBUG: case SO_REUSEADDR: case SO_DONTROUTE: case SO_BROADCAST:
-	case SO_KEEPALIVE: case SO_OOBINLINE:
+	case SO_KEEPALIVE: case SO_OOBINLINE: case SO_REUSEPORT: case SO_TIMESTAMP:
+	case SO_TIMESTAMPNS:
 		v = (s->oflags >> opt) & 1;
 		break;
+	case SO_RCVLOWAT:
+		v = s->rcvlowat;
+		break;
+	case SO_SNDLOWAT:
+		v = 1;
+		break;
+	case SO_MARK:
+		v = s->mark;
+		break;
+	case SO_BINDTODEVICE:
+		memset(val, 0, 16);
+		if (s->bound_lo)
+			memcpy(val, "lo", 3);
+		*len = s->bound_lo ? 3 : 0;
+		simple_unlock(&s->lock);
+		return 0;
 	case SO_PRIORITY:
 		v = s->priority;
 		break;
@@ -1416,10 +1523,10 @@ int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len)
 		v = s->state == US_LISTEN;
 		break;
 	case SO_PROTOCOL:
-		v = 0;
+		v = s->protocol;
 		break;
 	case SO_DOMAIN:
-		v = AF_UNIX;
+		v = s->family;
 		break;
 	case SO_PEERCRED:
 		memcpy(val, &s->peercred, sizeof(s->peercred));

@@ -1,0 +1,752 @@
+/*
+ * AF_INET and AF_INET6 on the loopback (ip(7), ipv6(7), tcp(7), udp(7)).
+ *
+ * The machine has one network interface, lo, with 127.0.0.0/8 and ::1.
+ * Nothing is sent as packets: a TCP connection is a pair of stream sockets
+ * of the engine in unix.c (connect makes the server's socket and queues it
+ * on the listener, as for AF_UNIX), a UDP socket is a datagram socket whose
+ * messages are delivered to the socket bound to the destination port.  What
+ * this file adds is the internet's naming: addresses and ports, the port
+ * table with Linux's rules for sharing a port (SO_REUSEADDR, SO_REUSEPORT,
+ * IPV6_V6ONLY, wildcards), ephemeral ports, the source address chosen for
+ * a wildcard-bound socket, and the IP, IPv6, TCP and UDP options.
+ *
+ * Addresses are kept as IPv6 (struct inet_ep: IPv4 mapped as ::ffff:a.b.c.d)
+ * and shown to each socket in its own family, so a dual-stack AF_INET6
+ * listener accepts IPv4 clients as Linux's does.
+ *
+ * Locks: the port table and every socket's bound and local end points are
+ * under the name table lock (names_lock, class unix_names, a simple lock);
+ * a UDP socket's connected destination and the options under the socket's
+ * lock (unix_sock).  names_lock may be held when a socket's lock is taken,
+ * never the other way round (the order of lockclass.h).
+ */
+#include "kernel.h"
+#include "errno.h"
+#include "kmem.h"
+#include "net.h"
+#include "proc.h"
+#include "sockpriv.h"
+#include "thread.h"
+#include "usercopy.h"
+
+#define PORT_HASH      256
+#define EPHEMERAL_LO   32768             /* net.ipv4.ip_local_port_range */
+#define EPHEMERAL_HI   60999
+#define UDP4_MAX       65507             /* 65535 - IPv4 and UDP headers */
+#define UDP6_MAX       65527             /* 65535 - UDP header (jumbograms aside) */
+#define DGRAM_OVERHEAD 768               /* bytes a queued datagram costs (Linux's truesize) */
+#define LO_MTU         65536
+
+static struct usock *ports[PORT_HASH];   /* (n) bound sockets by port */
+static uint32_t ephemeral_next;          /* (n) */
+
+/* ---- addresses ---- */
+
+static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+static bool ep_v4(const uint8_t *a)
+{
+	return !memcmp(a, v4_prefix, 12);
+}
+
+static bool ep_any6(const uint8_t *a)
+{
+	static const uint8_t z[16];
+	return !memcmp(a, z, 16);
+}
+
+static bool ep_any4(const uint8_t *a)
+{
+	return ep_v4(a) && !a[12] && !a[13] && !a[14] && !a[15];
+}
+
+static bool ep_wild(const uint8_t *a)
+{
+	return ep_any6(a) || ep_any4(a);
+}
+
+static void ep_set_v4(uint8_t *a, uint32_t be_addr)
+{
+	memcpy(a, v4_prefix, 12);
+	memcpy(a + 12, &be_addr, 4);
+}
+
+static void ep_loopback(uint8_t *a, bool v4)
+{
+	if (v4) {
+		ep_set_v4(a, __builtin_bswap32(0x7f000001));
+	} else {
+		memset(a, 0, 16);
+		a[15] = 1;
+	}
+}
+
+/* An address of the loopback interface (or a wildcard). */
+static bool ep_local(const uint8_t *a)
+{
+	if (ep_v4(a))
+		return ep_any4(a) || a[12] == 127;
+	static const uint8_t one[16] = { [15] = 1 };
+	return ep_any6(a) || !memcmp(a, one, 16);
+}
+
+bool inet_family(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+void inet_name(int family, const struct inet_ep *ep, struct ksockaddr *a)
+{
+	memset(a->b, 0, 28);
+	uint16_t port = __builtin_bswap16(ep->port);
+	if (family == AF_INET) {
+		a->len = 16;
+		a->b[0] = AF_INET;
+		memcpy(a->b + 2, &port, 2);
+		memcpy(a->b + 4, ep->a + 12, 4);
+	} else {
+		a->len = 28;
+		a->b[0] = AF_INET6;
+		memcpy(a->b + 2, &port, 2);
+		memcpy(a->b + 8, ep->a, 16);
+	}
+}
+
+/* A sockaddr given to socket s (bind, connect, sendto) as an end point:
+ * 0 or -EINVAL (short), -EAFNOSUPPORT (another family). */
+static int ep_parse(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep)
+{
+	uint16_t port;
+	if (a->len < 2)
+		return -EINVAL;
+	int fam = (uint8_t)a->b[0] | (uint8_t)a->b[1] << 8;
+	if (s->family == AF_INET) {
+		if (a->len < 16)
+			return -EINVAL;
+		if (fam != AF_INET && fam != AF_UNSPEC)
+			return -EAFNOSUPPORT;
+		uint32_t addr;
+		memcpy(&addr, a->b + 4, 4);
+		ep_set_v4(ep->a, addr);
+	} else {
+		if (fam != AF_INET6)
+			return a->len < 24 ? -EINVAL : -EAFNOSUPPORT;
+		if (a->len < 24)
+			return -EINVAL;
+		memcpy(ep->a, a->b + 8, 16);
+	}
+	memcpy(&port, a->b + 2, 2);
+	ep->port = __builtin_bswap16(port);
+	return 0;
+}
+
+/* ---- options ---- */
+
+#define OPT_IP   0
+#define OPT_TCP  1
+#define OPT_UDP  2
+#define OPT_IPV6 3
+
+static int opt_level(int level)
+{
+	switch (level) {
+	case IPPROTO_IP: return OPT_IP;
+	case IPPROTO_TCP: return OPT_TCP;
+	case IPPROTO_UDP: return OPT_UDP;
+	case IPPROTO_IPV6: return OPT_IPV6;
+	}
+	return -1;
+}
+
+/* Integer options a socket remembers, and their values before a set. */
+struct opt_def {
+	int level, opt, def;
+	int lo, hi;                      /* accepted values (-1: back to def) */
+	bool no_zero;                    /* a hop limit: -1 or 1..255 */
+};
+
+static const struct opt_def opt_defs[] = {
+	{ OPT_IP, IP_TOS, 0, 0, 255, false },
+	{ OPT_IP, IP_TTL, 64, -1, 255, true },
+	{ OPT_IP, IP_RECVOPTS, 0, 0, 1, false },
+	{ OPT_IP, IP_RETOPTS, 0, 0, 1, false },
+	{ OPT_IP, IP_PKTINFO, 0, 0, 1, false },
+	{ OPT_IP, IP_MTU_DISCOVER, 1, 0, 5, false },
+	{ OPT_IP, IP_RECVERR, 0, 0, 1, false },
+	{ OPT_IP, IP_RECVTTL, 0, 0, 1, false },
+	{ OPT_IP, IP_RECVTOS, 0, 0, 1, false },
+	{ OPT_IP, IP_FREEBIND, 0, 0, 1, false },
+	{ OPT_IP, IP_BIND_ADDRESS_NO_PORT, 0, 0, 1, false },
+	{ OPT_IP, IP_MULTICAST_TTL, 1, -1, 255, false },
+	{ OPT_IP, IP_MULTICAST_LOOP, 1, 0, 1, false },
+	{ OPT_IP, IP_RECVORIGDSTADDR, 0, 0, 1, false },
+	{ OPT_TCP, TCP_NODELAY, 0, 0, 1, false },
+	{ OPT_TCP, TCP_MAXSEG, 536, 88, 32767, false },
+	{ OPT_TCP, TCP_CORK, 0, 0, 1, false },
+	{ OPT_TCP, TCP_KEEPIDLE, 7200, 1, 32767, false },
+	{ OPT_TCP, TCP_KEEPINTVL, 75, 1, 32767, false },
+	{ OPT_TCP, TCP_KEEPCNT, 9, 1, 127, false },
+	{ OPT_TCP, TCP_SYNCNT, 6, 1, 127, false },
+	{ OPT_TCP, TCP_LINGER2, 60, -1, 120, false },
+	{ OPT_TCP, TCP_DEFER_ACCEPT, 0, 0, 0x7fffffff, false },
+	{ OPT_TCP, TCP_WINDOW_CLAMP, 0, 0, 0x7fffffff, false },
+	{ OPT_TCP, TCP_QUICKACK, 1, 0, 1, false },
+	{ OPT_TCP, TCP_USER_TIMEOUT, 0, 0, 0x7fffffff, false },
+	{ OPT_TCP, TCP_FASTOPEN, 0, 0, 0x7fffffff, false },
+	{ OPT_TCP, TCP_NOTSENT_LOWAT, 0, 0, 0x7fffffff, false },
+	{ OPT_TCP, TCP_FASTOPEN_CONNECT, 0, 0, 1, false },
+	{ OPT_UDP, UDP_CORK, 0, 0, 1, false },
+	{ OPT_UDP, UDP_SEGMENT, 0, 0, 65535, false },
+	{ OPT_UDP, UDP_GRO, 0, 0, 1, false },
+	{ OPT_IPV6, IPV6_UNICAST_HOPS, 64, -1, 255, true },
+	{ OPT_IPV6, IPV6_MULTICAST_HOPS, 1, -1, 255, false },
+	{ OPT_IPV6, IPV6_MULTICAST_LOOP, 1, 0, 1, false },
+	{ OPT_IPV6, IPV6_RECVERR, 0, 0, 1, false },
+	{ OPT_IPV6, IPV6_MTU_DISCOVER, 1, 0, 5, false },
+	{ OPT_IPV6, IPV6_RECVPKTINFO, 0, 0, 1, false },
+	{ OPT_IPV6, IPV6_RECVHOPLIMIT, 0, 0, 1, false },
+	{ OPT_IPV6, IPV6_RECVTCLASS, 0, 0, 1, false },
+	{ OPT_IPV6, IPV6_TCLASS, 0, -1, 255, false },
+};
+#define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
+_Static_assert(NOPTS <= INET_NOPTS, "struct inet_sock has room for every option");
+
+static const struct opt_def *opt_find(int lvl, int opt, size_t *idx)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opt_defs[i].level == lvl && opt_defs[i].opt == opt) {
+			*idx = i;
+			return &opt_defs[i];
+		}
+	return NULL;
+}
+
+void inet_init_sock(struct usock *s)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		s->in.opt[i] = opt_defs[i].def;
+	bool v4 = s->family == AF_INET;
+	if (v4)
+		ep_set_v4(s->in.bound.a, 0);
+	s->in.local = s->in.bound;
+}
+
+/* The level applies to the socket's family and protocol. */
+static int level_ok(struct usock *s, int lvl)
+{
+	if (lvl == OPT_TCP && s->protocol != IPPROTO_TCP)
+		return -ENOPROTOOPT;
+	if (lvl == OPT_UDP && s->protocol != IPPROTO_UDP)
+		return -ENOPROTOOPT;
+	if (lvl == OPT_IPV6 && s->family != AF_INET6)
+		return -ENOPROTOOPT;
+	return 0;
+}
+
+static bool connected(struct usock *s)
+{
+	return s->type == SOCK_STREAM ? READ_ONCE(s->state) == US_CONNECTED : READ_ONCE(s->in.dst_set);
+}
+
+int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len)
+{
+	int lvl = opt_level(level);
+	if (lvl < 0)
+		return -ENOPROTOOPT;
+	int r = level_ok(s, lvl);
+	if (r)
+		return r;
+	if (lvl == OPT_TCP && opt == TCP_CONGESTION) {
+		char name[16] = { 0 };
+		memcpy(name, val, MIN(len, sizeof(name) - 1));
+		return !strcmp(name, "cubic") || !strcmp(name, "reno") ? 0 : -ENOENT;
+	}
+	if ((lvl == OPT_IP && opt == IP_TRANSPARENT) && !cap_capable(CAP_NET_ADMIN))
+		return -EPERM;
+	int v = 0;
+	if (len >= sizeof(int))
+		memcpy(&v, val, sizeof(int));
+	else if (len >= 1 && lvl == OPT_IP)
+		v = *(const uint8_t *)val;   /* Linux: IP options take a byte too */
+	else
+		return -EINVAL;
+	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
+		simple_lock(&names_lock);
+		if (s->in.in_ports)
+			r = -EINVAL;             /* Linux: only before bind */
+		else
+			s->in.v6only = v != 0;
+		simple_unlock(&names_lock);
+		return r;
+	}
+	size_t i;
+	const struct opt_def *d = opt_find(lvl, opt, &i);
+	if (!d)
+		return -ENOPROTOOPT;
+	if (v < d->lo || v > d->hi || (v == 0 && d->no_zero))
+		return -EINVAL;
+	if (v == -1)
+		v = d->def;
+	simple_lock(&s->lock);
+	s->in.opt[i] = v;
+	simple_unlock(&s->lock);
+	return 0;
+}
+
+/* struct tcp_info's first bytes (the rest reads as zero). */
+#define TCP_INFO_LEN 232
+enum { TCPS_ESTABLISHED = 1, TCPS_CLOSE = 7, TCPS_CLOSE_WAIT = 8, TCPS_LISTEN = 10 };
+
+static int tcp_state(struct usock *s)
+{
+	int st = READ_ONCE(s->state);
+	if (st == US_LISTEN)
+		return TCPS_LISTEN;
+	if (st != US_CONNECTED)
+		return TCPS_CLOSE;
+	return READ_ONCE(s->shut) & RCV_SHUT ? TCPS_CLOSE_WAIT : TCPS_ESTABLISHED;
+}
+
+int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *len)
+{
+	int lvl = opt_level(level);
+	/* Linux ip_getsockopt: EOPNOTSUPP for a level it does not know */
+	if (lvl < 0 || level_ok(s, lvl))
+		return s->family == AF_INET ? -EOPNOTSUPP : -ENOPROTOOPT;
+	int v;
+	if (lvl == OPT_TCP && opt == TCP_INFO) {
+		uint8_t info[TCP_INFO_LEN] = { 0 };
+		info[0] = (uint8_t)tcp_state(s);
+		memcpy(val, info, sizeof(info));
+		*len = sizeof(info);
+		return 0;
+	}
+	if (lvl == OPT_TCP && opt == TCP_CONGESTION) {
+		memset(val, 0, 16);
+		memcpy(val, "cubic", 5);
+		*len = 16;
+		return 0;
+	}
+	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
+		v = READ_ONCE(s->in.v6only);
+	} else if ((lvl == OPT_IP && opt == IP_MTU) || (lvl == OPT_IPV6 && opt == IPV6_MTU)) {
+		if (!connected(s))
+			return -ENOTCONN;
+		v = LO_MTU;
+	} else if (lvl == OPT_TCP && opt == TCP_MAXSEG && connected(s)) {
+		v = LO_MTU - 40 - 13;            /* Linux on lo: 65483 */
+	} else {
+		size_t i;
+		if (!opt_find(lvl, opt, &i))
+			return -ENOPROTOOPT;
+		v = READ_ONCE(s->in.opt[i]);
+	}
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(v);
+	return 0;
+}
+
+/* ---- the port table ---- */
+
+/* Whether a socket bound to (a, v6only) would receive for address d. */
+static bool covers(const uint8_t *a, bool v6only, const uint8_t *d)
+{
+	if (!memcmp(a, d, 16))
+		return true;
+	if (ep_any6(a))
+		return !ep_v4(d) || !v6only;
+	if (ep_any4(a))
+		return ep_v4(d);
+	return false;
+}
+
+/* Whether two bindings of one port overlap (Linux inet_bind_conflict). */
+static bool overlap(const uint8_t *a, bool a6only, const uint8_t *b, bool b6only)
+{
+	return covers(a, a6only, b) || covers(b, b6only, a);
+}
+
+static bool sock_reuse(struct usock *s, int opt)
+{
+	return (READ_ONCE(s->oflags) >> opt) & 1;
+}
+
+/* Whether s may share port p with the sockets already bound to it: 0 or
+ * -EADDRINUSE.  Names lock held. */
+static int port_check_locked(struct usock *s, const uint8_t *a, uint16_t p, bool listening)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	for (struct usock *o = ports[p % PORT_HASH]; o; o = o->in.port_next) {
+		if (o == s || o->protocol != s->protocol || o->in.bound.port != p)
+			continue;
+		if (!overlap(a, s->in.v6only, o->in.bound.a, o->in.v6only))
+			continue;
+		bool o_listen = READ_ONCE(o->state) == US_LISTEN;
+		if (sock_reuse(s, SO_REUSEADDR) && sock_reuse(o, SO_REUSEADDR) &&
+		    (s->protocol == IPPROTO_UDP || (!o_listen && !listening)))
+			continue;
+		if (sock_reuse(s, SO_REUSEPORT) && sock_reuse(o, SO_REUSEPORT))
+			continue;
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+static bool port_used_locked(int protocol, uint16_t p)
+{
+	for (struct usock *o = ports[p % PORT_HASH]; o; o = o->in.port_next)
+		if (o->protocol == protocol && o->in.bound.port == p)
+			return true;
+	return false;
+}
+
+static void port_insert_locked(struct usock *s, const uint8_t *a, uint16_t p)
+{
+	memcpy(s->in.bound.a, a, 16);
+	s->in.bound.port = p;
+	s->in.local = s->in.bound;
+	s->in.in_ports = true;
+	s->in.port_next = ports[p % PORT_HASH];
+	ports[p % PORT_HASH] = s;
+}
+
+void inet_unbind_locked(struct usock *s)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	if (!s->in.in_ports)
+		return;
+	struct usock **pp = &ports[s->in.bound.port % PORT_HASH];
+	while (*pp != s)
+		pp = &(*pp)->in.port_next;
+	*pp = s->in.port_next;
+	s->in.port_next = NULL;
+	s->in.in_ports = false;
+}
+
+/* Bind s to (a, port; 0: an ephemeral port).  Names lock held. */
+static int bind_locked(struct usock *s, const uint8_t *a, uint16_t port)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	if (s->in.in_ports)
+		return -EINVAL;
+	if (port) {
+		int r = port_check_locked(s, a, port, false);
+		if (r == 0)
+			port_insert_locked(s, a, port);
+		return r;
+	}
+	uint32_t n = EPHEMERAL_HI - EPHEMERAL_LO + 1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t p = (uint16_t)(EPHEMERAL_LO + ephemeral_next++ % n);
+		if (!port_used_locked(s->protocol, p)) {
+			port_insert_locked(s, a, p);
+			return 0;
+		}
+	}
+	return -EADDRINUSE;
+}
+
+int inet_bind(struct usock *s, const struct ksockaddr *a)
+{
+	struct inet_ep ep;
+	int r = ep_parse(s, a, &ep);
+	if (r)
+		return r;
+	if (s->family == AF_INET && a->b[0] == AF_UNSPEC && !ep_any4(ep.a))
+		return -EAFNOSUPPORT;            /* Linux: AF_UNSPEC only with INADDR_ANY */
+	if (!ep_local(ep.a) || (ep_v4(ep.a) && !ep_any4(ep.a) && s->family == AF_INET6 &&
+				READ_ONCE(s->in.v6only)))
+		return -EADDRNOTAVAIL;
+	if (ep.port && ep.port < 1024 && !cap_capable(CAP_NET_BIND_SERVICE))
+		return -EACCES;
+	simple_lock(&names_lock);
+	r = bind_locked(s, ep.a, ep.port);
+	simple_unlock(&names_lock);
+	return r;
+}
+
+int inet_autobind(struct usock *s)
+{
+	int r = 0;
+	simple_lock(&names_lock);
+	if (!s->in.in_ports) {
+		uint8_t a[16];
+		memcpy(a, s->in.bound.a, 16);    /* the family's wildcard */
+		r = bind_locked(s, a, 0);
+	}
+	simple_unlock(&names_lock);
+	return r == -EADDRINUSE ? -EAGAIN : r;
+}
+
+int inet_listen_check(struct usock *s)
+{
+	int r = inet_autobind(s);
+	if (r)
+		return r;
+	simple_lock(&names_lock);
+	r = port_check_locked(s, s->in.bound.a, s->in.bound.port, true);
+	simple_unlock(&names_lock);
+	return r;
+}
+
+int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep)
+{
+	int r = ep_parse(s, a, ep);
+	if (r)
+		return r;
+	bool v4 = ep_v4(ep->a);
+	if (v4 && s->family == AF_INET6 && READ_ONCE(s->in.v6only))
+		return -ENETUNREACH;
+	if (ep_wild(ep->a))
+		ep_loopback(ep->a, v4);          /* Linux: the wildcard means this host */
+	if (!ep_local(ep->a))
+		return -ENETUNREACH;             /* no route but lo */
+	return 0;
+}
+
+/* The socket of the protocol bound to a port that receives at ep: one
+ * bound to the address itself is preferred to a wildcard.  Names lock
+ * held; referenced. */
+static struct usock *lookup_locked(int protocol, int type_state, const struct inet_ep *ep,
+				   const struct inet_ep *src)
+{
+	struct usock *best = NULL;
+	for (struct usock *o = ports[ep->port % PORT_HASH]; o; o = o->in.port_next) {
+		if (o->protocol != protocol || o->in.bound.port != ep->port)
+			continue;
+		if (type_state == US_LISTEN && READ_ONCE(o->state) != US_LISTEN)
+			continue;
+		if (o->family == AF_INET && !ep_v4(ep->a))
+			continue;
+		if (!covers(o->in.bound.a, o->in.v6only, ep->a))
+			continue;
+		if (src) {
+			/* a connected UDP socket hears only its destination */
+			simple_lock(&o->lock);
+			bool other = o->in.dst_set && (o->in.dst.port != src->port ||
+						       memcmp(o->in.dst.a, src->a, 16));
+			simple_unlock(&o->lock);
+			if (other)
+				continue;
+		}
+		if (!best || !memcmp(o->in.bound.a, ep->a, 16))
+			best = o;
+		if (!memcmp(o->in.bound.a, ep->a, 16))
+			break;
+	}
+	if (best)
+		usock_ref(best);
+	return best;
+}
+
+struct usock *inet_find_listener(const struct inet_ep *ep)
+{
+	simple_lock(&names_lock);
+	struct usock *t = lookup_locked(IPPROTO_TCP, US_LISTEN, ep, NULL);
+	simple_unlock(&names_lock);
+	return t;
+}
+
+struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src)
+{
+	simple_lock(&names_lock);
+	struct usock *t = lookup_locked(IPPROTO_UDP, -1, ep, src);
+	simple_unlock(&names_lock);
+	return t;
+}
+
+void inet_source_locked(struct usock *s, const struct inet_ep *dst, struct inet_ep *out)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	*out = s->in.local;
+	if (ep_wild(out->a))
+		ep_loopback(out->a, ep_v4(dst->a));
+}
+
+void inet_set_local(struct usock *s, const struct inet_ep *ep)
+{
+	simple_lock(&names_lock);
+	s->in.local = *ep;
+	if (!s->in.in_ports)
+		s->in.bound = *ep;
+	simple_unlock(&names_lock);
+}
+
+int inet_getname(struct usock *s, bool peer, struct ksockaddr *a)
+{
+	struct inet_ep ep;
+	if (!peer) {
+		simple_lock(&names_lock);
+		ep = s->in.local;
+		simple_unlock(&names_lock);
+	} else if (s->type == SOCK_DGRAM) {
+		simple_lock(&s->lock);
+		bool set = s->in.dst_set;
+		ep = s->in.dst;
+		simple_unlock(&s->lock);
+		if (!set)
+			return -ENOTCONN;
+	} else {
+		simple_lock(&s->lock);
+		struct usock *p = s->state == US_CONNECTED ? s->peer : NULL;
+		if (p)
+			usock_ref(p);
+		simple_unlock(&s->lock);
+		if (!p)
+			return -ENOTCONN;
+		simple_lock(&names_lock);
+		ep = p->in.local;
+		simple_unlock(&names_lock);
+		usock_unref(p);
+	}
+	inet_name(s->family, &ep, a);
+	return 0;
+}
+
+/* ---- socket(2) ---- */
+
+/* The protocol of a new socket of the type, or -errno (Linux inet_create). */
+static int create_check(int type, int protocol)
+{
+	if (protocol < 0 || protocol >= 256)
+		return -EINVAL;
+	switch (type) {
+	case SOCK_STREAM:
+		if (protocol == 0 || protocol == IPPROTO_TCP)
+			return IPPROTO_TCP;
+		return -EPROTONOSUPPORT;
+	case SOCK_DGRAM:
+		if (protocol == 0 || protocol == IPPROTO_UDP)
+			return IPPROTO_UDP;
+		if (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6)
+			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
+		return -EPROTONOSUPPORT;
+	case SOCK_RAW:
+		/* raw sockets would need the packets this stack never makes */
+		return cap_capable(CAP_NET_RAW) ? -EPROTONOSUPPORT : -EPERM;
+	}
+	return -ESOCKTNOSUPPORT;
+}
+
+int inet_create(int family, int type, int protocol, struct usock **out)
+{
+	int proto = create_check(type, protocol);
+	if (proto < 0)
+		return proto;
+	struct usock *s = usock_new(type);
+	if (!s)
+		return -ENOMEM;
+	s->family = family;
+	s->protocol = proto;
+	inet_init_sock(s);
+	*out = s;
+	return 0;
+}
+
+/* ---- UDP ---- */
+
+int inet_udp_connect(struct usock *s, const struct ksockaddr *a)
+{
+	if (a->len >= 2 && a->b[0] == AF_UNSPEC && a->b[1] == 0) {
+		simple_lock(&s->lock);
+		s->in.dst_set = false;
+		simple_unlock(&s->lock);
+		return 0;
+	}
+	struct inet_ep dst;
+	int r = inet_dest(s, a, &dst);
+	if (r == 0)
+		r = inet_autobind(s);
+	if (r)
+		return r;
+	simple_lock(&names_lock);
+	inet_source_locked(s, &dst, &s->in.local);
+	simple_lock(&s->lock);
+	s->in.dst = dst;
+	s->in.dst_set = true;
+	simple_unlock(&s->lock);
+	simple_unlock(&names_lock);
+	return 0;
+}
+
+/* The destination of a send: 0, -EDESTADDRREQ, or an address error.
+ * *conn: the socket's connected destination is used. */
+static int udp_dest(struct usock *s, struct kmsg *km, struct inet_ep *dst, bool *conn)
+{
+	*conn = false;
+	if (km->name.len) {
+		int r = inet_dest(s, &km->name, dst);
+		if (r == 0 && dst->port == 0)
+			r = -EINVAL;                 /* Linux udp_sendmsg */
+		return r;
+	}
+	simple_lock(&s->lock);
+	int r = s->in.dst_set ? 0 : -EDESTADDRREQ;
+	*dst = s->in.dst;
+	*conn = true;
+	simple_unlock(&s->lock);
+	return r;
+}
+
+/* A pending error of s (cleared), or 0; or -EPIPE if s is shut for
+ * sending. */
+static int send_error(struct usock *s)
+{
+	simple_lock(&s->lock);
+	int r = s->shut & SEND_SHUT ? -EPIPE : -s->err;
+	if (r != -EPIPE)
+		s->err = 0;
+	simple_unlock(&s->lock);
+	return r;
+}
+
+ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	(void)nonblock;                      /* the loopback never makes a sender wait */
+	struct inet_ep dst, src;
+	bool conn;
+	int e = udp_dest(s, km, &dst, &conn);
+	if (e)
+		return e;
+	size_t len = km->iov.left;
+	if (len > (ep_v4(dst.a) ? UDP4_MAX : UDP6_MAX))
+		return -EMSGSIZE;
+	e = send_error(s);
+	if (e == 0)
+		e = inet_autobind(s);
+	if (e) {
+		if (e == -EPIPE && !(km->flags & MSG_NOSIGNAL))
+			sock_sigpipe();
+		return e;
+	}
+	simple_lock(&names_lock);
+	inet_source_locked(s, &dst, &src);
+	simple_unlock(&names_lock);
+	struct umsg *m = usock_build(s, km, len, &e);
+	if (!m)
+		return e;
+	struct usock *r = inet_find_dgram(&dst, &src);
+	if (!r) {
+		/* ICMP port unreachable: an error for a connected socket */
+		umsg_free(m);
+		if (conn) {
+			simple_lock(&s->lock);
+			s->err = ECONNREFUSED;
+			simple_unlock(&s->lock);
+		}
+		return (ssize_t)len;
+	}
+	inet_name(r->family, &src, &m->from);
+	if (!usock_enqueue_dgram(r, m))
+		umsg_free(m);                    /* the receiver is full: dropped */
+	usock_unref(r);
+	return (ssize_t)len;
+}
+
+/* Whether datagram m fits in r's receive buffer.  r locked. */
+bool inet_dgram_room_locked(struct usock *r, size_t len)
+{
+	return r->qbytes + (size_t)r->qlen * DGRAM_OVERHEAD + len <= (size_t)r->rcvbuf ||
+	       r->qlen == 0;
+}

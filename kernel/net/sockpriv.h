@@ -1,0 +1,175 @@
+/*
+ * Private to kernel/net: the socket engine's structures, shared by unix.c
+ * (the engine and AF_UNIX names) and inet.c (AF_INET and AF_INET6 on the
+ * loopback: addresses, the port table, IP and TCP options).
+ *
+ * An internet socket is a usock like any other: a TCP connection is a pair
+ * of stream sockets, a UDP socket a datagram socket whose messages are
+ * routed by port instead of by a peer pointer.  Nothing leaves the machine:
+ * the one interface is the loopback (127.0.0.0/8, ::1).
+ */
+#ifndef CONCERTO_NET_SOCKPRIV_H
+#define CONCERTO_NET_SOCKPRIV_H
+
+#include "lock.h"
+#include "net.h"
+#include "poll.h"
+#include "waitq.h"
+
+struct fasync;
+struct inode;
+
+/* An internet end point: an IPv6 address (an IPv4 one mapped as
+ * ::ffff:a.b.c.d, the IPv4 wildcard as ::ffff:0.0.0.0) and a port in host
+ * order. */
+struct usock;
+
+#define INET_NOPTS 48
+
+struct inet_ep {
+	uint8_t a[16];
+	uint16_t port;
+};
+
+/* The internet part of a socket.  Lock key: (n) the name table lock, (s)
+ * the socket's lock. */
+struct inet_sock {
+	struct inet_ep bound;            /* (n) as bound (address may be a wildcard) */
+	struct inet_ep local;            /* (n) getsockname: bound, or the source
+					  * chosen at connect for a wildcard */
+	bool in_ports;                   /* (n) in the port table */
+	struct usock *port_next;         /* (n) port table chain */
+	struct inet_ep dst;              /* (s) UDP: the connected destination */
+	bool dst_set;                    /* (s) UDP connected */
+	bool v6only;                     /* (s) IPV6_V6ONLY */
+	bool nb_pending;                 /* (s) a non-blocking connect answered
+					  * EINPROGRESS; the next connect reports */
+	int opt[INET_NOPTS];             /* (s) IP, IPv6, TCP, UDP integer options
+					  * (inet.c's table opt_defs) */
+};
+
+#define UNIX_BUF_DEFAULT 212992          /* Linux's wmem_default/rmem_default */
+#define UNIX_BUF_MAX     (2 * 212992)
+#define UNIX_BUF_MIN     4608
+#define STREAM_CHUNK     65536           /* bytes per stream message */
+#define SOMAXCONN        4096
+#define DGRAM_QLEN       512             /* messages queued on a datagram socket */
+
+enum { US_UNCONNECTED, US_LISTEN, US_CONNECTING, US_CONNECTED };
+#define RCV_SHUT  1
+#define SEND_SHUT 2
+
+/* A message in a receive queue.  Lock key: (s) the queue's socket lock;
+ * [I] set before it is queued. */
+struct umsg {
+	struct umsg *next;               /* (s) */
+	size_t len;                      /* [I] data bytes */
+	size_t off;                      /* (s)+io: bytes already read (stream) */
+	struct file **fds;               /* (n)+(s) SCM_RIGHTS, NULL once taken */
+	int nfds;                        /* (n)+(s) */
+	struct kucred cred;              /* [I] the sender's */
+	struct ksockaddr from;           /* [I] the sender's address */
+	char data[];
+};
+
+/*
+ * Lock key: (s) lock, (n) the name table lock, (io) io lock held to remove
+ * from the queue's head, [a] atomic, [I] immutable.  Fields read without
+ * the lock for sleeping (READ_ONCE) are re-checked under the waitq lock
+ * after every change is followed by a wakeup.
+ */
+struct usock {
+	struct complex_lock io;          /* readers, across the copy out */
+	struct simple_lock lock;
+	struct waitq rwait;              /* readers (data) and acceptors (one woken) */
+	struct waitq wwait;              /* writers to this socket (room), connectors */
+	struct poll_head ph;
+	struct fasync *fasync;           /* (fasync lock) O_ASYNC files of it (fown.h) */
+	volatile uint64_t refcnt;        /* [a] file + peers + listener queue */
+	int type;                        /* [I] */
+	volatile int state;              /* (s) US_* */
+	volatile int shut;               /* (s) RCV_SHUT, SEND_SHUT */
+	volatile bool dead;              /* (s) released */
+	int err;                         /* (s) SO_ERROR */
+	struct usock *peer;              /* (s) referenced */
+	struct umsg *qhead, *qtail;      /* (s) receive queue */
+	volatile size_t qbytes;          /* (s) data bytes queued */
+	volatile int qlen;               /* (s) messages queued */
+	struct usock *acc_head, *acc_tail; /* (s) listener: embryos */
+	struct usock *acc_next;          /* (s of the listener) */
+	volatile int nacc;               /* (s) embryos queued */
+	int backlog;                     /* (s) */
+	bool passcred;                   /* (s) SO_PASSCRED */
+	uint64_t oflags;                 /* (s) the generic flag options: bit SO_x set */
+	int rcvlowat;                    /* (s) SO_RCVLOWAT */
+	int mark;                        /* (s) SO_MARK */
+	bool bound_lo;                   /* (s) SO_BINDTODEVICE "lo" */
+	int priority;                    /* (s) SO_PRIORITY */
+	int linger;                      /* (s) SO_LINGER seconds, with bit SO_LINGER */
+	int sndbuf, rcvbuf;              /* (s) */
+	uint64_t rcvtimeo, sndtimeo;     /* (s) ns, 0: none */
+	struct kucred peercred;          /* (s) SO_PEERCRED */
+	struct kucred cred;              /* (s) at listen / connect */
+	struct ksockaddr *addr;          /* (n) bound (or a listener's, accepted) */
+	bool in_table;                   /* (n) the name table names it */
+	struct inode *bound_ip;          /* (n) path name's inode (referenced) */
+	struct file *file;               /* (n) its file (NULL: embryo) */
+	volatile uint32_t inflight;      /* (n)+(s of the queue) refs of file in queues */
+	struct usock *all_next, *all_prev; /* (n) all sockets */
+	bool gc_cand, gc_mark;           /* (n) collector */
+	/* AF_INET and AF_INET6 (inet.c); family AF_UNIX leaves them zero */
+	int family;                      /* [I] AF_UNIX, AF_INET, AF_INET6 */
+	int protocol;                    /* [I] IPPROTO_TCP, IPPROTO_UDP (inet) */
+	struct inet_sock in;             /* see struct inet_sock */
+};
+
+
+/* The name table lock (class unix_names): AF_UNIX names, the port table,
+ * every socket's address and file, the list of all sockets. */
+extern struct simple_lock names_lock;
+
+void usock_ref(struct usock *s);
+void usock_unref(struct usock *s);
+/* A new socket of the type (on the list of all sockets), or NULL. */
+struct usock *usock_new(int type);
+/* Wake the sleepers of wq (all, or one) and the pollers of s. */
+void usock_wake(struct usock *s, struct waitq *wq, bool one, uint32_t events);
+/* One interruptible sleep on wq (its lock held) until the deadline (0:
+ * none): 0, -EINTR, -EAGAIN. */
+int usock_sleep_locked(struct waitq *wq, uint64_t deadline);
+uint64_t usock_deadline(uint64_t timeo);
+
+/* ---- inet.c ---- */
+bool inet_family(int family);
+void inet_init_sock(struct usock *s);
+int inet_bind(struct usock *s, const struct ksockaddr *a);
+/* Give s an ephemeral port if it has none.  0 or -EAGAIN. */
+int inet_autobind(struct usock *s);
+/* listen(2)'s part: bind if unbound, check no other listener conflicts. */
+int inet_listen_check(struct usock *s);
+/* A destination: 0 with *ep (a wildcard made the loopback), or -errno. */
+int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep);
+/* The listener for a connection to ep (referenced), or NULL. */
+struct usock *inet_find_listener(const struct inet_ep *ep);
+/* The datagram socket that receives at ep from src (referenced), or NULL. */
+struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src);
+/* The source end point of s for destination dst (names lock held). */
+void inet_source_locked(struct usock *s, const struct inet_ep *dst, struct inet_ep *out);
+/* Set the local name of a connected client or an accepted socket. */
+void inet_set_local(struct usock *s, const struct inet_ep *ep);
+/* ep as a sockaddr of family (AF_INET or AF_INET6). */
+void inet_name(int family, const struct inet_ep *ep, struct ksockaddr *a);
+void inet_unbind_locked(struct usock *s);
+int inet_getname(struct usock *s, bool peer, struct ksockaddr *a);
+ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock);
+int inet_udp_connect(struct usock *s, const struct ksockaddr *a);
+
+/* unix.c helpers for inet.c */
+struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err);
+/* Queue m on datagram socket r unless full or gone: true if queued. */
+bool usock_enqueue_dgram(struct usock *r, struct umsg *m);
+void umsg_free(struct umsg *m);
+/* inet.c: whether a datagram of len bytes fits in r's buffer (r locked). */
+bool inet_dgram_room_locked(struct usock *r, size_t len);
+
+#endif

@@ -1,0 +1,256 @@
+/* UDP on the loopback (AF_INET and AF_INET6): datagrams keep their
+ * boundaries and carry the sender's address, unbound senders get a port,
+ * connected sockets hear only their peer and learn of a closed port,
+ * a full receiver drops instead of blocking the sender, port sharing, and
+ * bad input. */
+#include "sockutil.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+static struct sockaddr_in sin4(const char *ip, int port)
+{
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+/* A UDP socket bound to ip:0, its port in *port (-1 on failure). */
+static int udp4(const char *ip, int *port)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = sin4(ip, 0);
+	socklen_t len = sizeof(a);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) < 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+static void set_timeout(int s, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+UT_TEST(datagrams_keep_boundaries_and_the_senders_address)
+{
+	int pa, pb;
+	int a = udp4("127.0.0.1", &pa), b = udp4("127.0.0.1", &pb);
+	T_ASSERT(a >= 0 && b >= 0);
+	set_timeout(b, 5000);
+	struct sockaddr_in to = sin4("127.0.0.1", pb), from;
+	T_EXPECT_EQ(sendto(a, "one", 3, 0, (struct sockaddr *)&to, sizeof(to)), 3);
+	T_EXPECT_EQ(sendto(a, "second", 6, 0, (struct sockaddr *)&to, sizeof(to)), 6);
+	T_EXPECT_EQ(sendto(a, "", 0, 0, (struct sockaddr *)&to, sizeof(to)), 0);
+	char buf[16];
+	socklen_t len = sizeof(from);
+	T_EXPECT_EQ(recvfrom(b, buf, sizeof buf, 0, (struct sockaddr *)&from, &len), 3);
+	T_EXPECT_EQ(len, sizeof(struct sockaddr_in));
+	T_EXPECT_EQ(ntohs(from.sin_port), pa);
+	T_EXPECT_EQ(from.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	/* a short buffer truncates the datagram; MSG_TRUNC tells its length */
+	T_EXPECT_EQ(recv(b, buf, 2, MSG_TRUNC), 6);
+	T_EXPECT_EQ(recv(b, buf, sizeof buf, 0), 0);               /* the empty one */
+	T_EXPECT_ERRNO(recv(b, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	close(a);
+	close(b);
+}
+
+UT_TEST(an_unbound_sender_gets_an_ephemeral_port)
+{
+	int pb;
+	int b = udp4("0.0.0.0", &pb);
+	T_ASSERT(b >= 0);
+	set_timeout(b, 5000);
+	int a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in to = sin4("127.0.0.1", pb), from, name;
+	T_EXPECT_EQ(sendto(a, "hi", 2, 0, (struct sockaddr *)&to, sizeof(to)), 2);
+	socklen_t len = sizeof(name);
+	T_OK(getsockname(a, (struct sockaddr *)&name, &len));
+	T_EXPECT(ntohs(name.sin_port) != 0);
+	T_EXPECT_EQ(name.sin_addr.s_addr, htonl(INADDR_ANY));
+	char buf[4];
+	len = sizeof(from);
+	T_EXPECT_EQ(recvfrom(b, buf, sizeof buf, 0, (struct sockaddr *)&from, &len), 2);
+	T_EXPECT_EQ(from.sin_port, name.sin_port);
+	T_EXPECT_EQ(from.sin_addr.s_addr, htonl(INADDR_LOOPBACK));  /* the source chosen */
+	/* replying to the address received reaches the sender */
+	T_EXPECT_EQ(sendto(b, "ok", 2, 0, (struct sockaddr *)&from, len), 2);
+	set_timeout(a, 5000);
+	T_EXPECT_EQ(recv(a, buf, sizeof buf, 0), 2);
+	close(a);
+	close(b);
+}
+
+UT_TEST(a_connected_socket_hears_only_its_peer)
+{
+	int pa, pb, pc;
+	int a = udp4("127.0.0.1", &pa), b = udp4("127.0.0.1", &pb), c = udp4("127.0.0.1", &pc);
+	T_ASSERT(a >= 0 && b >= 0 && c >= 0);
+	struct sockaddr_in ta = sin4("127.0.0.1", pa), tb = sin4("127.0.0.1", pb), peer;
+	T_OK(connect(a, (struct sockaddr *)&tb, sizeof(tb)));
+	socklen_t len = sizeof(peer);
+	T_OK(getpeername(a, (struct sockaddr *)&peer, &len));
+	T_EXPECT_EQ(ntohs(peer.sin_port), pb);
+	T_EXPECT_EQ(send(a, "to-b", 4, 0), 4);
+	char buf[8];
+	set_timeout(b, 5000);
+	T_EXPECT_EQ(recv(b, buf, sizeof buf, 0), 4);
+	/* c's datagram to a is dropped: a is connected to b */
+	T_EXPECT_EQ(sendto(c, "no", 2, 0, (struct sockaddr *)&ta, sizeof(ta)), 2);
+	T_EXPECT_EQ(sendto(b, "yes", 3, 0, (struct sockaddr *)&ta, sizeof(ta)), 3);
+	set_timeout(a, 5000);
+	T_EXPECT_EQ(recv(a, buf, sizeof buf, 0), 3);
+	T_EXPECT(memcmp(buf, "yes", 3) == 0);
+	T_EXPECT_ERRNO(recv(a, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	/* AF_UNSPEC disconnects */
+	struct sockaddr un = { .sa_family = AF_UNSPEC };
+	T_OK(connect(a, &un, sizeof(un)));
+	len = sizeof(peer);
+	T_EXPECT_ERRNO(getpeername(a, (struct sockaddr *)&peer, &len), ENOTCONN);
+	T_EXPECT_ERRNO(send(a, "x", 1, 0), EDESTADDRREQ);
+	close(a);
+	close(b);
+	close(c);
+}
+
+UT_TEST(a_connected_socket_learns_the_port_is_closed)
+{
+	int pb;
+	int b = udp4("127.0.0.1", &pb);
+	T_ASSERT(b >= 0);
+	close(b);                                                  /* nobody at pb now */
+	int a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in tb = sin4("127.0.0.1", pb);
+	T_OK(connect(a, (struct sockaddr *)&tb, sizeof(tb)));
+	T_EXPECT_EQ(send(a, "x", 1, 0), 1);
+	set_timeout(a, 5000);
+	char buf[4];
+	T_EXPECT_ERRNO(recv(a, buf, sizeof buf, 0), ECONNREFUSED);
+	/* an unconnected sender hears nothing of it */
+	int u = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_EXPECT_EQ(sendto(u, "x", 1, 0, (struct sockaddr *)&tb, sizeof(tb)), 1);
+	T_EXPECT_ERRNO(recv(u, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	close(u);
+	close(a);
+}
+
+UT_TEST(a_full_receiver_drops_and_never_blocks_the_sender)
+{
+	int pb;
+	int b = udp4("127.0.0.1", &pb);
+	T_ASSERT(b >= 0);
+	int small = 4096;
+	T_OK(setsockopt(b, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+	int a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in tb = sin4("127.0.0.1", pb);
+	char msg[512] = { 0 };
+	int sent = 0;
+	for (int i = 0; i < 200; i++)
+		sent += sendto(a, msg, sizeof msg, 0, (struct sockaddr *)&tb, sizeof(tb)) == (ssize_t)sizeof msg;
+	T_EXPECT_EQ(sent, 200);
+	int got = 0;
+	char buf[512];
+	while (recv(b, buf, sizeof buf, MSG_DONTWAIT) == (ssize_t)sizeof buf)
+		got++;
+	T_EXPECT(got > 0);
+	T_EXPECT(got < 200);
+	close(a);
+	close(b);
+}
+
+UT_TEST(ports_are_shared_only_with_reuseaddr)
+{
+	int pa;
+	int a = udp4("127.0.0.1", &pa);
+	T_ASSERT(a >= 0);
+	int b = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in t = sin4("127.0.0.1", pa);
+	T_EXPECT_ERRNO(bind(b, (struct sockaddr *)&t, sizeof(t)), EADDRINUSE);
+	close(a);
+	close(b);
+	int one = 1;
+	a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	b = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_OK(setsockopt(a, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	T_OK(setsockopt(b, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	t = sin4("127.0.0.1", 0);
+	T_OK(bind(a, (struct sockaddr *)&t, sizeof(t)));
+	socklen_t len = sizeof(t);
+	T_OK(getsockname(a, (struct sockaddr *)&t, &len));
+	T_OK(bind(b, (struct sockaddr *)&t, sizeof(t)));
+	close(a);
+	close(b);
+	/* TCP and UDP ports are apart */
+	int u = udp4("127.0.0.1", &pa);
+	int tcp = T_OK(socket(AF_INET, SOCK_STREAM, 0));
+	t = sin4("127.0.0.1", pa);
+	T_OK(bind(tcp, (struct sockaddr *)&t, sizeof(t)));
+	close(tcp);
+	close(u);
+}
+
+UT_TEST(ipv6_datagrams_and_mapped_senders)
+{
+	int s6 = socket(AF_INET6, SOCK_DGRAM, 0);
+	struct sockaddr_in6 a6;
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;                                 /* [::]:0 */
+	if (s6 < 0 || bind(s6, (struct sockaddr *)&a6, sizeof(a6)) < 0) {
+		if (s6 >= 0)
+			close(s6);
+		ut_skip("no IPv6 on this system");
+		return;
+	}
+	socklen_t len = sizeof(a6);
+	T_OK(getsockname(s6, (struct sockaddr *)&a6, &len));
+	set_timeout(s6, 5000);
+	int port = ntohs(a6.sin6_port);
+	/* from an IPv6 socket to ::1 */
+	int c6 = T_OK(socket(AF_INET6, SOCK_DGRAM, 0));
+	struct sockaddr_in6 to6 = a6, from6;
+	inet_pton(AF_INET6, "::1", &to6.sin6_addr);
+	T_EXPECT_EQ(sendto(c6, "v6", 2, 0, (struct sockaddr *)&to6, sizeof(to6)), 2);
+	char buf[4];
+	len = sizeof(from6);
+	T_EXPECT_EQ(recvfrom(s6, buf, sizeof buf, 0, (struct sockaddr *)&from6, &len), 2);
+	T_EXPECT_EQ(len, sizeof(struct sockaddr_in6));
+	T_EXPECT(IN6_IS_ADDR_LOOPBACK(&from6.sin6_addr));
+	/* from an IPv4 socket: the dual-stack socket sees a mapped address */
+	int c4 = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in to4 = sin4("127.0.0.1", port);
+	T_EXPECT_EQ(sendto(c4, "v4", 2, 0, (struct sockaddr *)&to4, sizeof(to4)), 2);
+	len = sizeof(from6);
+	T_EXPECT_EQ(recvfrom(s6, buf, sizeof buf, 0, (struct sockaddr *)&from6, &len), 2);
+	T_EXPECT(IN6_IS_ADDR_V4MAPPED(&from6.sin6_addr));
+	close(c4);
+	close(c6);
+	close(s6);
+}
+
+UT_TEST(bad_input_gives_errors)
+{
+	int s = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in t = sin4("127.0.0.1", 0);
+	T_EXPECT_ERRNO(sendto(s, "x", 1, 0, (struct sockaddr *)&t, sizeof(t)), EINVAL);  /* port 0 */
+	T_EXPECT_ERRNO(send(s, "x", 1, 0), EDESTADDRREQ);
+	t = sin4("127.0.0.1", 9);
+	T_EXPECT_ERRNO(sendto(s, "x", 1, 0, (struct sockaddr *)&t, 8), EINVAL);
+	T_EXPECT_ERRNO(sendto(s, "x", 1, 0, (struct sockaddr *)1, sizeof(t)), EFAULT);
+	T_EXPECT_ERRNO(sendto(s, (void *)1, 1, 0, (struct sockaddr *)&t, sizeof(t)), EFAULT);
+	static char big[65508];
+	T_EXPECT_ERRNO(sendto(s, big, sizeof big, 0, (struct sockaddr *)&t, sizeof(t)), EMSGSIZE);
+	T_EXPECT_ERRNO(listen(s, 1), EOPNOTSUPP);
+	T_EXPECT_ERRNO(accept(s, NULL, NULL), EOPNOTSUPP);
+	T_EXPECT_ERRNO(shutdown(s, SHUT_RDWR), ENOTCONN);
+	int v = 1;
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_TCP, 1, &v, sizeof(v)), ENOPROTOOPT);
+	T_EXPECT_ERRNO(socket(AF_INET, SOCK_DGRAM, IPPROTO_TCP), EPROTONOSUPPORT);
+	close(s);
+}
+
+UT_MAIN
