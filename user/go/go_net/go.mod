@@ -1,0 +1,3 @@
+module concerto/go_net
+
+go 1.19
