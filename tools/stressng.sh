@@ -38,6 +38,8 @@ cp build/initramfs.spec "$out/spec"
 {
 	echo '#!/bin/sh'
 	echo 'mount -t devtmpfs dev /dev 2>/dev/null; mkdir -p /tmp/s; cd /tmp/s'
+	# Linux starts with lo down (Concerto's loopback is always up)
+	echo 'ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null'
 	echo 'T=${SNG_T:-3}'
 	echo 'mf() { grep MemFree /proc/meminfo | tr -s " " | cut -d" " -f2; }'
 	if [ -n "$SNG_ALL" ]; then filt=cat; else

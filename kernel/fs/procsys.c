@@ -165,6 +165,13 @@ static int store_aio_max(const char *s)
 	return 0;
 }
 
+/* net: the listen backlog cap, the loopback's buffers and ports */
+volatile int sysctl_somaxconn = 4096;
+static void show_somaxconn(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_somaxconn)); }
+static int store_somaxconn(const char *s) { return store_int(&sysctl_somaxconn, s, 0, INT32_MAX); }
+static void show_sockbuf(struct sbuf *sb) { sbuf_printf(sb, "212992\n"); }
+static void show_port_range(struct sbuf *sb) { sbuf_printf(sb, "32768\t60999\n"); }
+
 static int store_nr_open(const char *s) { return store_int(&sysctl_nr_open, s, NR_OPEN_MIN, NR_OPEN_LIMIT); }
 static int store_lease(const char *s) { return store_int(&sysctl_lease_break_time, s, 0, INT32_MAX); }
 static int store_pid_max(const char *s) { return store_int(&sysctl_pid_max, s, 301, PID_MAX_LIMIT); }
@@ -197,6 +204,7 @@ static int store_domainname(const char *s) { return store_name(domainname, s); }
 /* Directories: name and parent (-1: /proc/sys itself). */
 static const struct { const char *name; int parent; } dirs[] = {
 	{ "fs", -1 }, { "kernel", -1 }, { "vm", -1 }, { "inotify", 0 },
+	{ "net", -1 }, { "core", 4 }, { "ipv4", 4 },
 };
 const int procsys_ndirs = (int)(sizeof(dirs) / sizeof(dirs[0]));
 
@@ -224,6 +232,12 @@ static const struct sysctl_file files[] = {
 	{ 3, "max_queued_events", show_in_queued, store_in_queued },
 	{ 3, "max_user_instances", show_in_instances, store_in_instances },
 	{ 3, "max_user_watches", show_in_watches, store_in_watches },
+	{ 5, "rmem_default", show_sockbuf, NULL },
+	{ 5, "rmem_max", show_sockbuf, NULL },
+	{ 5, "somaxconn", show_somaxconn, store_somaxconn },
+	{ 5, "wmem_default", show_sockbuf, NULL },
+	{ 5, "wmem_max", show_sockbuf, NULL },
+	{ 6, "ip_local_port_range", show_port_range, NULL },
 };
 const int procsys_nfiles = (int)(sizeof(files) / sizeof(files[0]));
 

@@ -82,15 +82,149 @@ static struct poll_head *sock_poll_head(struct file *f)
 	return unix_poll_head(f->priv);
 }
 
-#define FIONREAD 0x541B
+#define FIONREAD   0x541B
+#define SIOCOUTQ   0x5411                /* TIOCOUTQ */
+#define SIOCATMARK 0x8905
+
+static int put_int(uint64_t arg, int v)
+{
+	return copyout((void *)arg, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+/* ---- network device ioctls: the one device, lo ---- */
+
+#define SIOCGIFNAME    0x8910
+#define SIOCGIFCONF    0x8912
+#define SIOCGIFFLAGS   0x8913
+#define SIOCSIFFLAGS   0x8914
+#define SIOCGIFADDR    0x8915
+#define SIOCGIFDSTADDR 0x8917
+#define SIOCGIFBRDADDR 0x8919
+#define SIOCGIFNETMASK 0x891b
+#define SIOCGIFMETRIC  0x891d
+#define SIOCGIFMTU     0x8921
+#define SIOCGIFHWADDR  0x8927
+#define SIOCGIFINDEX   0x8933
+#define SIOCGIFTXQLEN  0x8942
+#define SIOCGIFMAP     0x8970
+
+#define IFNAMSIZ   16
+#define LO_FLAGS   0x49                  /* IFF_UP | IFF_LOOPBACK | IFF_RUNNING */
+#define LO_INDEX   1
+#define LO_MTU     65536
+#define ARPHRD_LOOPBACK 772
+
+struct kifreq {
+	char name[IFNAMSIZ];
+	union {
+		uint8_t addr[16];        /* struct sockaddr */
+		int ival;                /* flags (short), index, mtu, metric, qlen */
+		uint8_t map[24];
+	} u;
+};
+
+struct kifconf {
+	int32_t len, pad;
+	uint64_t buf;
+};
+
+/* An IPv4 sockaddr in r's union. */
+static void ifr_addr(struct kifreq *r, uint32_t host_addr)
+{
+	memset(r->u.map, 0, sizeof(r->u.map));
+	r->u.addr[0] = AF_INET;
+	uint32_t be = __builtin_bswap32(host_addr);
+	memcpy(r->u.addr + 4, &be, 4);
+}
+
+static int ifconf(uint64_t arg)
+{
+	struct kifconf c;
+	if (copyin(&c, (void *)arg, sizeof(c)))
+		return -EFAULT;
+	int n = 0;
+	if (c.buf && c.len >= (int)sizeof(struct kifreq)) {
+		struct kifreq r;
+		memset(&r, 0, sizeof(r));
+		memcpy(r.name, "lo", 3);
+		ifr_addr(&r, 0x7f000001);
+		if (copyout((void *)c.buf, &r, sizeof(r)))
+			return -EFAULT;
+		n = 1;
+	} else if (!c.buf) {
+		n = 1;                           /* the size needed */
+	}
+	c.len = n * (int)sizeof(struct kifreq);
+	return copyout((void *)arg, &c, sizeof(c)) ? -EFAULT : 0;
+}
+
+/* The device ioctls Linux answers on any socket (netdevice(7)): -ENOTTY if
+ * cmd is not one of them. */
+static int netdev_ioctl(uint64_t cmd, uint64_t arg)
+{
+	if (cmd == SIOCGIFCONF)
+		return ifconf(arg);
+	if (cmd != SIOCGIFNAME && cmd != SIOCGIFFLAGS && cmd != SIOCSIFFLAGS &&
+	    cmd != SIOCGIFADDR && cmd != SIOCGIFDSTADDR && cmd != SIOCGIFBRDADDR &&
+	    cmd != SIOCGIFNETMASK && cmd != SIOCGIFMETRIC && cmd != SIOCGIFMTU &&
+	    cmd != SIOCGIFHWADDR && cmd != SIOCGIFINDEX && cmd != SIOCGIFTXQLEN &&
+	    cmd != SIOCGIFMAP)
+		return -ENOTTY;
+	struct kifreq r;
+	if (copyin(&r, (void *)arg, sizeof(r)))
+		return -EFAULT;
+	if (cmd == SIOCGIFNAME) {
+		if (r.u.ival != LO_INDEX)
+			return -ENODEV;
+		memset(r.name, 0, sizeof(r.name));
+		memcpy(r.name, "lo", 3);
+		return copyout((void *)arg, &r, sizeof(r)) ? -EFAULT : 0;
+	}
+	r.name[IFNAMSIZ - 1] = 0;
+	if (strcmp(r.name, "lo"))
+		return -ENODEV;
+	memset(&r.u, 0, sizeof(r.u));
+	switch (cmd) {
+	case SIOCGIFFLAGS:
+		r.u.ival = LO_FLAGS;
+		break;
+	case SIOCSIFFLAGS:
+		/* lo stays up; only the privileged may ask */
+		return cap_capable(CAP_NET_ADMIN) ? 0 : -EPERM;
+	case SIOCGIFADDR:
+		ifr_addr(&r, 0x7f000001);
+		break;
+	case SIOCGIFNETMASK:
+		ifr_addr(&r, 0xff000000);
+		break;
+	case SIOCGIFDSTADDR:
+	case SIOCGIFBRDADDR:
+		ifr_addr(&r, 0);
+		break;
+	case SIOCGIFMTU:
+		r.u.ival = LO_MTU;
+		break;
+	case SIOCGIFHWADDR:
+		r.u.addr[0] = ARPHRD_LOOPBACK & 0xff;
+		r.u.addr[1] = ARPHRD_LOOPBACK >> 8;
+		break;
+	case SIOCGIFINDEX:
+		r.u.ival = LO_INDEX;
+		break;
+	case SIOCGIFTXQLEN:
+		r.u.ival = 1000;
+		break;
+	}
+	return copyout((void *)arg, &r, sizeof(r)) ? -EFAULT : 0;
+}
 
 static int sock_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 {
-	if (cmd == FIONREAD) {
-		int n = unix_inq(f->priv);
-		return copyout((void *)arg, &n, sizeof(n)) < 0 ? -EFAULT : 0;
-	}
-	return -ENOTTY;
+	if (cmd == FIONREAD)
+		return put_int(arg, unix_inq(f->priv));
+	if (cmd == SIOCOUTQ || cmd == SIOCATMARK)
+		return put_int(arg, 0);          /* nothing waits to be sent, no urgent data */
+	return netdev_ioctl(cmd, arg);
 }
 
 static int sock_fasync(struct file *f, int fd, bool on)

@@ -52,7 +52,6 @@ struct inet_sock {
 #define UNIX_BUF_MAX     (2 * 212992)
 #define UNIX_BUF_MIN     4608
 #define STREAM_CHUNK     65536           /* bytes per stream message */
-#define SOMAXCONN        4096
 #define DGRAM_QLEN       512             /* messages queued on a datagram socket */
 
 enum { US_UNCONNECTED, US_LISTEN, US_CONNECTING, US_CONNECTED };

@@ -51,6 +51,7 @@
 #include "vfs.h"
 #include "waitq.h"
 #include "sockpriv.h"
+#include "sysctl.h"
 
 struct simple_lock names_lock = SIMPLE_LOCK_INIT(LC_UNIX_NAMES);
 static struct usock *all_socks;          /* (n) */
@@ -507,8 +508,9 @@ int unix_listen(struct usock *s, int backlog)
 {
 	if (s->type == SOCK_DGRAM)
 		return -EOPNOTSUPP;
-	if ((unsigned)backlog > SOMAXCONN)
-		backlog = SOMAXCONN;
+	int cap = READ_ONCE(sysctl_somaxconn);
+	if ((unsigned)backlog > (unsigned)cap)
+		backlog = cap;
 	int r = 0;
 	bool bound;
 	if (s->family != AF_UNIX) {
