@@ -172,6 +172,12 @@ void fown_send(struct file *f, int fd, int code, int band)
 	send_target(&t, code, band);
 }
 
+void fown_sigurg(struct file *f)
+{
+	struct target t = { READ_ONCE(f->fown), SIGURG, -1 };
+	send_target(&t, SI_KERNEL, 0);
+}
+
 int fasync_update(struct fasync **head, struct file *f, int fd, bool on)
 {
 	struct fasync *n = on ? kmalloc(sizeof(*n), 0) : NULL;

@@ -33,6 +33,8 @@ void fasync_notify(struct fasync **head, int fmode, int code, int band);
 int64_t fown_fcntl(struct file *f, int cmd, uint64_t arg);
 /* Send f's owner its signal (SIGIO unless F_SETSIG) for a lease break. */
 void fown_send(struct file *f, int fd, int code, int band);
+/* Send f's owner SIGURG (urgent data on a TCP connection). */
+void fown_sigurg(struct file *f);
 
 #define POLL_IN  1
 #define POLL_OUT 2

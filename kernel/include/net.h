@@ -232,6 +232,8 @@ int unix_family(struct usock *s);
 void unix_gc_hint(void);
 /* The bytes waiting (FIONREAD) */
 int unix_inq(struct usock *s);
+/* SIOCATMARK: 1 if the next byte read is at the urgent mark. */
+int unix_atmark(struct usock *s);
 
 /* ---- inet.c (AF_INET, AF_INET6 on the loopback; the engine of unix.c) ---- */
 int inet_create(int family, int type, int protocol, struct usock **out);

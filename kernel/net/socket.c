@@ -222,8 +222,10 @@ static int sock_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 {
 	if (cmd == FIONREAD)
 		return put_int(arg, unix_inq(f->priv));
-	if (cmd == SIOCOUTQ || cmd == SIOCATMARK)
-		return put_int(arg, 0);          /* nothing waits to be sent, no urgent data */
+	if (cmd == SIOCATMARK)
+		return put_int(arg, unix_atmark(f->priv));
+	if (cmd == SIOCOUTQ)
+		return put_int(arg, 0);          /* nothing waits to be sent */
 	return netdev_ioctl(cmd, arg);
 }
 

@@ -108,6 +108,13 @@ struct usock {
 	int sndbuf, rcvbuf;              /* (s) */
 	uint64_t rcvtimeo, sndtimeo;     /* (s) ns, 0: none */
 	struct kucred peercred;          /* (s) SO_PEERCRED */
+	/* TCP urgent data (MSG_OOB): the byte, and the mark's position in the
+	 * stream of bytes read (rcv_total) */
+	uint64_t rcv_total;              /* (s)+io stream bytes taken by reads */
+	uint64_t urg_mark;               /* (s) */
+	bool urg_mark_set;               /* (s) */
+	bool urg_valid;                  /* (s) urg_byte waits for recv(MSG_OOB) */
+	char urg_byte;                   /* (s) */
 	struct kucred cred;              /* (s) at listen / connect */
 	struct ksockaddr *addr;          /* (n) bound (or a listener's, accepted) */
 	bool in_table;                   /* (n) the name table names it */

@@ -1116,8 +1116,112 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 	return e ? e : (ssize_t)len;
 }
 
+/* Tell the owner of s's file (F_SETOWN) of urgent data: SIGURG. */
+static void send_sigurg(struct usock *s)
+{
+	simple_lock(&names_lock);
+	struct file *f = s->file && READ_ONCE(s->file->fown) ? s->file : NULL;
+	if (f)
+		file_ref(f);
+	simple_unlock(&names_lock);
+	if (f) {
+		fown_sigurg(f);
+		file_unref(f);
+	}
+}
+
+/*
+ * send(MSG_OOB) on a TCP connection: the last byte is urgent.  The bytes
+ * before it go as usual; the urgent byte waits for recv(MSG_OOB) on the
+ * peer (or, with the peer's SO_OOBINLINE, goes in the stream), and the
+ * peer's reads stop at its mark (SIOCATMARK); the peer's owner gets SIGURG.
+ */
+static ssize_t tcp_send_oob(struct usock *s, struct kmsg *km, bool nonblock)
+{
+	size_t total = km->iov.left;
+	if (total == 0)
+		return stream_send(s, km, nonblock);
+	km->iov.left = total - 1;
+	ssize_t n = total > 1 ? stream_send(s, km, nonblock) : 0;
+	km->iov.left += 1;
+	if (n < 0 || (size_t)n < total - 1)
+		return n;
+	struct usock *p;
+	int e = send_peer(s, &p);
+	if (e) {
+		if (e == -EPIPE || e == -ENOTCONN)
+			pipe_error(km);
+		return n ? n : (e == -ENOTCONN ? -EPIPE : e);
+	}
+	simple_lock(&p->lock);
+	bool inl = (p->oflags >> SO_OOBINLINE) & 1;
+	p->urg_mark = p->rcv_total + p->qbytes;   /* the urgent byte's place */
+	p->urg_mark_set = true;
+	simple_unlock(&p->lock);
+	ssize_t r = 1;
+	if (inl) {
+		r = stream_send(s, km, nonblock);
+	} else {
+		char b;
+		if (kiov_copyin(&km->iov, &b, 1)) {
+			r = -EFAULT;
+		} else {
+			simple_lock(&p->lock);
+			p->urg_byte = b;
+			p->urg_valid = true;
+			simple_unlock(&p->lock);
+		}
+	}
+	if (r > 0) {
+		poll_wake(&p->ph, POLLPRI | POLLRDBAND);
+		send_sigurg(p);
+	}
+	usock_unref(p);
+	return r > 0 ? n + r : (n ? n : r);
+}
+
+/* recv(MSG_OOB) on a TCP connection (Linux tcp_recv_urg): the urgent
+ * byte, EINVAL if there is none (or it went inline), never a wait. */
+static ssize_t tcp_recv_oob(struct usock *s, struct kmsg *km)
+{
+	simple_lock(&s->lock);
+	ssize_t r;
+	bool inl = (s->oflags >> SO_OOBINLINE) & 1;
+	char b = s->urg_byte;
+	if (inl || !s->urg_valid)
+		r = -EINVAL;
+	else if (s->state != US_CONNECTED)
+		r = -ENOTCONN;
+	else
+		r = 1;
+	if (r == 1 && !(km->flags & MSG_PEEK))
+		s->urg_valid = false;
+	simple_unlock(&s->lock);
+	if (r != 1)
+		return r;
+	km->oflags |= MSG_OOB;
+	if (km->iov.left == 0) {
+		km->oflags |= MSG_TRUNC;
+		return 0;
+	}
+	if (!(km->flags & MSG_TRUNC) && kiov_copyout(&km->iov, &b, 1))
+		return -EFAULT;
+	return 1;
+}
+
+/* SIOCATMARK: the next byte read is at the urgent mark. */
+int unix_atmark(struct usock *s)
+{
+	simple_lock(&s->lock);
+	int r = s->urg_mark_set && s->rcv_total == s->urg_mark;
+	simple_unlock(&s->lock);
+	return r;
+}
+
 ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
 {
+	if ((km->flags & MSG_OOB) && s->family != AF_UNIX && s->type == SOCK_STREAM)
+		return tcp_send_oob(s, km, nonblock);
 	if (km->flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (s->family != AF_UNIX) {
@@ -1248,6 +1352,10 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 		simple_lock(&s->lock);
 		struct umsg *m = pm ? pm->next : s->qhead;
 		bool passcred = s->passcred;
+		/* TCP urgent data: a read stops at the mark */
+		bool at_mark = s->urg_mark_set && s->rcv_total == s->urg_mark;
+		uint64_t to_mark = s->urg_mark_set && s->rcv_total < s->urg_mark ?
+				   s->urg_mark - s->rcv_total : UINT64_MAX;
 		if (!m) {
 			bool end = (s->shut & RCV_SHUT) || s->dead;
 			int err = copied ? 0 : s->err;
@@ -1275,6 +1383,10 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 			return (ssize_t)copied;
 		size_t avail = m->len - off;
 		size_t k = MIN(avail, want - copied);
+		if (stream && !peek && copied && at_mark)
+			return (ssize_t)copied;
+		if (stream && !peek)
+			k = (size_t)MIN((uint64_t)k, to_mark);
 		if (kiov_copyout(&km->iov, m->data + off, k))
 			return copied ? (ssize_t)copied : -EFAULT;
 		if (!st->any) {
@@ -1300,6 +1412,9 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 		}
 		simple_lock(&s->lock);
 		struct umsg *done = NULL;
+		s->rcv_total += k;
+		if (s->urg_mark_set && s->rcv_total > s->urg_mark)
+			s->urg_mark_set = false;         /* read past the mark */
 		if (!stream || k == avail) {
 			done = dequeue_locked(s);
 			KASSERT(done == m);
@@ -1319,6 +1434,8 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 
 ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
 {
+	if ((km->flags & MSG_OOB) && s->family != AF_UNIX && s->type == SOCK_STREAM)
+		return tcp_recv_oob(s, km);
 	if (km->flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (s->type != SOCK_DGRAM) {
@@ -1569,6 +1686,8 @@ int unix_poll(struct usock *s)
 		ev |= POLLERR;
 	if (s->qhead)
 		ev |= POLLIN | POLLRDNORM;
+	if (s->urg_valid)
+		ev |= POLLPRI | POLLRDBAND;
 	if (s->shut & RCV_SHUT)
 		ev |= POLLIN | POLLRDNORM | POLLRDHUP;
 	if (s->shut == (RCV_SHUT | SEND_SHUT))

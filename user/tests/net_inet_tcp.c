@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
 
@@ -417,6 +418,64 @@ UT_TEST(options_read_back_as_set)
 	T_EXPECT_ERRNO(getsockopt(c, IPPROTO_TCP, 999, &v, &len), ENOPROTOOPT);
 	T_EXPECT_ERRNO(getsockopt(c, 12345, 1, &v, &len), EOPNOTSUPP);
 	int s = T_OK(accept(l, NULL, NULL));
+	close(s);
+	close(c);
+	close(l);
+}
+
+static volatile sig_atomic_t got_urg;
+static void on_urg(int sig)
+{
+	(void)sig;
+	got_urg = 1;
+}
+
+UT_TEST(urgent_data_waits_at_its_mark)
+{
+	int port;
+	int l = listener4("127.0.0.1", &port);
+	T_ASSERT(l >= 0);
+	int c = connect4("127.0.0.1", port);
+	T_ASSERT(c >= 0);
+	int s = T_OK(accept(l, NULL, NULL));
+	char buf[8];
+	T_EXPECT_ERRNO(recv(s, buf, sizeof buf, MSG_OOB), EINVAL);    /* none yet */
+	struct sigaction sa = { .sa_handler = on_urg }, old;
+	sigaction(SIGURG, &sa, &old);
+	T_OK(fcntl(s, F_SETOWN, getpid()));
+	got_urg = 0;
+	T_EXPECT_EQ(send(c, "abc", 3, MSG_OOB), 3);
+	struct pollfd p = { s, POLLPRI, 0 };
+	T_EXPECT_EQ(poll(&p, 1, 5000), 1);
+	T_EXPECT(p.revents & POLLPRI);
+	for (int i = 0; i < 100 && !got_urg; i++)
+		usleep(1000);
+	T_EXPECT(got_urg);
+	int mark = -1;
+	T_OK(ioctl(s, SIOCATMARK, &mark));
+	T_EXPECT_EQ(mark, 0);
+	T_EXPECT_EQ(recv(s, buf, sizeof buf, 0), 2);                  /* stops at the mark */
+	T_EXPECT(memcmp(buf, "ab", 2) == 0);
+	T_OK(ioctl(s, SIOCATMARK, &mark));
+	T_EXPECT_EQ(mark, 1);
+	T_EXPECT_EQ(recv(s, buf, sizeof buf, MSG_OOB), 1);
+	T_EXPECT_EQ(buf[0], 'c');
+	T_EXPECT_ERRNO(recv(s, buf, sizeof buf, MSG_OOB), EINVAL);    /* read already */
+	T_EXPECT_ERRNO(recv(s, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	/* SO_OOBINLINE: the urgent byte stays in the stream */
+	int one = 1;
+	T_OK(setsockopt(s, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)));
+	T_EXPECT_EQ(send(c, "xy", 2, MSG_OOB), 2);
+	T_EXPECT_EQ(send(c, "z", 1, 0), 1);
+	usleep(10000);
+	T_EXPECT_EQ(recv(s, buf, sizeof buf, 0), 1);
+	T_EXPECT_EQ(buf[0], 'x');
+	T_OK(ioctl(s, SIOCATMARK, &mark));
+	T_EXPECT_EQ(mark, 1);
+	T_EXPECT_ERRNO(recv(s, buf, sizeof buf, MSG_OOB), EINVAL);
+	T_EXPECT_EQ(su_read_full(s, buf, 2), 2);
+	T_EXPECT(memcmp(buf, "yz", 2) == 0);
+	sigaction(SIGURG, &old, NULL);
 	close(s);
 	close(c);
 	close(l);
