@@ -70,6 +70,7 @@ EXPERIMENT_PROGRAM = {
     "fork_big": "sys_ops", "mremap": "sys_ops", "smix": "stress_mix", "cond": "cond_pingpong",
     "pthread": "pthread_create_join", "futex": "futex_wake_nowaiter",
     "unix": "unix_stream",
+    "tcp": "tcp_loopback", "udp": "tcp_loopback",
 }
 
 
@@ -83,6 +84,7 @@ GOALS = [
     ("soft-affinity test", r"^softaff_\d+jobs", 1.0),
     ("unix stream round trips", r"^unix_pingpong_", 1.5),
     ("unix 64 KB stream throughput", r"^unix_stream_64k", 1.5),
+    ("TCP and UDP loopback round trips", r"^(tcp|udp)_pingpong_", 1.5),
 ]
 
 

@@ -35,7 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -341,6 +344,25 @@ static void add_env(char *word)
 		extra_env[nextra_env++] = word;
 }
 
+/* Bring the loopback device up, as a system's init scripts do (Linux
+ * starts with it down and gives it 127.0.0.1 and ::1 when it comes up;
+ * Concerto's is always up).  Failures are ignored. */
+static void lo_up(void)
+{
+	struct ifreq r;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	strcpy(r.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &r) == 0 && !(r.ifr_flags & IFF_UP)) {
+		r.ifr_flags |= IFF_UP | IFF_RUNNING;
+		if (ioctl(s, SIOCSIFFLAGS, &r) != 0)
+			out("# tinit: lo up: %s (ignored)\n", strerror(errno));
+	}
+	close(s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = "/tests";
@@ -381,6 +403,7 @@ int main(int argc, char **argv)
 		mkdir("/dev/shm", 01777);
 		if (mount_retry("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
 			out("# tinit: mount /dev/shm: %s (ignored)\n", strerror(errno));
+		lo_up();                             /* Linux starts with lo down */
 		mkdir("/dev/mqueue", 01777);         /* POSIX message queues, listed */
 		if (mount_retry("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV, NULL) != 0)
 			out("# tinit: mount /dev/mqueue: %s (ignored)\n", strerror(errno));
