@@ -152,6 +152,7 @@ FS_OBJS := \
 	fs/epoll.o \
 	fs/initramfs.o \
 	fs/sys_file.o \
+	fs/fhandle.o \
 	fs/procgen.o \
 	fs/procfs.o \
 	fs/procfs_test.o \
