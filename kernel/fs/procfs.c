@@ -84,6 +84,10 @@ static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mo
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
 static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
+static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
+{
+	vfs_filesystems_format(sb);
+}
 
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
@@ -440,6 +444,7 @@ static const struct pentry root_files[] = {
 	{ "loadavg", gen_loadavg, false },
 	{ "uptime", gen_uptime, false },
 	{ "mounts", gen_mounts, false },
+	{ "filesystems", gen_filesystems, false },
 	{ "version", gen_version, false },
 	{ "lockstat", gen_lockstat, true },
 	{ "sched", gen_sched, false },

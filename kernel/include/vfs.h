@@ -292,6 +292,7 @@ int vfs_umount(struct inode *root_of_fs);
 struct sbuf;
 void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
 void vfs_mountinfo_format(struct sbuf *out);       /* /proc/PID/mountinfo */
+void vfs_filesystems_format(struct sbuf *out);     /* /proc/filesystems */
 
 /* Name cache statistics and tests. */
 struct ncache_stats {
