@@ -114,6 +114,7 @@ VM_OBJS := \
 	vm/kmem.o \
 	vm/leaktrace.o \
 	vm/process_vm.o \
+	vm/numa.o \
 	vm/leaktrace_test.o \
 	vm/page_test.o \
 	vm/kmem_test.o \

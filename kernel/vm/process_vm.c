@@ -33,9 +33,7 @@ struct iovec_k {
 	uint64_t base, len;
 };
 
-/* The address space of process (or thread) pid, referenced
- * (vm_map_destroy drops it): 0, -ESRCH, -EPERM. */
-static int target_map(int pid, struct vm_map **out)
+int vm_target_map(int pid, struct vm_map **out)
 {
 	struct proc *p = proc_of_tid(pid);
 	if (!p)
@@ -181,7 +179,7 @@ static int64_t process_vm_rw(int pid, uint64_t lvec, uint64_t lcnt, uint64_t rve
 	}
 	struct vm_map *map = NULL;
 	if (r == 0)
-		r = target_map(pid, &map);
+		r = vm_target_map(pid, &map);
 	int64_t res = r;
 	if (r == 0) {
 		struct iov_cur lc = { lv, lcnt, 0, 0 }, rc = { rv, rcnt, 0, 0 };
