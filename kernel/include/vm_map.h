@@ -99,6 +99,7 @@
 #define MADV_PAGEOUT      21
 #define MADV_POPULATE_READ  22
 #define MADV_POPULATE_WRITE 23
+#define MADV_COLLAPSE     25    /* no huge pages here: a hint */
 
 /* msync flags, mremap flags (Linux values). */
 #define MS_ASYNC          1
