@@ -910,7 +910,9 @@ static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, 
 			uint64_t c = 2 + (uint64_t)v[i];
 			char name[16];
 			int len = ksnprintf(name, sizeof(name), "%d", v[i]);
-			if (emit(arg, name, (size_t)len, dir->ino * 4096 + c, 10, c + 1))
+			/* above 2^32, one number per descriptor (dir->ino * 4096
+			 * collided with the next directory's from fd 4094) */
+			if (emit(arg, name, (size_t)len, dir->ino << 32 | c, 10, c + 1))
 				return cookie;
 			cookie = c + 1;
 		}
