@@ -114,6 +114,7 @@ VM_OBJS := \
 	vm/kmem.o \
 	vm/leaktrace.o \
 	vm/process_vm.o \
+	vm/numa.o \
 	vm/leaktrace_test.o \
 	vm/page_test.o \
 	vm/kmem_test.o \
@@ -152,6 +153,7 @@ FS_OBJS := \
 	fs/epoll.o \
 	fs/initramfs.o \
 	fs/sys_file.o \
+	fs/fhandle.o \
 	fs/procgen.o \
 	fs/procfs.o \
 	fs/procfs_test.o \

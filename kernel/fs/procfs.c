@@ -84,6 +84,10 @@ static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mo
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
 static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
+static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
+{
+	vfs_filesystems_format(sb);
+}
 
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
@@ -440,6 +444,7 @@ static const struct pentry root_files[] = {
 	{ "loadavg", gen_loadavg, false },
 	{ "uptime", gen_uptime, false },
 	{ "mounts", gen_mounts, false },
+	{ "filesystems", gen_filesystems, false },
 	{ "version", gen_version, false },
 	{ "lockstat", gen_lockstat, true },
 	{ "sched", gen_sched, false },
@@ -905,7 +910,9 @@ static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, 
 			uint64_t c = 2 + (uint64_t)v[i];
 			char name[16];
 			int len = ksnprintf(name, sizeof(name), "%d", v[i]);
-			if (emit(arg, name, (size_t)len, dir->ino * 4096 + c, 10, c + 1))
+			/* above 2^32, one number per descriptor (dir->ino * 4096
+			 * collided with the next directory's from fd 4094) */
+			if (emit(arg, name, (size_t)len, dir->ino << 32 | c, 10, c + 1))
 				return cookie;
 			cookie = c + 1;
 		}

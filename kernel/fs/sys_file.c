@@ -212,6 +212,73 @@ static int64_t do_tmpfile(int dirfd, const char *path, int flags, uint32_t mode,
 	return r;
 }
 
+/*
+ * Opens ip (referenced by the caller, who keeps its reference) with open(2)
+ * flags once it is found: the type checks, permission (unless created),
+ * lease break, O_TRUNC, and a descriptor.  path (kmalloc'd or NULL) becomes
+ * the file's name; it is consumed.  The descriptor, or -errno.
+ */
+static int64_t open_found(struct inode *ip, int flags, bool created, char *path)
+{
+	int acc = flags & O_ACCMODE;
+	bool truncated = false;
+	int r;
+	if (S_ISLNK(ip->mode) && !(flags & O_PATH)) {
+		r = -ELOOP;
+		goto fail;
+	}
+	if ((flags & O_DIRECTORY) && !S_ISDIR(ip->mode)) {
+		r = -ENOTDIR;
+		goto fail;
+	}
+	if (S_ISDIR(ip->mode) && !(flags & O_PATH) &&
+	    (acc != O_RDONLY || (flags & O_CREAT) || (flags & O_TRUNC && acc != O_RDONLY))) {
+		r = -EISDIR;
+		goto fail;
+	}
+	if (!created && !(flags & O_PATH)) {
+		int may = (acc == O_RDONLY ? MAY_READ : acc == O_WRONLY ? MAY_WRITE :
+			   MAY_READ | MAY_WRITE);
+		if (acc == 3)
+			may = MAY_READ | MAY_WRITE;
+		if ((flags & O_TRUNC) && acc == O_RDONLY)
+			may |= MAY_WRITE;
+		r = vfs_permission(ip, may);
+		if (!r && (flags & O_NOATIME) && !vfs_owner_or_capable(ip))
+			r = -EPERM;             /* Linux may_open */
+		if (r)
+			goto fail;
+	}
+	if (S_ISREG(ip->mode) && !(flags & O_PATH)) {
+		r = flock_break_lease(ip, flags);      /* F_SETLEASE holders first */
+		if (r)
+			goto fail;
+	}
+	/* A synthetic file (/proc: ip->ops) ignores O_TRUNC, as Linux's do:
+	 * `echo on > /proc/lockstat` works. */
+	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
+	    !ip->ops && (acc == O_WRONLY || acc == O_RDWR)) {
+		r = vfs_truncate(ip, 0);
+		if (r)
+			goto fail;
+		truncated = true;
+	}
+	struct file *f;
+	r = file_open_inode(ip, flags, &f);
+	if (r)
+		goto fail;
+	f->path = path;
+	path = NULL;
+	if (truncated)
+		inotify_file(f, f->ip, IN_MODIFY);
+	if (!(flags & O_PATH))
+		inotify_file(f, f->ip, IN_OPEN);
+	return fd_install(f, 0, flags & O_CLOEXEC);
+fail:
+	kfree(path);
+	return r;
+}
+
 static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			   const struct resolve *rs)
 {
@@ -234,9 +301,8 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 		kfree(path);                    /* Linux: nothing created or truncated */
 		return -EMFILE;
 	}
-	int acc = flags & O_ACCMODE;
 	struct inode *ip = NULL;
-	bool created = false, truncated = false;
+	bool created = false;
 	if (flags & O_CREAT) {
 		struct lookup lk;
 		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
@@ -288,61 +354,23 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			goto out;
 		ip = lk.ip;
 	}
-	if (S_ISLNK(ip->mode) && !(flags & O_PATH)) {
-		r = -ELOOP;
-		goto out_ip;
-	}
-	if ((flags & O_DIRECTORY) && !S_ISDIR(ip->mode)) {
-		r = -ENOTDIR;
-		goto out_ip;
-	}
-	if (S_ISDIR(ip->mode) && !(flags & O_PATH) &&
-	    (acc != O_RDONLY || (flags & O_CREAT) || (flags & O_TRUNC && acc != O_RDONLY))) {
-		r = -EISDIR;
-		goto out_ip;
-	}
-	if (!created && !(flags & O_PATH)) {
-		int may = (acc == O_RDONLY ? MAY_READ : acc == O_WRONLY ? MAY_WRITE :
-			   MAY_READ | MAY_WRITE);
-		if (acc == 3)
-			may = MAY_READ | MAY_WRITE;
-		if ((flags & O_TRUNC) && acc == O_RDONLY)
-			may |= MAY_WRITE;
-		r = vfs_permission(ip, may);
-		if (!r && (flags & O_NOATIME) && !vfs_owner_or_capable(ip))
-			r = -EPERM;             /* Linux may_open */
-		if (r)
-			goto out_ip;
-	}
-	if (S_ISREG(ip->mode) && !(flags & O_PATH)) {
-		r = flock_break_lease(ip, flags);      /* F_SETLEASE holders first */
-		if (r)
-			goto out_ip;
-	}
-	/* A synthetic file (/proc: ip->ops) ignores O_TRUNC, as Linux's do:
-	 * `echo on > /proc/lockstat` works. */
-	if ((flags & O_TRUNC) && S_ISREG(ip->mode) && !(flags & O_PATH) && !created &&
-	    !ip->ops && (acc == O_WRONLY || acc == O_RDWR)) {
-		r = vfs_truncate(ip, 0);
-		if (r)
-			goto out_ip;
-		truncated = true;
-	}
-	struct file *f;
-	r = file_open_inode(ip, flags, &f);
-	if (r)
-		goto out_ip;
-	f->path = open_path(dirfd, path);
-	if (truncated)
-		inotify_file(f, f->ip, IN_MODIFY);
-	if (!(flags & O_PATH))
-		inotify_file(f, f->ip, IN_OPEN);
-	r = fd_install(f, 0, flags & O_CLOEXEC);
+	r = (int)open_found(ip, flags, created, open_path(dirfd, path));
 out_ip:
 	vnode_put(ip);
 out:
 	kfree(path);
 	return r;
+}
+
+int64_t sysfile_open_inode(struct inode *ip, int flags, char *path)
+{
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	if (!fd_has_room()) {
+		kfree(path);
+		return -EMFILE;
+	}
+	return open_found(ip, flags & ~(O_CREAT | O_EXCL), false, path);
 }
 
 static int64_t do_openat(int dirfd, uint64_t upath, int flags, uint32_t mode)

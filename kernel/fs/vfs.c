@@ -12,7 +12,9 @@
 #include "proc.h"
 #include "sbuf.h"
 #include "sched.h"
+#include "syscall.h"
 #include "timekeep.h"
+#include "usercopy.h"
 #include "vfs.h"
 #include "flock.h"
 #include "inotify.h"
@@ -412,6 +414,83 @@ static struct superblock *root_sb;         /* [I] after vfs_init */
 static struct superblock *mounts;          /* (n) */
 static volatile uint32_t next_dev = 1;     /* [a] */
 static volatile uint32_t vfs_state;        /* [a] 0, 1 starting, 2 ready */
+
+/* ---- file system types: sysfs(2), /proc/filesystems ---- */
+
+/* /proc/filesystems: every type, in the order sysfs(2) numbers them; all
+ * are "nodev" (none needs a block device). */
+void vfs_filesystems_format(struct sbuf *out)
+{
+	lock_read(&ns_lock);
+	for (struct fs_type *t = fstypes; t; t = t->next)
+		sbuf_printf(out, "nodev\t%s\n", t->name);
+	lock_done(&ns_lock);
+}
+
+/* sysfs option 1: the index of the type named name, or -EINVAL. */
+static int fstype_index(const char *name)
+{
+	int i = 0, r = -EINVAL;
+	lock_read(&ns_lock);
+	for (struct fs_type *t = fstypes; t; t = t->next, i++) {
+		if (!strcmp(t->name, name)) {
+			r = i;
+			break;
+		}
+	}
+	lock_done(&ns_lock);
+	return r;
+}
+
+/* sysfs option 2: the name of type idx into buf (n bytes): 0 or -EINVAL. */
+static int fstype_name(uint64_t idx, char *buf, size_t n)
+{
+	int r = -EINVAL;
+	uint64_t i = 0;
+	lock_read(&ns_lock);
+	for (struct fs_type *t = fstypes; t; t = t->next, i++) {
+		if (i == idx) {
+			ksnprintf(buf, n, "%s", t->name);
+			r = 0;
+			break;
+		}
+	}
+	lock_done(&ns_lock);
+	return r;
+}
+
+static int fstype_count(void)
+{
+	int i = 0;
+	lock_read(&ns_lock);
+	for (struct fs_type *t = fstypes; t; t = t->next)
+		i++;
+	lock_done(&ns_lock);
+	return i;
+}
+
+/* sysfs(option, arg1, arg2): 1 name -> index, 2 index -> name, 3 count. */
+SYSCALL(139, sysfs)
+{
+	char name[64];
+	size_t len;
+	int r;
+	switch ((int)a0) {
+	case 1:
+		r = copyinstr(name, (const void *)a1, sizeof(name), &len);
+		if (r == -ENAMETOOLONG)
+			return -EINVAL;         /* longer than any type's name */
+		return r ? r : fstype_index(name);
+	case 2:
+		r = fstype_name((uint32_t)a1, name, sizeof(name));
+		if (r == 0 && copyout((void *)a2, name, strlen(name) + 1))
+			r = -EFAULT;
+		return r;
+	case 3:
+		return fstype_count();
+	}
+	return -EINVAL;
+}
 
 void vfs_register_fstype(struct fs_type *t)
 {

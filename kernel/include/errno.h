@@ -77,6 +77,7 @@
 #define ETIMEDOUT      110
 #define EALREADY       114
 #define EINPROGRESS    115
+#define ESTALE         116
 #define ECANCELED      125
 
 #define ELIBBAD         80      /* a bad ELF interpreter */

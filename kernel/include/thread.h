@@ -62,6 +62,14 @@ struct thread_boost {
 	int pri;                     /* the best priority lent through it */
 };
 
+/* A thread's NUMA memory policy (kernel/vm/numa.c; one node, 0). */
+struct thread_mpol {
+	uint16_t mode;               /* MPOL_*; 0: the default */
+	uint16_t flags;              /* MPOL_F_STATIC_NODES, _RELATIVE_NODES, _NUMA_BALANCING */
+	uint64_t nodes;              /* the nodes it uses (bit 0) */
+	uint64_t user_nodes;         /* nodes 0-63 of the mask given */
+};
+
 struct thread {
 	struct simple_lock lock;     /* protects the (t) fields */
 	uint64_t ctx;                /* (o) saved stack pointer while switched out */
@@ -123,6 +131,7 @@ struct thread {
 	volatile int futex_exiting;  /* [a] futex exit duties begun: its PI locks are free
 				      * to take over (futex.c) */
 	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
+	struct thread_mpol mpol;     /* (o) set_mempolicy (numa.c); clone copies it */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */
 	bool autofree;               /* (s) freed by the thread reaper after it exits

@@ -292,6 +292,7 @@ int vfs_umount(struct inode *root_of_fs);
 struct sbuf;
 void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
 void vfs_mountinfo_format(struct sbuf *out);       /* /proc/PID/mountinfo */
+void vfs_filesystems_format(struct sbuf *out);     /* /proc/filesystems */
 
 /* Name cache statistics and tests. */
 struct ncache_stats {
@@ -322,5 +323,10 @@ int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree);
 int procfs_dir_pid(struct inode *ip);
 /* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
 int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
+/* sys_file.c: a descriptor for ip (referenced by the caller, who keeps the
+ * reference) opened with open(2) flags as openat would once it found ip
+ * (O_CREAT, O_EXCL ignored); path (kmalloc'd or NULL, consumed) names the
+ * file.  The descriptor or -errno.  No lock held. */
+int64_t sysfile_open_inode(struct inode *ip, int flags, char *path);
 
 #endif

@@ -99,6 +99,7 @@
 #define MADV_PAGEOUT      21
 #define MADV_POPULATE_READ  22
 #define MADV_POPULATE_WRITE 23
+#define MADV_COLLAPSE     25    /* no huge pages here: a hint */
 
 /* msync flags, mremap flags (Linux values). */
 #define MS_ASYNC          1
@@ -257,6 +258,10 @@ int vm_mmap(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int flags,
 	    vaddr_t *out);
 /* Copies n bytes within one page between buf and va of another address
  * space (process_vm_readv, ptrace), faulting the page in: 0 or -EFAULT. */
+/* The address space of process (or thread) pid, referenced
+ * (vm_map_destroy drops it), if the caller may attach to it (ptrace's
+ * simple rule, process_vm.c): 0, -ESRCH, -EPERM.  No lock held. */
+int vm_target_map(int pid, struct vm_map **out);
 int vm_remote_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool write);
 /* remap_file_pages(2): the shared mapping at start shows pages pgoff.. */
 int vm_remap_file_pages(struct vm_map *map, vaddr_t start, uint64_t size, int prot,

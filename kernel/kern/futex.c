@@ -60,6 +60,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "futex.h"
+#include "kmem.h"
 #include "lock.h"
 #include "proc.h"
 #include "sched.h"
@@ -589,31 +590,40 @@ static int fault_in_writable(uint64_t uaddr)
 /*
  * Lists q on hb if the word at uaddr holds val.  The word is read under
  * hb->lock after q is counted, so a wake that follows a change of the word
- * finds q.  0: listed, hb->lock held; -EAGAIN (another value), -EFAULT:
- * not listed, no lock held.
+ * finds q.  0: listed, hb->lock held; -EAGAIN (another value), FUTEX_RETRY
+ * (the page is not present): not listed, no lock held.  No lock held on
+ * entry.
  */
+static int q_try_queue(struct futex_bucket *hb, struct futex_q *q, uint64_t uaddr,
+		       uint32_t val)
+{
+	uint32_t cur;
+	nwait_inc(hb);
+	simple_lock(&hb->lock);
+	int r = fetch_u32_nofault((void *)uaddr, &cur);
+	if (r == 0 && cur == val) {
+		q_link_locked(hb, q);
+		return 0;
+	}
+	simple_unlock(&hb->lock);
+	nwait_dec(hb);
+	return r ? FUTEX_RETRY : -EAGAIN;
+}
+
+/* As q_try_queue, but a missing page is faulted in (no lock held) and the
+ * step retried: 0 (listed, hb->lock held), -EAGAIN or -EFAULT. */
 static int q_queue_if_value(struct futex_bucket *hb, struct futex_q *q, uint64_t uaddr,
 			    uint32_t val)
 {
-	uint32_t cur;
 	for (;;) {
-		nwait_inc(hb);
-		simple_lock(&hb->lock);
-		if (fetch_u32_nofault((void *)uaddr, &cur) == 0)
-			break;
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		int r = fetch_u32((void *)uaddr, &cur);  /* fault it in, or EFAULT */
+		int r = q_try_queue(hb, q, uaddr, val);
+		if (r != FUTEX_RETRY)
+			return r;
+		uint32_t cur;
+		r = fetch_u32((void *)uaddr, &cur);  /* fault it in, or EFAULT */
 		if (r)
 			return r;
 	}
-	if (cur != val) {
-		simple_unlock(&hb->lock);
-		nwait_dec(hb);
-		return -EAGAIN;
-	}
-	q_link_locked(hb, q);
-	return 0;
 }
 
 static int64_t futex_wait_restart(struct thread *t);
@@ -1409,6 +1419,205 @@ void futex_exec_thread(struct thread *t, bool clear)
 {
 	futex_exit_thread(t, clear);
 	__atomic_store_n(&t->futex_exiting, 0, __ATOMIC_SEQ_CST);
+}
+
+/* ---- futex_waitv ---- */
+
+/*
+ * futex_waitv(2): one thread waits on up to FUTEX_WAITV_MAX futexes at
+ * once, each with its own futex_q (all naming the thread); a wake of any
+ * one ends the wait.  The qs are listed one bucket at a time, each under
+ * its own bucket lock (so no two bucket locks are held); the thread then
+ * takes its own lock and sleeps only if none of its qs has been woken:
+ * a waker sets a q's state before it takes the thread lock (q_wake_thread),
+ * so either the sleeper sees the state or the waker finds it asleep.  A
+ * page that is not present while a word is read unlists every q first
+ * (no sleep of any kind while a q is listed but the futex sleep), faults
+ * the page in and starts again, as Linux.
+ */
+#define FUTEX_WAITV_MAX   128
+#define FUTEX2_SIZE_U32   0x02
+#define FUTEX2_SIZE_MASK  0x03
+#define FUTEX2_PRIVATE    FUTEX_PRIVATE_FLAG
+#define FUTEX2_VALID      (FUTEX2_SIZE_MASK | FUTEX2_PRIVATE)
+
+struct futex_waitv_user {       /* struct futex_waitv, uapi */
+	uint64_t val;
+	uint64_t uaddr;
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+struct waitv_ent {
+	struct futex_q q;
+	struct futex_key key;
+	uint64_t uaddr;
+	uint32_t val;
+	bool shared;
+	bool listed;                    /* q is (or was, until unqueued) on a bucket */
+};
+
+/*
+ * Takes q (listed once) off its bucket unless a waker took it: returns
+ * true if it was woken, after waiting until the waker is done with it.
+ * No lock held.
+ */
+static bool q_unqueue(struct futex_q *q)
+{
+	if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
+		return true;
+	struct futex_bucket *hb = q_lock_bucket(q);
+	if (q->state == FQ_QUEUED) {
+		q_unlink_locked(hb, q);
+		simple_unlock(&hb->lock);
+		return false;
+	}
+	simple_unlock(&hb->lock);
+	while (!__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	return true;
+}
+
+/* Unlists the first n entries; returns the index of one a waker woke
+ * (the last such, as Linux), or -1.  No lock held. */
+static int waitv_unqueue(struct waitv_ent *v, unsigned n)
+{
+	int woken = -1;
+	for (unsigned i = 0; i < n; i++) {
+		if (v[i].listed && q_unqueue(&v[i].q))
+			woken = (int)i;
+		v[i].listed = false;
+	}
+	return woken;
+}
+
+/*
+ * Lists every entry whose word holds its value.  0: all listed; > 0: one
+ * was woken meanwhile, its index + 1 (all unlisted); -EAGAIN (a word
+ * differs), -EFAULT: all unlisted.  No lock held.
+ */
+static int waitv_setup(struct waitv_ent *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct futex_bucket *hb = key_bucket(&v[i].key);
+		q_init(&v[i].q, &v[i].key, FUTEX_BITSET_ANY);
+		int r = q_try_queue(hb, &v[i].q, v[i].uaddr, v[i].val);
+		if (r == 0) {
+			v[i].listed = true;
+			simple_unlock(&hb->lock);
+			continue;
+		}
+		int woken = waitv_unqueue(v, i);
+		if (woken >= 0)
+			return woken + 1;
+		if (r != FUTEX_RETRY)
+			return r;
+		uint32_t cur;
+		if (fetch_u32((void *)v[i].uaddr, &cur))
+			return -EFAULT;
+		i = (unsigned)-1;               /* start again */
+	}
+	return 0;
+}
+
+static bool waitv_any_woken(const struct waitv_ent *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (READ_ONCE(v[i].q.state) != FQ_QUEUED)
+			return true;
+	return false;
+}
+
+/* One sleep until a q is woken, the armed timeout (timed) or a signal:
+ * 0, ETIMEDOUT or EINTR.  Every entry listed; no lock held. */
+static int waitv_sleep(const struct waitv_ent *v, unsigned n, bool timed)
+{
+	struct thread *t = curthread();
+	uint64_t s = disable_lock(&t->lock);
+	int reason = 0;
+	if (waitv_any_woken(v, n))
+		simple_unlock(&t->lock);
+	else if (timed)
+		reason = thread_sleep_armed_locked(t, true);    /* unlocks */
+	else
+		reason = thread_sleep_locked(t, 0, true);       /* unlocks */
+	intr_restore(s);
+	return reason;
+}
+
+/* Waits on the n parsed entries until the monotonic deadline (0: none,
+ * armed by the caller).  Returns the woken index or a negative errno. */
+static int waitv_wait(struct waitv_ent *v, unsigned n, uint64_t deadline)
+{
+	for (;;) {
+		int r = waitv_setup(v, n);
+		if (r)
+			return r > 0 ? r - 1 : r;
+		int reason = waitv_sleep(v, n, deadline != 0);
+		int woken = waitv_unqueue(v, n);
+		if (woken >= 0)
+			return woken;
+		if (reason == ETIMEDOUT || (deadline && time_monotonic_ns() >= deadline))
+			return -ETIMEDOUT;
+		if (reason == EINTR) {
+			curthread()->sig.intr_restart = true;   /* Linux: ERESTARTSYS */
+			return -EINTR;
+		}
+		/* a stray wakeup: list them all again */
+	}
+}
+
+/* Copies in and checks the n user entries at uv, and computes their keys.
+ * -EFAULT, -EINVAL.  No lock held. */
+static int waitv_parse(struct waitv_ent *v, uint64_t uv, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct futex_waitv_user w;
+		if (copyin(&w, (const void *)(uv + i * sizeof(w)), sizeof(w)))
+			return -EFAULT;
+		if ((w.flags & ~FUTEX2_VALID) || w.reserved ||
+		    (w.flags & FUTEX2_SIZE_MASK) != FUTEX2_SIZE_U32 || w.val > 0xffffffffu)
+			return -EINVAL;
+		v[i].uaddr = w.uaddr;
+		v[i].val = (uint32_t)w.val;
+		v[i].shared = !(w.flags & FUTEX2_PRIVATE);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int r = futex_get_key(v[i].uaddr, v[i].shared, &v[i].key);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* futex_waitv(waiters, nr_futexes, flags, timeout, clockid) */
+SYSCALL(449, futex_waitv)
+{
+	unsigned n = (unsigned)a1;
+	int clockid = (int)a4;
+	if (a2 || n == 0 || n > FUTEX_WAITV_MAX || a0 == 0)
+		return -EINVAL;
+	uint64_t deadline = 0;
+	if (a3) {
+		if (clockid != CLOCK_MONOTONIC && clockid != CLOCK_REALTIME)
+			return -EINVAL;
+		int r = timeout_deadline(a3, false, clockid == CLOCK_REALTIME, &deadline);
+		if (r)
+			return r;
+	}
+	struct waitv_ent *v = kmalloc(n * sizeof(*v), KM_ZERO);
+	if (v == NULL)
+		return -ENOMEM;
+	int r = waitv_parse(v, a0, n);
+	if (r == 0) {
+		if (deadline)
+			thread_timeout_arm(deadline);
+		r = waitv_wait(v, n, deadline);
+		if (deadline)
+			thread_timeout_disarm();
+	}
+	kfree(v);
+	return r;
 }
 
 /* ---- system calls ---- */

@@ -71,6 +71,31 @@ struct proc *pidfd_proc(int fd, int *err)
 	return p;
 }
 
+/*
+ * process_mrelease(pidfd, flags): frees the memory of a process being
+ * killed ahead of its exit (Linux's oom reaper).  Here the exiting threads
+ * free it themselves soon after, so there is nothing to hurry: 0 for a
+ * process that is exiting (exit_group or a fatal signal under way), EINVAL
+ * for one that is not, ESRCH once its memory is gone.
+ */
+SYSCALL(448, process_mrelease)
+{
+	if (a1)
+		return -EINVAL;
+	int err;
+	struct proc *p = pidfd_proc((int)a0, &err);
+	if (!p)
+		return err;
+	simple_lock(&p->lock);
+	bool has_map = p->map != NULL && READ_ONCE(p->state) == PS_ALIVE;
+	simple_unlock(&p->lock);
+	bool exiting = __atomic_load_n(&p->sig.group_exit, __ATOMIC_ACQUIRE);
+	proc_unref(p);
+	if (!has_map)
+		return -ESRCH;
+	return exiting ? 0 : -EINVAL;
+}
+
 /* pidfd_open(pid, flags): a process (a thread-group leader) by id. */
 SYSCALL(434, pidfd_open)
 {

@@ -809,6 +809,7 @@ static void clone_user_state(struct thread *t, struct trapframe *tf, uint64_t fl
 	t->fs_base = (flags & CLONE_SETTLS) ? tls : rdmsr(MSR_FS_BASE);
 	t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
 	t->policy = pt->policy;
+	t->mpol = pt->mpol;               /* Linux: the child inherits the policy */
 	t->rt_priority = pt->rt_priority;
 	t->nice = pt->nice;
 	t->ioprio = READ_ONCE(pt->ioprio);   /* inherited, as Linux copies io_context's */

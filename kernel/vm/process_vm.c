@@ -26,30 +26,36 @@
 #include "vm_map.h"
 
 #define IOV_MAX 1024
-#define CAP_SYS_PTRACE 19
 #define MAX_RW_COUNT 0x7ffff000UL
 
 struct iovec_k {
 	uint64_t base, len;
 };
 
-/* The address space of process (or thread) pid, referenced
- * (vm_map_destroy drops it): 0, -ESRCH, -EPERM. */
-static int target_map(int pid, struct vm_map **out)
+/* p's address space, referenced, if the caller may attach to p (itself
+ * always): 0, -ESRCH (no map: exiting or gone), -EPERM.  p referenced. */
+static int proc_target_map(struct proc *p, struct vm_map **out)
 {
-	struct proc *p = proc_of_tid(pid);
-	if (!p)
-		return -ESRCH;
 	int r = 0;
+	bool self = p == curproc();
 	simple_lock(&p->lock);
 	struct vm_map *map = p->map;
-	if (!proc_may_attach_locked(p))
+	if (!self && !proc_may_attach_locked(p))
 		r = -EPERM;
 	else if (!map || !vm_map_tryref(map))
 		r = -ESRCH;
 	simple_unlock(&p->lock);
-	proc_unref(p);
 	*out = map;
+	return r;
+}
+
+int vm_target_map(int pid, struct vm_map **out)
+{
+	struct proc *p = proc_of_tid(pid);
+	if (!p)
+		return -ESRCH;
+	int r = proc_target_map(p, out);
+	proc_unref(p);
 	return r;
 }
 
@@ -181,7 +187,7 @@ static int64_t process_vm_rw(int pid, uint64_t lvec, uint64_t lcnt, uint64_t rve
 	}
 	struct vm_map *map = NULL;
 	if (r == 0)
-		r = target_map(pid, &map);
+		r = vm_target_map(pid, &map);
 	int64_t res = r;
 	if (r == 0) {
 		struct iov_cur lc = { lv, lcnt, 0, 0 }, rc = { rv, rcnt, 0, 0 };
@@ -195,3 +201,66 @@ static int64_t process_vm_rw(int pid, uint64_t lvec, uint64_t lcnt, uint64_t rve
 
 SYSCALL(310, process_vm_readv) { return process_vm_rw((int)a0, a1, a2, a3, a4, a5, false); }
 SYSCALL(311, process_vm_writev) { return process_vm_rw((int)a0, a1, a2, a3, a4, a5, true); }
+
+/* ---- process_madvise ---- */
+
+/* Advice another process may be given (Linux's process_madvise_remote_valid). */
+static bool remote_advice_ok(int advice)
+{
+	return advice == MADV_COLD || advice == MADV_PAGEOUT || advice == MADV_WILLNEED ||
+	       advice == MADV_COLLAPSE;
+}
+
+/* madvise over each range of v in map, as Linux's vector_madvise: the
+ * bytes of the ranges done, or the first range's error. */
+static int64_t madvise_vec(struct vm_map *map, const struct iovec_k *v, uint64_t cnt,
+			   int advice)
+{
+	int64_t done = 0;
+	int r = 0;
+	for (uint64_t i = 0; i < cnt; i++) {
+		r = vm_madvise(map, v[i].base, v[i].len, advice);
+		if (r)
+			break;
+		done += (int64_t)v[i].len;
+	}
+	return done ? done : r;
+}
+
+/* process_madvise(pidfd, iovec, vlen, advice, flags): the caller may advise
+ * itself anything madvise takes; another process only COLD, PAGEOUT,
+ * WILLNEED, COLLAPSE (hints here), with ptrace's right (else EACCES, as
+ * Linux's mm_access) and CAP_SYS_NICE (else EPERM). */
+SYSCALL(440, process_madvise)
+{
+	int advice = (int)a3;
+	if (a4)
+		return -EINVAL;
+	if (a2 > IOV_MAX)
+		return -EINVAL;
+	struct iovec_k *v;
+	int r = iov_in(a1, a2, &v);
+	if (r)
+		return r;
+	struct proc *p = pidfd_proc((int)a0, &r);
+	struct vm_map *map = NULL;
+	if (p) {
+		r = READ_ONCE(p->state) == PS_ALIVE ? proc_target_map(p, &map) : -ESRCH;
+		if (r == -EPERM)
+			r = -EACCES;            /* Linux's mm_access */
+		proc_unref(p);
+	}
+	int64_t res = r;
+	if (r == 0) {
+		bool self = map == vm_map_current();
+		if (!self && !remote_advice_ok(advice))
+			res = -EINVAL;
+		else if (!self && !cap_capable(CAP_SYS_NICE))
+			res = -EPERM;
+		else
+			res = madvise_vec(map, v, a2, advice);
+		vm_map_destroy(map);
+	}
+	kfree(v);
+	return res;
+}

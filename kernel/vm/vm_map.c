@@ -1105,7 +1105,7 @@ static bool madvise_known(int advice)
 	case MADV_DOFORK: case MADV_MERGEABLE: case MADV_UNMERGEABLE: case MADV_HUGEPAGE:
 	case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP: case MADV_WIPEONFORK:
 	case MADV_KEEPONFORK: case MADV_COLD: case MADV_PAGEOUT: case MADV_POPULATE_READ:
-	case MADV_POPULATE_WRITE:
+	case MADV_POPULATE_WRITE: case MADV_COLLAPSE:
 		return true;
 	}
 	return false;
