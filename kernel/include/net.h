@@ -26,6 +26,7 @@ struct file;
 #define AF_UNIX   1
 #define AF_INET   2
 #define AF_INET6  10
+#define AF_NETLINK 16
 #define AF_MAX    46
 
 #define IPPROTO_IP     0
@@ -239,6 +240,12 @@ int unix_atmark(struct usock *s);
 int inet_create(int family, int type, int protocol, struct usock **out);
 int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len);
 int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *len);
+
+/* ---- netlink.c (AF_NETLINK, NETLINK_ROUTE) ---- */
+#define SOL_NETLINK 270
+int netlink_create(int type, int protocol, struct usock **out);
+int netlink_setsockopt(struct usock *s, int opt, const void *val, uint32_t len);
+int netlink_getsockopt(struct usock *s, int opt, void *val, uint32_t *len);
 
 /* socket.c, for sys_file.c: a socket file's stat mode (false if not a
  * socket), readv/writev on it. */

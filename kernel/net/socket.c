@@ -420,7 +420,7 @@ static int check_family_type(int domain, int type, int *flags)
 		return -EINVAL;
 	if (domain < 0 || domain >= AF_MAX)
 		return -EAFNOSUPPORT;
-	if (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6)
+	if (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6 && domain != AF_NETLINK)
 		return -EAFNOSUPPORT;
 	return 0;
 }
@@ -429,6 +429,8 @@ static int sock_create(int domain, int type, int protocol, struct usock **s)
 {
 	if (domain == AF_UNIX)
 		return unix_create(type, protocol, s);
+	if (domain == AF_NETLINK)
+		return netlink_create(type, protocol, s);
 	return inet_create(domain, type, protocol, s);
 }
 
@@ -621,6 +623,10 @@ SYSCALL(54, setsockopt)
 		r = -EINVAL;
 	else if (copyin(buf, (void *)a3, MIN(len, sizeof(buf))))
 		r = -EFAULT;
+	else if (level == SOL_NETLINK && unix_family(s) == AF_NETLINK)
+		r = netlink_setsockopt(s, opt, buf, MIN(len, sizeof(buf)));
+	else if (level != SOL_SOCKET && unix_family(s) == AF_NETLINK)
+		r = -ENOPROTOOPT;
 	else if (level != SOL_SOCKET)
 		r = inet_setsockopt(s, level, opt, buf, MIN(len, sizeof(buf)));
 	else
@@ -647,6 +653,10 @@ SYSCALL(55, getsockopt)
 		r = -EFAULT;
 	else if (have < 0)
 		r = -EINVAL;
+	else if (level == SOL_NETLINK && unix_family(s) == AF_NETLINK)
+		r = netlink_getsockopt(s, opt, buf, &len);
+	else if (level != SOL_SOCKET && unix_family(s) == AF_NETLINK)
+		r = -ENOPROTOOPT;
 	else if (level != SOL_SOCKET)
 		r = inet_getsockopt(s, level, opt, buf, &len);
 	else

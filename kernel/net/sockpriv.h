@@ -127,6 +127,12 @@ struct usock {
 	int family;                      /* [I] AF_UNIX, AF_INET, AF_INET6 */
 	int protocol;                    /* [I] IPPROTO_TCP, IPPROTO_UDP (inet) */
 	struct inet_sock in;             /* see struct inet_sock */
+	int utype;                       /* [I] the type socket(2) gave, if not type */
+	struct {                         /* AF_NETLINK (netlink.c) */
+		bool bound;              /* (n) */
+		int32_t port;            /* (n) port id */
+		uint32_t groups;         /* (n) multicast groups joined at bind */
+	} nl;
 };
 
 
@@ -170,7 +176,17 @@ int inet_getname(struct usock *s, bool peer, struct ksockaddr *a);
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock);
 int inet_udp_connect(struct usock *s, const struct ksockaddr *a);
 
-/* unix.c helpers for inet.c */
+/* ---- netlink.c ---- */
+int netlink_bind(struct usock *s, const struct ksockaddr *a);
+int netlink_connect(struct usock *s, const struct ksockaddr *a);
+int netlink_getname(struct usock *s, bool peer, struct ksockaddr *a);
+ssize_t netlink_send(struct usock *s, struct kmsg *km);
+
+/* unix.c helpers for inet.c and netlink.c */
+/* The first of the list of all sockets (names lock held). */
+struct usock *usock_all_locked(void);
+/* A message of len bytes copied from kernel memory p: NULL and *err. */
+struct umsg *usock_build_kernel(const void *p, size_t len, int *err);
 struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err);
 /* Queue m on datagram socket r unless full or gone: true if queued. */
 bool usock_enqueue_dgram(struct usock *r, struct umsg *m);

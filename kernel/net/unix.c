@@ -360,6 +360,8 @@ static int path_create(const struct ksockaddr *a, struct inode **ip)
 
 int unix_bind(struct usock *s, const struct ksockaddr *a)
 {
+	if (s->family == AF_NETLINK)
+		return netlink_bind(s, a);
 	if (s->family != AF_UNIX)
 		return inet_bind(s, a);
 	struct ksockaddr *na = kmalloc(sizeof(*na), 0);
@@ -462,6 +464,8 @@ static int find_target(const struct ksockaddr *a, int type, struct usock **out)
 
 int unix_getname(struct usock *s, bool peer, struct ksockaddr *a)
 {
+	if (s->family == AF_NETLINK)
+		return netlink_getname(s, peer, a);
 	if (s->family != AF_UNIX)
 		return inet_getname(s, peer, a);
 	struct usock *t = s;
@@ -627,6 +631,8 @@ static int inet_connect(struct usock *s, const struct ksockaddr *a, bool nonbloc
 
 int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 {
+	if (s->family == AF_NETLINK)
+		return netlink_connect(s, a);
 	if (s->family != AF_UNIX)
 		return inet_connect(s, a, nonblock);
 	if (a->len < 2 || a->len > SUN_LEN_MAX ||
@@ -979,6 +985,23 @@ static struct umsg *build(struct usock *s, struct kmsg *km, size_t len, bool fir
 	return m;
 }
 
+struct usock *usock_all_locked(void)
+{
+	KASSERT(simple_lock_held(&names_lock));
+	return all_socks;
+}
+
+struct umsg *usock_build_kernel(const void *p, size_t len, int *err)
+{
+	struct umsg *m = umsg_alloc(len);
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(m->data, p, len);
+	return m;
+}
+
 struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err)
 {
 	return build(s, km, len, true, err);
@@ -1224,6 +1247,8 @@ ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
 		return tcp_send_oob(s, km, nonblock);
 	if (km->flags & MSG_OOB)
 		return -EOPNOTSUPP;
+	if (s->family == AF_NETLINK)
+		return km->nfds ? -EINVAL : netlink_send(s, km);
 	if (s->family != AF_UNIX) {
 		if (km->has_cred || km->nfds)
 			return -EINVAL;          /* Linux: SCM_* are AF_UNIX's */
@@ -1592,7 +1617,7 @@ int unix_getsockopt(struct usock *s, int opt, void *val, uint32_t *len)
 	simple_lock(&s->lock);
 	switch (opt) {
 	case SO_TYPE:
-		v = s->type;
+		v = s->utype ? s->utype : s->type;
 		break;
 	case SO_ERROR:
 		v = s->err;

@@ -240,6 +240,34 @@ func refused() error {
 	return nil
 }
 
+// interfaces: net.Interfaces and InterfaceAddrs read netlink (RTM_GETLINK,
+// RTM_GETADDR).
+func interfaces() error {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	lo := -1
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 && i.Flags&net.FlagUp != 0 {
+			lo = i.Index
+		}
+	}
+	if lo < 0 {
+		return fmt.Errorf("no loopback among %v", ifs)
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no 127.0.0.1 among %v", addrs)
+}
+
 func run(tc testCase) (err error) {
 	done := make(chan error, 1)
 	go func() {
@@ -267,6 +295,7 @@ func main() {
 		{"udp_exchange", udpExchange},
 		{"dual_stack_listener", dualStackListener},
 		{"refused", refused},
+		{"interfaces", interfaces},
 	}
 	out("KTAP version 1\n1..%d", len(tests))
 	failed := 0
