@@ -52,13 +52,14 @@
 #include "thread.h"
 #include "timekeep.h"
 #include "trace.h"
+#include "net.h"
 #include "vdso.h"
 #include "vfs.h"
 #include "vm_map.h"
 
 enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE, PK_TASKDIR, PK_TIDDIR,
 	PK_TIDFILE, PK_SVDIR, PK_SVFILE, PK_FDDIR, PK_FDLINK, PK_PIDLINK, PK_SYSDIR,
-	PK_SYSFILE };
+	PK_SYSFILE, PK_NETDIR, PK_NETFILE };
 
 /* [I] after creation. */
 struct pnode {
@@ -467,6 +468,28 @@ static const struct pentry sysvipc_files[] = {
 };
 #define NSV_FILES ((int)(sizeof(sysvipc_files) / sizeof(sysvipc_files[0])))
 
+static void gen_net_dev(struct sbuf *sb, const struct pnode *n __unused) { net_proc_dev(sb); }
+static void gen_net_tcp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, true, false); }
+static void gen_net_tcp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, true, true); }
+static void gen_net_udp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, false); }
+static void gen_net_udp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, true); }
+static void gen_net_unix(struct sbuf *sb, const struct pnode *n __unused) { unix_proc_format(sb); }
+static void gen_net_if6(struct sbuf *sb, const struct pnode *n __unused) { net_proc_if_inet6(sb); }
+static void gen_net_route(struct sbuf *sb, const struct pnode *n __unused) { net_proc_route(sb); }
+
+/* /proc/net/ (the loopback device and the sockets, kernel/net/) */
+static const struct pentry net_files[] = {
+	{ "dev", gen_net_dev, false },
+	{ "if_inet6", gen_net_if6, false },
+	{ "route", gen_net_route, false },
+	{ "tcp", gen_net_tcp, false },
+	{ "tcp6", gen_net_tcp6, false },
+	{ "udp", gen_net_udp, false },
+	{ "udp6", gen_net_udp6, false },
+	{ "unix", gen_net_unix, false },
+};
+#define NNET_FILES ((int)(sizeof(net_files) / sizeof(net_files[0])))
+
 /* /proc/PID/ (gen NULL: the task directory). */
 static const struct pentry pid_files[] = {
 	{ "stat", gen_pid_stat, false },
@@ -500,6 +523,8 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 		return &pid_files[n->idx];
 	case PK_SVFILE:
 		return &sysvipc_files[n->idx];
+	case PK_NETFILE:
+		return &net_files[n->idx];
 	default:
 		return &tid_files[n->idx];
 	}
@@ -508,7 +533,7 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 /* ---- inodes ---- */
 
 static const struct inode_ops root_ops, piddir_ops, taskdir_ops, tiddir_ops, file_ops,
-	self_ops, sysvipc_ops, fddir_ops, sysdir_ops, plink_ops;
+	self_ops, sysvipc_ops, fddir_ops, sysdir_ops, plink_ops, netdir_ops;
 
 static struct pnode *pn(struct inode *ip)
 {
@@ -545,6 +570,10 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 	case PK_SVDIR:
 		*mode = S_IFDIR | 0555;
 		*ops = &sysvipc_ops;
+		return;
+	case PK_NETDIR:
+		*mode = S_IFDIR | 0555;
+		*ops = &netdir_ops;
 		return;
 	case PK_SELF:
 		*mode = S_IFLNK | 0777;
@@ -667,6 +696,8 @@ static int root_lookup(struct inode *dir, const char *name, size_t len, struct i
 		ip = pnode_new(dir, PK_SELF, 1, 0, 0);
 	} else if (synth_name_is(name, len, "sysvipc")) {
 		ip = pnode_new(dir, PK_SVDIR, 0, 0, 0);
+	} else if (synth_name_is(name, len, "net")) {
+		ip = pnode_new(dir, PK_NETDIR, 0, 0, 0);
 	} else if (synth_name_is(name, len, "sys")) {
 		ip = pnode_new(dir, PK_SYSDIR, -1, 0, 0);
 	} else {
@@ -701,7 +732,7 @@ static int collect_pid(struct proc *p, void *arg)
  * read is stable).
  */
 #define COOKIE_PIDS 1000
-#define NROOT_LINKS 4      /* self, thread-self, and the directories sysvipc and sys */
+#define NROOT_LINKS 5      /* self, thread-self, and the directories sysvipc, sys, net */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -747,7 +778,7 @@ static uint64_t root_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, v
 		int i = (int)cookie - 2;
 		const char *name = i < NROOT_FILES ? root_files[i].name :
 			i == NROOT_FILES ? "self" : i == NROOT_FILES + 1 ? "thread-self" :
-			i == NROOT_FILES + 2 ? "sysvipc" : "sys";
+			i == NROOT_FILES + 2 ? "sysvipc" : i == NROOT_FILES + 3 ? "sys" : "net";
 		unsigned type = i < NROOT_FILES ? 8 : i < NROOT_FILES + 2 ? 10 : 4;
 		if (emit(arg, name, strlen(name), 0x10000 + cookie, type, cookie + 1))
 			return cookie;
@@ -1100,6 +1131,18 @@ static uint64_t sysvipc_readdir(struct inode *dir, uint64_t cookie, emit_fn emit
 	return full ? cookie : emit_table(dir, sysvipc_files, NSV_FILES, cookie, emit, arg);
 }
 
+static int netdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	return table_lookup(dir, net_files, NNET_FILES, PK_NETFILE, name, len, out);
+}
+
+static uint64_t netdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
+	return full ? cookie : emit_table(dir, net_files, NNET_FILES, cookie, emit, arg);
+}
+
 /* The text of file node ctx (a struct pnode) into sb. */
 static void file_gen(struct sbuf *sb, const void *ctx)
 {
@@ -1171,6 +1214,10 @@ static const struct inode_ops taskdir_ops = {
 static const struct inode_ops tiddir_ops = {
 	.lookup = tiddir_lookup, .readdir = tiddir_readdir, .release = pnode_release,
 };
+static const struct inode_ops netdir_ops = {
+	.lookup = netdir_lookup, .readdir = netdir_readdir, .release = pnode_release,
+};
+
 static const struct inode_ops sysvipc_ops = {
 	.lookup = sysvipc_lookup, .readdir = sysvipc_readdir, .release = pnode_release,
 };

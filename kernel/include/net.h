@@ -247,6 +247,14 @@ int netlink_create(int type, int protocol, struct usock **out);
 int netlink_setsockopt(struct usock *s, int opt, const void *val, uint32_t len);
 int netlink_getsockopt(struct usock *s, int opt, void *val, uint32_t *len);
 
+/* /proc/net (procfs.c): the loopback device's files and the socket tables. */
+struct sbuf;
+void net_proc_dev(struct sbuf *sb);
+void net_proc_if_inet6(struct sbuf *sb);
+void net_proc_route(struct sbuf *sb);
+void inet_proc_format(struct sbuf *sb, bool tcp, bool v6);
+void unix_proc_format(struct sbuf *sb);
+
 /* socket.c, for sys_file.c: a socket file's stat mode (false if not a
  * socket), readv/writev on it. */
 struct file;

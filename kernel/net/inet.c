@@ -26,6 +26,7 @@
 #include "kmem.h"
 #include "net.h"
 #include "proc.h"
+#include "sbuf.h"
 #include "sockpriv.h"
 #include "thread.h"
 #include "usercopy.h"
@@ -749,4 +750,75 @@ bool inet_dgram_room_locked(struct usock *r, size_t len)
 {
 	return r->qbytes + (size_t)r->qlen * DGRAM_OVERHEAD + len <= (size_t)r->rcvbuf ||
 	       r->qlen == 0;
+}
+
+/* ---- /proc/net ---- */
+
+void net_proc_dev(struct sbuf *sb)
+{
+	sbuf_printf(sb, "Inter-|   Receive                                                |  Transmit\n"
+		    " face |bytes    packets errs drop fifo frame compressed multicast|"
+		    "bytes    packets errs drop fifo colls carrier compressed\n");
+	sbuf_printf(sb, "    lo: %7d %7d %4d %4d %4d %5d %10d %9d %8d %7d %4d %4d %4d %5d %7d %10d\n",
+		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+void net_proc_if_inet6(struct sbuf *sb)
+{
+	sbuf_printf(sb, "00000000000000000000000000000001 01 80 10 80       lo\n");
+}
+
+void net_proc_route(struct sbuf *sb)
+{
+	/* the main table is empty: lo's routes live in the local table */
+	sbuf_printf(sb, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
+}
+
+/* An end point as /proc/net/tcp shows it: the address's bytes as the host
+ * reads them (%08X of the 32-bit word; IPv6: four words), the port. */
+static void proc_ep(struct sbuf *sb, const struct inet_ep *ep, bool v6)
+{
+	uint32_t w[4];
+	memcpy(w, ep->a, 16);
+	if (v6)
+		sbuf_printf(sb, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], ep->port);
+	else
+		sbuf_printf(sb, "%08X:%04X", w[3], ep->port);
+}
+
+void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
+{
+	sbuf_printf(sb, v6 ? "  sl  local_address                         remote_address                        "
+			     "st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" :
+			     "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+			     "retrnsmt   uid  timeout inode\n");
+	int fam = v6 ? AF_INET6 : AF_INET, proto = tcp ? IPPROTO_TCP : IPPROTO_UDP, sl = 0;
+	simple_lock(&names_lock);
+	for (struct usock *s = usock_all_locked(); s; s = s->all_next) {
+		if (s->family != fam || s->protocol != proto || (!s->in.in_ports && !READ_ONCE(s->peer)))
+			continue;
+		struct inet_ep local = s->in.local, rem = { { 0 }, 0 };
+		if (!v6)
+			ep_set_v4(rem.a, 0);
+		/* A peer is referenced by s until s's release, which must take
+		 * the names lock first: it stays while we hold it. */
+		struct usock *p = READ_ONCE(s->peer);
+		int st = 7;                          /* TCP_CLOSE */
+		if (tcp && READ_ONCE(s->state) == US_LISTEN) {
+			st = 10;
+		} else if (tcp && READ_ONCE(s->state) == US_CONNECTED && p) {
+			st = 1;
+			rem = p->in.local;
+		} else if (!tcp && READ_ONCE(s->in.dst_set)) {
+			st = 1;
+			rem = s->in.dst;
+		}
+		sbuf_printf(sb, "%4d: ", sl++);
+		proc_ep(sb, &local, v6);
+		sbuf_printf(sb, " ");
+		proc_ep(sb, &rem, v6);
+		sbuf_printf(sb, " %02X %08X:%08X 00:00000000 00000000 %5u        0 0 2 0000000000000000\n",
+			    st, 0u, (unsigned)READ_ONCE(s->qbytes), 0u);
+	}
+	simple_unlock(&names_lock);
 }

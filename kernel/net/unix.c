@@ -52,6 +52,7 @@
 #include "waitq.h"
 #include "sockpriv.h"
 #include "sysctl.h"
+#include "sbuf.h"
 
 struct simple_lock names_lock = SIMPLE_LOCK_INIT(LC_UNIX_NAMES);
 static struct usock *all_socks;          /* (n) */
@@ -1822,4 +1823,34 @@ void unix_gc_hint(void)
 		return;
 	WRITE_ONCE(gc_again, 1);
 	unix_gc();
+}
+
+/* /proc/net/unix: every AF_UNIX socket, its state and name. */
+void unix_proc_format(struct sbuf *sb)
+{
+	sbuf_printf(sb, "Num       RefCount Protocol Flags    Type St Inode Path\n");
+	simple_lock(&names_lock);
+	for (struct usock *s = all_socks; s; s = s->all_next) {
+		if (s->family != AF_UNIX)
+			continue;
+		int st = s->state == US_CONNECTED ? 3 : 1;   /* SS_CONNECTED, SS_UNCONNECTED */
+		/* the address column shows zeros, as Linux does to the unprivileged */
+		sbuf_printf(sb, "%016lx: %08X %08X %08X %04X %02X %5d", 0ul,
+			    (unsigned)READ_ONCE(s->refcnt), 0u, s->state == US_LISTEN ? 0x10000u : 0u,
+			    (unsigned)s->type, st, 0);
+		if (s->addr && s->addr->len > 2) {
+			char path[UNIX_PATH_MAX + 1];
+			size_t n = MIN((size_t)s->addr->len - 2, (size_t)UNIX_PATH_MAX);
+			memcpy(path, s->addr->b + 2, n);
+			path[n] = 0;
+			if (!path[0])
+				path[0] = '@';               /* an abstract name */
+			for (size_t i = 1; i < n; i++)
+				if (!path[i] && path[0] == '@')
+					path[i] = '@';
+			sbuf_printf(sb, " %s", path);
+		}
+		sbuf_printf(sb, "\n");
+	}
+	simple_unlock(&names_lock);
 }

@@ -90,4 +90,44 @@ UT_TEST(unknown_devices_and_bad_pointers_fail)
 	close(s);
 }
 
+/* Whether /proc/net/NAME has a line containing both strings. */
+static int proc_net_has(const char *name, const char *a, const char *b)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/net/%s", name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (fgets(line, sizeof line, f))
+		found |= strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+UT_TEST(proc_net_lists_the_device_and_sockets)
+{
+	T_EXPECT_EQ(proc_net_has("dev", "lo:", NULL), 1);
+	T_EXPECT_EQ(proc_net_has("unix", "RefCount", "Path"), 1);
+	int l = T_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	T_OK(bind(l, (struct sockaddr *)&a, sizeof(a)));
+	T_OK(listen(l, 1));
+	T_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	char want[32];
+	snprintf(want, sizeof want, "0100007F:%04X", ntohs(a.sin_port));
+	T_EXPECT_EQ(proc_net_has("tcp", want, " 0A "), 1);         /* LISTEN */
+	int u = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	a.sin_port = 0;
+	T_OK(bind(u, (struct sockaddr *)&a, sizeof(a)));
+	len = sizeof(a);
+	T_OK(getsockname(u, (struct sockaddr *)&a, &len));
+	snprintf(want, sizeof want, "0100007F:%04X", ntohs(a.sin_port));
+	T_EXPECT_EQ(proc_net_has("udp", want, " 07 "), 1);         /* unconnected */
+	close(u);
+	close(l);
+}
+
 UT_MAIN
