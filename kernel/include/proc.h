@@ -162,7 +162,8 @@ void cap_exec(struct cred *c);          /* the sets a new program starts with */
 struct uidinfo {
 	uint32_t uid;                   /* [I] */
 	volatile uint64_t nproc;        /* [a] processes (zombies included) */
-	int refcnt;                     /* (u) processes naming it */
+	volatile uint64_t refcnt;       /* [a] processes and threads naming it; reaches
+					 * 0 (and leaves the table) only under (u) */
 	struct uidinfo *next;           /* (u) hash chain */
 };
 

@@ -446,7 +446,7 @@ static struct uidinfo *uid_get(uint32_t uid)
 	for (ui = uidhash[uid % UIDHASH]; ui && ui->uid != uid; ui = ui->next)
 		;
 	if (ui) {
-		ui->refcnt++;
+		fetch_and_add(&ui->refcnt, 1);
 	} else if (n) {
 		ui = n;
 		n = NULL;
@@ -460,11 +460,12 @@ static struct uidinfo *uid_get(uint32_t uid)
 	return ui;
 }
 
+/* Another reference to ui.  Precondition: a reference to it is held (the
+ * caller's, or a process's that cannot go: its p->lock held), so the count
+ * is above 0 and the entry stays in the table. */
 static void uid_ref(struct uidinfo *ui)
 {
-	simple_lock(&uidhash_lock);
-	ui->refcnt++;
-	simple_unlock(&uidhash_lock);
+	fetch_and_add(&ui->refcnt, 1);
 }
 
 static void uid_put(struct uidinfo *ui)
@@ -473,7 +474,7 @@ static void uid_put(struct uidinfo *ui)
 		return;
 	struct uidinfo *dead = NULL;
 	simple_lock(&uidhash_lock);
-	if (--ui->refcnt == 0) {
+	if (fetch_and_add(&ui->refcnt, -1UL) == 1) {
 		struct uidinfo **pp;
 		for (pp = &uidhash[ui->uid % UIDHASH]; *pp != ui; pp = &(*pp)->next)
 			;
@@ -785,19 +786,36 @@ static int clone_flags_check(uint64_t flags)
 	return 0;
 }
 
-/* Counts a new task of the caller's real uid against RLIMIT_NPROC (Linux
+/*
+ * Counts a new task of the caller's real uid against RLIMIT_NPROC (Linux
  * counts threads too); a real uid 0, CAP_SYS_RESOURCE and CAP_SYS_ADMIN
- * are exempt.  0 or -EAGAIN. */
-static int nproc_charge(struct proc *parent)
+ * are exempt.  Returns the uidinfo charged, with a reference for the new
+ * task, or NULL (-EAGAIN).  The uidinfo is read and referenced under
+ * parent->lock: another thread's setuid swaps it there and then drops the
+ * old one, which could otherwise be freed under us.
+ */
+static struct uidinfo *nproc_charge(struct proc *parent)
 {
+	simple_lock(&parent->lock);
 	struct uidinfo *ui = parent->uidinfo;
+	uid_ref(ui);
+	bool exempt = parent->cred.ruid == 0 ||
+		      (parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN)));
+	simple_unlock(&parent->lock);
 	uint64_t n = fetch_and_add(&ui->nproc, 1);
-	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && parent->cred.ruid != 0 &&
-	    !(parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN)))) {
+	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && !exempt) {
 		fetch_and_add(&ui->nproc, -1UL);
-		return -EAGAIN;
+		uid_put(ui);
+		return NULL;
 	}
-	return 0;
+	return ui;
+}
+
+/* Undo nproc_charge (the new task was not made). */
+static void nproc_uncharge(struct uidinfo *ui)
+{
+	fetch_and_add(&ui->nproc, -1UL);
+	uid_put(ui);
 }
 
 /* The user state a new thread t starts with: a copy of the caller's. */
@@ -831,26 +849,25 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 {
 	struct proc *p = curproc();
 	struct thread *pt = curthread();
-	int r = nproc_charge(p);
-	if (r < 0)
-		return r;
+	struct uidinfo *ui = nproc_charge(p);
+	if (!ui)
+		return -EAGAIN;
 	struct thread *t = thread_create(pt->name, fork_child_start,
 					 (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
-		fetch_and_add(&p->uidinfo->nproc, -1UL);
+		nproc_uncharge(ui);
 		return -ENOMEM;
 	}
 	int tid = pid_alloc2(NULL, t);
 	if (tid < 0) {
-		fetch_and_add(&p->uidinfo->nproc, -1UL);
+		nproc_uncharge(ui);
 		thread_unref(t);
 		return tid;
 	}
 	t->tid = tid;
 	t->proc = p;
 	proc_ref(p);
-	uid_ref(p->uidinfo);
-	t->uidinfo = p->uidinfo;
+	t->uidinfo = ui;                      /* nproc_charge's reference */
 	t->counted = true;
 	t->autofree = true;
 	t->pmap = p->map->pmap;
@@ -893,14 +910,13 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if (flags & CLONE_THREAD)
 		return thread_clone(tf, flags, child_stack, ptid, ctid, tls);
 	struct proc *parent = curproc();
-	r = nproc_charge(parent);
-	if (r < 0)
-		return r;
-	struct uidinfo *ui = parent->uidinfo;
+	struct uidinfo *ui = nproc_charge(parent);
+	if (!ui)
+		return -EAGAIN;
 	int err;
 	struct proc *p = proc_alloc(&err);
 	if (!p) {
-		fetch_and_add(&ui->nproc, -1UL);
+		nproc_uncharge(ui);
 		return err;
 	}
 	if (flags & CLONE_VM) {
@@ -934,11 +950,10 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		pid_set(p->pid, PE_PROC, NULL);
 		signal_free_proc(p);
 		kfree(p);
-		fetch_and_add(&ui->nproc, -1UL);
+		nproc_uncharge(ui);
 		return -ENOMEM;
 	}
-	uid_ref(ui);
-	p->uidinfo = ui;
+	p->uidinfo = ui;                      /* nproc_charge's reference */
 	/* The parent is the caller: only its own exec changes its cmdline. */
 	char *cmd = parent->cmdline_len ? kmalloc(parent->cmdline_len, 0) : NULL;
 	size_t exelen = parent->exe ? strlen(parent->exe) + 1 : 0;
