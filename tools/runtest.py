@@ -675,6 +675,10 @@ def console_session(con, scale):
     con.send_async(line * 1024 + b"\x04")
     step("paste_64k_loses_nothing", con.expect(r"^\s*65536\n.*?" + PROMPT_RE, 240 * scale),
          "wc -c did not count 65536 bytes")
+    # init (this shell, pid 1) takes no signal it has no handler for
+    con.send("kill -USR2 1; kill -ALRM 1; kill -KILL 1; echo init-survived\n")
+    step("init_ignores_signals_without_a_handler",
+         con.expect(r"\ninit-survived\n.*?" + PROMPT_RE, t), "the shell (pid 1) died of a signal")
     con.send("poweroff\n")
     step("poweroff", con.expect(r"concerto: power off, status 0", t), "no clean power off")
     return results

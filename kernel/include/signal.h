@@ -179,6 +179,8 @@ struct sigstate {
 					     * told once every live thread is (group stop) */
 	bool notify_stop, notify_cont;      /* (s) parent not yet told (proc_stopped/continued) */
 	bool dead;                          /* (s) exiting: no more sends, no thread to wake */
+	bool unkillable;                    /* (s) init (Linux SIGNAL_UNKILLABLE): no signal
+					     * without a handler, but a forced fault */
 	bool group_exit;                    /* (s)[a] exit_group, a fatal signal or an exec
 					     * is killing the threads */
 	int group_exit_code;                /* (s) the process's wait status then */

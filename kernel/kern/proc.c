@@ -690,6 +690,7 @@ int proc_start_init(const char *path)
 	allproc = p;
 	simple_unlock(&proctree_lock);
 	initproc = p;
+	p->sig.unkillable = true;             /* before it runs: no lock needed yet */
 	thread_start(t);
 	return p->pid;
 }

@@ -359,6 +359,10 @@ static int send_locked(struct proc *p, struct thread *t, const struct ksiginfo *
 	struct sigstate *ss = &p->sig;
 	if (ss->dead)
 		return 0;
+	/* init gets no signal it has no handler for, SIGKILL and SIGSTOP
+	 * included (Linux sig_task_ignored with SIGNAL_UNKILLABLE) */
+	if (ss->unkillable && act_get_locked(p, sig).handler == SIG_DFL)
+		return 0;
 	TRACE(TEV_SIG_GEN, sig, p->pid, t ? t->tid : 0, 0);
 
 	/* Side effects at generation time (Linux prepare_signal). */
@@ -978,6 +982,8 @@ static void force_sig_locked(struct proc *p, struct thread *t, const struct ksig
 		if (blocked)
 			WRITE_ONCE(t->sig.blocked, t->sig.blocked & ~SIGBIT(sig));
 	}
+	if (act_get_locked(p, sig).handler == SIG_DFL)
+		p->sig.unkillable = false;       /* init dies of its own fault (Linux) */
 	send_locked(p, t, info, q, freel, NULL);
 }
 
