@@ -174,7 +174,8 @@ NET_OBJS := \
 	net/socket.o \
 	net/unix.o \
 	net/inet.o \
-	net/netlink.o
+	net/netlink.o \
+	net/raw.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))

@@ -36,9 +36,13 @@ struct file;
 #define IPPROTO_IPV6   41
 #define IPPROTO_ICMPV6 58
 
+#define SOL_RAW        255
+#define ICMP_FILTER    1
+
 /* IPPROTO_IP options */
 #define IP_TOS          1
 #define IP_TTL          2
+#define IP_HDRINCL      3
 #define IP_RECVOPTS     6
 #define IP_RETOPTS      7
 #define IP_PKTINFO      8

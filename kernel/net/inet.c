@@ -223,6 +223,13 @@ static const struct opt_def *opt_find(int lvl, int opt, size_t *idx)
 	return NULL;
 }
 
+int inet_opt_locked(struct usock *s, int level, int opt)
+{
+	KASSERT(simple_lock_held(&s->lock));
+	size_t i;
+	return opt_find(opt_level(level), opt, &i) ? s->in.opt[i] : 0;
+}
+
 void inet_init_sock(struct usock *s)
 {
 	for (size_t i = 0; i < NOPTS; i++)
@@ -252,6 +259,9 @@ static bool connected(struct usock *s)
 
 int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len)
 {
+	int rr;
+	if (s->utype == SOCK_RAW && raw_setsockopt(s, level, opt, val, len, &rr) == 0)
+		return rr;
 	int lvl = opt_level(level);
 	if (lvl < 0)
 		return -ENOPROTOOPT;
@@ -311,6 +321,9 @@ static int tcp_state(struct usock *s)
 
 int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *len)
 {
+	int rr;
+	if (s->utype == SOCK_RAW && raw_getsockopt(s, level, opt, val, len, &rr) == 0)
+		return rr;
 	int lvl = opt_level(level);
 	/* Linux ip_getsockopt: EOPNOTSUPP for a level it does not know */
 	if (lvl < 0 || level_ok(s, lvl))
@@ -459,6 +472,15 @@ int inet_bind(struct usock *s, const struct ksockaddr *a)
 	if (!ep_local(ep.a) || (ep_v4(ep.a) && !ep_any4(ep.a) && s->family == AF_INET6 &&
 				READ_ONCE(s->in.v6only)))
 		return -EADDRNOTAVAIL;
+	if (s->utype == SOCK_RAW) {
+		/* a raw socket's address only: no port */
+		simple_lock(&names_lock);
+		memcpy(s->in.bound.a, ep.a, 16);
+		s->in.bound.port = 0;
+		s->in.local = s->in.bound;
+		simple_unlock(&names_lock);
+		return 0;
+	}
 	if (ep.port && ep.port < 1024 && !cap_capable(CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	simple_lock(&names_lock);
@@ -624,8 +646,9 @@ static int create_check(int type, int protocol)
 			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
 		return -EPROTONOSUPPORT;
 	case SOCK_RAW:
-		/* raw sockets would need the packets this stack never makes */
-		return cap_capable(CAP_NET_RAW) ? -EPROTONOSUPPORT : -EPERM;
+		if (!cap_capable(CAP_NET_RAW))
+			return -EPERM;
+		return protocol ? protocol : -EPROTONOSUPPORT;   /* raw.c */
 	}
 	return -ESOCKTNOSUPPORT;
 }
@@ -635,11 +658,12 @@ int inet_create(int family, int type, int protocol, struct usock **out)
 	int proto = create_check(type, protocol);
 	if (proto < 0)
 		return proto;
-	struct usock *s = usock_new(type);
+	struct usock *s = usock_new(type == SOCK_RAW ? SOCK_DGRAM : type);
 	if (!s)
 		return -ENOMEM;
 	s->family = family;
 	s->protocol = proto;
+	s->utype = type == SOCK_RAW ? SOCK_RAW : 0;
 	inet_init_sock(s);
 	*out = s;
 	return 0;
@@ -657,7 +681,7 @@ int inet_udp_connect(struct usock *s, const struct ksockaddr *a)
 	}
 	struct inet_ep dst;
 	int r = inet_dest(s, a, &dst);
-	if (r == 0)
+	if (r == 0 && s->utype != SOCK_RAW)
 		r = inet_autobind(s);
 	if (r)
 		return r;

@@ -42,6 +42,9 @@ struct inet_sock {
 	struct inet_ep dst;              /* (s) UDP: the connected destination */
 	bool dst_set;                    /* (s) UDP connected */
 	bool v6only;                     /* (s) IPV6_V6ONLY */
+	bool hdrincl;                    /* (s) raw: IP_HDRINCL */
+	uint32_t icmp_filter;            /* (s) raw ICMP: ICMP_FILTER (types dropped) */
+	uint32_t icmp6_filter[8];        /* (s) raw ICMPv6: ICMP6_FILTER (types dropped) */
 	bool nb_pending;                 /* (s) a non-blocking connect answered
 					  * EINPROGRESS; the next connect reports */
 	int opt[INET_NOPTS];             /* (s) IP, IPv6, TCP, UDP integer options
@@ -174,6 +177,14 @@ void inet_name(int family, const struct inet_ep *ep, struct ksockaddr *a);
 void inet_unbind_locked(struct usock *s);
 int inet_getname(struct usock *s, bool peer, struct ksockaddr *a);
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock);
+/* The value of an integer IP/IPv6/TCP/UDP option of s; s locked. */
+int inet_opt_locked(struct usock *s, int level, int opt);
+
+/* ---- raw.c ---- */
+ssize_t raw_send(struct usock *s, struct kmsg *km);
+/* A raw socket's own options: 0 with *r the result, 1 if not one of them. */
+int raw_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len, int *r);
+int raw_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *len, int *r);
 int inet_udp_connect(struct usock *s, const struct ksockaddr *a);
 
 /* ---- netlink.c ---- */

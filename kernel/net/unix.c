@@ -1253,6 +1253,8 @@ ssize_t unix_sendmsg(struct usock *s, struct kmsg *km, bool nonblock)
 	if (s->family != AF_UNIX) {
 		if (km->has_cred || km->nfds)
 			return -EINVAL;          /* Linux: SCM_* are AF_UNIX's */
+		if (s->utype == SOCK_RAW)
+			return raw_send(s, km);
 		if (s->type == SOCK_DGRAM)
 			return inet_udp_send(s, km, nonblock);
 		return stream_send(s, km, nonblock);
