@@ -207,6 +207,9 @@ void sock_sigpipe(void);
  * here; those that do not fit are closed, MSG_CTRUNC).  Consumes the file
  * references.  0 or -errno. */
 int sock_put_cmsgs(struct kmsg *m, const struct kucred *cred, struct file **fds, int nfds);
+/* One control message of any level into m's control buffer: 0 (MSG_CTRUNC
+ * set if it did not fit whole) or -EFAULT. */
+int sock_put_cmsg(struct kmsg *m, int level, int type, const void *data, size_t dlen);
 
 /* ---- unix.c (AF_UNIX) ---- */
 struct usock;

@@ -29,6 +29,7 @@
 #include "sbuf.h"
 #include "sockpriv.h"
 #include "thread.h"
+#include "timekeep.h"
 #include "usercopy.h"
 
 #define PORT_HASH      256
@@ -763,6 +764,13 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 		return (ssize_t)len;
 	}
 	inet_name(r->family, &src, &m->from);
+	m->to = dst;
+	simple_lock(&s->lock);
+	m->ttl = (uint8_t)inet_opt_locked(s, ep_v4(dst.a) ? IPPROTO_IP : IPPROTO_IPV6,
+					  ep_v4(dst.a) ? IP_TTL : IPV6_UNICAST_HOPS);
+	m->tos = (uint8_t)inet_opt_locked(s, ep_v4(dst.a) ? IPPROTO_IP : IPPROTO_IPV6,
+					  ep_v4(dst.a) ? IP_TOS : IPV6_TCLASS);
+	simple_unlock(&s->lock);
 	if (!usock_enqueue_dgram(r, m))
 		umsg_free(m);                    /* the receiver is full: dropped */
 	usock_unref(r);
@@ -845,4 +853,68 @@ void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
 			    st, 0u, (unsigned)READ_ONCE(s->qbytes), 0u);
 	}
 	simple_unlock(&names_lock);
+}
+
+/* ---- control messages on receive ---- */
+
+#define SCM_TIMESTAMP   SO_TIMESTAMP
+#define SCM_TIMESTAMPNS SO_TIMESTAMPNS
+#define IPV6_PKTINFO    50
+#define IPV6_HOPLIMIT   52
+
+int inet_put_cmsgs(struct usock *s, struct kmsg *km, const struct umsg *m)
+{
+	if (!km->controllen)
+		return 0;
+	simple_lock(&s->lock);
+	uint64_t flags = s->oflags;
+	int pkt4 = inet_opt_locked(s, IPPROTO_IP, IP_PKTINFO);
+	int ttl4 = inet_opt_locked(s, IPPROTO_IP, IP_RECVTTL);
+	int tos4 = inet_opt_locked(s, IPPROTO_IP, IP_RECVTOS);
+	int pkt6 = s->family == AF_INET6 ? inet_opt_locked(s, IPPROTO_IPV6, IPV6_RECVPKTINFO) : 0;
+	int hop6 = s->family == AF_INET6 ? inet_opt_locked(s, IPPROTO_IPV6, IPV6_RECVHOPLIMIT) : 0;
+	int tc6 = s->family == AF_INET6 ? inet_opt_locked(s, IPPROTO_IPV6, IPV6_RECVTCLASS) : 0;
+	simple_unlock(&s->lock);
+	int r = 0;
+	if ((flags >> SO_TIMESTAMP) & 1) {
+		int64_t tv[2] = { (int64_t)(m->stamp_ns / NSEC_PER_SEC),
+				  (int64_t)(m->stamp_ns % NSEC_PER_SEC / 1000) };
+		r = sock_put_cmsg(km, SOL_SOCKET, SCM_TIMESTAMP, tv, sizeof(tv));
+	}
+	if (r == 0 && ((flags >> SO_TIMESTAMPNS) & 1)) {
+		int64_t ts[2] = { (int64_t)(m->stamp_ns / NSEC_PER_SEC),
+				  (int64_t)(m->stamp_ns % NSEC_PER_SEC) };
+		r = sock_put_cmsg(km, SOL_SOCKET, SCM_TIMESTAMPNS, ts, sizeof(ts));
+	}
+	bool v4 = ep_v4(m->to.a);
+	if (v4) {
+		if (r == 0 && pkt4) {
+			uint8_t pi[12] = { 1 };              /* ifindex 1 (lo), spec_dst, addr */
+			memcpy(pi + 4, m->to.a + 12, 4);
+			memcpy(pi + 8, m->to.a + 12, 4);
+			r = sock_put_cmsg(km, IPPROTO_IP, IP_PKTINFO, pi, sizeof(pi));
+		}
+		if (r == 0 && ttl4) {
+			int t = m->ttl;
+			r = sock_put_cmsg(km, IPPROTO_IP, IP_TTL, &t, sizeof(t));
+		}
+		if (r == 0 && tos4)
+			r = sock_put_cmsg(km, IPPROTO_IP, IP_TOS, &m->tos, 1);
+	} else {
+		if (r == 0 && pkt6) {
+			uint8_t pi[20] = { 0 };              /* addr, ifindex */
+			memcpy(pi, m->to.a, 16);
+			pi[16] = 1;
+			r = sock_put_cmsg(km, IPPROTO_IPV6, IPV6_PKTINFO, pi, sizeof(pi));
+		}
+		if (r == 0 && hop6) {
+			int h = m->ttl;
+			r = sock_put_cmsg(km, IPPROTO_IPV6, IPV6_HOPLIMIT, &h, sizeof(h));
+		}
+		if (r == 0 && tc6) {
+			int c = m->tos;
+			r = sock_put_cmsg(km, IPPROTO_IPV6, IPV6_TCLASS, &c, sizeof(c));
+		}
+	}
+	return r;
 }

@@ -72,7 +72,8 @@ static uint16_t icmp6_sum(const uint8_t *src, const uint8_t *dst, const uint8_t 
 
 /* Queue a copy of pkt (n bytes) from src on every raw socket of family
  * and protocol that may hear it. */
-static void deliver(int family, int protocol, const struct inet_ep *src, const uint8_t *pkt, size_t n)
+static void deliver(int family, int protocol, const struct inet_ep *src, const struct inet_ep *dst,
+		    const uint8_t *pkt, size_t n)
 {
 	struct usock *to[MAX_RECEIVERS];
 	int k = 0;
@@ -104,6 +105,8 @@ static void deliver(int family, int protocol, const struct inet_ep *src, const u
 			struct inet_ep from = *src;
 			from.port = 0;
 			inet_name(family, &from, &m->from);
+			m->to = *dst;
+			m->ttl = 64;                     /* the sender's hop limit */
 			if (!usock_enqueue_dgram(s, m))
 				umsg_free(m);
 		}
@@ -150,9 +153,10 @@ static void answer4(const uint8_t *pkt, size_t n)
 	memcpy(dst + 12, pkt + 12, 4);
 	src[10] = src[11] = dst[10] = dst[11] = 0xff;
 	ip4_header(r, IPV4_HDR + ilen, IPPROTO_ICMP, 64, 0, src, dst);
-	struct inet_ep from;
+	struct inet_ep from, to;
 	memcpy(from.a, src, 16);
-	deliver(AF_INET, IPPROTO_ICMP, &from, r, IPV4_HDR + ilen);
+	memcpy(to.a, dst, 16);
+	deliver(AF_INET, IPPROTO_ICMP, &from, &to, r, IPV4_HDR + ilen);
 	kfree(r);
 }
 
@@ -167,7 +171,7 @@ static void answer6(const struct inet_ep *src, const struct inet_ep *dst, const 
 	r[0] = ICMP6_ECHOREPLY;
 	put16(r + 2, 0);
 	put16(r + 2, icmp6_sum(dst->a, src->a, r, n));
-	deliver(AF_INET6, IPPROTO_ICMPV6, dst, r, n);
+	deliver(AF_INET6, IPPROTO_ICMPV6, dst, src, r, n);
 	kfree(r);
 }
 
@@ -243,7 +247,9 @@ ssize_t raw_send(struct usock *s, struct kmsg *km)
 		if (len >= 0) {
 			struct inet_ep from = src;
 			memcpy(from.a + 12, pkt + 12, 4);   /* a header's own source */
-			deliver(AF_INET, pkt[9], &from, pkt, (size_t)len);
+			struct inet_ep to = dst;
+			memcpy(to.a + 12, pkt + 16, 4);
+			deliver(AF_INET, pkt[9], &from, &to, pkt, (size_t)len);
 			answer4(pkt, (size_t)len);
 			kfree(pkt);
 		}
@@ -255,7 +261,7 @@ ssize_t raw_send(struct usock *s, struct kmsg *km)
 		put16(data + 2, 0);
 		put16(data + 2, icmp6_sum(src.a, dst.a, data, n));
 	}
-	deliver(AF_INET6, s->protocol, &src, data, n);
+	deliver(AF_INET6, s->protocol, &src, &dst, data, n);
 	if (s->protocol == IPPROTO_ICMPV6)
 		answer6(&src, &dst, data, n);
 	kfree(data);

@@ -771,7 +771,8 @@ out:
 
 /* One control message out at m->controlused: 0, or 1 if it did not fit
  * whole (MSG_CTRUNC set, nothing or a part written), -EFAULT. */
-static int cmsg_put(struct kmsg *m, int type, const void *data, size_t dlen, size_t *fit)
+static int cmsg_put_level(struct kmsg *m, int level, int type, const void *data, size_t dlen,
+			  size_t *fit)
 {
 	uint64_t room = m->controllen > m->controlused ? m->controllen - m->controlused : 0;
 	size_t clen = CMSG_HDR + dlen;
@@ -786,12 +787,24 @@ static int cmsg_put(struct kmsg *m, int type, const void *data, size_t dlen, siz
 		*fit = room - CMSG_HDR;
 		clen = room;
 	}
-	struct ucmsghdr h = { clen, SOL_SOCKET, type };
+	struct ucmsghdr h = { clen, level, type };
 	uint64_t at = m->control + m->controlused;
 	if (copyout((void *)at, &h, sizeof(h)) || copyout((void *)(at + CMSG_HDR), data, clen - CMSG_HDR))
 		return -EFAULT;
 	m->controlused += MIN(CMSG_ALIGN(clen), room);
 	return *fit < dlen;
+}
+
+static int cmsg_put(struct kmsg *m, int type, const void *data, size_t dlen, size_t *fit)
+{
+	return cmsg_put_level(m, SOL_SOCKET, type, data, dlen, fit);
+}
+
+int sock_put_cmsg(struct kmsg *m, int level, int type, const void *data, size_t dlen)
+{
+	size_t fit;
+	int r = cmsg_put_level(m, level, type, data, dlen, &fit);
+	return r < 0 ? r : 0;
 }
 
 int sock_put_cmsgs(struct kmsg *m, const struct kucred *cred, struct file **fds, int nfds)

@@ -71,6 +71,10 @@ struct umsg {
 	int nfds;                        /* (n)+(s) */
 	struct kucred cred;              /* [I] the sender's */
 	struct ksockaddr from;           /* [I] the sender's address */
+	/* [I] internet datagrams: what IP-level control messages tell */
+	uint64_t stamp_ns;               /* queued at (realtime): SO_TIMESTAMP */
+	struct inet_ep to;               /* its destination: IP_PKTINFO */
+	uint8_t ttl, tos;                /* IP_TTL / IPV6_HOPLIMIT, IP_TOS / IPV6_TCLASS */
 	char data[];
 };
 
@@ -202,6 +206,10 @@ struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err)
 /* Queue m on datagram socket r unless full or gone: true if queued. */
 bool usock_enqueue_dgram(struct usock *r, struct umsg *m);
 void umsg_free(struct umsg *m);
+/* inet.c: the IP-level control messages of a datagram m received on s
+ * (SO_TIMESTAMP(NS), IP_PKTINFO, IP_TTL, IP_TOS, IPV6_PKTINFO,
+ * IPV6_HOPLIMIT, IPV6_TCLASS as asked): 0 or -EFAULT. */
+int inet_put_cmsgs(struct usock *s, struct kmsg *km, const struct umsg *m);
 /* inet.c: whether a datagram of len bytes fits in r's buffer (r locked). */
 bool inet_dgram_room_locked(struct usock *r, size_t len);
 

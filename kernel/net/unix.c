@@ -1010,6 +1010,7 @@ struct umsg *usock_build(struct usock *s, struct kmsg *km, size_t len, int *err)
 
 bool usock_enqueue_dgram(struct usock *r, struct umsg *m)
 {
+	m->stamp_ns = time_realtime_ns();
 	simple_lock(&r->lock);
 	bool ok = !r->dead && !(r->shut & RCV_SHUT) && inet_dgram_room_locked(r, m->len);
 	if (ok)
@@ -1346,6 +1347,8 @@ static void told_room(struct usock *s)
  * credentials, the descriptors of (at most) one message. */
 struct recv_state {
 	bool any;                        /* a message was read */
+	struct umsg ip;                  /* the first message's header: IP-level
+					  * control messages (no data) */
 	struct kucred cred;
 	struct file **fds;
 	int nfds;
@@ -1421,6 +1424,12 @@ static ssize_t recv_locked(struct usock *s, struct kmsg *km, bool nonblock, bool
 			st->any = true;
 			st->cred = m->cred;
 			km->name = m->from;
+			if (s->family == AF_INET || s->family == AF_INET6) {
+				st->ip.stamp_ns = m->stamp_ns;
+				st->ip.to = m->to;
+				st->ip.ttl = m->ttl;
+				st->ip.tos = m->tos;
+			}
 		}
 		bool had_fds = m->nfds != 0;
 		if (had_fds)
@@ -1481,6 +1490,9 @@ ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
 		told_room(s);
 	if (st.any) {
 		int e = sock_put_cmsgs(km, passcred ? &st.cred : NULL, st.fds, st.nfds);
+		if (e == 0 && r >= 0 && s->type == SOCK_DGRAM &&
+		    (s->family == AF_INET || s->family == AF_INET6))
+			e = inet_put_cmsgs(s, km, &st.ip);
 		if (e && r >= 0)
 			r = e;
 	}

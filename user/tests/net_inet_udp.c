@@ -5,7 +5,10 @@
  * bad input. */
 #include "sockutil.h"
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 
 static struct sockaddr_in sin4(const char *ip, int port)
 {
@@ -230,6 +233,52 @@ UT_TEST(ipv6_datagrams_and_mapped_senders)
 	close(c4);
 	close(c6);
 	close(s6);
+}
+
+UT_TEST(control_messages_tell_destination_ttl_and_time)
+{
+	int pb;
+	int b = udp4("0.0.0.0", &pb);
+	T_ASSERT(b >= 0);
+	int one = 1;
+	T_OK(setsockopt(b, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)));
+	T_OK(setsockopt(b, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)));
+	T_OK(setsockopt(b, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one)));
+	set_timeout(b, 5000);
+	int a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	int ttl = 33;
+	T_OK(setsockopt(a, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)));
+	struct sockaddr_in to = sin4("127.0.0.1", pb);
+	struct timeval before;
+	gettimeofday(&before, NULL);
+	T_EXPECT_EQ(sendto(a, "c", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+	char data[4], ctl[256];
+	struct iovec iov = { data, sizeof data };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = sizeof ctl };
+	T_EXPECT_EQ(recvmsg(b, &mh, 0), 1);
+	int got_pkt = 0, got_ttl = 0, got_time = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			got_pkt = pi.ipi_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+				  pi.ipi_ifindex == (int)if_nametoindex("lo");
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+			int t;
+			memcpy(&t, CMSG_DATA(c), sizeof(t));
+			got_ttl = t == 33;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMP) {
+			struct timeval tv;
+			memcpy(&tv, CMSG_DATA(c), sizeof(tv));
+			got_time = tv.tv_sec >= before.tv_sec && tv.tv_sec <= before.tv_sec + 5;
+		}
+	}
+	T_EXPECT(got_pkt);
+	T_EXPECT(got_ttl);
+	T_EXPECT(got_time);
+	close(a);
+	close(b);
 }
 
 UT_TEST(bad_input_gives_errors)
