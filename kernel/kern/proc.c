@@ -10,6 +10,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
+#include "keys.h"
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
@@ -956,6 +957,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->cred = parent->cred;
 	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
+	keys_fork(p, parent);             /* the session keyring is inherited */
 
 	t->proc = p;
 	proc_ref(p);                      /* the thread's (proc_thread_release) */
@@ -1195,6 +1197,7 @@ __noreturn void proc_thread_exit(int status)
 	 * Linux clears the tid word only if someone else shares the memory. */
 	bool shared = READ_ONCE(p->nthreads) > 1 || (p->map && p->map->refcnt > 1);
 	futex_exit_thread(t, shared);
+	keys_thread_exit(t);
 	/* Off the address space before leaving the list: an exec or the last
 	 * thread may destroy it as soon as we are gone. */
 	pmap_deactivate();
@@ -1289,6 +1292,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 {
 	timers_exit(p);
 	sem_exit(p);
+	keys_proc_exit(p);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;
