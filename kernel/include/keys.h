@@ -28,6 +28,9 @@ extern volatile int key_gc_delay, key_persistent_expiry;
 /* fork (not a thread): the child shares the parent's session keyring and
  * the user keyrings it holds; it has no process keyring.  No lock held. */
 void keys_fork(struct proc *child, struct proc *parent);
+/* clone(CLONE_THREAD) by parent (the caller) of t, not yet running: t
+ * gets a thread keyring of its own if parent has one (Linux copy_creds). */
+void keys_thread_clone(struct thread *t, struct thread *parent);
 /* exec's point of no return (the caller is p's only thread t): the thread
  * and process keyrings go, the session keyring stays.  No lock held. */
 void keys_exec(struct proc *p, struct thread *t);

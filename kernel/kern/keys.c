@@ -501,6 +501,7 @@ struct ksearch {
 	const char *desc;            /* by type: the description */
 	const struct key *target;    /* by serial: the key */
 	bool state;                  /* revoked and expired keys give their error */
+	bool skip_bad;               /* revoked and expired keys are passed over silently */
 	bool poss;                   /* the keyrings searched are possessed */
 	struct key *found;
 	int err;                     /* the best reason found so far */
@@ -525,9 +526,10 @@ static bool key_accept_locked(struct key *k, struct ksearch *s)
 {
 	if (k->flags & KF_INVALID)
 		return false;
-	int e = s->state ? key_state_err(k) : 0;
+	int e = s->state || s->skip_bad ? key_state_err(k) : 0;
 	if (e) {
-		note_err(s, e);
+		if (!s->skip_bad)
+			note_err(s, e);
 		return false;
 	}
 	if (!key_perm_locked(k, s->poss, NEED_SEARCH)) {
@@ -924,7 +926,7 @@ static int request_locked(int type, const char *desc, int32_t dest)
 		return err;
 	if (type < 0)
 		return -ENOKEY;
-	struct ksearch s = { .type = type, .desc = desc, .state = true, .err = -ENOKEY };
+	struct ksearch s = { .type = type, .desc = desc, .skip_bad = true, .err = -ENOKEY };
 	if (!search_process_locked(&s))
 		return s.err;            /* no upcall: nothing is constructed */
 	if (d && (err = keyring_link_locked(d, s.found)) < 0)
@@ -1153,15 +1155,14 @@ static int describe_text_locked(const struct key *k, char **out)
 			k->perm, k->desc) + 1;
 }
 
-/* Copies len bytes of buf out to (ubuf, ulen) as Linux's string-returning
- * calls do: nothing unless ubuf is given and ulen >= len (all: exact);
- * returns len or -EFAULT. */
-static int64_t text_out(uint64_t ubuf, size_t ulen, const char *buf, int len, bool partial)
+/* Copies the len bytes of buf out to (ubuf, ulen) as DESCRIBE and READ
+ * do: all of them if they fit, else nothing; returns len (or -EFAULT, or
+ * len itself when it is an error). */
+static int64_t text_out(uint64_t ubuf, size_t ulen, const char *buf, int len)
 {
 	if (len < 0)
 		return len;
-	size_t n = partial ? MIN(ulen, (size_t)len) : ((size_t)len <= ulen ? (size_t)len : 0);
-	if (ubuf && n && copyout((void *)ubuf, buf, n) < 0)
+	if (ubuf && len > 0 && (size_t)len <= ulen && copyout((void *)ubuf, buf, (size_t)len) < 0)
 		return -EFAULT;
 	return len;
 }
@@ -1174,7 +1175,7 @@ static int64_t kc_describe(int32_t id, uint64_t ubuf, size_t ulen)
 	struct key *k = lookup_locked(id, 0, NEED_VIEW, NULL, &err);
 	int len = k ? describe_text_locked(k, &text) : err;
 	simple_unlock(&keys_lock);
-	int64_t r = text_out(ubuf, ulen, text, len, false);
+	int64_t r = text_out(ubuf, ulen, text, len);
 	kfree(text);
 	return r;
 }
@@ -1273,18 +1274,21 @@ static int read_payload_locked(const struct key *k, char **out)
 	return (int)n;
 }
 
-/* READ: read permission, or possession with search permission. */
+/* READ: read permission, or possession (which needs search permission);
+ * the key's state is checked after the permissions, as Linux does. */
 static int read_locked(int32_t id, char **out)
 {
 	bool poss;
 	int err;
-	struct key *k = lookup_locked(id, 0, 0, &poss, &err);
+	struct key *k = lookup_locked(id, LK_UNLINK, 0, &poss, &err);
 	if (!k)
 		return err;
-	if (!key_perm_locked(k, poss, NEED_READ) && !(poss && key_perm_locked(k, poss, NEED_SEARCH)))
+	if (!key_perm_locked(k, poss, NEED_READ) && !poss)
 		return -EACCES;
 	if (k->type == KT_LOGON)
 		return -EOPNOTSUPP;
+	if ((err = key_state_err(k)) < 0)
+		return err;
 	return read_payload_locked(k, out);
 }
 
@@ -1294,7 +1298,7 @@ static int64_t kc_read(int32_t id, uint64_t ubuf, size_t ulen)
 	simple_lock(&keys_lock);
 	int len = read_locked(id, &data);
 	simple_unlock(&keys_lock);
-	int64_t r = text_out(ubuf, ulen, data, len, true);
+	int64_t r = text_out(ubuf, ulen, data, len);
 	kfree(data);
 	return r;
 }
@@ -1447,6 +1451,15 @@ void keys_fork(struct proc *child, struct proc *parent)
 	child->key_uid = held[1];
 	child->key_uid_ses = held[2];
 	child->key_reqdef = parent->key_reqdef;
+	simple_unlock(&keys_lock);
+}
+
+void keys_thread_clone(struct thread *t, struct thread *parent)
+{
+	if (!READ_ONCE(parent->key_thread))   /* the caller is parent: set by itself only */
+		return;
+	simple_lock(&keys_lock);
+	install_ring_locked(&t->key_thread, "_tid", KEY_POS_ALL | KEY_USR_VIEW);   /* best effort */
 	simple_unlock(&keys_lock);
 }
 

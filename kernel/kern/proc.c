@@ -856,6 +856,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	t->autofree = true;
 	t->pmap = p->map->pmap;
 	clone_user_state(t, tf, flags, child_stack, ctid, tls);
+	keys_thread_clone(t, pt);
 	t->sig.fault_vector = -1;
 	t->sig.ss_flags = SS_DISABLE;
 
@@ -873,6 +874,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	if (dying) {
 		pid_set(tid, PE_THREAD, NULL);
 		t->state = TS_EMBRYO;
+		keys_thread_exit(t);  /* the thread keyring keys_thread_clone gave it */
 		thread_unref(t);      /* drops the count and the references above */
 		return -ERESTARTNOINTR;   /* the caller dies before it sees this */
 	}
