@@ -745,10 +745,10 @@ static struct key *lookup_locked(int32_t id, int lflags, uint32_t need, bool *po
 
 /* ---- copying arguments in ---- */
 
-/* The key type name at u: its index (KT_*), or -EFAULT, -EINVAL (empty
- * or 32 bytes or more), -EPERM (a name starting with '.'); unknown types
- * give unknown_err. */
-static int type_in(uint64_t u, int unknown_err)
+/* The key type name at u: its index (KT_*; KT_NTYPES: a type we do not
+ * have), or -EFAULT, -EINVAL (empty or 32 bytes or more), -EPERM (a name
+ * starting with '.'). */
+static int type_in(uint64_t u)
 {
 	char buf[KEY_TYPE_MAX];
 	size_t len;
@@ -764,7 +764,7 @@ static int type_in(uint64_t u, int unknown_err)
 	for (int i = 0; i < KT_NTYPES; i++)
 		if (!strcmp(buf, type_names[i]))
 			return i;
-	return unknown_err;
+	return KT_NTYPES;
 }
 
 /* The string at u (at most max bytes with its NUL) into a kmalloc'd *out:
@@ -879,7 +879,7 @@ static int add_key_locked(struct add_args *a)
 	struct key *ring = lookup_locked(a->ring, LK_CREATE, NEED_WRITE, &poss, &err);
 	if (!ring)
 		return err;
-	if (a->type < 0)
+	if (a->type == KT_NTYPES)
 		return -ENODEV;
 	if (ring->type != KT_KEYRING)
 		return -ENOTDIR;
@@ -896,8 +896,8 @@ SYSCALL(248, add_key)
 	struct add_args a = { .plen = a3, .ring = (int32_t)a4 };
 	if (a3 > ADD_PAYLOAD_MAX)
 		return -EINVAL;
-	a.type = type_in(a0, -1);
-	if (a.type < -1)
+	a.type = type_in(a0);
+	if (a.type < 0)
 		return a.type;
 	int r = a1 ? str_in(a1, KEY_DESC_MAX, &a.desc) : 0;
 	if (!r && a.desc && a.desc[0] == '.' && a.type == KT_KEYRING)
@@ -924,7 +924,7 @@ static int request_locked(int type, const char *desc, int32_t dest)
 	int err;
 	if (dest && !(d = lookup_locked(dest, LK_CREATE, NEED_WRITE, NULL, &err)))
 		return err;
-	if (type < 0)
+	if (type == KT_NTYPES)
 		return -ENOKEY;
 	struct ksearch s = { .type = type, .desc = desc, .skip_bad = true, .err = -ENOKEY };
 	if (!search_process_locked(&s))
@@ -936,8 +936,8 @@ static int request_locked(int type, const char *desc, int32_t dest)
 
 SYSCALL(249, request_key)
 {
-	int type = type_in(a0, -1);
-	if (type < -1)
+	int type = type_in(a0);
+	if (type < 0)
 		return type;
 	char *desc = NULL, *callout = NULL;
 	int r = str_in(a1, KEY_DESC_MAX, &desc);
@@ -1226,10 +1226,12 @@ static int64_t kc_search_locked(int32_t ringid, int type, const char *desc, int3
 	struct key *ring = lookup_locked(ringid, 0, NEED_SEARCH, &poss, &err);
 	if (!ring)
 		return err;
+	if (ring->type != KT_KEYRING)
+		return -ENOTDIR;
 	struct key *d = NULL;
 	if (dest && !(d = lookup_locked(dest, LK_CREATE, NEED_WRITE, NULL, &err)))
 		return err;
-	if (type < 0)
+	if (type == KT_NTYPES)
 		return -ENOKEY;
 	struct ksearch s = { .type = type, .desc = desc, .state = true, .poss = poss, .err = -ENOKEY };
 	if (!search_ring_locked(ring, &s, 0))
@@ -1245,8 +1247,8 @@ static int64_t kc_search_locked(int32_t ringid, int type, const char *desc, int3
 
 static int64_t kc_search(int32_t ringid, uint64_t utype, uint64_t udesc, int32_t dest)
 {
-	int type = type_in(utype, -1);
-	if (type < -1)
+	int type = type_in(utype);
+	if (type < 0)
 		return type;
 	char *desc;
 	int r = str_in(udesc, KEY_DESC_MAX, &desc);
