@@ -501,16 +501,18 @@ struct ksearch {
 	const char *desc;            /* by type: the description */
 	const struct key *target;    /* by serial: the key */
 	bool state;                  /* revoked and expired keys give their error */
-	bool skip_bad;               /* revoked and expired keys are passed over silently */
+	bool skip_expired;           /* expired keys are passed over silently */
 	bool poss;                   /* the keyrings searched are possessed */
 	struct key *found;
-	int err;                     /* the best reason found so far */
+	int err;                     /* why a match was refused (0: none met yet) */
 };
 
+/* A match was refused for err: kept unless a weightier one (a key's state
+ * over a permission) was noted before. */
 static void note_err(struct ksearch *s, int err)
 {
-	int rank_new = err == -EACCES ? 1 : 2, rank_old = s->err == -ENOKEY ? 0 : s->err == -EACCES ? 1 : 2;
-	if (rank_new > rank_old)
+	int rank_new = err == -EACCES ? 1 : 2, rank_old = !s->err ? 0 : s->err == -EACCES ? 1 : 2;
+	if (rank_new >= rank_old)
 		s->err = err;
 }
 
@@ -526,10 +528,11 @@ static bool key_accept_locked(struct key *k, struct ksearch *s)
 {
 	if (k->flags & KF_INVALID)
 		return false;
-	int e = s->state || s->skip_bad ? key_state_err(k) : 0;
+	int e = s->state ? key_state_err(k) : 0;
+	if (e == -EKEYEXPIRED && s->skip_expired)
+		return false;
 	if (e) {
-		if (!s->skip_bad)
-			note_err(s, e);
+		note_err(s, e);
 		return false;
 	}
 	if (!key_perm_locked(k, s->poss, NEED_SEARCH)) {
@@ -570,8 +573,12 @@ static struct key **held_uid_ring(struct proc *p, int which)
 	return which ? &p->key_uid_ses : &p->key_uid;
 }
 
-/* Searches the caller's thread, process and session keyrings (or, with no
- * session keyring, the user-session keyring it holds).  keys_lock held. */
+/*
+ * Searches the caller's thread, process and session keyrings (or, with no
+ * session keyring, the user-session keyring it holds).  Not found, s->err
+ * is as Linux's search_cred_keyrings_rcu has it: ENOKEY if one of them
+ * held no match at all, else the reason a match was refused.  keys_lock held.
+ */
 static bool search_process_locked(struct ksearch *s)
 {
 	struct proc *p = curproc();
@@ -579,16 +586,27 @@ static bool search_process_locked(struct ksearch *s)
 	if (!roots[2])
 		roots[2] = *held_uid_ring(p, 1);
 	s->poss = true;
-	for (int i = 0; i < 3; i++)
-		if (roots[i] && search_ring_locked(roots[i], s, 0))
+	bool none = false;
+	int err = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!roots[i])
+			continue;
+		s->err = 0;
+		if (search_ring_locked(roots[i], s, 0))
 			return true;
+		if (s->err)
+			err = s->err;
+		else
+			none = true;
+	}
+	s->err = none || !err ? -ENOKEY : err;
 	return false;
 }
 
 /* Is k possessed by the caller?  keys_lock held. */
 static bool possessed_locked(struct key *k)
 {
-	struct ksearch s = { .type = -1, .target = k, .err = -ENOKEY };
+	struct ksearch s = { .type = -1, .target = k };
 	return search_process_locked(&s);
 }
 
@@ -926,7 +944,7 @@ static int request_locked(int type, const char *desc, int32_t dest)
 		return err;
 	if (type == KT_NTYPES)
 		return -ENOKEY;
-	struct ksearch s = { .type = type, .desc = desc, .skip_bad = true, .err = -ENOKEY };
+	struct ksearch s = { .type = type, .desc = desc, .state = true, .skip_expired = true };
 	if (!search_process_locked(&s))
 		return s.err;            /* no upcall: nothing is constructed */
 	if (d && (err = keyring_link_locked(d, s.found)) < 0)
@@ -1233,9 +1251,9 @@ static int64_t kc_search_locked(int32_t ringid, int type, const char *desc, int3
 		return err;
 	if (type == KT_NTYPES)
 		return -ENOKEY;
-	struct ksearch s = { .type = type, .desc = desc, .state = true, .poss = poss, .err = -ENOKEY };
+	struct ksearch s = { .type = type, .desc = desc, .state = true, .poss = poss };
 	if (!search_ring_locked(ring, &s, 0))
-		return s.err;
+		return s.err ? s.err : -ENOKEY;
 	if (d) {
 		if (!key_perm_locked(s.found, poss, NEED_LINK))
 			return -EACCES;
