@@ -98,6 +98,7 @@ KERN_OBJS := \
 	kern/sys_sched.o \
 	kern/futex.o \
 	kern/pidfd.o \
+	kern/keys.o \
 	kern/ptrace.o \
 	kern/futex_test.o \
 	kern/cmdline.o \

@@ -39,6 +39,7 @@
 #include "ipc.h"
 #include "flock.h"
 #include "kmem.h"
+#include "keys.h"
 #include "leaktrace.h"
 #include "lock.h"
 #include "proc.h"
@@ -84,6 +85,8 @@ static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_s
 static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
+static void gen_keys(struct sbuf *sb, const struct pnode *n __unused) { keys_format(sb); }
+static void gen_key_users(struct sbuf *sb, const struct pnode *n __unused) { key_users_format(sb); }
 static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
 static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
 {
@@ -453,6 +456,8 @@ static const struct pentry root_files[] = {
 	{ "trace_marker", gen_none, true },
 	{ "locks", gen_locks, false },
 	{ "leaktrace", gen_leaktrace, true },
+	{ "keys", gen_keys, false },
+	{ "key-users", gen_key_users, false },
 };
 #define NROOT_FILES ((int)(sizeof(root_files) / sizeof(root_files[0])))
 

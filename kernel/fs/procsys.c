@@ -9,6 +9,7 @@
 #include "errno.h"
 #include "file.h"
 #include "inotify.h"
+#include "keys.h"
 #include "lock.h"
 #include "proc.h"
 #include "sbuf.h"
@@ -185,6 +186,20 @@ static int store_in_queued(const char *s) { return store_int(&inotify_max_queued
 static int store_in_instances(const char *s) { return store_int(&inotify_max_user_instances, s, 0, INT32_MAX); }
 static int store_in_watches(const char *s) { return store_int(&inotify_max_user_watches, s, 0, INT32_MAX); }
 
+/* kernel/keys: the key quotas and collector delays (keys.c) */
+static void show_key_maxkeys(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_maxkeys)); }
+static void show_key_maxbytes(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_maxbytes)); }
+static void show_key_root_maxkeys(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_root_maxkeys)); }
+static void show_key_root_maxbytes(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_root_maxbytes)); }
+static void show_key_gc_delay(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_gc_delay)); }
+static void show_key_persistent(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_persistent_expiry)); }
+static int store_key_maxkeys(const char *s) { return store_int(&key_quota_maxkeys, s, 0, INT32_MAX); }
+static int store_key_maxbytes(const char *s) { return store_int(&key_quota_maxbytes, s, 0, INT32_MAX); }
+static int store_key_root_maxkeys(const char *s) { return store_int(&key_quota_root_maxkeys, s, 0, INT32_MAX); }
+static int store_key_root_maxbytes(const char *s) { return store_int(&key_quota_root_maxbytes, s, 0, INT32_MAX); }
+static int store_key_gc_delay(const char *s) { return store_int(&key_gc_delay, s, 0, INT32_MAX); }
+static int store_key_persistent(const char *s) { return store_int(&key_persistent_expiry, s, 0, INT32_MAX); }
+
 static int store_name(char *dst, const char *s)
 {
 	size_t len = strlen(s);
@@ -204,7 +219,7 @@ static int store_domainname(const char *s) { return store_name(domainname, s); }
 /* Directories: name and parent (-1: /proc/sys itself). */
 static const struct { const char *name; int parent; } dirs[] = {
 	{ "fs", -1 }, { "kernel", -1 }, { "vm", -1 }, { "inotify", 0 },
-	{ "net", -1 }, { "core", 4 }, { "ipv4", 4 },
+	{ "net", -1 }, { "core", 4 }, { "ipv4", 4 }, { "keys", 1 },
 };
 const int procsys_ndirs = (int)(sizeof(dirs) / sizeof(dirs[0]));
 
@@ -229,6 +244,12 @@ static const struct sysctl_file files[] = {
 	{ 1, "pid_max", show_pid_max, store_pid_max },
 	{ 1, "threads-max", show_threads_max, store_threads_max },
 	{ 2, "overcommit_memory", show_overcommit, store_overcommit },
+	{ 7, "gc_delay", show_key_gc_delay, store_key_gc_delay },
+	{ 7, "maxbytes", show_key_maxbytes, store_key_maxbytes },
+	{ 7, "maxkeys", show_key_maxkeys, store_key_maxkeys },
+	{ 7, "persistent_keyring_expiry", show_key_persistent, store_key_persistent },
+	{ 7, "root_maxbytes", show_key_root_maxbytes, store_key_root_maxbytes },
+	{ 7, "root_maxkeys", show_key_root_maxkeys, store_key_root_maxkeys },
 	{ 3, "max_queued_events", show_in_queued, store_in_queued },
 	{ 3, "max_user_instances", show_in_instances, store_in_instances },
 	{ 3, "max_user_watches", show_in_watches, store_in_watches },

@@ -78,7 +78,12 @@
 #define EALREADY       114
 #define EINPROGRESS    115
 #define ESTALE         116
+#define EDQUOT         122
 #define ECANCELED      125
+#define ENOKEY         126
+#define EKEYEXPIRED    127
+#define EKEYREVOKED    128
+#define EKEYREJECTED   129
 
 #define ELIBBAD         80      /* a bad ELF interpreter */
 #endif

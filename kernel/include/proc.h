@@ -68,6 +68,7 @@ struct fdtable;
 struct fs_info;
 struct thread;
 struct trapframe;
+struct key;
 
 enum { PS_ALIVE = 1, PS_ZOMBIE = 2, PS_REAPED = 3 };
 #define NGROUPS_KERN 64      /* supplementary groups kept (Linux: 65536) */
@@ -236,6 +237,12 @@ struct proc {
 	struct ptimers *timers;         /* [a] interval and POSIX timers (timer.c), made at
 					 * first use; none after fork */
 	volatile uint64_t cpu_ticks;    /* [a] clock ticks charged to its threads (RLIMIT_CPU) */
+	/* Keys (keys.c): the keyrings it holds, each referenced. */
+	struct key *key_session;        /* (keys lock) session keyring: fork and exec keep it */
+	struct key *key_process;        /* (keys lock) process keyring: its threads', not a child's */
+	struct key *key_uid, *key_uid_ses; /* (keys lock) user and user-session keyrings used */
+	int key_reqdef;                 /* (keys lock) KEYCTL_SET_REQKEY_KEYRING's default */
+	bool key_exited;                /* (keys lock) keys_proc_exit ran: no keyring now */
 	struct sem_undo *semundo;       /* (sysv_sem lock) SEM_UNDO records, applied at exit
 					 * (ipc/sem.c); none after fork */
 };

@@ -48,6 +48,7 @@ enum sched_policy { SCHED_OTHER = 0, SCHED_FIFO = 1, SCHED_RR = 2, SCHED_BATCH =
 struct waitq;
 struct complex_lock;
 struct uidinfo;
+struct key;
 
 /*
  * A priority lent to a thread (L8): by a held complex lock a better thread
@@ -131,6 +132,8 @@ struct thread {
 	volatile int futex_exiting;  /* [a] futex exit duties begun: its PI locks are free
 				      * to take over (futex.c) */
 	struct sigthread sig;        /* mask, pending, altstack (signal.h) */
+	struct key *key_thread;      /* (keys lock) its thread keyring, referenced; set and
+				      * dropped by the thread itself (keys.c) */
 	struct thread_mpol mpol;     /* (o) set_mempolicy (numa.c); clone copies it */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */

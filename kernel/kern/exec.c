@@ -12,6 +12,7 @@
 #include "elf.h"
 #include "errno.h"
 #include "initramfs.h"
+#include "keys.h"
 #include "kmem.h"
 #include "pmap.h"
 #include "proc.h"
@@ -237,6 +238,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	simple_unlock(&p->lock);
 	signal_exec(p);
 	timers_exec(p);                 /* POSIX timers go, interval timers stay */
+	keys_exec(p, t);                /* thread and process keyrings go */
 	fdtable_exec(p->fdt);
 	if (old)
 		vm_map_destroy(old);

@@ -10,6 +10,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "boot.h"
+#include "keys.h"
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
@@ -873,6 +874,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	t->autofree = true;
 	t->pmap = p->map->pmap;
 	clone_user_state(t, tf, flags, child_stack, ctid, tls);
+	keys_thread_clone(t, pt);
 	t->sig.fault_vector = -1;
 	t->sig.ss_flags = SS_DISABLE;
 
@@ -890,6 +892,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	if (dying) {
 		pid_set(tid, PE_THREAD, NULL);
 		t->state = TS_EMBRYO;
+		keys_thread_exit(t);  /* the thread keyring keys_thread_clone gave it */
 		thread_unref(t);      /* drops the count and the references above */
 		return -ERESTARTNOINTR;   /* the caller dies before it sees this */
 	}
@@ -972,6 +975,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->cred = parent->cred;
 	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
+	keys_fork(p, parent);             /* the session keyring is inherited */
 
 	t->proc = p;
 	proc_ref(p);                      /* the thread's (proc_thread_release) */
@@ -1211,6 +1215,7 @@ __noreturn void proc_thread_exit(int status)
 	 * Linux clears the tid word only if someone else shares the memory. */
 	bool shared = READ_ONCE(p->nthreads) > 1 || (p->map && p->map->refcnt > 1);
 	futex_exit_thread(t, shared);
+	keys_thread_exit(t);
 	/* Off the address space before leaving the list: an exec or the last
 	 * thread may destroy it as soon as we are gone. */
 	pmap_deactivate();
@@ -1305,6 +1310,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 {
 	timers_exit(p);
 	sem_exit(p);
+	keys_proc_exit(p);
 	simple_lock(&p->lock);
 	struct fdtable *fdt = p->fdt;
 	p->fdt = NULL;
