@@ -100,6 +100,7 @@ KERN_OBJS := \
 	kern/pidfd.o \
 	kern/keys.o \
 	kern/ptrace.o \
+	kern/rseq.o \
 	kern/futex_test.o \
 	kern/cmdline.o \
 	kern/ktest.o \

@@ -135,6 +135,10 @@ struct thread {
 	struct key *key_thread;      /* (keys lock) its thread keyring, referenced; set and
 				      * dropped by the thread itself (keys.c) */
 	struct thread_mpol mpol;     /* (o) set_mempolicy (numa.c); clone copies it */
+	uint64_t rseq_uaddr;         /* (o) rseq(2) area (0: none), rseq.c */
+	uint32_t rseq_len, rseq_sig; /* (o) */
+	bool rseq_pending;           /* (o) switched in since the area was last updated;
+				      * also set by the scheduler while it is off CPU */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */
 	bool autofree;               /* (s) freed by the thread reaper after it exits
@@ -203,5 +207,11 @@ static inline struct trapframe *thread_utf(struct thread *t)
 {
 	return (struct trapframe *)(t->kstack_top - 22 * 8);
 }
+
+/* rseq.c: the rseq area of the current thread on its way to user mode
+ * (signal: a handler frame is about to be built); fork and exec. */
+void rseq_handle(struct trapframe *tf, bool signal);
+void rseq_clone(struct thread *t, struct thread *parent, uint64_t flags);
+void rseq_exec(struct thread *t);
 
 #endif

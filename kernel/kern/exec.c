@@ -251,6 +251,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	tf->ss = 0x18 | 3;
 	tf->rflags = 0x202;
 	t->fs_base = 0;
+	rseq_exec(t);
 	wrmsr(MSR_FS_BASE, 0);
 	fpu_init_state(t->fpu);
 	fxrstor(t->fpu);

@@ -723,9 +723,8 @@ static void proc_thread_release(struct thread *t)
  */
 static __noreturn void user_start(struct trapframe *tf)
 {
-	signal_deliver(tf);
 	cli();
-	sched_intr_exit(tf);
+	user_exit_work(tf);
 	enter_user(tf);
 	__builtin_unreachable();
 }
@@ -834,6 +833,7 @@ static void clone_user_state(struct thread *t, struct trapframe *tf, uint64_t fl
 	t->nice = pt->nice;
 	t->ioprio = READ_ONCE(pt->ioprio);   /* inherited, as Linux copies io_context's */
 	t->affinity = pt->affinity;
+	rseq_clone(t, pt, flags);         /* fork keeps the area, CLONE_VM drops it */
 	struct trapframe *ctf = thread_utf(t);
 	*ctf = *tf;
 	ctf->rax = 0;                     /* the child sees 0 */

@@ -902,6 +902,8 @@ __noreturn void scheduler(void)
 		}
 		if (t->quantum <= 0)
 			t->quantum = full_quantum(t);
+		if (t->rseq_uaddr)
+			t->rseq_pending = true;     /* its CPU number, a section to abort */
 		c->curthread = t;
 		trace_set_thread(c, t->tid);
 		kstack_sync_cpu(c->id);             /* no stale stack-area entries */
@@ -1572,22 +1574,33 @@ static bool should_preempt(struct cpu *c, struct thread *t)
 	return best == t->pri || !policy_fixed(t->policy);   /* slice used up */
 }
 
-void sched_intr_exit(struct trapframe *tf)
+bool sched_intr_exit(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
 	struct thread *t = c->curthread;
 	if (c->kick_pending)
 		sched_flush_kicks();          /* iretq turns interrupts back on */
 	if (!c->need_resched || !t || t->state == TS_IDLE || c->intr_depth > 0)
-		return;
+		return false;
 	bool user = tf->cs & 3;
 	if (!user && (!sched_preemptive() || !(tf->rflags & RFLAGS_IF) || c->preempt_count))
-		return;
+		return false;
 	c->need_resched = 0;
 	if (!should_preempt(c, t))
-		return;
+		return false;
 	scpu[c->id].st.preemptions++;
 	sched_switch_preempted(t);
+	return true;
+}
+
+void user_exit_work(struct trapframe *tf)
+{
+	do {
+		sti();
+		signal_deliver(tf);      /* may stop, or exit */
+		rseq_handle(tf, false);
+		cli();
+	} while (sched_intr_exit(tf));   /* a signal may have come while it was off CPU */
 }
 
 uint64_t sched_cpu_ticks(void)

@@ -1349,6 +1349,7 @@ void signal_deliver(struct trapframe *tf)
 				syscall = false;
 			}
 			TRACE(TEV_SIG_DELIVER, sig, ka.handler, 0, 0);
+			rseq_handle(tf, true);   /* out of a critical section first */
 			if (sigframe_setup(t, tf, sig, &ka, &info, oldmask) < 0) {
 				/* Linux force_sigsegv: a SIGSEGV handler that cannot
 				 * run is reset, so the process dies. */

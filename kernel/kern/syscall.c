@@ -76,9 +76,8 @@ void syscall_dispatch(struct trapframe *tf)
 out:
 	if (traced)
 		ptrace_syscall_stop();        /* the exit stop (a skipped call too) */
-	signal_deliver(tf);
 	cli();
-	sched_intr_exit(tf);   /* returning to user mode: a reschedule may be due */
+	user_exit_work(tf);    /* signals, rseq, a reschedule that may be due */
 }
 
 void syscall_stats_print(void)

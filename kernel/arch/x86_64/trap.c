@@ -228,11 +228,8 @@ void trap(struct trapframe *tf)
 	c->intr_depth--;
 	lapic_eoi();
 user_exit:
-	if ((tf->cs & 3) && c->intr_depth == 0) {
-		/* Returning to user mode: signals first (interrupts on, no lock). */
-		sti();
-		signal_deliver(tf);
-		cli();
-	}
-	sched_intr_exit(tf);
+	if ((tf->cs & 3) && c->intr_depth == 0)
+		user_exit_work(tf);      /* signals, rseq, a reschedule (interrupts on, no lock) */
+	else
+		sched_intr_exit(tf);
 }
