@@ -248,7 +248,7 @@ $(BUILD)/concerto: $(OBJS) kernel/arch/x86_64/kernel.ld tools/gensyms.py
 
 # The default initramfs: busybox, its applet links, the tools (/bin), the
 # test programs (/tests), /init starting a shell.
-$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile $(USER_TOOLS) $(USER_BIN) $(USER_OUT)/tests/LIST
+$(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init user/rootfs/etc/profile user/rootfs/etc/hosts user/rootfs/etc/passwd user/rootfs/etc/group $(USER_TOOLS) $(USER_BIN) $(USER_OUT)/tests/LIST
 	@mkdir -p $(BUILD)
 	@echo "  CPIO    $@"
 	$(Q)TESTS_DIR=$(USER_OUT)/tests TINIT=$(USER_OUT)/tinit tools/mkrootfs.sh $(USER_TOOLS) > $(BUILD)/initramfs.spec

@@ -222,6 +222,10 @@ def test_spec(tinit, tests, busybox):
     lines.append("nod /dev/console 600 0 0 c 5 1")
     lines.append("nod /dev/null 666 0 0 c 1 3")
     lines.append(f"file /init {os.path.abspath(tinit)} 755 0 0")
+    # localhost for name lookups, users and groups (as make run's image)
+    etc = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "user", "rootfs", "etc")
+    for f in ("hosts", "passwd", "group"):
+        lines.append(f"file /etc/{f} {os.path.join(etc, f)} 644 0 0")
     for root, dirs, files in os.walk(tests):
         dirs.sort()
         rel = os.path.relpath(root, tests)

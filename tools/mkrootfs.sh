@@ -18,6 +18,8 @@ echo "file /bin/busybox $BUSYBOX 755 0 0"
 done
 echo "file /init user/rootfs/init 755 0 0"
 echo "file /etc/profile user/rootfs/etc/profile 644 0 0"
+# localhost for name lookups (musl, Go), users and groups for ls -l, id, whoami
+for f in hosts passwd group; do echo "file /etc/$f user/rootfs/etc/$f 644 0 0"; done
 for f in "$@"; do echo "file /bin/$(basename "$f") $f 755 0 0"; done
 # The test programs, when built: run one with /tests/NAME, all with
 # /tests/tinit --no-poweroff --dir /tests.

@@ -113,7 +113,7 @@ $(USER_OUT)/tests/grind: $(USER_OUT)/bin/grind
 	$(USER_UQ)cp $< $@
 
 # Test initramfs: /init = tinit, /tests/*, busybox with its applet links.
-$(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/grind $(USER_OUT)/tests/LIST $(USER_OUT)/tests/data/STAMP tools/mkinitramfs.py user/user.mk
+$(USER_OUT)/initramfs-test.spec: $(USER_BIN) $(USER_OUT)/tests/grind $(USER_OUT)/tests/LIST $(USER_OUT)/tests/data/STAMP tools/mkinitramfs.py user/user.mk $(wildcard user/rootfs/etc/*)
 	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py --test-spec \
 		--tinit $(USER_OUT)/tinit --tests $(USER_OUT)/tests \
 		$(if $(USER_BUSYBOX),--busybox $(USER_BUSYBOX)) > $@
@@ -138,7 +138,7 @@ $(USER_OUT)/bench/LIST: $(USER_BENCH_SRCS) user/user.mk
 
 # Bench initramfs: /init = tinit, /tests = the benchmarks (no busybox), so
 # the same archive boots Concerto and Linux.
-$(USER_BENCH_INITRAMFS): $(USER_OUT)/tinit $(USER_BENCH_BIN) $(USER_OUT)/bench/LIST tools/mkinitramfs.py
+$(USER_BENCH_INITRAMFS): $(USER_OUT)/tinit $(USER_BENCH_BIN) $(USER_OUT)/bench/LIST tools/mkinitramfs.py $(wildcard user/rootfs/etc/*)
 	@echo "  CPIO    $@"
 	$(USER_UQ)$(USER_PYTHON) tools/mkinitramfs.py --test-spec \
 		--tinit $(USER_OUT)/tinit --tests $(USER_OUT)/bench > $(USER_OUT)/initramfs-bench.spec
