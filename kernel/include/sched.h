@@ -48,10 +48,7 @@ extern void (*thread_release_hook)(struct thread *t);
 
 void sched_tick(struct trapframe *tf); /* timer interrupt, every CPU */
 bool sched_intr_exit(struct trapframe *tf);  /* end of an interrupt: preempt? (true: it did) */
-/* The way back to user mode from a system call, trap or interrupt:
- * signals, rseq, then a reschedule that is due, again after each switch.
- * Interrupts disabled on entry and on return. */
-void user_exit_work(struct trapframe *tf);
+/* user_exit_work (uexit.h) is the way back to user mode. */
 bool sched_preemptive(void);           /* kernel preemption in this lock mode */
 
 /* The SCHED_RR slice in ticks (Linux: 100 ms); sched_rr_get_interval reports it. */

@@ -19,6 +19,7 @@
 #include "file.h"
 #include "futex.h"
 #include "signal.h"
+#include "uexit.h"
 #include "syscall.h"
 #include "sched.h"
 #include "thread.h"
@@ -723,7 +724,6 @@ static void proc_thread_release(struct thread *t)
  */
 static __noreturn void user_start(struct trapframe *tf)
 {
-	cli();
 	user_exit_work(tf);
 	enter_user(tf);
 	__builtin_unreachable();

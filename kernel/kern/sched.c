@@ -1593,15 +1593,6 @@ bool sched_intr_exit(struct trapframe *tf)
 	return true;
 }
 
-void user_exit_work(struct trapframe *tf)
-{
-	do {
-		sti();
-		signal_deliver(tf);      /* may stop, or exit */
-		rseq_handle(tf, false);
-		cli();
-	} while (sched_intr_exit(tf));   /* a signal may have come while it was off CPU */
-}
 
 uint64_t sched_cpu_ticks(void)
 {

@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "sched.h"
 #include "signal.h"
+#include "uexit.h"
 #include "syscall.h"
 #include "ptrace.h"
 #include "failinject.h"
@@ -76,7 +77,6 @@ void syscall_dispatch(struct trapframe *tf)
 out:
 	if (traced)
 		ptrace_syscall_stop();        /* the exit stop (a skipped call too) */
-	cli();
 	user_exit_work(tf);    /* signals, rseq, a reschedule that may be due */
 }
 

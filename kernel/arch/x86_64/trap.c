@@ -15,6 +15,7 @@
 #include "sched.h"
 #include "proc.h"
 #include "signal.h"
+#include "uexit.h"
 #include "vm_map.h"
 #include "trace.h"
 #include "pmap.h"
@@ -228,8 +229,10 @@ void trap(struct trapframe *tf)
 	c->intr_depth--;
 	lapic_eoi();
 user_exit:
-	if ((tf->cs & 3) && c->intr_depth == 0)
-		user_exit_work(tf);      /* signals, rseq, a reschedule (interrupts on, no lock) */
-	else
+	if ((tf->cs & 3) && c->intr_depth == 0) {
+		sti();                   /* signals, rseq, a reschedule: interrupts on, no lock */
+		user_exit_work(tf);
+	} else {
 		sched_intr_exit(tf);
+	}
 }
