@@ -55,8 +55,13 @@ struct file;
 #define IP_TRANSPARENT  19
 #define IP_RECVORIGDSTADDR 20
 #define IP_BIND_ADDRESS_NO_PORT 24
+#define IP_MULTICAST_IF   32
 #define IP_MULTICAST_TTL  33
 #define IP_MULTICAST_LOOP 34
+#define IP_ADD_MEMBERSHIP 35
+#define IP_DROP_MEMBERSHIP 36
+#define IPV6_JOIN_GROUP   20
+#define IPV6_LEAVE_GROUP  21
 /* IPPROTO_IPV6 options */
 #define IPV6_UNICAST_HOPS   16
 #define IPV6_MULTICAST_HOPS 18
@@ -142,6 +147,7 @@ struct file;
 #define MSG_DONTWAIT     0x40
 #define MSG_EOR          0x80
 #define MSG_WAITALL      0x100
+#define MSG_ERRQUEUE     0x2000
 #define MSG_NOSIGNAL     0x4000
 #define MSG_WAITFORONE   0x10000
 #define MSG_CMSG_CLOEXEC 0x40000000

@@ -276,6 +276,12 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 	}
 	if ((lvl == OPT_IP && opt == IP_TRANSPARENT) && !cap_capable(CAP_NET_ADMIN))
 		return -EPERM;
+	/* lo is no multicast device: joining a group finds none (Linux with
+	 * only lo: ENODEV); leaving one never joined EADDRNOTAVAIL */
+	if ((lvl == OPT_IP && opt == IP_ADD_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_JOIN_GROUP))
+		return len < 8 ? -EINVAL : -ENODEV;
+	if ((lvl == OPT_IP && opt == IP_DROP_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_LEAVE_GROUP))
+		return len < 8 ? -EINVAL : -EADDRNOTAVAIL;
 	int v = 0;
 	if (len >= sizeof(int))
 		memcpy(&v, val, sizeof(int));

@@ -1473,6 +1473,8 @@ ssize_t unix_recvmsg(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	if ((km->flags & MSG_OOB) && s->family != AF_UNIX && s->type == SOCK_STREAM)
 		return tcp_recv_oob(s, km);
+	if ((km->flags & MSG_ERRQUEUE) && s->family != AF_UNIX)
+		return -EAGAIN;                  /* no error queue: nothing is ever sent */
 	if (km->flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (s->type != SOCK_DGRAM) {

@@ -296,6 +296,8 @@ UT_TEST(bad_input_gives_errors)
 	T_EXPECT_ERRNO(listen(s, 1), EOPNOTSUPP);
 	T_EXPECT_ERRNO(accept(s, NULL, NULL), EOPNOTSUPP);
 	T_EXPECT_ERRNO(shutdown(s, SHUT_RDWR), ENOTCONN);
+	char eq[8];
+	T_EXPECT_ERRNO(recv(s, eq, sizeof eq, MSG_ERRQUEUE), EAGAIN);   /* no errors queued */
 	int v = 1;
 	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_TCP, 1, &v, sizeof(v)), ENOPROTOOPT);
 	T_EXPECT_ERRNO(socket(AF_INET, SOCK_DGRAM, IPPROTO_TCP), EPROTONOSUPPORT);
