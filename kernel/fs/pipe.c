@@ -547,6 +547,33 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	return 0;
 }
 
+static struct simple_lock fifo_lock = SIMPLE_LOCK_INIT(LC_FIFO);
+
+int pipe_reopen(struct file *old, int flags, struct file **out)
+{
+	struct pipe *p = old->priv;
+	if ((flags & O_ACCMODE) == 3)
+		return -EINVAL;
+	struct file *f = file_alloc(&pipe_fops, (flags & O_ACCMODE) | (flags & O_NONBLOCK));
+	if (!f)
+		return -ENOMEM;
+	/* old's end keeps the pipe: ends > 0 while we add ours */
+	if (p->fifo) {
+		uint64_t ipl = disable_lock(&fifo_lock);
+		p->ends++;
+		unlock_enable(&fifo_lock, ipl);
+	} else {
+		fetch_and_add32(&p->ends, 1);
+	}
+	if (f->fmode & FMODE_READ)
+		fetch_and_add32(&p->readers, 1);
+	if (f->fmode & FMODE_WRITE)
+		fetch_and_add32(&p->writers, 1);
+	f->priv = p;
+	*out = f;
+	return 0;
+}
+
 /*
  * ---- FIFOs (named pipes) ----
  *
@@ -558,7 +585,6 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
  * waiter sleeps until the other side's generation moves (so an opener that
  * came and went still counts).  O_RDWR never waits.
  */
-static struct simple_lock fifo_lock = SIMPLE_LOCK_INIT(LC_FIFO);
 
 /* Drop one end of FIFO pipe p: true if it was the last (p detached: the
  * caller frees it). */

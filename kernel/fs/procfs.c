@@ -54,6 +54,7 @@
 #include "timekeep.h"
 #include "trace.h"
 #include "net.h"
+#include "pipe.h"
 #include "vdso.h"
 #include "vfs.h"
 #include "vm_map.h"
@@ -959,6 +960,33 @@ static uint64_t fddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, 
 	return cookie;
 }
 
+/* /proc/PID/fd/N opened: the open file's inode, or a pipe to open again
+ * (Linux: a pipe's /proc link opens the pipe); a socket or another file
+ * with no inode cannot be opened (ENXIO).  exe, cwd, root: their paths. */
+static int plink_target(struct inode *ip, struct inode **target, struct file **file)
+{
+	const struct pnode *pnd = pn(ip);
+	*target = NULL;
+	*file = NULL;
+	if (pnd->kind != PK_FDLINK)
+		return 1;
+	struct file *f = proc_fd_file(pnd->pid, pnd->idx);
+	if (!f)
+		return -ENOENT;
+	if (f->ip) {
+		vnode_ref(f->ip);
+		*target = f->ip;
+		file_unref(f);
+		return 0;
+	}
+	if (!pipe_of(f)) {
+		file_unref(f);
+		return -ENXIO;
+	}
+	*file = f;
+	return 0;
+}
+
 /* exe, cwd, root of process pid, or fd N's file, into buf. */
 static ssize_t plink_readlink(struct inode *ip, char *buf, size_t n)
 {
@@ -1240,6 +1268,7 @@ static const struct inode_ops sysdir_ops = {
 };
 static const struct inode_ops plink_ops = {
 	.readlink = plink_readlink, .release = pnode_release, .magic = true,
+	.magic_target = plink_target,
 };
 
 static int procfs_fill(struct superblock *sb, const void *data __unused)

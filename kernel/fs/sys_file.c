@@ -279,6 +279,32 @@ fail:
 	return r;
 }
 
+/*
+ * *ipp is a magic link to an open file (/proc/PID/fd/N, LK_STOP_MAGIC): it
+ * becomes the file's inode, to open as any other; a pipe is opened again
+ * here (the descriptor in *fd, *ipp NULL).  1 if the link is a path after
+ * all (exe, cwd, root: looked up again, following it), 0, or -errno.
+ */
+static int open_magic(struct inode **ipp, int flags, int64_t *fd)
+{
+	struct inode *target;
+	struct file *f;
+	int r = (*ipp)->ops->magic_target(*ipp, &target, &f);
+	if (r)
+		return r;
+	vnode_put(*ipp);
+	*ipp = target;
+	if (target)
+		return 0;
+	struct file *nf;
+	r = pipe_reopen(f, flags, &nf);
+	file_unref(f);
+	if (r)
+		return r;
+	*fd = fd_install(nf, 0, flags & O_CLOEXEC);
+	return 0;
+}
+
 static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			   const struct resolve *rs)
 {
@@ -325,7 +351,7 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 				struct lookup l2;
 				vnode_put(ip);
 				ip = NULL;
-				r = lookup_at_r(dirfd, path, rs->lk, rs->anchored, &l2);
+				r = lookup_at_r(dirfd, path, rs->lk | LK_STOP_MAGIC, rs->anchored, &l2);
 				if (r == 0)
 					ip = l2.ip;
 			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
@@ -348,11 +374,28 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			goto out_ip;
 	} else {
 		struct lookup lk;
-		r = lookup_at_r(dirfd, path, ((flags & O_NOFOLLOW) ? LK_NOFOLLOW : 0) | rs->lk,
+		r = lookup_at_r(dirfd, path,
+				((flags & O_NOFOLLOW) ? LK_NOFOLLOW : LK_STOP_MAGIC) | rs->lk,
 				rs->anchored, &lk);
 		if (r)
 			goto out;
 		ip = lk.ip;
+	}
+	if (S_ISLNK(ip->mode) && ip->ops && ip->ops->magic_target && !(flags & (O_PATH | O_NOFOLLOW))) {
+		int64_t fd = -1;
+		int m = open_magic(&ip, flags, &fd);
+		if (m == 1) {                    /* a path after all: follow it */
+			struct lookup l3;
+			vnode_put(ip);
+			ip = NULL;
+			m = lookup_at_r(dirfd, path, rs->lk, rs->anchored, &l3);
+			if (m == 0)
+				ip = l3.ip;
+		}
+		if (m < 0 || !ip) {
+			r = m < 0 ? m : (int)fd;
+			goto out_ip;
+		}
 	}
 	r = (int)open_found(ip, flags, created, open_path(dirfd, path));
 out_ip:

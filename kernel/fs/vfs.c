@@ -943,7 +943,10 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 			err = -EXDEV;
 			goto fail;
 		}
-		if (S_ISLNK(ip->mode) && (!last || trailing || !(flags & LK_NOFOLLOW))) {
+		bool stop_magic = last && !trailing && (flags & LK_STOP_MAGIC) && ip->ops &&
+				  ip->ops->magic_target &&
+				  !(flags & (LK_NO_MAGICLINKS | LK_NO_SYMLINKS));   /* ELOOP below */
+		if (S_ISLNK(ip->mode) && (!last || trailing || !(flags & LK_NOFOLLOW)) && !stop_magic) {
 			if ((flags & LK_NO_SYMLINKS) ||
 			    ((flags & LK_NO_MAGICLINKS) && ip->ops && ip->ops->magic)) {
 				vnode_put(ip);

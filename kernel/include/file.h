@@ -244,6 +244,9 @@ int file_path_of(struct file *f, char *buf, size_t n);
 
 /* pipe.c, poll.c */
 int pipe_create(struct file **rd, struct file **wr, int flags);
+/* Another end of pipe file old (opening its /proc/PID/fd link), with the
+ * access mode and O_NONBLOCK of flags: 0 or -errno. */
+int pipe_reopen(struct file *old, int flags, struct file **out);
 /* The wake mask (poll_add) of a waiter for the POLL* events given. */
 uint32_t poll_mask_of(uint32_t events);
 

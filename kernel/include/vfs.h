@@ -66,6 +66,11 @@ struct inode_ops {
 	 * -errno; NULL: refused as synthetic (/dev/mqueue removes a queue). */
 	int (*unlink)(struct inode *dir, const char *name, size_t len);
 	bool magic;                 /* its links are "magic" (/proc/PID/fd/N, exe...) */
+	/* A magic link to an open file: 0 with the file's inode in *target
+	 * (referenced), or 0 with *target NULL and the file itself in *file
+	 * (referenced: a pipe or other file with no inode), 1 if the link is
+	 * to be followed as a path, or -errno. */
+	int (*magic_target)(struct inode *link, struct inode **target, struct file **file);
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
 
@@ -182,6 +187,8 @@ struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);
 #define LK_NO_XDEV       0x20   /* never cross a mount: EXDEV */
 #define LK_NO_SYMLINKS   0x40   /* following any symbolic link: ELOOP */
 #define LK_NO_MAGICLINKS 0x80   /* following a /proc magic link: ELOOP */
+#define LK_STOP_MAGIC    0x100  /* a final magic link with magic_target is the result
+				 * (open: it names an open file, not a path) */
 
 struct lookup {
 	struct inode *ip;          /* result (referenced); LK_PARENT: the parent */

@@ -1,0 +1,88 @@
+/* Opening /proc/self/fd/N opens the file descriptor N has, not a path: a
+ * pipe's end gives another end of the same pipe (read or write, as asked;
+ * the pipe ends when every end is closed), a deleted file is still
+ * reached, "> /dev/stdout" on a pipe writes into it, a socket cannot be
+ * opened (ENXIO), and O_NOFOLLOW refuses the link (ELOOP). */
+#include "utest.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+static int open_fd(int fd, int flags)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	return open(p, flags);
+}
+
+UT_TEST(a_pipe_end_opens_another_end_of_the_pipe)
+{
+	int p[2];
+	T_OK(pipe(p));
+	T_EXPECT_EQ(write(p[1], "abc", 3), 3);
+	int r2 = T_OK(open_fd(p[0], O_RDONLY));
+	char b[8];
+	T_EXPECT_EQ(read(r2, b, sizeof b), 3);
+	T_EXPECT(memcmp(b, "abc", 3) == 0);
+	/* the write end, opened by its link, writes into the same pipe */
+	int w2 = T_OK(open_fd(p[1], O_WRONLY));
+	T_EXPECT_EQ(write(w2, "x", 1), 1);
+	T_EXPECT_EQ(read(p[0], b, sizeof b), 1);
+	/* end of file only when every write end is closed */
+	close(p[1]);
+	T_OK(fcntl(r2, F_SETFL, O_NONBLOCK));
+	T_EXPECT_ERRNO(read(r2, b, sizeof b), EAGAIN);
+	close(w2);
+	T_EXPECT_EQ(read(r2, b, sizeof b), 0);
+	close(r2);
+	close(p[0]);
+}
+
+UT_TEST(stdout_redirection_through_the_link_writes_into_a_pipe)
+{
+	int p[2];
+	T_OK(pipe(p));
+	/* what a shell does for "> /dev/stdout" when stdout is this pipe */
+	int w = T_OK(open_fd(p[1], O_WRONLY | O_CREAT | O_TRUNC));
+	T_EXPECT_EQ(write(w, "hi", 2), 2);
+	char b[4];
+	T_EXPECT_EQ(read(p[0], b, sizeof b), 2);
+	close(w);
+	close(p[0]);
+	close(p[1]);
+}
+
+UT_TEST(a_deleted_file_is_still_reached)
+{
+	const char *d = ut_tmpdir();
+	T_ASSERT(d != NULL);
+	char path[256];
+	snprintf(path, sizeof path, "%s/gone", d);
+	int fd = T_OK(open(path, O_RDWR | O_CREAT | O_TRUNC, 0600));
+	T_EXPECT_EQ(write(fd, "kept", 4), 4);
+	T_OK(unlink(path));
+	int again = T_OK(open_fd(fd, O_RDONLY));
+	char b[8];
+	T_EXPECT_EQ(read(again, b, sizeof b), 4);
+	T_EXPECT(memcmp(b, "kept", 4) == 0);
+	close(again);
+	close(fd);
+}
+
+UT_TEST(sockets_and_nofollow_are_refused)
+{
+	int sv[2];
+	T_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	T_EXPECT_ERRNO(open_fd(sv[0], O_RDWR), ENXIO);
+	close(sv[0]);
+	close(sv[1]);
+	int p[2];
+	T_OK(pipe(p));
+	T_EXPECT_ERRNO(open_fd(p[0], O_RDONLY | O_NOFOLLOW), ELOOP);
+	T_EXPECT_ERRNO(open_fd(999, O_RDONLY), ENOENT);
+	close(p[0]);
+	close(p[1]);
+}
+
+UT_MAIN
