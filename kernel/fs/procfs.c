@@ -557,6 +557,33 @@ static void pnode_release(struct inode *ip)
 	kfree(n);
 }
 
+/* The effective ids of process pid (left as they are if it is gone). */
+static void owner_of(int pid, uint32_t *uid, uint32_t *gid)
+{
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return;
+	simple_lock(&p->lock);
+	*uid = p->cred.euid;
+	*gid = p->cred.egid;
+	simple_unlock(&p->lock);
+	proc_unref(p);
+}
+
+/* Linux proc_fd_access_allowed: the caller may see where process pid's
+ * links lead (the ptrace check): 0, -EACCES, or -ENOENT if it is gone. */
+static int may_inspect(int pid)
+{
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return -ENOENT;
+	simple_lock(&p->lock);
+	bool ok = proc_may_attach_locked(p);
+	simple_unlock(&p->lock);
+	proc_unref(p);
+	return ok ? 0 : -EACCES;
+}
+
 /* Mode and operations of a node of this kind. */
 static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode_ops **ops)
 {
@@ -586,7 +613,7 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 		*ops = &self_ops;
 		return;
 	case PK_FDDIR:
-		*mode = S_IFDIR | 0555;
+		*mode = S_IFDIR | 0500;            /* Linux: dr-x------, its owner only */
 		*ops = &fddir_ops;
 		return;
 	case PK_SYSDIR:
@@ -633,6 +660,8 @@ static struct inode *pnode_new(struct inode *dir, enum pkind kind, int idx, int 
 	ip->priv = n;
 	ip->ops = ops;
 	ip->uid = ip->gid = 0;
+	if (pid > 0)
+		owner_of(pid, &ip->uid, &ip->gid);   /* Linux: the process's euid, egid */
 	if (S_ISDIR(mode)) {
 		if (dir != dir->sb->root) {
 			vnode_ref(dir);
@@ -970,6 +999,9 @@ static int plink_target(struct inode *ip, struct inode **target, struct file **f
 	*file = NULL;
 	if (pnd->kind != PK_FDLINK)
 		return 1;
+	int r = may_inspect(pnd->pid);
+	if (r)
+		return r;
 	struct file *f = proc_fd_file(pnd->pid, pnd->idx);
 	if (!f)
 		return -ENOENT;
@@ -991,6 +1023,9 @@ static int plink_target(struct inode *ip, struct inode **target, struct file **f
 static ssize_t plink_readlink(struct inode *ip, char *buf, size_t n)
 {
 	const struct pnode *pnd = pn(ip);
+	int allowed = may_inspect(pnd->pid);
+	if (allowed)
+		return allowed;
 	char *tmp = kmalloc(FS_PATH_MAX, 0);
 	if (!tmp)
 		return -ENOMEM;

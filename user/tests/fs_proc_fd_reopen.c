@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 static int open_fd(int fd, int flags)
 {
@@ -83,6 +84,36 @@ UT_TEST(sockets_and_nofollow_are_refused)
 	T_EXPECT_ERRNO(open_fd(999, O_RDONLY), ENOENT);
 	close(p[0]);
 	close(p[1]);
+}
+
+
+static int inspect_as_nobody(void *arg)
+{
+	(void)arg;
+	char b[256];
+	UT_CHECK_RET(1, readlink("/proc/1/exe", b, sizeof b), EACCES);
+	UT_CHECK_RET(2, readlink("/proc/1/cwd", b, sizeof b), EACCES);
+	UT_CHECK_RET(3, open("/proc/1/fd", O_RDONLY | O_DIRECTORY), EACCES);
+	UT_CHECK_RET(4, open("/proc/1/fd/0", O_RDONLY), EACCES);
+	UT_CHECK_RET(5, readlink("/proc/self/exe", b, sizeof b), 0);   /* its own: yes */
+	int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return 6;
+	close(fd);
+	struct stat st;
+	if (stat("/proc/self", &st) || st.st_uid != geteuid())
+		return 7;
+	if (stat("/proc/1", &st) || st.st_uid != 0)
+		return 8;
+	return 0;
+}
+
+UT_TEST(another_users_links_and_descriptors_are_not_shown)
+{
+	int st = ut_child_as_nobody(inspect_as_nobody, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
 }
 
 UT_MAIN
