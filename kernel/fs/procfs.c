@@ -54,6 +54,7 @@
 #include "timekeep.h"
 #include "trace.h"
 #include "net.h"
+#include "page.h"
 #include "pipe.h"
 #include "vdso.h"
 #include "vfs.h"
@@ -395,6 +396,132 @@ static void gen_pid_cmdline(struct sbuf *sb, const struct pnode *pn)
 	kfree(copy);
 }
 
+/* /proc/PID/limits: Linux's table of the resource limits. */
+static void gen_pid_limits(struct sbuf *sb, const struct pnode *n)
+{
+	static const struct { const char *name, *unit; } lim[RLIM_NLIMITS] = {
+		{ "Max cpu time", "seconds" }, { "Max file size", "bytes" },
+		{ "Max data size", "bytes" }, { "Max stack size", "bytes" },
+		{ "Max core file size", "bytes" }, { "Max resident set", "bytes" },
+		{ "Max processes", "processes" }, { "Max open files", "files" },
+		{ "Max locked memory", "bytes" }, { "Max address space", "bytes" },
+		{ "Max file locks", "locks" }, { "Max pending signals", "signals" },
+		{ "Max msgqueue size", "bytes" }, { "Max nice priority", "" },
+		{ "Max realtime priority", "" }, { "Max realtime timeout", "us" },
+	};
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	uint64_t cur[RLIM_NLIMITS], max[RLIM_NLIMITS];
+	simple_lock(&p->lock);
+	memcpy(cur, p->rlim_cur, sizeof(cur));
+	memcpy(max, p->rlim_max, sizeof(max));
+	simple_unlock(&p->lock);
+	proc_unref(p);
+	sbuf_printf(sb, "%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit", "Hard Limit", "Units");
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		char c[24], m[24];
+		if (cur[i] == RLIM_INF)
+			strlcpy(c, "unlimited", sizeof(c));
+		else
+			ksnprintf(c, sizeof(c), "%lu", cur[i]);
+		if (max[i] == RLIM_INF)
+			strlcpy(m, "unlimited", sizeof(m));
+		else
+			ksnprintf(m, sizeof(m), "%lu", max[i]);
+		sbuf_printf(sb, "%-25s %-20s %-20s %-10s\n", lim[i].name, c, m, lim[i].unit);
+	}
+}
+
+/* /proc/PID/statm: size resident shared text lib data dt, in pages. */
+static void gen_pid_statm(struct sbuf *sb, const struct pnode *n)
+{
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	struct vm_map *map = proc_map_ref(p);
+	proc_unref(p);
+	uint64_t size = 0, rss = 0;
+	if (map) {
+		lock_read(&map->lock);
+		for (struct vm_region *r = map->head.next; r != &map->head; r = r->next)
+			size += (r->end - r->start) / PAGE_SIZE;
+		rss = READ_ONCE(map->pmap->resident);
+		lock_done(&map->lock);
+		vm_map_destroy(map);
+	}
+	sbuf_printf(sb, "%lu %lu 0 0 0 0 0\n", size, rss);
+}
+
+static void gen_pid_oom_score_adj(struct sbuf *sb, const struct pnode *n)
+{
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	sbuf_printf(sb, "%d\n", READ_ONCE(p->oom_score_adj));
+	proc_unref(p);
+}
+
+/* Linux's 0..2000: the killer's points per thousand of all memory. */
+static void gen_pid_oom_score(struct sbuf *sb, const struct pnode *n)
+{
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	struct vm_map *map = proc_map_ref(p);
+	int64_t rss = map ? (int64_t)READ_ONCE(map->pmap->resident) : 0;
+	int64_t pts = proc_oom_points(p, rss) * 1000 / (int64_t)page_total_count();
+	if (READ_ONCE(p->oom_score_adj) == OOM_SCORE_ADJ_MIN)
+		pts = 0;
+	proc_unref(p);
+	if (map)
+		vm_map_destroy(map);
+	sbuf_printf(sb, "%ld\n", pts);
+}
+
+/* Write /proc/PID/oom_score_adj: -1000..1000; below oom_score_adj_min only
+ * with CAP_SYS_RESOURCE, whose writes set that minimum (Linux).  The bytes
+ * taken, or -errno. */
+static ssize_t oom_adj_write(int pid, const char *buf, size_t n)
+{
+	char tmp[16];
+	size_t k = MIN(n, sizeof(tmp) - 1);
+	memcpy(tmp, buf, k);
+	tmp[k] = 0;
+	while (k && (tmp[k - 1] == '\n' || tmp[k - 1] == ' '))
+		tmp[--k] = 0;
+	const char *s = tmp;
+	bool neg = *s == '-';
+	if (neg || *s == '+')
+		s++;
+	if (!*s)
+		return -EINVAL;
+	int64_t v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 100000)
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+	}
+	if (neg)
+		v = -v;
+	if (v < OOM_SCORE_ADJ_MIN || v > OOM_SCORE_ADJ_MAX)
+		return -EINVAL;
+	struct proc *p = proc_lookup(pid);
+	if (!p)
+		return -ESRCH;
+	int r = 0;
+	bool priv = cap_capable(CAP_SYS_RESOURCE);
+	if (v < READ_ONCE(p->oom_score_adj_min) && !priv) {
+		r = -EACCES;
+	} else {
+		WRITE_ONCE(p->oom_score_adj, (int)v);
+		if (priv)
+			WRITE_ONCE(p->oom_score_adj_min, (int)v);
+	}
+	proc_unref(p);
+	return r ? r : (ssize_t)n;
+}
+
 /* Linux's maps format: start-end perms offset dev inode name. */
 static void gen_pid_maps(struct sbuf *sb, const struct pnode *n)
 {
@@ -505,6 +632,10 @@ static const struct pentry pid_files[] = {
 	{ "comm", gen_pid_comm, false },
 	{ "mounts", gen_mounts, false },
 	{ "mountinfo", gen_mountinfo, false },
+	{ "limits", gen_pid_limits, false },
+	{ "statm", gen_pid_statm, false },
+	{ "oom_score", gen_pid_oom_score, false },
+	{ "oom_score_adj", gen_pid_oom_score_adj, true },
 	{ "task", NULL, false },
 };
 #define NPID_FILES ((int)(sizeof(pid_files) / sizeof(pid_files[0])))
@@ -1244,6 +1375,8 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 		return trace_marker_write(buf, n);
 	if (p->kind == PK_SYSFILE)
 		return off ? -EINVAL : procsys_store(p->idx, buf, n) ?: (ssize_t)n;
+	if (p->kind == PK_PIDFILE && !strcmp(pid_files[p->idx].name, "oom_score_adj"))
+		return oom_adj_write(p->pid, buf, n);
 	if (p->kind != PK_FILE || (strcmp(root_files[p->idx].name, "lockstat") &&
 				   strcmp(root_files[p->idx].name, "leaktrace")))
 		return -EINVAL;

@@ -171,6 +171,7 @@ volatile int sysctl_somaxconn = 4096;
 static void show_somaxconn(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_somaxconn)); }
 static int store_somaxconn(const char *s) { return store_int(&sysctl_somaxconn, s, 0, INT32_MAX); }
 static void show_sockbuf(struct sbuf *sb) { sbuf_printf(sb, "212992\n"); }
+static void show_tainted(struct sbuf *sb) { sbuf_printf(sb, "0\n"); }   /* never tainted */
 static void show_port_range(struct sbuf *sb) { sbuf_printf(sb, "32768\t60999\n"); }
 
 static int store_nr_open(const char *s) { return store_int(&sysctl_nr_open, s, NR_OPEN_MIN, NR_OPEN_LIMIT); }
@@ -242,6 +243,7 @@ static const struct sysctl_file files[] = {
 	{ 1, "osrelease", show_osrelease, NULL },
 	{ 1, "ostype", show_ostype, NULL },
 	{ 1, "pid_max", show_pid_max, store_pid_max },
+	{ 1, "tainted", show_tainted, NULL },
 	{ 1, "threads-max", show_threads_max, store_threads_max },
 	{ 2, "overcommit_memory", show_overcommit, store_overcommit },
 	{ 7, "gc_delay", show_key_gc_delay, store_key_gc_delay },

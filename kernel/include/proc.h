@@ -229,6 +229,10 @@ struct proc {
 	size_t cmdline_len;             /* (p) bytes in cmdline */
 	char *exe;                      /* (p) absolute path of the last exec (kmalloc), or NULL */
 	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
+	volatile int oom_score_adj;     /* [a] -1000..1000 (/proc/PID/oom_score_adj): the
+					 * out-of-memory killer's bias; fork copies it */
+	volatile int oom_score_adj_min; /* [a] the least the unprivileged may set (the
+					 * last value a CAP_SYS_RESOURCE writer set) */
 	struct cred cred;               /* (c) */
 	struct uidinfo *uidinfo;        /* (c) of cred.ruid */
 	int pdeathsig;                  /* (p) PR_SET_PDEATHSIG */
@@ -378,6 +382,11 @@ int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
  */
 #define PROC_OOM_GRACE_NS 1000000000ULL
 int proc_oom_select(void);
+/* The killer's score of p holding rss resident pages (oom_score_adj
+ * applied; at least 1). */
+int64_t proc_oom_points(struct proc *p, int64_t rss);
+#define OOM_SCORE_ADJ_MIN (-1000)
+#define OOM_SCORE_ADJ_MAX 1000
 void proc_stopped(struct proc *p, int sig);
 void proc_continued(struct proc *p);
 

@@ -14,6 +14,7 @@
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
+#include "page.h"
 #include "proc.h"
 #include "ptrace.h"
 #include "file.h"
@@ -972,6 +973,8 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	memcpy(p->name, parent->name, sizeof(p->name));
 	memcpy(p->rlim_cur, parent->rlim_cur, sizeof(p->rlim_cur));
 	memcpy(p->rlim_max, parent->rlim_max, sizeof(p->rlim_max));
+	p->oom_score_adj = READ_ONCE(parent->oom_score_adj);
+	p->oom_score_adj_min = READ_ONCE(parent->oom_score_adj_min);
 	p->cred = parent->cred;
 	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
@@ -1887,6 +1890,14 @@ int proc_foreach_pgrp_alive(int pgid, int (*fn)(struct proc *, void *), void *ar
 static uint64_t oom_last_kill_ns;       /* (t) monotonic time of the last kill */
 static bool oom_killed;                 /* (t) there was one */
 
+int64_t proc_oom_points(struct proc *p, int64_t rss)
+{
+	/* Linux oom_badness: the pages it holds, moved by adj/1000 of all */
+	int64_t adj = READ_ONCE(p->oom_score_adj);
+	int64_t pts = rss + adj * (int64_t)page_total_count() / 1000;
+	return pts > 0 ? pts : 1;
+}
+
 /* The resident pages of p's address space (VmRSS in pages), or -1 if p has
  * none (exiting, or a kernel process).  p->lock is taken inside proctree. */
 static int64_t oom_rss_locked(struct proc *p)
@@ -1910,14 +1921,17 @@ int proc_oom_select(void)
 		return 0;                       /* the last victim may still be exiting */
 	}
 	struct proc *victim = NULL;
-	int64_t best = -1;
+	int64_t best = -1, best_rss = 0;
 	for (struct proc *p = allproc; p; p = p->all_next) {
 		if (p == initproc || p->state != PS_ALIVE ||
-		    READ_ONCE(p->sig.group_exit) || READ_ONCE(p->sig.dead))
+		    READ_ONCE(p->sig.group_exit) || READ_ONCE(p->sig.dead) ||
+		    READ_ONCE(p->oom_score_adj) == OOM_SCORE_ADJ_MIN)
 			continue;
 		int64_t rss = oom_rss_locked(p);
-		if (rss > best) {
-			best = rss;
+		int64_t score = rss < 0 ? -1 : proc_oom_points(p, rss);
+		if (score > best || (score == best && victim && rss > best_rss)) {
+			best = score;
+			best_rss = rss;
 			victim = p;
 		}
 	}
@@ -1938,7 +1952,7 @@ int proc_oom_select(void)
 
 	signal_send_proc(victim, SIGKILL, SI_KERNEL, 0, 0);
 	kprintf("concerto: out of memory: killed pid %d (%s) rss %ld KiB\n",
-		pid, comm, best * (int64_t)(PAGE_SIZE / 1024));
+		pid, comm, best_rss * (int64_t)(PAGE_SIZE / 1024));
 	proc_unref(victim);
 	return pid;
 }
