@@ -396,6 +396,38 @@ static void gen_pid_cmdline(struct sbuf *sb, const struct pnode *pn)
 	kfree(copy);
 }
 
+static int may_inspect(int pid);
+
+/* /proc/PID/environ: the environment exec gave it, read from its memory
+ * (what the program did to that memory since shows), for those who may
+ * ptrace it; at most a page at a time is copied. */
+static void gen_pid_environ(struct sbuf *sb, const struct pnode *n)
+{
+	if (may_inspect(n->pid))
+		return;
+	struct proc *p = proc_lookup(n->pid);
+	if (!p)
+		return;
+	simple_lock(&p->lock);
+	uint64_t va = p->env_start, end = p->env_end;
+	simple_unlock(&p->lock);
+	struct vm_map *map = proc_map_ref(p);
+	proc_unref(p);
+	if (!map)
+		return;
+	char *buf = kmalloc(PAGE_SIZE, 0);
+	while (buf && va < end) {
+		size_t k = MIN((size_t)(end - va), (size_t)PAGE_SIZE);
+		if (vm_remote_copy(map, va, buf, k, false))
+			break;
+		for (size_t i = 0; i < k; i++)
+			sbuf_printf(sb, "%c", buf[i]);
+		va += k;
+	}
+	kfree(buf);
+	vm_map_destroy(map);
+}
+
 /* /proc/PID/limits: Linux's table of the resource limits. */
 static void gen_pid_limits(struct sbuf *sb, const struct pnode *n)
 {
@@ -633,6 +665,7 @@ static const struct pentry pid_files[] = {
 	{ "mounts", gen_mounts, false },
 	{ "mountinfo", gen_mountinfo, false },
 	{ "limits", gen_pid_limits, false },
+	{ "environ", gen_pid_environ, false },
 	{ "statm", gen_pid_statm, false },
 	{ "oom_score", gen_pid_oom_score, false },
 	{ "oom_score_adj", gen_pid_oom_score_adj, true },
@@ -762,6 +795,8 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 		return;
 	default:
 		*mode = S_IFREG | (pnode_entry(n)->writable ? 0644 : 0444);
+		if (n->kind == PK_PIDFILE && pnode_entry(n)->gen == gen_pid_environ)
+			*mode = S_IFREG | 0400;        /* Linux: its owner only */
 		*ops = &file_ops;
 	}
 }

@@ -201,5 +201,9 @@ int elf_load_rnd(struct inode *ip, struct vm_map *map, bool rnd, struct elf_info
 int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		    char *const envp_k[], int envc, const struct elf_info *info,
 		    uint64_t *sp_out);
+/* Where elf_build_stack put the envp strings (/proc/PID/environ): [start,
+ * end) in the new image; execfn as it used (info->execfn, or argv[0]). */
+void elf_env_range(const struct elf_info *info, char *const envp_k[], int envc, const char *execfn,
+		   uint64_t *start, uint64_t *end);
 
 #endif

@@ -229,6 +229,7 @@ struct proc {
 	size_t cmdline_len;             /* (p) bytes in cmdline */
 	char *exe;                      /* (p) absolute path of the last exec (kmalloc), or NULL */
 	uint64_t rlim_cur[RLIM_NLIMITS], rlim_max[RLIM_NLIMITS];  /* (p) */
+	uint64_t env_start, env_end;    /* (p) the envp strings exec left (/proc/PID/environ) */
 	volatile int oom_score_adj;     /* [a] -1000..1000 (/proc/PID/oom_score_adj): the
 					 * out-of-memory killer's bias; fork copies it */
 	volatile int oom_score_adj_min; /* [a] the least the unprivileged may set (the

@@ -618,6 +618,19 @@ static uint64_t hwcap(void)
 
 #define NAUXV 19        /* pairs written below at most, AT_NULL included */
 
+void elf_env_range(const struct elf_info *info, char *const envp_k[], int envc, const char *execfn,
+		   uint64_t *start, uint64_t *end)
+{
+	/* as elf_build_stack lays them out: envp strings end at execfn's */
+	size_t fnlen = strnlen(execfn, FS_PATH_MAX) + 1;
+	vaddr_t top = info->stack_top ? info->stack_top : ELF_STACK_TOP;
+	uint64_t bytes = 0;
+	for (int i = 0; i < envc; i++)
+		bytes += strnlen(envp_k[i], ELF_ARG_STRLEN_MAX) + 1;
+	*end = top - 8 - fnlen;
+	*start = *end - bytes;
+}
+
 int elf_build_stack(struct vm_map *map, char *const argv_k[], int argc,
 		    char *const envp_k[], int envc, const struct elf_info *info,
 		    uint64_t *sp_out)

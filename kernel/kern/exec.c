@@ -181,6 +181,8 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 		r = vdso_map(map, rnd, info.stack_top, &info.sysinfo_ehdr);
 	if (r == 0)
 		r = elf_build_stack(map, av, count(av), envp, count(envp), &info, &sp);
+	uint64_t env_start, env_end;
+	elf_env_range(&info, envp, count(envp), path, &env_start, &env_end);
 	if (r < 0) {
 		vm_map_destroy(map);
 		return r;
@@ -220,6 +222,8 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	char *oldcmd = p->cmdline;
 	p->cmdline = cmd;
 	p->cmdline_len = cmd ? cmdlen : 0;
+	p->env_start = env_start;
+	p->env_end = env_end;
 	const char *base = path;
 	for (const char *c = path; *c; c++)
 		if (*c == '/')

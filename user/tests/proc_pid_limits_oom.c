@@ -2,13 +2,14 @@
  * oom_score_adj reads back what was written (-1000..1000; below the
  * minimum a privileged writer left, 0 at first, only with
  * CAP_SYS_RESOURCE), is inherited by fork and moves oom_score;
- * /proc/sys/kernel/tainted reads. */
+ * environ shows what exec was given; /proc/sys/kernel/tainted reads. */
 #include "utest.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 static int read_file(const char *path, char *buf, size_t n)
 {
@@ -106,6 +107,29 @@ UT_TEST(oom_score_adj_reads_back_and_is_inherited)
 	T_EXPECT(UT_CHILD_OK(st));
 	if (!UT_CHILD_OK(st))
 		ut_diag("child: %s", ut_status_str(st));
+}
+
+UT_TEST(environ_shows_the_environment_exec_gave)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		char *argv[] = { "sleep", "5", NULL };
+		char *envp[] = { "ALPHA=1", "BETA=two", NULL };
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	usleep(300000);                          /* it has exec'd */
+	char path[64];
+	static char b[4096];
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)p);
+	int n = read_file(path, b, sizeof b);
+	T_EXPECT_EQ(n, 17);                          /* "ALPHA=1\0BETA=two\0" */
+	T_EXPECT(n == 17 && memcmp(b, "ALPHA=1\0BETA=two\0", 17) == 0);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	struct stat st;
+	T_OK(stat("/proc/self/environ", &st));
+	T_EXPECT_EQ(st.st_mode & 0777, 0400);
 }
 
 UT_TEST(kernel_tainted_reads)
