@@ -19,11 +19,15 @@
  * DATA: only where the tracee itself may write; Linux's forced write to
  * read-only text is not done), the siginfo and the event message.
  *
- * Left out: PTRACE_O_TRACEFORK/VFORK/CLONE/EXIT (SETOPTIONS refuses them
- * with EINVAL), PTRACE_INTERRUPT and LISTEN (EIO), per-thread tracing (the
- * state is the process's: one thread at a time is in a stop, and wait
- * reports the process id), and a tracer that is not the parent does not
- * see its tracee's exit (the tracee just leaves its list).
+ * Events (TRACEFORK/VFORK/CLONE: the child auto-attached; VFORKDONE, EXIT),
+ * group stops reported as ptrace stops (PTRACE_EVENT_STOP when seized),
+ * PTRACE_INTERRUPT and LISTEN, GETREGSET and GET_SYSCALL_INFO: see
+ * docs/userspace.md "ptrace".  A tracer that is not the parent reports
+ * its tracee's exit first (proc.c keeps the zombie on its list).
+ *
+ * Left out: per-thread tracing (the state is the process's: one thread at
+ * a time is in a stop, wait reports the process id, a CLONE_THREAD clone
+ * makes no event).
  *
  * Locks: the tracer links (proc.tracer, tracees, tracee_next) and options
  * are under proctree; a stop (pt_state, pt_status, ...) under the tracee's
