@@ -53,7 +53,9 @@ fi
 } > "$out/st.sh"
 python3 tools/mkinitramfs.py -o "$out/strace.cpio" "$out/spec"
 if [ "$K" = linux ]; then kern=build/linux/vmlinuz; app="console=ttyS0 quiet"; else kern=build/concerto; app="quiet $ST_CMDLINE"; fi
-(sleep 4; echo; sleep 1; printf '/st.sh; poweroff -f\n'; while sleep 2; do echo; done) |
+# Linux boots slower: typed later (the shell eats early input).
+if [ "$K" = linux ]; then wait0=${ST_WAIT:-25}; else wait0=${ST_WAIT:-4}; fi
+(sleep $wait0; echo; sleep 1; printf '/st.sh; poweroff -f\n'; while sleep 2; do echo; done) |
 	timeout 240 qemu-system-x86_64 -machine pc -cpu max -nographic -no-reboot -nic none \
 		-m 512M -smp "$S" -kernel $kern -initrd "$out/strace.cpio" -append "$app" 2>&1 |
 	stdbuf -oL tr -d '\r'
