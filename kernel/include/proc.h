@@ -188,7 +188,14 @@ struct proc {
 	int pt_status;                  /* (s) the stop for wait: (code << 8) | 0x7f */
 	bool pt_reported;               /* (s) a wait of the tracer took pt_status */
 	int pt_resume;                  /* (s) signal the tracer resumed it with (0: none) */
-	struct thread *pt_thread;       /* (s) the thread in the stop */
+	struct thread *pt_thread;       /* (s) the thread in the stop, or waiting to
+					 * be resumed out of it (one at a time) */
+	bool pt_seized;                 /* (t) attached by PTRACE_SEIZE (or auto-attached
+					 * from a seized tracee) */
+	bool pt_noinfo;                 /* (s) the stop has no siginfo (a group stop
+					 * of a tracee not seized: GETSIGINFO EINVAL) */
+	bool pt_listen;                 /* (s) PTRACE_LISTEN: stays in its group stop */
+	int pt_trap;                    /* (s) PT_TRAP_*: a stop due at return to user mode */
 	uint64_t pt_msg;                /* (s) PTRACE_GETEVENTMSG */
 	struct ksiginfo pt_info;        /* (s) the stop's siginfo (PTRACE_GETSIGINFO) */
 	struct proc *vfork_parent;      /* (t) a thread of it is suspended until we

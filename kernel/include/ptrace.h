@@ -14,6 +14,12 @@ struct ksiginfo;
 #define PT_RUN      0
 #define PT_STOPPED  1
 
+/* proc.pt_trap: a stop the tracee owes its tracer at its next return to
+ * user mode. */
+#define PT_TRAP_NONE   0
+#define PT_TRAP_START  1    /* auto-attached new child: SIGSTOP, or EVENT_STOP if seized */
+#define PT_TRAP_INTR   2    /* PTRACE_INTERRUPT: PTRACE_EVENT_STOP */
+
 #define PTRACE_TRACEME      0
 #define PTRACE_PEEKTEXT     1
 #define PTRACE_PEEKDATA     2
@@ -35,24 +41,73 @@ struct ksiginfo;
 #define PTRACE_GETEVENTMSG  0x4201
 #define PTRACE_GETSIGINFO   0x4202
 #define PTRACE_SETSIGINFO   0x4203
+#define PTRACE_GETREGSET    0x4204
+#define PTRACE_SETREGSET    0x4205
 #define PTRACE_SEIZE        0x4206
+#define PTRACE_INTERRUPT    0x4207
+#define PTRACE_LISTEN       0x4208
+#define PTRACE_GET_SYSCALL_INFO 0x420e
 
-#define PTRACE_O_TRACESYSGOOD 0x01
-#define PTRACE_O_TRACEEXEC    0x10
-#define PTRACE_O_EXITKILL     0x100000
-#define PTRACE_O_SUPPORTED    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
-#define PTRACE_EVENT_EXEC     4
+#define NT_PRSTATUS         1
+#define NT_PRFPREG          2
 
-/* signal.c: the stop itself, and the tracer's resume. */
+/* PTRACE_GET_SYSCALL_INFO */
+#define PTRACE_SYSCALL_INFO_NONE    0
+#define PTRACE_SYSCALL_INFO_ENTRY   1
+#define PTRACE_SYSCALL_INFO_EXIT    2
+#define PTRACE_SYSCALL_INFO_SECCOMP 3
+#define PTRACE_EVENTMSG_SYSCALL_ENTRY 1   /* GETEVENTMSG at a syscall stop */
+#define PTRACE_EVENTMSG_SYSCALL_EXIT  2
+#define AUDIT_ARCH_X86_64   0xc000003eU
+
+#define PTRACE_O_TRACESYSGOOD   0x01
+#define PTRACE_O_TRACEFORK      0x02
+#define PTRACE_O_TRACEVFORK     0x04
+#define PTRACE_O_TRACECLONE     0x08
+#define PTRACE_O_TRACEEXEC      0x10
+#define PTRACE_O_TRACEVFORKDONE 0x20
+#define PTRACE_O_TRACEEXIT      0x40
+#define PTRACE_O_EXITKILL       0x100000
+#define PTRACE_O_SUPPORTED    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | \
+			       PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | \
+			       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE | \
+			       PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+#define PTRACE_EVENT_FORK       1
+#define PTRACE_EVENT_VFORK      2
+#define PTRACE_EVENT_CLONE      3
+#define PTRACE_EVENT_EXEC       4
+#define PTRACE_EVENT_VFORK_DONE 5
+#define PTRACE_EVENT_EXIT       6
+#define PTRACE_EVENT_SECCOMP    7
+#define PTRACE_EVENT_STOP       128
+
+/* signal.c: the stop itself, the tracer's resume and interrupt. */
 int signal_ptrace_stop(int code, struct ksiginfo *info);
-bool signal_ptrace_resume_locked(struct proc *p, int sig);
+int signal_ptrace_stop_noinfo(int code);          /* a group stop: no siginfo */
+bool signal_ptrace_resume_locked(struct proc *p, int sig, bool listen);
+void signal_ptrace_trap(struct proc *p, int trap); /* PT_TRAP_*: due, p woken */
+void signal_ptrace_wake_stopped(struct proc *p);  /* a group-stopped p looks again */
 /* proc.c: wakes the tracer's wait and sends it SIGCHLD (CLD_TRAPPED);
  * false if p is not traced. */
 bool proc_ptrace_notify(struct proc *p, int code);
 void proc_wake_waiters_locked(struct proc *p);
-/* ptrace.c */
-void ptrace_exit_locked(struct proc *p);          /* proctree held */
-void ptrace_syscall_stop(void);                   /* entry or exit stop */
+/* ptrace.c; _locked: proctree held */
+void ptrace_unlink_locked(struct proc *c);        /* c leaves its tracer's list */
+bool ptrace_tracee_exit_locked(struct proc *p);   /* true: its tracer reports it first */
+void ptrace_tracer_exit_locked(struct proc *p);   /* its live tracees let go */
+void ptrace_syscall_stop(bool entry);             /* entry or exit stop */
 void ptrace_exec(struct proc *p);                 /* after a successful exec */
+int ptrace_fork_attach(struct proc *c, uint64_t flags);   /* before c runs: event */
+void ptrace_fork_event(int event, int pid);       /* the parent's event stop */
+void ptrace_vfork_done(int pid);                  /* after the vfork wait */
+void ptrace_exit_event(int status);               /* before exit: EVENT_EXIT */
+/* signal.c's group stop of a traced thread: reported to the tracer;
+ * PTGS_RESUMED (the tracer ended it), PTGS_LISTEN or PTGS_DETACHED. */
+#define PTGS_RESUMED  0
+#define PTGS_LISTEN   1
+#define PTGS_DETACHED 2
+int ptrace_group_stop(int sig);
+void ptrace_listen_end(void);                     /* a listening tracee continued */
+void ptrace_trap_stop(int trap);                  /* the due PT_TRAP_* stop */
 
 #endif

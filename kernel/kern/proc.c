@@ -1035,7 +1035,10 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if (flags & CLONE_PARENT_SETTID)
 		store_u32((void *)ptid, (uint32_t)p->pid);   /* errors ignored, as Linux */
 	TRACE(TEV_FORK, p->pid, t->tid, flags, 0);
+	int cpid = p->pid;                /* p may be gone once it runs */
+	int event = ptrace_fork_attach(p, flags);
 	thread_start(t);
+	ptrace_fork_event(event, cpid);   /* traced with TRACEFORK and the like */
 	if (flags & CLONE_VFORK) {
 		/* Suspended (not interruptibly) until the child execs or exits. */
 		simple_lock(&proctree_lock);
@@ -1048,6 +1051,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		}
 		simple_unlock(&proctree_lock);
 		proc_unref(p);
+		ptrace_vfork_done(cpid);
 	}
 	return pid;
 }
@@ -1205,6 +1209,7 @@ __noreturn void proc_exit(int status)
 {
 	struct proc *p = curproc();
 	KASSERT(p != NULL);
+	ptrace_exit_event(status);        /* before the other threads are killed */
 	proc_thread_exit(signal_group_exit(p, status));
 }
 
@@ -1213,6 +1218,7 @@ __noreturn void proc_thread_exit(int status)
 	struct proc *p = curproc();
 	struct thread *t = curthread();
 	KASSERT(p != NULL);
+	ptrace_exit_event(status);        /* none in a group exit (killed) */
 	TRACE(TEV_EXIT, p->pid, status, 0, 0);
 	/* Robust futexes and CLONE_CHILD_CLEARTID while the memory is there;
 	 * Linux clears the tid word only if someone else shares the memory. */
@@ -1308,6 +1314,73 @@ static void signal_orphaned(const int *pgids, int n)
 		proc_foreach_pgrp(pgids[i], hup_cont_one, NULL);
 }
 
+/*
+ * Zombie p goes to its parent (at its exit, or once a tracer that is not
+ * the parent has taken its report): reaped at once when the parent lets
+ * its children go (autoreap), else the parent's wait is woken (sync: p is
+ * the caller, leaving its CPU next).  Returns the signal to send the
+ * parent after unlocking (0: none).  proctree held.
+ */
+static int zombie_to_parent_locked(struct proc *p, bool sync)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	struct proc *parent = p->parent;
+	int sig = p->exit_signal;
+	if (sig == SIGCHLD && signal_child_autoreap(parent)) {
+		/* Linux: with SIG_IGN no signal; with SA_NOCLDWAIT it is sent. */
+		if (sigchld_ignored(parent))
+			sig = 0;
+		unlink_child_locked(parent, p);
+		detach_locked(p);
+		queue_autoreap_locked(p);
+	} else {
+		wake_proc_how_locked(parent, sync);
+	}
+	return sig;
+}
+
+/*
+ * Zombie c's exit was reported to its tracer (not its parent), or the
+ * tracer exits: c leaves the tracer and goes to its parent, which gets
+ * its exit signal.  proctree held; dropped and taken again.
+ */
+static void zombie_release_locked(struct proc *c)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	ptrace_unlink_locked(c);
+	struct proc *parent = c->parent;
+	proc_ref(parent);
+	proc_ref(c);
+	int sig = zombie_to_parent_locked(c, false);
+	simple_unlock(&proctree_lock);
+	if (sig) {
+		struct ksiginfo info;
+		int sst;
+		chld_info(&info, c, sig, c->utime, c->stime);
+		status_code(c->xstatus, &info.code, &sst);
+		info.u.chld.status = sst;
+		signal_send_chld(parent, &info);
+	}
+	proc_unref(c);
+	proc_unref(parent);
+	simple_lock(&proctree_lock);
+}
+
+/* Takes proctree (held on return) and hands p's zombie tracees, whose
+ * exits p will not take now, to their parents. */
+static void lock_release_zombie_tracees(struct proc *p)
+{
+	simple_lock(&proctree_lock);
+	for (;;) {
+		struct proc *c = p->tracees;
+		while (c && c->state != PS_ZOMBIE)
+			c = c->tracee_next;
+		if (!c)
+			return;
+		zombie_release_locked(c);
+	}
+}
+
 /* The last thread of p leaves: the process becomes a zombie. */
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
@@ -1339,9 +1412,10 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	struct proc *zreaper = NULL;      /* got zombies: SIGCHLD for them */
 	int zpid = 0, zstatus = 0;
 	int orphaned[ORPHAN_MAX], norphaned = 0;
-	simple_lock(&proctree_lock);
+	lock_release_zombie_tracees(p);   /* proctree held on return */
 	vfork_release_locked(p);
-	ptrace_exit_locked(p);            /* untraced, and its tracees let go */
+	ptrace_tracer_exit_locked(p);     /* its live tracees let go */
+	bool for_tracer = ptrace_tracee_exit_locked(p);
 	/* Groups that p's exit orphans: its own, and its children's (whose
 	 * parent becomes the reaper). */
 	struct proc *new_parent = p->children ? find_reaper_locked(p) : NULL;
@@ -1359,14 +1433,15 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 			c->parent = reaper;
 			WRITE_ONCE(c->ppid, reaper->pid);
 			c->exit_signal = SIGCHLD;
-			if (c->state == PS_ZOMBIE && reaper_autoreaps) {
+			bool zombie = c->state == PS_ZOMBIE && !c->tracer;   /* not its tracer's yet */
+			if (zombie && reaper_autoreaps) {
 				detach_locked(c);
 				queue_autoreap_locked(c);
 				continue;
 			}
 			c->sibling = reaper->children;
 			reaper->children = c;
-			if (c->state == PS_ZOMBIE) {
+			if (zombie) {
 				zreaper = reaper;
 				zpid = c->pid;
 				zstatus = c->xstatus;
@@ -1394,18 +1469,15 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		s->leader = NULL;
 		simple_unlock(&s->lock);
 	}
-	struct proc *parent = p->parent;
-	int sig = p->exit_signal;
-	bool autoreap = sig == SIGCHLD && signal_child_autoreap(parent);
-	if (autoreap) {
-		/* Linux: with SIG_IGN no signal; with SA_NOCLDWAIT it is sent. */
-		if (sigchld_ignored(parent))
-			sig = 0;
-		unlink_child_locked(parent, p);
-		detach_locked(p);
-		queue_autoreap_locked(p);
+	struct proc *parent;              /* the one told now */
+	int sig;
+	if (for_tracer) {
+		parent = p->tracer;       /* its wait first, then the parent's */
+		sig = SIGCHLD;
+		wake_proc_how_locked(parent, true);
 	} else {
-		wake_proc_how_locked(parent, true);   /* the child leaves its CPU next */
+		parent = p->parent;
+		sig = zombie_to_parent_locked(p, true);
 	}
 	proc_ref(parent);
 	simple_unlock(&proctree_lock);
@@ -1490,6 +1562,19 @@ static void wait_fill_live_locked(struct proc *c, struct wait_result *r)
 	r->minflt = proc_own_faults(c) + c->cminflt;
 }
 
+/* The report of zombie c.  proctree held. */
+static void wait_fill_zombie(struct proc *c, struct wait_result *r)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	r->pid = c->pid;
+	r->status = c->xstatus;
+	status_code(c->xstatus, &r->code, &r->sstatus);
+	r->uid = cred_ruid(c);
+	r->utime = c->utime + c->cutime;
+	r->stime = c->stime + c->cstime;
+	r->minflt = c->minflt + c->cminflt;
+}
+
 /*
  * The wait loop of wait4 and waitid.  idtype P_PGID with id 0 is the
  * caller's group.  Returns the child's pid, 0 (WNOHANG, none ready),
@@ -1513,6 +1598,15 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 			      (idtype == P_PGID && c->pgid == want)))
 				continue;
 			any = true;
+			if (c->state == PS_ZOMBIE) {     /* not our child: its exit */
+				if (!(options & WEXITED))
+					continue;
+				wait_fill_zombie(c, r);
+				if (!(options & WNOWAIT))
+					zombie_release_locked(c);
+				simple_unlock(&proctree_lock);
+				return r->pid;
+			}
 			uint64_t s = disable_lock(&c->sig.lock);
 			bool report = c->pt_state == PT_STOPPED && !c->pt_reported;
 			if (report) {
@@ -1536,15 +1630,9 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				continue;
 			any = true;
 			if (c->state == PS_ZOMBIE) {
-				if (!(options & WEXITED))
-					continue;
-				r->pid = c->pid;
-				r->status = c->xstatus;
-				status_code(c->xstatus, &r->code, &r->sstatus);
-				r->uid = cred_ruid(c);
-				r->utime = c->utime + c->cutime;
-				r->stime = c->stime + c->cstime;
-				r->minflt = c->minflt + c->cminflt;
+				if (!(options & WEXITED) || c->tracer)
+					continue;        /* its tracer takes it first */
+				wait_fill_zombie(c, r);
 				if (options & WNOWAIT) {
 					simple_unlock(&proctree_lock);
 					return r->pid;
@@ -1558,7 +1646,9 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				final_reap(c);
 				return r->pid;
 			}
-			if (c->stopsig && ((options & WUNTRACED) || c->tracer == p)) {
+			if (c->tracer == p)
+				continue;                /* its stops are ptrace stops */
+			if (c->stopsig && (options & WUNTRACED)) {
 				r->pid = c->pid;
 				r->status = (c->stopsig << 8) | 0x7f;
 				r->code = CLD_STOPPED;

@@ -19,11 +19,15 @@
  * DATA: only where the tracee itself may write; Linux's forced write to
  * read-only text is not done), the siginfo and the event message.
  *
- * Left out: PTRACE_O_TRACEFORK/VFORK/CLONE/EXIT (SETOPTIONS refuses them
- * with EINVAL), PTRACE_INTERRUPT and LISTEN (EIO), per-thread tracing (the
- * state is the process's: one thread at a time is in a stop, and wait
- * reports the process id), and a tracer that is not the parent does not
- * see its tracee's exit (the tracee just leaves its list).
+ * Events (TRACEFORK/VFORK/CLONE: the child auto-attached; VFORKDONE, EXIT),
+ * group stops reported as ptrace stops (PTRACE_EVENT_STOP when seized),
+ * PTRACE_INTERRUPT and LISTEN, GETREGSET and GET_SYSCALL_INFO: see
+ * docs/userspace.md "ptrace".  A tracer that is not the parent reports
+ * its tracee's exit first (proc.c keeps the zombie on its list).
+ *
+ * Left out: per-thread tracing (the state is the process's: one thread at
+ * a time is in a stop, wait reports the process id, a CLONE_THREAD clone
+ * makes no event).
  *
  * Locks: the tracer links (proc.tracer, tracees, tracee_next) and options
  * are under proctree; a stop (pt_state, pt_status, ...) under the tracee's
@@ -48,6 +52,10 @@
 #define RFLAGS_USER   0x254dd5UL
 #define USER_REGS_N   27           /* struct user_regs_struct, 8-byte words */
 #define USER_AREA     912          /* sizeof(struct user) on x86_64 */
+/* Linux's 64-bit user selectors, which tracers (strace) expect in cs and
+ * ss: ours are SEL_UCODE and SEL_UDATA; either is accepted back. */
+#define LINUX_USER_CS 0x33
+#define LINUX_USER_SS 0x2b
 
 /* ---- links ---- */
 
@@ -61,7 +69,7 @@ static void link_locked(struct proc *tracer, struct proc *c, int opts)
 	c->pt_mode = PTRACE_CONT;
 }
 
-static void unlink_locked(struct proc *c)
+void ptrace_unlink_locked(struct proc *c)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
 	struct proc *tr = c->tracer;
@@ -73,11 +81,16 @@ static void unlink_locked(struct proc *c)
 	c->tracer = NULL;
 	c->tracee_next = NULL;
 	c->ptrace_opts = 0;
+	c->pt_seized = false;
+	uint64_t s = disable_lock(&c->sig.lock);
+	c->pt_trap = PT_TRAP_NONE;              /* an interrupt not taken is void */
+	unlock_enable(&c->sig.lock, s);
 }
 
-/* Resumes stopped c (mode PTRACE_CONT, _SYSCALL or _SINGLESTEP) with sig.
- * False if it is not in a stop. */
-static bool resume_locked(struct proc *c, int sig, int mode)
+/* Resumes stopped c (mode PTRACE_CONT, _SYSCALL or _SINGLESTEP) with sig;
+ * listen: PTRACE_LISTEN (back to its group stop).  False if it is not in a
+ * stop. */
+static bool resume_locked(struct proc *c, int sig, int mode, bool listen)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
 	int old = c->pt_mode;
@@ -92,25 +105,38 @@ static bool resume_locked(struct proc *c, int sig, int mode)
 			tf->rflags &= ~RFLAGS_TF;   /* only the flag we set */
 	}
 	unlock_enable(&c->sig.lock, s);
-	return signal_ptrace_resume_locked(c, sig);
+	return signal_ptrace_resume_locked(c, sig, listen);
 }
 
 /* Detaches c from its tracer (which is exiting, or asked) and lets it run
  * with sig. */
 static void detach_locked(struct proc *c, int sig)
 {
-	resume_locked(c, sig, PTRACE_CONT);
-	unlink_locked(c);
+	resume_locked(c, sig, PTRACE_CONT, false);
+	ptrace_unlink_locked(c);
 }
 
-void ptrace_exit_locked(struct proc *p)
+/* p exits.  A tracer that is also its parent (or none) learns of it as
+ * the parent does; another tracer's wait reports the exit first (Linux),
+ * and p stays on its list until then (proc.c hands it to the parent). */
+bool ptrace_tracee_exit_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	if (p->tracer) {
-		struct proc *tr = p->tracer;
-		unlink_locked(p);
-		proc_wake_waiters_locked(tr);    /* its wait may have nothing left */
-	}
+	struct proc *tr = p->tracer;
+	if (!tr)
+		return false;
+	if (tr != p->parent)
+		return true;
+	ptrace_unlink_locked(p);
+	proc_wake_waiters_locked(tr);        /* its wait may have nothing left */
+	return false;
+}
+
+/* Tracer p exits: its live tracees are let go (killed with EXITKILL).
+ * proc.c has handed its zombie tracees to their parents already. */
+void ptrace_tracer_exit_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
 	while (p->tracees) {
 		struct proc *c = p->tracees;
 		bool kill = c->ptrace_opts & PTRACE_O_EXITKILL;
@@ -122,11 +148,14 @@ void ptrace_exit_locked(struct proc *p)
 
 /* ---- stops the tracee makes itself ---- */
 
-void ptrace_syscall_stop(void)
+/* The syscall-entry or -exit stop (PTRACE_SYSCALL); GETEVENTMSG tells
+ * which (Linux PTRACE_EVENTMSG_SYSCALL_*), as GET_SYSCALL_INFO does. */
+void ptrace_syscall_stop(bool entry)
 {
 	struct proc *p = curproc();
 	if (READ_ONCE(p->pt_mode) != PTRACE_SYSCALL)
 		return;
+	WRITE_ONCE(p->pt_msg, entry ? PTRACE_EVENTMSG_SYSCALL_ENTRY : PTRACE_EVENTMSG_SYSCALL_EXIT);
 	int code = SIGTRAP | ((READ_ONCE(p->ptrace_opts) & PTRACE_O_TRACESYSGOOD) ? 0x80 : 0);
 	int sig = signal_ptrace_stop(code, NULL);
 	if (sig > 0)
@@ -147,6 +176,129 @@ void ptrace_exec(struct proc *p)
 	}
 }
 
+/* ---- event stops (PTRACE_O_TRACEFORK ... TRACEEXIT, EVENT_STOP) ---- */
+
+static bool event_enabled(struct proc *p, int event)
+{
+	return READ_ONCE(p->tracer) && (READ_ONCE(p->ptrace_opts) & (1 << event));
+}
+
+/* The stop SIGTRAP | event << 8 with GETEVENTMSG msg; a signal the tracer
+ * resumes with is sent to the thread (as after exec). */
+static void event_stop(int event, uint64_t msg)
+{
+	struct proc *p = curproc();
+	WRITE_ONCE(p->pt_msg, msg);
+	int sig = signal_ptrace_stop(SIGTRAP | (event << 8), NULL);
+	if (sig > 0)
+		signal_send_thread(p, curthread(), sig, SI_USER, 0);
+}
+
+/* The event a clone with flags reports (Linux kernel_clone), 0: none. */
+static int fork_event(uint64_t flags)
+{
+	if (flags & CLONE_UNTRACED)
+		return 0;
+	if (flags & CLONE_VFORK)
+		return PTRACE_EVENT_VFORK;
+	if ((flags & CSIGNAL) != SIGCHLD)
+		return PTRACE_EVENT_CLONE;
+	return PTRACE_EVENT_FORK;
+}
+
+/* New process c (not yet running), made by the caller with clone flags:
+ * if the caller's tracer asked for the event (TRACEFORK, TRACEVFORK,
+ * TRACECLONE), c is traced by it with the same options and owes it a
+ * first stop (SIGSTOP; PTRACE_EVENT_STOP when seized).  Returns the event
+ * for ptrace_fork_event, 0 if none.  No lock held. */
+int ptrace_fork_attach(struct proc *c, uint64_t flags)
+{
+	struct proc *me = curproc();
+	int ev = fork_event(flags);
+	if (!ev || !event_enabled(me, ev))
+		return 0;
+	simple_lock(&proctree_lock);
+	if (me->tracer && (me->ptrace_opts & (1 << ev)) && c->state == PS_ALIVE) {
+		link_locked(me->tracer, c, me->ptrace_opts);
+		c->pt_seized = me->pt_seized;
+		uint64_t s = disable_lock(&c->sig.lock);
+		c->pt_trap = PT_TRAP_START;     /* taken at its first return to user mode */
+		unlock_enable(&c->sig.lock, s);
+	} else {
+		ev = 0;
+	}
+	simple_unlock(&proctree_lock);
+	return ev;
+}
+
+/* The parent's stop for the new child pid (after it was started). */
+void ptrace_fork_event(int event, int pid)
+{
+	if (event)
+		event_stop(event, (uint64_t)pid);
+}
+
+/* The vfork parent runs again (the child execed or exited). */
+void ptrace_vfork_done(int pid)
+{
+	if (event_enabled(curproc(), PTRACE_EVENT_VFORK_DONE))
+		event_stop(PTRACE_EVENT_VFORK_DONE, (uint64_t)pid);
+}
+
+/* A thread is about to exit with wait status `status` (not when killed). */
+void ptrace_exit_event(int status)
+{
+	if (event_enabled(curproc(), PTRACE_EVENT_EXIT))
+		event_stop(PTRACE_EVENT_EXIT, (uint64_t)(uint32_t)status);
+}
+
+/* The due stop of p->pt_trap (signal_deliver): a new auto-attached child's
+ * first stop, or PTRACE_INTERRUPT's PTRACE_EVENT_STOP. */
+void ptrace_trap_stop(int trap)
+{
+	struct proc *p = curproc();
+	if (trap == PT_TRAP_START && !READ_ONCE(p->pt_seized)) {
+		/* Linux queues SIGSTOP: a signal-delivery stop. */
+		struct ksiginfo info;
+		memset(&info, 0, sizeof(info));
+		info.signo = SIGSTOP;
+		info.code = SI_USER;
+		int sig = signal_ptrace_stop(SIGSTOP, &info);
+		if (sig > 0)
+			signal_send_thread(p, curthread(), sig, SI_USER, 0);
+		return;
+	}
+	(void)signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_STOP << 8), NULL);
+}
+
+/* A traced thread's group stop (signal.c do_stop), stopped by sig: the
+ * stop SIGSTOP-like (seized: sig | PTRACE_EVENT_STOP << 8) reported to the
+ * tracer.  PTGS_*: how it ended. */
+int ptrace_group_stop(int sig)
+{
+	struct proc *p = curproc();
+	int r = READ_ONCE(p->pt_seized)
+		? signal_ptrace_stop(sig | (PTRACE_EVENT_STOP << 8), NULL)
+		: signal_ptrace_stop_noinfo(sig);
+	if (r < 0)
+		return PTGS_DETACHED;
+	simple_lock(&proctree_lock);         /* a detach has finished */
+	bool traced = p->tracer != NULL;
+	simple_unlock(&proctree_lock);
+	if (!traced || signal_fatal_pending())
+		return PTGS_DETACHED;
+	return READ_ONCE(p->pt_listen) ? PTGS_LISTEN : PTGS_RESUMED;
+}
+
+/* A seized tracee that listened in its group stop was continued (SIGCONT):
+ * PTRACE_EVENT_STOP with SIGTRAP (Linux's trap notify). */
+void ptrace_listen_end(void)
+{
+	struct proc *p = curproc();
+	if (READ_ONCE(p->tracer) && READ_ONCE(p->pt_seized))
+		(void)signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_STOP << 8), NULL);
+}
+
 /* ---- the tracer's side ---- */
 
 static bool may_attach(struct proc *p)
@@ -165,7 +317,7 @@ static int attach(int pid, long req, uint64_t addr, uint64_t data)
 		return -ESRCH;
 	int r = 0;
 	if (req == PTRACE_SEIZE && (addr != 0 || (data & ~(uint64_t)PTRACE_O_SUPPORTED))) {
-		r = addr != 0 ? -EIO : -EINVAL;
+		r = -EIO;                        /* Linux: EIO here, EINVAL in SETOPTIONS */
 	} else if (c == me || !may_attach(c)) {
 		r = -EPERM;
 	} else {
@@ -176,10 +328,14 @@ static int attach(int pid, long req, uint64_t addr, uint64_t data)
 			r = -EPERM;
 		else
 			link_locked(me, c, req == PTRACE_SEIZE ? (int)data : 0);
+		if (r == 0)
+			c->pt_seized = req == PTRACE_SEIZE;
 		simple_unlock(&proctree_lock);
 	}
 	if (r == 0 && req == PTRACE_ATTACH)
 		signal_send_proc(c, SIGSTOP, SI_USER, me->pid, 0);
+	if (r == 0)
+		signal_ptrace_wake_stopped(c);  /* a group stop is reported to us */
 	proc_unref(c);
 	return r;
 }
@@ -230,7 +386,7 @@ static void regs_get(struct thread *t, uint64_t u[USER_REGS_N])
 	uint64_t v[USER_REGS_N] = {
 		tf->r15, tf->r14, tf->r13, tf->r12, tf->rbp, tf->rbx, tf->r11, tf->r10,
 		tf->r9, tf->r8, tf->rax, tf->rcx, tf->rdx, tf->rsi, tf->rdi, tf->error,
-		tf->rip, tf->cs, tf->rflags, tf->rsp, tf->ss, t->fs_base, 0, 0, 0, 0, 0,
+		tf->rip, LINUX_USER_CS, tf->rflags, tf->rsp, LINUX_USER_SS, t->fs_base, 0, 0, 0, 0, 0,
 	};
 	memcpy(u, v, sizeof(v));
 }
@@ -262,10 +418,10 @@ static int reg_set(struct thread *t, int i, uint64_t v)
 	case 14: tf->rdi = v; break;
 	case 15: tf->error = v; break;                        /* orig_rax */
 	case 16: tf->rip = v; break;                          /* iretq checks it */
-	case 17: if (v != tf->cs) return -EIO; break;         /* user code only */
+	case 17: if (v != tf->cs && v != LINUX_USER_CS) return -EIO; break;   /* user code only */
 	case 18: tf->rflags = (tf->rflags & ~RFLAGS_USER) | (v & RFLAGS_USER); break;
 	case 19: tf->rsp = v; break;
-	case 20: if (v != tf->ss) return -EIO; break;
+	case 20: if (v != tf->ss && v != LINUX_USER_SS) return -EIO; break;
 	case 21:
 		if (!canonical_user(v))
 			return -EIO;
@@ -303,6 +459,146 @@ static struct thread *stopped_thread(struct proc *c)
 	struct thread *t = c->pt_state == PT_STOPPED ? c->pt_thread : NULL;
 	unlock_enable(&c->sig.lock, s);
 	return t;
+}
+
+/* The fxsave area fx becomes t's (t stopped); MXCSR's reserved bits are
+ * dropped (fxrstor would fault on them). */
+static void fpregs_set(struct thread *t, uint8_t fx[512])
+{
+	uint32_t mxcsr;
+	memcpy(&mxcsr, fx + 24, 4);
+	mxcsr &= 0xffff;
+	memcpy(fx + 24, &mxcsr, 4);
+	memcpy(t->fpu, fx, 512);             /* fxrstor at its switch-in */
+}
+
+/*
+ * PTRACE_GETREGSET / SETREGSET (t stopped): regset type NT_PRSTATUS
+ * (struct user_regs_struct) or NT_PRFPREG (fxsave area) through the iovec
+ * at uiov, whose length (a multiple of 8) may be short; iov_len becomes the
+ * size transferred.  EINVAL for another type or length, EFAULT, EIO for a
+ * register value refused.
+ */
+static int64_t regset(struct thread *t, bool set, uint64_t type, uint64_t uiov)
+{
+	uint64_t iov[2];
+	if (copyin(iov, (const void *)uiov, sizeof(iov)))
+		return -EFAULT;
+	size_t full = type == NT_PRSTATUS ? USER_REGS_N * 8 : type == NT_PRFPREG ? 512 : 0;
+	if (!full || (iov[1] % 8))
+		return -EINVAL;
+	size_t n = MIN(iov[1], full);
+	uint8_t buf[512] __aligned(16);
+	if (type == NT_PRSTATUS)
+		regs_get(t, (uint64_t *)buf);
+	else
+		memcpy(buf, t->fpu, 512);
+	if (!set) {
+		if (copyout((void *)iov[0], buf, n))
+			return -EFAULT;
+	} else {
+		if (copyin(buf, (const void *)iov[0], n))
+			return -EFAULT;
+		if (type == NT_PRFPREG)
+			fpregs_set(t, buf);
+		else if (regs_set(t, (uint64_t *)buf) < 0)
+			return -EIO;
+	}
+	iov[1] = n;
+	return copyout((void *)(uiov + 8), &iov[1], 8) ? -EFAULT : 0;
+}
+
+/* struct ptrace_syscall_info (Linux, 88 bytes). */
+struct syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t instruction_pointer;
+	uint64_t stack_pointer;
+	uint64_t nr_or_rval;                 /* entry.nr, exit.rval, seccomp.nr */
+	uint64_t args[6];                    /* exit.is_error: the first byte */
+	uint32_t ret_data;                   /* seccomp */
+	uint32_t pad2;
+};
+
+/* The call's number and arguments (syscall-entry and seccomp stops). */
+static void syscall_info_args(const struct trapframe *tf, struct syscall_info *si)
+{
+	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
+	si->nr_or_rval = tf->error;          /* orig_rax */
+	memcpy(si->args, a, sizeof(a));
+}
+
+/*
+ * PTRACE_GET_SYSCALL_INFO (c stopped in t): what the stop is (Linux: a
+ * syscall stop only with PTRACE_O_TRACESYSGOOD, by its siginfo code and
+ * event message), written to uptr up to size bytes.  Returns the size of
+ * the whole answer, or -EFAULT.
+ */
+static int64_t syscall_info(struct proc *c, struct thread *t, uint64_t size, uint64_t uptr)
+{
+	struct syscall_info si;
+	memset(&si, 0, sizeof(si));
+	const struct trapframe *tf = thread_utf(t);
+	si.arch = AUDIT_ARCH_X86_64;
+	si.instruction_pointer = tf->rip;
+	si.stack_pointer = tf->rsp;
+	uint64_t s = disable_lock(&c->sig.lock);
+	int code = c->pt_noinfo ? 0 : c->pt_info.code;
+	uint64_t msg = c->pt_msg;
+	unlock_enable(&c->sig.lock, s);
+	size_t actual = offsetof(struct syscall_info, nr_or_rval);
+	if (code == (SIGTRAP | 0x80) && msg == PTRACE_EVENTMSG_SYSCALL_ENTRY) {
+		si.op = PTRACE_SYSCALL_INFO_ENTRY;
+		syscall_info_args(tf, &si);
+		actual = offsetof(struct syscall_info, ret_data);
+	} else if (code == (SIGTRAP | 0x80) && msg == PTRACE_EVENTMSG_SYSCALL_EXIT) {
+		si.op = PTRACE_SYSCALL_INFO_EXIT;
+		int64_t rv = (int64_t)tf->rax;
+		si.nr_or_rval = (uint64_t)rv;
+		*(uint8_t *)si.args = rv < 0 && rv >= -4095;
+		actual = offsetof(struct syscall_info, args) + 1;
+	} else if (code == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8))) {
+		si.op = PTRACE_SYSCALL_INFO_SECCOMP;
+		syscall_info_args(tf, &si);
+		si.ret_data = (uint32_t)msg;
+		actual = offsetof(struct syscall_info, pad2);
+	}
+	if (copyout((void *)uptr, &si, MIN(size, actual)))
+		return -EFAULT;
+	return (int64_t)actual;
+}
+
+/* PTRACE_INTERRUPT (seized tracees only, EIO otherwise): a stop
+ * PTRACE_EVENT_STOP at its next return to user mode, at once from a
+ * sleep (the call restarts after it). */
+static int64_t interrupt_req(struct proc *c)
+{
+	if (!READ_ONCE(c->pt_seized))
+		return -EIO;
+	if (READ_ONCE(c->state) != PS_ALIVE)
+		return -ESRCH;
+	signal_ptrace_trap(c, PT_TRAP_INTR);
+	return 0;
+}
+
+/* PTRACE_LISTEN: a seized tracee in a PTRACE_EVENT_STOP stop leaves the
+ * ptrace stop but stays in its group stop until SIGCONT (then it stops
+ * with PTRACE_EVENT_STOP, SIGTRAP).  EIO otherwise. */
+static int64_t listen_req(struct proc *c)
+{
+	simple_lock(&proctree_lock);
+	int r = -EIO;
+	uint64_t s = disable_lock(&c->sig.lock);
+	bool event_stop = c->pt_state == PT_STOPPED && !c->pt_noinfo &&
+			  (c->pt_info.code >> 8) == PTRACE_EVENT_STOP;
+	unlock_enable(&c->sig.lock, s);
+	if (c->tracer != curproc())
+		r = -ESRCH;
+	else if (c->pt_seized && event_stop)
+		r = resume_locked(c, 0, c->pt_mode, true) ? 0 : -ESRCH;
+	simple_unlock(&proctree_lock);
+	return r;
 }
 
 static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
@@ -359,19 +655,27 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 			return -EFAULT;
 		if (!t)
 			return -ESRCH;
-		uint32_t mxcsr;
-		memcpy(&mxcsr, fx + 24, 4);
-		mxcsr &= 0xffff;                 /* reserved bits would fault fxrstor */
-		memcpy(fx + 24, &mxcsr, 4);
-		memcpy(t->fpu, fx, sizeof(fx));  /* fxrstor at its switch-in */
+		fpregs_set(t, fx);
 		return 0;
 	}
+	case PTRACE_GETREGSET:
+	case PTRACE_SETREGSET:
+		return t ? regset(t, req == PTRACE_SETREGSET, addr, data) : -ESRCH;
+	case PTRACE_GET_SYSCALL_INFO:
+		return t ? syscall_info(c, t, addr, data) : -ESRCH;
+	case PTRACE_INTERRUPT:
+		return interrupt_req(c);
+	case PTRACE_LISTEN:
+		return listen_req(c);
 	case PTRACE_GETSIGINFO: {
 		uint8_t buf[128];
 		memset(buf, 0, sizeof(buf));
 		uint64_t s = disable_lock(&c->sig.lock);
 		memcpy(buf, &c->pt_info, sizeof(c->pt_info));
+		bool none = c->pt_noinfo;
 		unlock_enable(&c->sig.lock, s);
+		if (none)
+			return -EINVAL;              /* a group stop (Linux) */
 		return copyout((void *)data, buf, sizeof(buf)) ? -EFAULT : 0;
 	}
 	case PTRACE_SETSIGINFO: {
@@ -379,9 +683,11 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 		if (copyin(&ki, (const void *)data, sizeof(ki)))
 			return -EFAULT;
 		uint64_t s = disable_lock(&c->sig.lock);
-		c->pt_info = ki;
+		bool none = c->pt_noinfo;
+		if (!none)
+			c->pt_info = ki;
 		unlock_enable(&c->sig.lock, s);
-		return 0;
+		return none ? -EINVAL : 0;
 	}
 	case PTRACE_GETEVENTMSG: {
 		uint64_t m = READ_ONCE(c->pt_msg);
@@ -406,7 +712,7 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 			r = -ESRCH;
 		else if (req == PTRACE_DETACH)
 			detach_locked(c, (int)data);
-		else if (!resume_locked(c, (int)data, (int)req))
+		else if (!resume_locked(c, (int)data, (int)req, false))
 			r = -ESRCH;
 		simple_unlock(&proctree_lock);
 		return r;
@@ -437,6 +743,7 @@ SYSCALL(101, ptrace)
 	}
 	if (req == PTRACE_ATTACH || req == PTRACE_SEIZE)
 		return attach(pid, req, a2, a3);
+	bool any = false;
 	switch (req) {
 	case PTRACE_PEEKTEXT: case PTRACE_PEEKDATA: case PTRACE_PEEKUSER:
 	case PTRACE_POKETEXT: case PTRACE_POKEDATA: case PTRACE_POKEUSER:
@@ -444,13 +751,17 @@ SYSCALL(101, ptrace)
 	case PTRACE_GETREGS: case PTRACE_SETREGS: case PTRACE_GETFPREGS:
 	case PTRACE_SETFPREGS: case PTRACE_DETACH: case PTRACE_SYSCALL:
 	case PTRACE_SETOPTIONS: case PTRACE_GETEVENTMSG: case PTRACE_GETSIGINFO:
-	case PTRACE_SETSIGINFO:
+	case PTRACE_SETSIGINFO: case PTRACE_GETREGSET: case PTRACE_SETREGSET:
+	case PTRACE_GET_SYSCALL_INFO: case PTRACE_LISTEN:
+		break;
+	case PTRACE_INTERRUPT:
+		any = true;                      /* a running tracee */
 		break;
 	default:
 		return -EIO;
 	}
 	struct proc *c;
-	int r = tracee_get(pid, req == PTRACE_KILL, &c);
+	int r = tracee_get(pid, any || req == PTRACE_KILL, &c);
 	if (r)
 		return r;
 	int64_t ret = request(c, req, a2, a3);

@@ -867,7 +867,8 @@ bool signal_pending(void)
 	struct proc *p = t->proc;
 	if (!p)
 		return false;
-	return deliverable(t, p) != 0 || READ_ONCE(p->sig.stopped) != 0;
+	return deliverable(t, p) != 0 || READ_ONCE(p->sig.stopped) != 0 ||
+	       READ_ONCE(p->pt_trap) != PT_TRAP_NONE;
 }
 
 /* Dequeues the next signal of `allowed` for t: synchronous ones first, then
@@ -1161,7 +1162,36 @@ static void sig_sleep_locked(struct sigstate *ss, struct waitq *wq)
 	simple_lock(&ss->lock);
 }
 
-/* Parks the current thread while its process is stopped. */
+/*
+ * A traced thread's group stop is a ptrace stop (Linux): it is reported to
+ * the tracer (ptrace_group_stop), which ends it for the whole process with
+ * PTRACE_CONT and the like, or keeps it with PTRACE_LISTEN.  Called with
+ * p->sig.lock held (interrupts off), returned with it held; *listening is
+ * set after a LISTEN.  True if the tracer resumed the thread: the group
+ * stop is over.
+ */
+static bool traced_stop_locked(struct proc *p, int sig, bool *listening, uint64_t s)
+{
+	struct sigstate *ss = &p->sig;
+	p->pt_listen = false;
+	unlock_enable(&ss->lock, s);
+	int r = ptrace_group_stop(sig);
+	disable_lock(&ss->lock);
+	if (r == PTGS_LISTEN) {
+		*listening = true;
+		return false;
+	}
+	if (r == PTGS_RESUMED) {
+		ss->stopped = 0;                /* for every thread (per-process state) */
+		ss->notify_stop = false;
+		waitq_wakeup_all(&ss->stop_wq);
+		return true;
+	}
+	return false;                           /* detached: stays stopped */
+}
+
+/* Parks the current thread while its process is stopped; a traced one
+ * reports the stop to its tracer (traced_stop_locked). */
 static void do_stop(struct proc *p, int sig)
 {
 	struct sigstate *ss = &p->sig;
@@ -1172,21 +1202,50 @@ static void do_stop(struct proc *p, int sig)
 	if (notify)
 		proc_stopped(p, sig);
 	s = disable_lock(&ss->lock);
-	while (ss->stopped && !signal_fatal_pending() && !ss->dead)
+	bool listening = false;
+	while (ss->stopped && !signal_fatal_pending() && !ss->dead) {
+		if (READ_ONCE(p->tracer) && (!listening || p->pt_trap)) {
+			if (traced_stop_locked(p, ss->stopped, &listening, s))
+				break;
+			continue;
+		}
 		sig_sleep_locked(ss, &ss->stop_wq);
+	}
 	ss->nstopped--;
 	unlock_enable(&ss->lock, s);
+	if (listening && !signal_fatal_pending())
+		ptrace_listen_end();            /* SIGCONT: the seized tracee traps */
+}
+
+/*
+ * Takes the process's ptrace stop slot for the calling thread t (one
+ * thread at a time is in a ptrace stop: the state is per process): waits
+ * while another thread holds it.  p->sig.lock held.  False if the process
+ * is killed meanwhile.
+ */
+static bool ptrace_slot_take_locked(struct proc *p, struct thread *t)
+{
+	struct sigstate *ss = &p->sig;
+	while (p->pt_thread && p->pt_thread != t) {
+		if (signal_fatal_pending() || ss->dead)
+			return false;
+		sig_sleep_locked(ss, &ss->stop_wq);
+	}
+	p->pt_thread = t;
+	return true;
 }
 
 /*
  * A ptrace stop of the calling thread (ptrace.c): recorded as wait status
  * (code << 8) | 0x7f with info for PTRACE_GETSIGINFO (the tracer's
- * PTRACE_SETSIGINFO comes back in *info), the tracer told
- * (proc_ptrace_notify), then parked until the tracer resumes it or the
- * process is killed.  Returns the signal the tracer resumed it with (0:
- * none, and when killed), or -1 if it is not traced.  No lock held.
+ * PTRACE_SETSIGINFO comes back in *info; noinfo: the stop has none, as a
+ * group stop), the tracer told (proc_ptrace_notify), then parked until the
+ * tracer resumes it or the process is killed.  A pending PTRACE_INTERRUPT
+ * is taken by any stop (Linux).  Returns the signal the tracer resumed it
+ * with (0: none, and when killed), or -1 if it is not traced.  No lock
+ * held.
  */
-int signal_ptrace_stop(int code, struct ksiginfo *info)
+static int ptrace_stop(int code, struct ksiginfo *info, bool noinfo)
 {
 	struct thread *t = curthread();
 	struct proc *p = t->proc;
@@ -1194,15 +1253,16 @@ int signal_ptrace_stop(int code, struct ksiginfo *info)
 	if (!READ_ONCE(p->tracer))
 		return -1;
 	uint64_t s = disable_lock(&ss->lock);
-	if (signal_fatal_pending() || ss->dead) {
+	if (signal_fatal_pending() || ss->dead || !ptrace_slot_take_locked(p, t)) {
 		unlock_enable(&ss->lock, s);
 		return 0;
 	}
+	p->pt_trap = PT_TRAP_NONE;
 	p->pt_state = PT_STOPPED;
 	p->pt_status = (code << 8) | 0x7f;
 	p->pt_reported = false;
 	p->pt_resume = 0;
-	p->pt_thread = t;
+	p->pt_noinfo = noinfo;
 	if (info) {
 		p->pt_info = *info;
 	} else {
@@ -1211,27 +1271,35 @@ int signal_ptrace_stop(int code, struct ksiginfo *info)
 		p->pt_info.code = code;
 	}
 	unlock_enable(&ss->lock, s);
-	if (!proc_ptrace_notify(p, code)) {          /* detached meanwhile */
-		s = disable_lock(&ss->lock);
-		p->pt_state = PT_RUN;
-		unlock_enable(&ss->lock, s);
-		return -1;
-	}
+	bool traced = proc_ptrace_notify(p, code);
 	s = disable_lock(&ss->lock);
-	while (p->pt_state == PT_STOPPED && !signal_fatal_pending() && !ss->dead)
+	while (traced && p->pt_state == PT_STOPPED && !signal_fatal_pending() && !ss->dead)
 		sig_sleep_locked(ss, &ss->stop_wq);
 	int sig = p->pt_state == PT_STOPPED ? 0 : p->pt_resume;
 	p->pt_state = PT_RUN;
 	p->pt_thread = NULL;
+	p->pt_noinfo = false;
+	waitq_wakeup_all(&ss->stop_wq);           /* a thread waiting for the slot */
 	if (info)
 		*info = p->pt_info;
 	unlock_enable(&ss->lock, s);
-	return sig;
+	return traced ? sig : -1;                 /* !traced: detached meanwhile */
 }
 
-/* Resumes p from its ptrace stop with signal sig (0: none).  False if p is
- * not in one.  proctree held (the caller is p's tracer). */
-bool signal_ptrace_resume_locked(struct proc *p, int sig)
+int signal_ptrace_stop(int code, struct ksiginfo *info)
+{
+	return ptrace_stop(code, info, false);
+}
+
+int signal_ptrace_stop_noinfo(int code)
+{
+	return ptrace_stop(code, NULL, true);
+}
+
+/* Resumes p from its ptrace stop with signal sig (0: none; listen: the
+ * thread goes back to its group stop).  False if p is not in one.
+ * proctree held (the caller is p's tracer). */
+bool signal_ptrace_resume_locked(struct proc *p, int sig, bool listen)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
 	struct sigstate *ss = &p->sig;
@@ -1240,10 +1308,50 @@ bool signal_ptrace_resume_locked(struct proc *p, int sig)
 	if (stopped) {
 		p->pt_state = PT_RUN;
 		p->pt_resume = sig;
+		p->pt_listen = listen;
 		waitq_wakeup_all(&ss->stop_wq);
 	}
 	unlock_enable(&ss->lock, s);
 	return stopped;
+}
+
+/* PTRACE_INTERRUPT and the like: p owes its tracer a stop (PT_TRAP_*) at
+ * its next return to user mode; a thread is woken as by a signal (an
+ * interrupted call restarts after the stop), and a listening one too. */
+void signal_ptrace_trap(struct proc *p, int trap)
+{
+	struct sigstate *ss = &p->sig;
+	uint64_t s = disable_lock(&ss->lock);
+	if (!ss->dead) {
+		p->pt_trap = trap;
+		struct thread *t = p->thread && p->thread->tg_live ? p->thread : NULL;
+		FOREACH_THREAD(p, x)
+			if (!t && x->tg_live)
+				t = x;
+		if (t)
+			wake_thread_sig_locked(p, t);
+		waitq_wakeup_all(&ss->stop_wq);
+	}
+	unlock_enable(&ss->lock, s);
+}
+
+/* A tracer attached to p: a thread parked in a group stop looks again
+ * (do_stop: it reports the stop to the tracer). */
+void signal_ptrace_wake_stopped(struct proc *p)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	waitq_wakeup_all(&p->sig.stop_wq);
+	unlock_enable(&p->sig.lock, s);
+}
+
+/* Takes the due trap of p->pt_trap (another thread may have): its kind. */
+static int ptrace_trap_take(struct proc *p)
+{
+	uint64_t s = disable_lock(&p->sig.lock);
+	int trap = p->pt_trap;
+	p->pt_trap = PT_TRAP_NONE;
+	unlock_enable(&p->sig.lock, s);
+	return trap;
 }
 
 /* The parent is told of a continue by the continued process itself. */
@@ -1277,6 +1385,12 @@ void signal_deliver(struct trapframe *tf)
 	for (;;) {
 		if (READ_ONCE(p->sig.notify_cont))
 			notify_continued(p);
+		if (unlikely(READ_ONCE(p->pt_trap))) {
+			int trap = ptrace_trap_take(p);
+			if (trap)
+				ptrace_trap_stop(trap);
+			continue;
+		}
 		if (!deliverable(t, p) && !READ_ONCE(p->sig.stopped))
 			break;
 		struct ksiginfo info;

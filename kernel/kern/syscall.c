@@ -52,7 +52,7 @@ void syscall_dispatch(struct trapframe *tf)
 		/* The entry stop (PTRACE_SYSCALL): the tracer sees orig_rax and
 		 * rax -ENOSYS, and may change the call (-1: none). */
 		tf->rax = (uint64_t)-ENOSYS;
-		ptrace_syscall_stop();
+		ptrace_syscall_stop(true);
 		nr = tf->error;
 		if ((int64_t)nr < 0)
 			goto out;
@@ -76,7 +76,7 @@ void syscall_dispatch(struct trapframe *tf)
 	}
 out:
 	if (traced)
-		ptrace_syscall_stop();        /* the exit stop (a skipped call too) */
+		ptrace_syscall_stop(false);   /* the exit stop (a skipped call too) */
 	user_exit_work(tf);    /* signals, rseq, a reschedule that may be due */
 }
 
