@@ -99,6 +99,7 @@ KERN_OBJS := \
 	kern/futex.o \
 	kern/pidfd.o \
 	kern/ptrace.o \
+	kern/seccomp.o \
 	kern/futex_test.o \
 	kern/cmdline.o \
 	kern/ktest.o \

@@ -39,9 +39,12 @@ struct ksiginfo;
 
 #define PTRACE_O_TRACESYSGOOD 0x01
 #define PTRACE_O_TRACEEXEC    0x10
+#define PTRACE_O_TRACESECCOMP 0x80
 #define PTRACE_O_EXITKILL     0x100000
-#define PTRACE_O_SUPPORTED    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
+#define PTRACE_O_SUPPORTED    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | \
+			       PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL)
 #define PTRACE_EVENT_EXEC     4
+#define PTRACE_EVENT_SECCOMP  7
 
 /* signal.c: the stop itself, and the tracer's resume. */
 int signal_ptrace_stop(int code, struct ksiginfo *info);
@@ -54,5 +57,8 @@ void proc_wake_waiters_locked(struct proc *p);
 void ptrace_exit_locked(struct proc *p);          /* proctree held */
 void ptrace_syscall_stop(void);                   /* entry or exit stop */
 void ptrace_exec(struct proc *p);                 /* after a successful exec */
+/* A filter's SECCOMP_RET_TRACE with PTRACE_O_TRACESECCOMP set: the stop
+ * SIGTRAP | PTRACE_EVENT_SECCOMP << 8, event message data. */
+void ptrace_seccomp_stop(uint32_t data);
 
 #endif

@@ -13,6 +13,9 @@
  *     and rax -ENOSYS; a tracer setting orig_rax to -1 skips the call;
  *   - exec: SIGTRAP sent to the tracee, or with PTRACE_O_TRACEEXEC the
  *     stop SIGTRAP | PTRACE_EVENT_EXEC << 8;
+ *   - seccomp: with PTRACE_O_TRACESECCOMP, a filter's SECCOMP_RET_TRACE
+ *     stops the call with SIGTRAP | PTRACE_EVENT_SECCOMP << 8 (event
+ *     message: the filter's data); orig_rax -1 skips the call (seccomp.c);
  *   - single step: TF set on resume, the #DB trap a SIGTRAP (TRAP_TRACE).
  * In a stop the tracer reads and writes the registers (GETREGS, SETREGS,
  * PEEKUSER, POKEUSER, GETFPREGS, SETFPREGS), memory (PEEK/POKE TEXT and
@@ -145,6 +148,15 @@ void ptrace_exec(struct proc *p)
 	} else {
 		signal_send_thread(p, curthread(), SIGTRAP, SI_USER, 0);
 	}
+}
+
+void ptrace_seccomp_stop(uint32_t data)
+{
+	struct proc *p = curproc();
+	WRITE_ONCE(p->pt_msg, (uint64_t)data);
+	int sig = signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_SECCOMP << 8), NULL);
+	if (sig > 0)
+		signal_send_thread(p, curthread(), sig, SI_USER, 0);
 }
 
 /* ---- the tracer's side ---- */
