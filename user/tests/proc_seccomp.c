@@ -1,0 +1,800 @@
+/* proc_seccomp: seccomp(2) and prctl(PR_SET_SECCOMP) as Linux has them —
+ * strict mode (write allowed, getpid kills with SIGKILL), BPF filters
+ * whose actions give an errno, SIGSYS with the seccomp siginfo, a kill of
+ * the process or of one thread, ENOSYS for TRACE without a tracer and a
+ * PTRACE_EVENT_SECCOMP stop with one; stacked filters (the most
+ * restrictive action wins, newest filter's data); filters inherited by
+ * fork and threads and kept across exec; TSYNC; no_new_privs needed by
+ * non-root; bad programs, pointers, operations and flags; action
+ * availability; the Seccomp lines of /proc/self/status.  Every filter is
+ * installed in a child process. */
+#define _GNU_SOURCE
+#include "utest.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+
+#ifndef SYS_seccomp
+#define SYS_seccomp 317
+#endif
+#define SECCOMP_MODE_STRICT 1
+#define SECCOMP_MODE_FILTER 2
+#define SECCOMP_SET_MODE_STRICT 0
+#define SECCOMP_SET_MODE_FILTER 1
+#define SECCOMP_GET_ACTION_AVAIL 2
+#define SECCOMP_GET_NOTIF_SIZES 3
+#define FLAG_TSYNC 1UL
+#define FLAG_LOG 2UL
+#define FLAG_SPEC_ALLOW 4UL
+#define RET_KILL_PROCESS 0x80000000U
+#define RET_KILL_THREAD 0x00000000U
+#define RET_TRAP 0x00030000U
+#define RET_ERRNO 0x00050000U
+#define RET_USER_NOTIF 0x7fc00000U
+#define RET_TRACE 0x7ff00000U
+#define RET_LOG 0x7ffc0000U
+#define RET_ALLOW 0x7fff0000U
+#define ARCH_X86_64 0xc000003eU
+#define PTRACE_O_TRACESECCOMP_ 0x80
+#define PTRACE_EVENT_SECCOMP_ 7
+
+struct sock_filter { unsigned short code; unsigned char jt, jf; unsigned k; };
+struct sock_fprog { unsigned short len; struct sock_filter *filter; };
+struct seccomp_data { int nr; unsigned arch; unsigned long ip; unsigned long args[6]; };
+
+#define LD_ABS(off) { 0x20, 0, 0, (off) }                     /* BPF_LD|BPF_W|BPF_ABS */
+#define JEQ(k, t, f) { 0x15, (t), (f), (k) }                    /* BPF_JMP|BPF_JEQ|BPF_K */
+#define RET(k) { 0x06, 0, 0, (k) }                              /* BPF_RET|BPF_K */
+#define OFF_NR offsetof(struct seccomp_data, nr)
+#define OFF_ARCH offsetof(struct seccomp_data, arch)
+#define OFF_ARG0 offsetof(struct seccomp_data, args)
+
+static long sc(long op, long flags, const void *args)
+{
+	return syscall(SYS_seccomp, op, flags, args);
+}
+
+static long prog(struct sock_filter *f, unsigned short n, unsigned long flags)
+{
+	struct sock_fprog p = { n, f };
+	return sc(SECCOMP_SET_MODE_FILTER, flags, &p);
+}
+
+/* A filter: system call nr gets action, everything else runs. */
+static long filter_nr(int nr, unsigned action, unsigned long flags)
+{
+	struct sock_filter f[] = {
+		LD_ABS(OFF_NR), JEQ((unsigned)nr, 0, 1), RET(action), RET(RET_ALLOW),
+	};
+	return prog(f, 4, flags);
+}
+
+static long raw_getppid(void)
+{
+	return syscall(SYS_getppid);
+}
+
+/* Fork; the child runs fn and exits with its value by exit(2) (not
+ * exit_group: strict mode allows only exit); the raw wait status. */
+static int child_status(int (*fn)(void))
+{
+	pid_t c = fork();
+	if (c == 0)
+		syscall(SYS_exit, fn() & 0xff);
+	int st = -1;
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return -1;
+	return st;
+}
+
+#define EXPECT_KILLED(st, sig)                                                  \
+	do {                                                                    \
+		int s_ = (st);                                                  \
+		if (!(s_ != -1 && WIFSIGNALED(s_) && WTERMSIG(s_) == (sig)))    \
+			ut_fail_at(__FILE__, __LINE__, "want killed by %d: %s", \
+				   (int)(sig), ut_status_str(s_));              \
+	} while (0)
+#define EXPECT_EXIT0(st)                                                        \
+	do {                                                                    \
+		int s_ = (st);                                                  \
+		if (!UT_CHILD_OK(s_))                                           \
+			ut_fail_at(__FILE__, __LINE__, "child: %s", ut_status_str(s_)); \
+	} while (0)
+
+/* The value of a "Name:\t<n>" line of /proc/self/status, or -1. */
+static long status_field(const char *name)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	size_t len = strlen(name);
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, name, len) && l[len] == ':')
+			return strtol(l + len + 1, NULL, 10);
+	return -1;
+}
+
+/* ---- strict mode ---- */
+
+static int pipefd[2];
+
+static int strict_then_getpid(void)
+{
+	if (sc(SECCOMP_SET_MODE_STRICT, 0, NULL) != 0)
+		return 1;
+	if (write(pipefd[1], "w", 1) != 1)
+		return 2;
+	syscall(SYS_getpid);
+	return 3;                                  /* not reached */
+}
+
+static int strict_then_exit(void)
+{
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) != 0)
+		return 1;
+	char c;
+	if (write(pipefd[1], "x", 1) != 1 || read(pipefd[0], &c, 1) != 1)
+		return 2;
+	return 7;
+}
+
+UT_TEST(strict_mode_allows_write_and_kills_on_getpid)
+{
+	T_ASSERT(pipe(pipefd) == 0);
+	EXPECT_KILLED(child_status(strict_then_getpid), SIGKILL);
+	char c = 0;
+	T_EXPECT_EQ(read(pipefd[0], &c, 1), 1);
+	T_EXPECT_EQ(c, 'w');
+	int st = child_status(strict_then_exit);
+	T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+static int strict_then_exit_group(void)
+{
+	if (sc(SECCOMP_SET_MODE_STRICT, 0, NULL) != 0)
+		return 1;
+	syscall(SYS_exit_group, 0);                 /* not in the strict list */
+	return 2;
+}
+
+UT_TEST(strict_mode_kills_on_exit_group)
+{
+	EXPECT_KILLED(child_status(strict_then_exit_group), SIGKILL);
+}
+
+/* ---- actions ---- */
+
+static int errno_action(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | 42, 0) != 0)
+		return 1;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != 42)
+		return 2;
+	if (filter_nr(SYS_getppid, RET_ERRNO | 5000, 0) != 0)
+		return 3;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != 4095)     /* capped at MAX_ERRNO */
+		return 4;
+	if (getpid() <= 0)                            /* others still run */
+		return 5;
+	return 0;
+}
+
+UT_TEST(filter_errno_returns_the_data_as_errno)
+{
+	EXPECT_EXIT0(child_status(errno_action));
+}
+
+static int errno_zero(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | 0, 0) != 0)
+		return 1;
+	return raw_getppid() == 0 ? 0 : 2;            /* the call did not run */
+}
+
+UT_TEST(filter_errno_zero_returns_zero)
+{
+	EXPECT_EXIT0(child_status(errno_zero));
+}
+
+static volatile siginfo_t trap_info;
+static volatile long trap_rax;
+static volatile int trap_count;
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	memcpy((void *)&trap_info, si, sizeof(*si));
+	trap_rax = ((ucontext_t *)uc)->uc_mcontext.gregs[REG_RAX];
+	trap_count++;
+}
+
+static int trap_action(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGSYS, &sa, NULL) != 0)
+		return 1;
+	if (filter_nr(SYS_getppid, RET_TRAP | 0x1234, 0) != 0)
+		return 2;
+	long r = raw_getppid();
+	const siginfo_t *si = (const siginfo_t *)&trap_info;
+	if (trap_count != 1)
+		return 3;
+	if (si->si_signo != SIGSYS || si->si_code != 1 /* SYS_SECCOMP */ || si->si_errno != 0x1234)
+		return 4;
+	if (si->si_syscall != SYS_getppid || si->si_arch != ARCH_X86_64)
+		return 5;
+	const unsigned char *ip = si->si_call_addr;    /* just after the syscall */
+	if (!ip || ip[-2] != 0x0f || ip[-1] != 0x05)
+		return 6;
+	if (trap_rax != SYS_getppid || r != SYS_getppid)  /* rax: the call number */
+		return 7;
+	return 0;
+}
+
+UT_TEST(filter_trap_sends_sigsys_with_seccomp_siginfo)
+{
+	EXPECT_EXIT0(child_status(trap_action));
+}
+
+static int trap_blocked(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGSYS);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	if (filter_nr(SYS_getppid, RET_TRAP, 0) != 0)
+		return 1;
+	raw_getppid();                                 /* forced: the default kills */
+	return 2;
+}
+
+UT_TEST(filter_trap_with_sigsys_blocked_kills)
+{
+	EXPECT_KILLED(child_status(trap_blocked), SIGSYS);
+}
+
+static int kill_process_action(void)
+{
+	signal(SIGSYS, SIG_IGN);                       /* no help */
+	if (filter_nr(SYS_getppid, RET_KILL_PROCESS, 0) != 0)
+		return 1;
+	raw_getppid();
+	return 2;
+}
+
+UT_TEST(filter_kill_process_dies_of_sigsys)
+{
+	EXPECT_KILLED(child_status(kill_process_action), SIGSYS);
+}
+
+static int kill_thread_last(void)
+{
+	if (filter_nr(SYS_getppid, RET_KILL_THREAD, 0) != 0)
+		return 1;
+	raw_getppid();
+	return 2;
+}
+
+static int unknown_action(void)
+{
+	if (filter_nr(SYS_getppid, 0x00010000, 0) != 0)    /* acts as KILL_PROCESS */
+		return 1;
+	raw_getppid();
+	return 2;
+}
+
+UT_TEST(filter_kill_thread_of_the_only_thread_and_unknown_action_kill_the_process)
+{
+	EXPECT_KILLED(child_status(kill_thread_last), SIGSYS);
+	EXPECT_KILLED(child_status(unknown_action), SIGSYS);
+}
+
+static volatile pid_t victim_tid;
+
+static void *getppid_thread(void *arg)
+{
+	(void)arg;
+	victim_tid = (pid_t)syscall(SYS_gettid);
+	raw_getppid();
+	victim_tid = -1;                               /* not reached */
+	return NULL;
+}
+
+/* The second thread dies at getppid, the first lives on.  (No join: a C
+ * library's join waits for the thread's own exit code, which a killed
+ * thread never runs.) */
+static int kill_thread_of_two(void)
+{
+	if (filter_nr(SYS_getppid, RET_KILL_THREAD, 0) != 0)
+		return 1;
+	pthread_t th;
+	if (pthread_create(&th, NULL, getppid_thread, NULL) != 0)
+		return 2;
+	while (victim_tid == 0)
+		sched_yield();
+	for (int i = 0; i < 10000 && victim_tid > 0; i++) {
+		if (syscall(SYS_tgkill, getpid(), victim_tid, 0) != 0 && errno == ESRCH)
+			return 0;
+		ut_sleep_ms(1);
+	}
+	return 3;
+}
+
+UT_TEST(filter_kill_thread_kills_only_that_thread)
+{
+	EXPECT_EXIT0(child_status(kill_thread_of_two));
+}
+
+static int enosys_actions(void)
+{
+	if (filter_nr(SYS_getppid, RET_TRACE | 5, 0) != 0)
+		return 1;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != ENOSYS)    /* no tracer */
+		return 2;
+	if (filter_nr(SYS_getpgid, RET_USER_NOTIF, 0) != 0)
+		return 3;
+	errno = 0;
+	if (syscall(SYS_getpgid, 0) != -1 || errno != ENOSYS)   /* no listener */
+		return 4;
+	return 0;
+}
+
+UT_TEST(filter_trace_without_tracer_and_user_notif_give_enosys)
+{
+	EXPECT_EXIT0(child_status(enosys_actions));
+}
+
+static int log_allows(void)
+{
+	pid_t pp = getppid();
+	if (filter_nr(SYS_getppid, RET_LOG, FLAG_LOG | FLAG_SPEC_ALLOW) != 0)
+		return 1;
+	return raw_getppid() == pp ? 0 : 2;
+}
+
+UT_TEST(filter_log_runs_the_call)
+{
+	EXPECT_EXIT0(child_status(log_allows));
+}
+
+static int args_and_arch(void)
+{
+	/* Not x86_64: kill; getppid with argument 0 == 0x1234: EPERM. */
+	struct sock_filter f[] = {
+		LD_ABS(OFF_ARCH), JEQ(ARCH_X86_64, 1, 0), RET(RET_KILL_PROCESS),
+		LD_ABS(OFF_NR), JEQ(SYS_getppid, 0, 3),
+		LD_ABS(OFF_ARG0), JEQ(0x1234, 0, 1), RET(RET_ERRNO | EPERM),
+		RET(RET_ALLOW),
+	};
+	if (prog(f, 9, 0) != 0)
+		return 1;
+	errno = 0;
+	if (syscall(SYS_getppid, 0x1234) != -1 || errno != EPERM)
+		return 2;
+	if (syscall(SYS_getppid, 0x1235) != getppid())
+		return 3;
+	return 0;
+}
+
+UT_TEST(filter_sees_arch_and_arguments)
+{
+	EXPECT_EXIT0(child_status(args_and_arch));
+}
+
+static int alu_mem_program(void)
+{
+	/* nr * 2 + 1 stored in M[3] via X; compare 2*39+1 = 79. */
+	struct sock_filter f[] = {
+		LD_ABS(OFF_NR),
+		{ 0x24, 0, 0, 2 },              /* ALU MUL K */
+		{ 0x04, 0, 0, 1 },              /* ALU ADD K */
+		{ 0x07, 0, 0, 0 },              /* TAX */
+		{ 0x03, 0, 0, 3 },              /* STX M[3] */
+		{ 0x00, 0, 0, 0 },              /* LD IMM 0 */
+		{ 0x60, 0, 0, 3 },              /* LD M[3] */
+		JEQ(2 * SYS_getppid + 1, 0, 1),
+		RET(RET_ERRNO | 77),
+		RET(RET_ALLOW),
+	};
+	if (prog(f, 10, 0) != 0)
+		return 1;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != 77)
+		return 2;
+	return getpid() > 0 ? 0 : 3;
+}
+
+UT_TEST(filter_alu_and_memory_instructions)
+{
+	EXPECT_EXIT0(child_status(alu_mem_program));
+}
+
+/* ---- stacking ---- */
+
+static int stack_errno_data(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | 11, 0) != 0 ||
+	    filter_nr(SYS_getppid, RET_ERRNO | 22, 0) != 0)
+		return 1;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != 22)        /* the newest filter's data */
+		return 2;
+	if (filter_nr(SYS_getppid, RET_ALLOW, 0) != 0 || filter_nr(SYS_getppid, RET_LOG, 0) != 0)
+		return 3;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != 22)        /* ALLOW does not undo ERRNO */
+		return 4;
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != SECCOMP_MODE_FILTER)
+		return 5;
+	if (status_field("Seccomp") != 2 || status_field("Seccomp_filters") != 4)
+		return 6;
+	return 0;
+}
+
+static int stack_kill_wins(void)
+{
+	if (filter_nr(SYS_getppid, RET_KILL_PROCESS, 0) != 0 ||
+	    filter_nr(SYS_getppid, RET_ERRNO | 1, 0) != 0 ||
+	    filter_nr(SYS_getppid, RET_TRAP, 0) != 0)
+		return 1;
+	raw_getppid();
+	return 2;
+}
+
+static int stack_trap_over_errno(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+	if (filter_nr(SYS_getppid, RET_TRAP | 3, 0) != 0 ||
+	    filter_nr(SYS_getppid, RET_ERRNO | 1, 0) != 0)
+		return 1;
+	raw_getppid();
+	return trap_count == 1 && trap_info.si_errno == 3 ? 0 : 2;
+}
+
+UT_TEST(stacked_filters_most_restrictive_action_wins)
+{
+	EXPECT_EXIT0(child_status(stack_errno_data));
+	EXPECT_KILLED(child_status(stack_kill_wins), SIGSYS);
+	EXPECT_EXIT0(child_status(stack_trap_over_errno));
+}
+
+/* ---- inheritance ---- */
+
+static int getppid_fails_eperm(void)
+{
+	errno = 0;
+	return raw_getppid() == -1 && errno == EPERM ? 0 : 1;
+}
+
+static int fork_inherits(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | EPERM, 0) != 0)
+		return 1;
+	int st = child_status(getppid_fails_eperm);
+	if (!UT_CHILD_OK(st))
+		return 2;
+	return 0;
+}
+
+UT_TEST(filters_are_inherited_by_fork)
+{
+	EXPECT_EXIT0(child_status(fork_inherits));
+}
+
+static void *thread_check(void *arg)
+{
+	(void)arg;
+	errno = 0;
+	long r = raw_getppid();
+	return (void *)(long)(r == -1 && errno == EPERM);
+}
+
+static int thread_inherits(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | EPERM, 0) != 0)
+		return 1;
+	pthread_t th;
+	void *ok = NULL;
+	if (pthread_create(&th, NULL, thread_check, NULL) != 0 || pthread_join(th, &ok) != 0)
+		return 2;
+	return ok ? 0 : 3;
+}
+
+UT_TEST(filters_are_inherited_by_threads)
+{
+	EXPECT_EXIT0(child_status(thread_inherits));
+}
+
+static int exec_keeps(void)
+{
+	if (filter_nr(SYS_getppid, RET_ERRNO | EPERM, 0) != 0)
+		return 1;
+	char *argv[] = { (char *)ut_argv0, "--seccomp-exec-check", NULL };
+	execv(ut_argv0, argv);
+	return 2;
+}
+
+UT_TEST(filters_are_kept_across_exec)
+{
+	EXPECT_EXIT0(child_status(exec_keeps));
+}
+
+/* The exec'd program's half: the filter still there. */
+static int exec_check(void)
+{
+	if (getppid_fails_eperm() != 0)
+		return 11;
+	if (status_field("Seccomp") != 2 || status_field("Seccomp_filters") != 1)
+		return 12;
+	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == SECCOMP_MODE_FILTER ? 0 : 13;
+}
+
+/* ---- TSYNC ---- */
+
+static volatile int tsync_phase;
+
+static void *tsync_waiter(void *arg)
+{
+	(void)arg;
+	while (tsync_phase == 0)
+		sched_yield();
+	errno = 0;
+	long r = raw_getppid();
+	return (void *)(long)(r == -1 && errno == EPERM);
+}
+
+static int tsync_applies(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, tsync_waiter, NULL) != 0)
+		return 1;
+	long r = filter_nr(SYS_getppid, RET_ERRNO | EPERM, FLAG_TSYNC);
+	tsync_phase = 1;
+	void *ok = NULL;
+	pthread_join(th, &ok);
+	if (r != 0)
+		return 2;
+	return ok ? 0 : 3;
+}
+
+static volatile pid_t own_tid;
+
+static void *own_filter_thread(void *arg)
+{
+	(void)arg;
+	if (filter_nr(SYS_getpgid, RET_ERRNO | 1, 0) == 0)
+		own_tid = (pid_t)syscall(SYS_gettid);
+	while (tsync_phase == 0)
+		sched_yield();
+	return NULL;
+}
+
+static int tsync_fails_with_tid(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, own_filter_thread, NULL) != 0)
+		return 1;
+	while (own_tid == 0)
+		sched_yield();
+	long r = filter_nr(SYS_getppid, RET_ERRNO | EPERM, FLAG_TSYNC);
+	tsync_phase = 1;
+	pthread_join(th, NULL);
+	if (r != own_tid)
+		return 2;
+	return raw_getppid() == getppid() ? 0 : 3;     /* not installed */
+}
+
+UT_TEST(tsync_applies_to_every_thread_or_names_the_one_that_cannot)
+{
+	EXPECT_EXIT0(child_status(tsync_applies));
+	EXPECT_EXIT0(child_status(tsync_fails_with_tid));
+}
+
+/* ---- TRACE with a tracer ---- */
+
+static int traced_trace_action(void)
+{
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		return 1;
+	raise(SIGSTOP);
+	pid_t pp = getppid();
+	if (filter_nr(SYS_getppid, RET_TRACE | 0x42, 0) != 0)
+		return 2;
+	errno = 0;
+	if (raw_getppid() != -1 || errno != EPERM)    /* skipped by the tracer */
+		return 3;
+	if (raw_getppid() != pp)                       /* let run */
+		return 4;
+	return 0;
+}
+
+UT_TEST(filter_trace_makes_a_seccomp_stop_for_the_tracer)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(traced_trace_action());
+	T_ASSERT(c > 0);
+	int st;
+	T_ASSERT(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP);
+	T_EXPECT_EQ(ptrace(PTRACE_SETOPTIONS, c, NULL, (void *)PTRACE_O_TRACESECCOMP_), 0);
+	T_EXPECT_EQ(ptrace(PTRACE_CONT, c, NULL, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		T_ASSERT(waitpid(c, &st, 0) == c);
+		if (!(WIFSTOPPED(st) && (st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP_ << 8)))) {
+			ut_fail_at(__FILE__, __LINE__, "want a seccomp stop: %s", ut_status_str(st));
+			kill(c, SIGKILL);
+			waitpid(c, &st, 0);
+			return;
+		}
+		unsigned long msg = 0;
+		T_EXPECT_EQ(ptrace(PTRACE_GETEVENTMSG, c, NULL, &msg), 0);
+		T_EXPECT_EQ(msg, 0x42);
+		struct user_regs_struct regs;
+		T_EXPECT_EQ(ptrace(PTRACE_GETREGS, c, NULL, &regs), 0);
+		T_EXPECT_EQ(regs.orig_rax, SYS_getppid);
+		if (i == 0) {
+			regs.orig_rax = -1;              /* skip it, returning -EPERM */
+			regs.rax = -EPERM;
+			T_EXPECT_EQ(ptrace(PTRACE_SETREGS, c, NULL, &regs), 0);
+		}
+		T_EXPECT_EQ(ptrace(PTRACE_CONT, c, NULL, NULL), 0);
+	}
+	T_ASSERT(waitpid(c, &st, 0) == c);
+	EXPECT_EXIT0(st);
+}
+
+/* ---- permission ---- */
+
+static int nnp_needed(void *arg)
+{
+	(void)arg;
+	errno = 0;
+	if (filter_nr(SYS_getppid, RET_ERRNO | 1, 0) != -1 || errno != EACCES)
+		return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return 2;
+	if (filter_nr(SYS_getppid, RET_ERRNO | EPERM, 0) != 0)
+		return 3;
+	if (status_field("NoNewPrivs") != 1)
+		return 4;
+	return getppid_fails_eperm() ? 5 : 0;
+}
+
+static int strict_needs_nothing(void *arg)
+{
+	(void)arg;
+	if (sc(SECCOMP_SET_MODE_STRICT, 0, NULL) != 0)
+		return 1;
+	syscall(SYS_exit, 0);
+	return 2;
+}
+
+UT_TEST(filters_need_no_new_privs_or_cap_sys_admin)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root to drop to nobody");
+		return;
+	}
+	EXPECT_EXIT0(ut_child_as_nobody(nnp_needed, NULL));
+	EXPECT_EXIT0(ut_child_as_nobody(strict_needs_nothing, NULL));
+}
+
+/* ---- bad input ---- */
+
+static int bad_input(void)
+{
+	struct sock_filter ok[] = { RET(RET_ALLOW) };
+	struct sock_filter noret[] = { LD_ABS(OFF_NR) };
+	struct sock_filter mod[] = { { 0x94, 0, 0, 3 }, RET(RET_ALLOW) };       /* MOD: not seccomp's */
+	struct sock_filter div0[] = { { 0x34, 0, 0, 0 }, RET(RET_ALLOW) };      /* DIV K 0 */
+	struct sock_filter jout[] = { JEQ(1, 5, 0), RET(RET_ALLOW) };
+	struct sock_filter jaout[] = { { 0x05, 0, 0, 1 }, RET(RET_ALLOW) };
+	struct sock_filter ld64[] = { LD_ABS(64), RET(RET_ALLOW) };
+	struct sock_filter ld2[] = { LD_ABS(2), RET(RET_ALLOW) };
+	struct sock_filter ldmem[] = { { 0x60, 0, 0, 0 }, RET(RET_ALLOW) };     /* M[0] never stored */
+	struct sock_filter retx[] = { { 0x0e, 0, 0, 0 } };                      /* RET X */
+	struct sock_filter ldb[] = { { 0x30, 0, 0, 0 }, RET(RET_ALLOW) };       /* LD B ABS */
+	static struct sock_filter big[4097];
+	for (int i = 0; i < 4097; i++)
+		big[i] = (struct sock_filter)RET(RET_ALLOW);
+	struct sock_fprog badp = { 1, (struct sock_filter *)UT_BADPTR_LOW };
+	int n = 0;
+#define WANT(call, e) do { n++; errno = 0; if ((call) != -1 || errno != (e)) return n; } while (0)
+	WANT(sc(SECCOMP_SET_MODE_FILTER, 0, UT_BADPTR_LOW), EFAULT);
+	WANT(sc(SECCOMP_SET_MODE_FILTER, 0, &badp), EFAULT);
+	WANT(prog(ok, 0, 0), EINVAL);
+	WANT(prog(big, 4097, 0), EINVAL);
+	WANT(prog(noret, 1, 0), EINVAL);
+	WANT(prog(mod, 2, 0), EINVAL);
+	WANT(prog(div0, 2, 0), EINVAL);
+	WANT(prog(jout, 2, 0), EINVAL);
+	WANT(prog(jaout, 2, 0), EINVAL);
+	WANT(prog(ld64, 2, 0), EINVAL);
+	WANT(prog(ld2, 2, 0), EINVAL);
+	WANT(prog(ldmem, 2, 0), EINVAL);
+	WANT(prog(retx, 1, 0), EINVAL);
+	WANT(prog(ldb, 2, 0), EINVAL);
+	WANT(prog(ok, 1, 1UL << 6), EINVAL);           /* unknown flag */
+	WANT(sc(9, 0, NULL), EINVAL);                  /* unknown operation */
+	WANT(sc(SECCOMP_SET_MODE_STRICT, 1, NULL), EINVAL);
+	WANT(sc(SECCOMP_SET_MODE_STRICT, 0, ok), EINVAL);
+	WANT(prctl(PR_SET_SECCOMP, 3, 0, 0, 0), EINVAL);
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0 || status_field("Seccomp") != 0)
+		return 100;
+	/* 4096 instructions are fine; a good filter after all that works. */
+	if (prog(big, 4096, 0) != 0)
+		return 101;
+	if (status_field("Seccomp") != 2 || status_field("Seccomp_filters") != 1)
+		return 102;
+	WANT(sc(SECCOMP_SET_MODE_STRICT, 0, NULL), EINVAL);   /* filter mode already */
+	return 0;
+#undef WANT
+}
+
+UT_TEST(bad_programs_pointers_operations_and_flags_are_refused)
+{
+	EXPECT_EXIT0(child_status(bad_input));
+}
+
+/* ---- queries ---- */
+
+UT_TEST(get_action_avail_and_notif_sizes)
+{
+	static const unsigned known[] = { RET_KILL_PROCESS, RET_KILL_THREAD, RET_TRAP,
+					  RET_ERRNO, RET_TRACE, RET_LOG, RET_ALLOW };
+	for (unsigned i = 0; i < sizeof known / sizeof known[0]; i++)
+		T_EXPECT_EQ(sc(SECCOMP_GET_ACTION_AVAIL, 0, &known[i]), 0);
+	unsigned bad = 0x00010000, data = RET_ALLOW | 1;
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_ACTION_AVAIL, 0, &bad), EOPNOTSUPP);
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_ACTION_AVAIL, 0, &data), EOPNOTSUPP);
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_ACTION_AVAIL, 1, &known[0]), EINVAL);
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_ACTION_AVAIL, 0, UT_BADPTR_LOW), EFAULT);
+	unsigned short sz[3] = { 0, 0, 0 };
+	T_EXPECT_EQ(sc(SECCOMP_GET_NOTIF_SIZES, 0, sz), 0);
+	T_EXPECT_EQ(sz[2], sizeof(struct seccomp_data));
+	T_EXPECT_EQ(sz[0], 80);
+	T_EXPECT_EQ(sz[1], 24);
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_NOTIF_SIZES, 0, UT_BADPTR_LOW), EFAULT);
+	T_EXPECT_ERRNO(sc(SECCOMP_GET_NOTIF_SIZES, 1, sz), EINVAL);
+}
+
+UT_TEST(proc_status_shows_seccomp_mode)
+{
+	T_EXPECT_EQ(status_field("Seccomp"), 0);
+	T_EXPECT_EQ(status_field("Seccomp_filters"), 0);
+	T_EXPECT_EQ(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--seccomp-exec-check"))
+		return exec_check();
+	return ut_main(argc, argv);
+}
