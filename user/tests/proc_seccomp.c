@@ -617,6 +617,109 @@ UT_TEST(tsync_applies_to_every_thread_or_names_the_one_that_cannot)
 	EXPECT_EXIT0(child_status(tsync_fails_with_tid));
 }
 
+/* Threads make calls, and new threads come and go, while the main thread
+ * adds filters with TSYNC: every call sees a whole chain (getpgid fails
+ * with the errno of one of the filters, getppid runs), and at the end
+ * every thread has every filter. */
+#define RACE_FILTERS 40
+#define RACE_THREADS 3
+static volatile int race_stop;
+static volatile pid_t race_tids[RACE_THREADS];
+
+static void *race_short(void *arg)
+{
+	(void)arg;
+	errno = 0;
+	long r = syscall(SYS_getpgid, 0);
+	return (void *)(long)(r >= 0 || (errno >= 100 && errno < 100 + RACE_FILTERS));
+}
+
+static void *race_caller(void *arg)
+{
+	long i = (long)arg, bad = 0;
+	race_tids[i] = (pid_t)syscall(SYS_gettid);
+	pid_t pp = getppid();
+	for (long n = 0; !race_stop; n++) {
+		errno = 0;
+		long r = syscall(SYS_getpgid, 0);
+		if (r < 0 && (errno < 100 || errno >= 100 + RACE_FILTERS))
+			bad++;
+		if (raw_getppid() != pp)
+			bad++;
+		if (n % 4 == 3)
+			sched_yield();                     /* one CPU: let the main thread on */
+		if (i == 0 && n % 16 == 0) {           /* threads born mid-race */
+			pthread_t th;
+			void *ok = NULL;
+			if (pthread_create(&th, NULL, race_short, NULL) == 0 &&
+			    (pthread_join(th, &ok) != 0 || !ok))
+				bad++;
+		}
+	}
+	/* Wait until the main thread has read our status. */
+	while (race_stop != 2)
+		sched_yield();
+	return (void *)bad;
+}
+
+static long task_filters(pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *l = strstr(buf, "Seccomp_filters:");
+	return l ? strtol(l + 16, NULL, 10) : -1;
+}
+
+static int tsync_race(void)
+{
+	pthread_t th[RACE_THREADS];
+	for (long i = 0; i < RACE_THREADS; i++)
+		if (pthread_create(&th[i], NULL, race_caller, (void *)i) != 0)
+			return 1;
+	for (int i = 0; i < RACE_THREADS; i++)
+		while (race_tids[i] == 0)
+			sched_yield();
+	int fails = 0;
+	for (int f = 0; f < RACE_FILTERS; f++) {
+		long r = filter_nr(SYS_getpgid, RET_ERRNO | (unsigned)(100 + f), FLAG_TSYNC);
+		if (r < 0)
+			return 2;
+		if (r > 0 && ++fails < 1000)
+			f--;                               /* named a thread: try again */
+		sched_yield();
+	}
+	race_stop = 1;
+	ut_sleep_ms(20);
+	int r = 0;
+	for (int i = 0; i < RACE_THREADS && !r; i++)
+		if (task_filters(race_tids[i]) != RACE_FILTERS)
+			r = 3;
+	race_stop = 2;
+	for (int i = 0; i < RACE_THREADS; i++) {
+		void *bad = NULL;
+		pthread_join(th[i], &bad);
+		if (bad && !r)
+			r = 4;
+	}
+	errno = 0;
+	if (!r && (syscall(SYS_getpgid, 0) != -1 || errno != 100 + RACE_FILTERS - 1))
+		r = 5;
+	return r;
+}
+
+UT_TEST(tsync_races_with_calls_and_new_threads)
+{
+	EXPECT_EXIT0(child_status(tsync_race));
+}
+
 /* ---- TRACE with a tracer ---- */
 
 static int traced_trace_action(void)
