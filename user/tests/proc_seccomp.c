@@ -88,8 +88,12 @@ static long raw_getppid(void)
 static int child_status(int (*fn)(void))
 {
 	pid_t c = fork();
-	if (c == 0)
-		syscall(SYS_exit, fn() & 0xff);
+	if (c == 0) {
+		int v = fn() & 0xff;
+		syscall(SYS_exit, v);
+		_exit(v);                 /* a filter refused exit */
+		__builtin_trap();         /* and exit_group: SIGILL, no call needed */
+	}
 	int st = -1;
 	if (c < 0 || waitpid(c, &st, 0) != c)
 		return -1;
@@ -430,6 +434,98 @@ static int alu_mem_program(void)
 UT_TEST(filter_alu_and_memory_instructions)
 {
 	EXPECT_EXIT0(child_status(alu_mem_program));
+}
+
+/* The interpreter, instruction by instruction, against Linux's: a child
+ * installs the program (for getppid only), calls getppid(arg0, arg1) and
+ * exits with the errno (0: the call ran): that, or minus the signal that
+ * killed it. */
+static struct sock_filter *ip_prog;
+static unsigned short ip_len;
+static unsigned long ip_arg0, ip_arg1;
+
+static int interp_child(void)
+{
+	if (prog(ip_prog, ip_len, 0) != 0)
+		return 255;
+	errno = 0;
+	long r = syscall(SYS_getppid, ip_arg0, ip_arg1);
+	return r == -1 ? errno : r == getppid() ? 0 : 254;
+}
+
+static int interp(struct sock_filter *f, unsigned short n, unsigned long a0, unsigned long a1)
+{
+	/* Only getppid: the program after "not getppid: allow". */
+	static struct sock_filter full[64];
+	struct sock_filter head[] = { LD_ABS(OFF_NR), JEQ(SYS_getppid, 1, 0), RET(RET_ALLOW) };
+	memcpy(full, head, sizeof head);
+	memcpy(full + 3, f, n * sizeof *f);
+	ip_prog = full;
+	ip_len = n + 3;
+	ip_arg0 = a0;
+	ip_arg1 = a1;
+	int st = child_status(interp_child);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+#define LDX_ABS(off) LD_ABS(off), { 0x07, 0, 0, 0 }             /* A = x, TAX */
+#define OR_ERRNO_RET_A { 0x44, 0, 0, RET_ERRNO }, { 0x16, 0, 0, 0 }   /* A |= ERRNO; RET A */
+
+UT_TEST(filter_interpreter_matches_linux)
+{
+	/* JGT, JGE: arg0 > 10: 1; >= 5: 2; else 3. */
+	struct sock_filter cmp[] = {
+		LD_ABS(OFF_ARG0), { 0x25, 0, 1, 10 }, RET(RET_ERRNO | 1),
+		{ 0x35, 0, 1, 5 }, RET(RET_ERRNO | 2), RET(RET_ERRNO | 3),
+	};
+	T_EXPECT_EQ(interp(cmp, 6, 11, 0), 1);
+	T_EXPECT_EQ(interp(cmp, 6, 10, 0), 2);
+	T_EXPECT_EQ(interp(cmp, 6, 5, 0), 2);
+	T_EXPECT_EQ(interp(cmp, 6, 4, 0), 3);
+	/* JSET K and JGT X (arg0 > arg1). */
+	struct sock_filter set[] = {
+		LD_ABS(OFF_ARG0), { 0x45, 0, 1, 8 }, RET(RET_ERRNO | 4),
+		LD_ABS(OFF_ARG0 + 8), { 0x07, 0, 0, 0 }, LD_ABS(OFF_ARG0),
+		{ 0x2d, 0, 1, 0 }, RET(RET_ERRNO | 5), RET(RET_ERRNO | 6),
+	};
+	T_EXPECT_EQ(interp(set, 9, 9, 0), 4);
+	T_EXPECT_EQ(interp(set, 9, 7, 3), 5);
+	T_EXPECT_EQ(interp(set, 9, 3, 7), 6);
+	/* DIV X: arg0 / arg1; by 0 the program returns 0: KILL_THREAD. */
+	struct sock_filter div[] = {
+		LD_ABS(OFF_ARG0 + 8), { 0x07, 0, 0, 0 }, LD_ABS(OFF_ARG0),
+		{ 0x3c, 0, 0, 0 }, OR_ERRNO_RET_A,
+	};
+	T_EXPECT_EQ(interp(div, 6, 30, 3), 10);
+	T_EXPECT_EQ(interp(div, 6, 30, 0), -SIGSYS);
+	/* Shifts by X, XOR, AND, NEG, SUB, MUL X, ADD X. */
+	struct sock_filter alu[] = {
+		LD_ABS(OFF_ARG0 + 8), { 0x07, 0, 0, 0 }, LD_ABS(OFF_ARG0),
+		{ 0x6c, 0, 0, 0 },           /* A <<= X */
+		{ 0xa4, 0, 0, 0x5a },        /* A ^= 0x5a */
+		{ 0x7c, 0, 0, 0 },           /* A >>= X */
+		{ 0x54, 0, 0, 0x7f },        /* A &= 0x7f */
+		{ 0x84, 0, 0, 0 },           /* A = -A */
+		{ 0x84, 0, 0, 0 },           /* A = -A */
+		{ 0x14, 0, 0, 1 },           /* A -= 1 */
+		{ 0x2c, 0, 0, 0 },           /* A *= X */
+		{ 0x0c, 0, 0, 0 },           /* A += X */
+		OR_ERRNO_RET_A,
+	};
+	unsigned a = 0x13, x = 2, e = (((((a << x) ^ 0x5a) >> x) & 0x7f) - 1) * x + x;
+	T_EXPECT_EQ(interp(alu, 14, a, x), e);
+	/* LD LEN, the high half of an argument, TXA, ST/LDX memory. */
+	struct sock_filter len[] = { { 0x80, 0, 0, 0 }, OR_ERRNO_RET_A };
+	T_EXPECT_EQ(interp(len, 3, 0, 0), 64);
+	struct sock_filter hi[] = {
+		LD_ABS(OFF_ARG0 + 4), { 0x02, 0, 0, 5 },   /* M[5] = A */
+		{ 0x00, 0, 0, 0 }, { 0x61, 0, 0, 5 },      /* A = 0; X = M[5] */
+		{ 0x87, 0, 0, 0 }, OR_ERRNO_RET_A,         /* A = X */
+	};
+	T_EXPECT_EQ(interp(hi, 7, 0x700000000UL, 0), 7);
+	/* JA over a kill. */
+	struct sock_filter ja[] = { { 0x05, 0, 0, 1 }, RET(RET_KILL_PROCESS), RET(RET_ERRNO | 9) };
+	T_EXPECT_EQ(interp(ja, 3, 0, 0), 9);
 }
 
 /* ---- stacking ---- */
