@@ -178,9 +178,18 @@ static int strict_then_exit_group(void)
 	return 2;
 }
 
-UT_TEST(strict_mode_kills_on_exit_group)
+static int strict_then_get_seccomp(void)
+{
+	if (sc(SECCOMP_SET_MODE_STRICT, 0, NULL) != 0)
+		return 1;
+	prctl(PR_GET_SECCOMP, 0, 0, 0, 0);         /* prctl is not allowed either */
+	return 2;
+}
+
+UT_TEST(strict_mode_kills_on_exit_group_and_pr_get_seccomp)
 {
 	EXPECT_KILLED(child_status(strict_then_exit_group), SIGKILL);
+	EXPECT_KILLED(child_status(strict_then_get_seccomp), SIGKILL);
 }
 
 /* ---- actions ---- */
