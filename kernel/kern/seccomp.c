@@ -417,10 +417,11 @@ static int tsync_check_locked(struct proc *p, struct thread *t, uint64_t flags)
 	return 0;
 }
 
-/* Installs chain f (its reference: the caller's) as thread x's. */
+/* Installs chain f (its reference: the caller's) as thread x's.  x may be
+ * running its old chain: f's fields are stored before f is (release). */
 static void thread_set_chain_locked(struct thread *x, struct seccomp_filter *f)
 {
-	WRITE_ONCE(x->seccomp.filter, f);
+	__atomic_store_n(&x->seccomp.filter, f, __ATOMIC_RELEASE);
 	x->seccomp.nfilters = f->depth;
 	WRITE_ONCE(x->seccomp.mode, SECCOMP_MODE_FILTER);   /* after the filter */
 }
