@@ -518,8 +518,13 @@ void seccomp_thread_release(struct thread *t)
 static void log_action(struct trapframe *tf, int sig, uint32_t ret)
 {
 	struct proc *p = curproc();
+	char name[PROC_NAME];
+	simple_lock(&p->lock);
+	memcpy(name, p->name, sizeof(name));
+	simple_unlock(&p->lock);
+	name[PROC_NAME - 1] = '\0';
 	klogf("audit: type=1326 seccomp pid=%d comm=\"%s\" sig=%d arch=%x syscall=%d ip=0x%lx "
-	      "code=0x%x\n", curthread()->tid, p->name, sig, AUDIT_ARCH_X86_64, (int)tf->error,
+	      "code=0x%x\n", curthread()->tid, name, sig, AUDIT_ARCH_X86_64, (int)tf->error,
 	      tf->rip, ret);
 }
 
