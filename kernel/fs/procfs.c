@@ -209,6 +209,7 @@ struct tsnap {
 	int cpu, nice, policy, rtp;
 	uint64_t affinity, nswitch;
 	int nthreads;                /* live threads of its process */
+	int seccomp_mode, seccomp_filters;
 };
 
 /* Linux's letter for a thread in state ts (live: on its process's list). */
@@ -228,6 +229,8 @@ static void task_snap_thread(struct proc *p, struct thread *t, struct tsnap *s)
 	uint64_t fl = disable_lock(&p->sig.lock);
 	bool live = t->tg_live, stopped = p->sig.stopped;
 	s->nthreads = p->nthreads;
+	s->seccomp_mode = t->seccomp.mode;
+	s->seccomp_filters = t->seccomp.nfilters;
 	simple_lock(&t->lock);
 	memcpy(s->name, t->name, sizeof(s->name));
 	int ts = READ_ONCE(t->state);   /* WAKING (being queued) shows as R */
@@ -358,12 +361,14 @@ static void gen_pid_status(struct sbuf *sb, const struct pnode *n)
 		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmLck:\t%8lu kB\n"
 		    "VmRSS:\t%8lu kB\n"
 		    "Threads:\t%d\nCapInh:\t%016lx\nCapPrm:\t%016lx\nCapEff:\t%016lx\n"
-		    "CapBnd:\t%016lx\nCapAmb:\t%016lx\n"
+		    "CapBnd:\t%016lx\nCapAmb:\t%016lx\nNoNewPrivs:\t%u\nSeccomp:\t%d\n"
+		    "Seccomp_filters:\t%d\n"
 		    "Cpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
 		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
 		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
 		    vsize >> 10, locked >> 10, rss * 4, s.nthreads, c.cap_inh, c.cap_prm, c.cap_eff,
-		    c.cap_bset, c.cap_amb, s.affinity, s.nswitch);
+		    c.cap_bset, c.cap_amb, c.no_new_privs, s.seccomp_mode, s.seccomp_filters,
+		    s.affinity, s.nswitch);
 	proc_unref(p);
 }
 

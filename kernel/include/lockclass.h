@@ -36,7 +36,7 @@
 	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its name, limits, credentials, descriptor-table pointer") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (its controlling terminal is the tty's: tty->sid)") \
-	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks") \
+	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks; its threads' seccomp modes and filter chains (written by the thread itself or a TSYNC)") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks, or alone by a sigaction that discards nothing") \
 	X(LC_AIO,          "aio",           36, IPL_NONE, SIMPLE, "an address space's list of AIO contexts (aio.c: io_setup, io_destroy, lookups that take a context reference); a leaf: only reference counts under it") \
 	X(LC_UNIX_NAMES,   "unix_names",    37, IPL_NONE, SIMPLE, "the AF_UNIX name table (bound paths and abstract names), the internet port table and every internet socket's end points (inet.c), every socket's address and file, the list of all unix sockets, the in-flight descriptor counts (with the queue's socket lock) and the collector's marks") \

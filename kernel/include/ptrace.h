@@ -67,11 +67,12 @@ struct ksiginfo;
 #define PTRACE_O_TRACEEXEC      0x10
 #define PTRACE_O_TRACEVFORKDONE 0x20
 #define PTRACE_O_TRACEEXIT      0x40
+#define PTRACE_O_TRACESECCOMP   0x80
 #define PTRACE_O_EXITKILL       0x100000
 #define PTRACE_O_SUPPORTED    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | \
 			       PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | \
 			       PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE | \
-			       PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+			       PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL)
 #define PTRACE_EVENT_FORK       1
 #define PTRACE_EVENT_VFORK      2
 #define PTRACE_EVENT_CLONE      3
@@ -109,5 +110,8 @@ void ptrace_exit_event(int status);               /* before exit: EVENT_EXIT */
 int ptrace_group_stop(int sig);
 void ptrace_listen_end(void);                     /* a listening tracee continued */
 void ptrace_trap_stop(int trap);                  /* the due PT_TRAP_* stop */
+/* A filter's SECCOMP_RET_TRACE with PTRACE_O_TRACESECCOMP set: the stop
+ * SIGTRAP | PTRACE_EVENT_SECCOMP << 8, event message data. */
+void ptrace_seccomp_stop(uint32_t data);
 
 #endif

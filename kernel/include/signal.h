@@ -365,5 +365,12 @@ int do_sigaltstack(struct thread *t, const struct user_stack *ss, struct user_st
 		   uint64_t sp);
 void signal_set_blocked(struct thread *t, uint64_t mask);
 void signal_force(struct thread *t, int sig, int code, uint64_t addr);
+/* The same with a siginfo made by the caller (seccomp's SIGSYS): sent to t
+ * unblocked, its action reset to the default if it was blocked or
+ * ignored (Linux force_sig_info).  No lock held. */
+void signal_force_info(struct thread *t, const struct ksiginfo *info);
+/* 0x80 (WCOREDUMP) in the wait status of a process a core-dump signal
+ * kills, if its RLIMIT_CORE is not 0 (no core file is written). */
+int signal_core_flag(struct proc *p);
 
 #endif

@@ -6,6 +6,8 @@
  *   (t) t->lock          [I] immutable after creation
  *   (r) the run queue the thread is on (sched.c)
  *   (o) only the thread itself, or its CPU's scheduler while switched out
+ *   (z) written under its process's p->sig.lock (by itself, or TSYNC);
+ *       read by itself without a lock (seccomp.h)
  *   [a] atomic
  */
 #ifndef CONCERTO_THREAD_H
@@ -17,6 +19,7 @@
 #include "signal.h"
 #include "callout.h"
 #include "cputime.h"
+#include "seccomp.h"
 
 enum thread_state {
 	TS_EMBRYO,      /* being created */
@@ -139,6 +142,8 @@ struct thread {
 	uint32_t rseq_len, rseq_sig; /* (o) */
 	bool rseq_pending;           /* (o) switched in since the area was last updated;
 				      * also set by the scheduler while it is off CPU */
+	struct thread_seccomp seccomp; /* (z: p->sig.lock, seccomp.h) mode and filters:
+				      * syscall_dispatch tests seccomp.mode */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */
 	bool autofree;               /* (s) freed by the thread reaper after it exits

@@ -16,6 +16,7 @@
 #include "pmap.h"
 #include "page.h"
 #include "proc.h"
+#include "seccomp.h"
 #include "ptrace.h"
 #include "file.h"
 #include "futex.h"
@@ -708,6 +709,7 @@ int proc_start_init(const char *path)
  */
 static void proc_thread_release(struct thread *t)
 {
+	seccomp_thread_release(t);
 	if (t->counted) {
 		struct uidinfo *ui = t->uidinfo;
 		fetch_and_add(&ui->nproc, -1UL);
@@ -884,6 +886,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	bool dying = p->sig.group_exit || p->sig.dead;
 	if (!dying) {
 		WRITE_ONCE(t->sig.blocked, pt->sig.blocked);
+		seccomp_fork_locked(t, pt);   /* with the list: a TSYNC sees both or neither */
 		t->tg_next = p->threads;
 		p->threads = t;
 		p->nthreads++;
@@ -985,6 +988,9 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	t->tid = p->pid;
 	t->pmap = p->map->pmap;
 	clone_user_state(t, tf, flags, child_stack, ctid, tls);
+	uint64_t sfl = disable_lock(&parent->sig.lock);
+	seccomp_fork_locked(t, curthread());
+	unlock_enable(&parent->sig.lock, sfl);
 	p->thread = t;
 	p->threads = t;
 	p->nthreads = 1;

@@ -13,6 +13,9 @@
  *     and rax -ENOSYS; a tracer setting orig_rax to -1 skips the call;
  *   - exec: SIGTRAP sent to the tracee, or with PTRACE_O_TRACEEXEC the
  *     stop SIGTRAP | PTRACE_EVENT_EXEC << 8;
+ *   - seccomp: with PTRACE_O_TRACESECCOMP, a filter's SECCOMP_RET_TRACE
+ *     stops the call with SIGTRAP | PTRACE_EVENT_SECCOMP << 8 (event
+ *     message: the filter's data); orig_rax -1 skips the call (seccomp.c);
  *   - single step: TF set on resume, the #DB trap a SIGTRAP (TRAP_TRACE).
  * In a stop the tracer reads and writes the registers (GETREGS, SETREGS,
  * PEEKUSER, POKEUSER, GETFPREGS, SETFPREGS), memory (PEEK/POKE TEXT and
@@ -192,6 +195,14 @@ static void event_stop(int event, uint64_t msg)
 	int sig = signal_ptrace_stop(SIGTRAP | (event << 8), NULL);
 	if (sig > 0)
 		signal_send_thread(p, curthread(), sig, SI_USER, 0);
+}
+
+/* A filter's SECCOMP_RET_TRACE for a tracer with PTRACE_O_TRACESECCOMP:
+ * the stop SIGTRAP | PTRACE_EVENT_SECCOMP << 8, the filter's data as the
+ * event message. */
+void ptrace_seccomp_stop(uint32_t data)
+{
+	event_stop(PTRACE_EVENT_SECCOMP, (uint64_t)data);
 }
 
 /* The event a clone with flags reports (Linux kernel_clone), 0: none. */

@@ -988,20 +988,25 @@ static void force_sig_locked(struct proc *p, struct thread *t, const struct ksig
 	send_locked(p, t, info, q, freel, NULL);
 }
 
-void signal_force(struct thread *t, int sig, int code, uint64_t addr)
+void signal_force_info(struct thread *t, const struct ksiginfo *info)
 {
 	struct proc *p = t->proc;
+	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
+	uint64_t s = disable_lock(&p->sig.lock);
+	force_sig_locked(p, t, info, &q, &freel);
+	unlock_enable(&p->sig.lock, s);
+	kfree(q);
+	sigq_free_list(freel);
+}
+
+void signal_force(struct thread *t, int sig, int code, uint64_t addr)
+{
 	struct ksiginfo info;
 	memset(&info, 0, sizeof(info));
 	info.signo = sig;
 	info.code = code;
 	info.u.fault.addr = addr;
-	struct sigq *q = kmalloc(sizeof(*q), 0), *freel = NULL;
-	uint64_t s = disable_lock(&p->sig.lock);
-	force_sig_locked(p, t, &info, &q, &freel);
-	unlock_enable(&p->sig.lock, s);
-	kfree(q);
-	sigq_free_list(freel);
+	signal_force_info(t, &info);
 }
 
 /* ---- waiting for signals ---- */
@@ -1365,7 +1370,7 @@ static void notify_continued(struct proc *p)
 		proc_continued(p);
 }
 
-static int core_flag(struct proc *p)
+int signal_core_flag(struct proc *p)
 {
 	return READ_ONCE(p->rlim_cur[RLIMIT_CORE]) ? 0x80 : 0;
 }
@@ -1517,7 +1522,7 @@ void signal_deliver(struct trapframe *tf)
 			     t->sig.fault_vector >= 0;
 		if (fault)
 			print_fault_kill(p, t, sig);
-		proc_exit(def == DEF_CORE ? (sig | core_flag(p)) : sig);
+		proc_exit(def == DEF_CORE ? (sig | signal_core_flag(p)) : sig);
 	}
 	/* No handler ran: an interrupted call restarts. */
 	if (syscall) {

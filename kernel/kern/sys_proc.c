@@ -1016,6 +1016,8 @@ SYSCALL(126, capset)
 #define PR_SET_KEEPCAPS 8
 #define PR_SET_NAME 15
 #define PR_GET_NAME 16
+#define PR_GET_SECCOMP 21
+#define PR_SET_SECCOMP 22
 #define PR_CAPBSET_READ 23
 #define PR_CAPBSET_DROP 24
 #define PR_GET_SECUREBITS 27
@@ -1178,6 +1180,10 @@ SYSCALL(157, prctl)
 		if (a1 || a2 || a3 || a4)
 			return -EINVAL;
 		return (int)READ_ONCE(p->cred.no_new_privs);
+	case PR_GET_SECCOMP:
+		return seccomp_prctl_get();
+	case PR_SET_SECCOMP:
+		return seccomp_prctl_set(a1, a2);
 	case PR_SET_CHILD_SUBREAPER:
 		proc_set_subreaper(p, a1 != 0);
 		return 0;

@@ -15,6 +15,7 @@
 #include "uexit.h"
 #include "syscall.h"
 #include "ptrace.h"
+#include "seccomp.h"
 #include "failinject.h"
 #include "trap.h"
 #include "x86.h"
@@ -46,8 +47,9 @@ const char *syscall_name(uint64_t nr)
 
 void syscall_dispatch(struct trapframe *tf)
 {
+	struct thread *t = curthread();
 	uint64_t nr = tf->rax;
-	bool traced = unlikely(READ_ONCE(curproc()->tracer) != NULL);
+	bool traced = unlikely(READ_ONCE(t->proc->tracer) != NULL);
 	if (traced) {
 		/* The entry stop (PTRACE_SYSCALL): the tracer sees orig_rax and
 		 * rax -ENOSYS, and may change the call (-1: none). */
@@ -56,6 +58,13 @@ void syscall_dispatch(struct trapframe *tf)
 		nr = tf->error;
 		if ((int64_t)nr < 0)
 			goto out;
+	}
+	if (unlikely(READ_ONCE(t->seccomp.mode) != SECCOMP_MODE_DISABLED)) {
+		/* After the ptrace entry stop, as Linux: filters see the call
+		 * the tracer left; they may skip it (tf->rax the result). */
+		if (seccomp_syscall_enter(tf) < 0)
+			goto out;
+		nr = tf->error;
 	}
 	if (nr < NSYSCALL)
 		sys_count[nr]++;
