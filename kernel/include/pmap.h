@@ -121,6 +121,10 @@ int pmap_enter_if_gen(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t
  * the entry becomes exactly prot.  Returns 0 or -EAGAIN.
  */
 int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot);
+/* A reference to the frame at va if the entry still holds expect (under
+ * the pmap lock, so a concurrent replacement cannot free it first): true,
+ * or false if it changed. */
+bool pmap_ref_if(struct pmap *pm, vaddr_t va, paddr_t expect);
 
 /* Remove mappings in [start, end); the mapped pages are not released. */
 void pmap_remove(struct pmap *pm, vaddr_t start, vaddr_t end);

@@ -18,6 +18,7 @@
 #include "kmem.h"
 #include "param.h"
 #include "pmap.h"
+#include "page.h"
 #include "proc.h"
 #include "syscall.h"
 #include "thread.h"
@@ -70,14 +71,19 @@ int vm_remote_copy(struct vm_map *map, vaddr_t va, void *buf, size_t n, bool wri
 	for (int tries = 0; tries < 8; tries++) {
 		lock_read(&map->lock);
 		uint64_t pte = 0;
-		paddr_t pa = pmap_lookup(map->pmap, va, &pte);
+		paddr_t pa = pmap_lookup(map->pmap, va, &pte) & ~(paddr_t)(PAGE_SIZE - 1);
 		bool ok = pa && (pte & PTE_P) && (pte & PTE_U) && (!write || (pte & PTE_W));
+		/* the frame is held while we copy: a thread of the target
+		 * replacing a copy-on-write entry (no map lock) may free it */
+		if (ok && !pmap_ref_if(map->pmap, va & ~(vaddr_t)(PAGE_SIZE - 1), pa))
+			ok = false;
 		if (ok) {
-			char *kva = (char *)P2V((pa & ~(PAGE_SIZE - 1)) + (va & (PAGE_SIZE - 1)));
+			char *kva = (char *)P2V(pa + (va & (PAGE_SIZE - 1)));
 			if (write)
 				memcpy(kva, buf, n);
 			else
 				memcpy(buf, kva, n);
+			page_unref(pa_to_page(pa));
 		}
 		lock_done(&map->lock);
 		if (ok)

@@ -189,32 +189,48 @@ static int fault_cow_unlocked(struct vm_map *map, vaddr_t va, const struct cow_j
 	return err;
 }
 
-/* A frame is at va but its entry does not allow access.  A write to a
+/*
+ * A frame is at va but its entry does not allow access.  A write to a
  * shared copy-on-write page fills job and returns FAULT_COW_UNLOCKED.
- * map->lock held for read. */
+ * map->lock held for read.
+ *
+ * cur came from a lock-free look at the entry, and the map lock does not
+ * keep it: a sibling thread's copy-on-write install (fault_cow_unlocked,
+ * no map lock) may replace the entry and drop the frame's last reference
+ * (the child that shared it gone).  So the first step is a reference taken
+ * only while the entry still holds cur (pmap_ref_if); counts below include
+ * it.
+ */
 static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 			 int access, paddr_t cur, struct cow_job *job)
 {
 	KASSERT(lock_held(&map->lock));
 	struct page *pg = pa_to_page(cur);
 	KASSERT(pg != NULL);
-	bool cow = !(r->flags & VR_SHARED) && (r->prot & PROT_WRITE) && page_refcount(pg) > 1;
+	if (!pmap_ref_if(map->pmap, va, cur))
+		return -EAGAIN;                  /* replaced meanwhile: look again */
+	bool cow = !(r->flags & VR_SHARED) && (r->prot & PROT_WRITE) && page_refcount(pg) > 2;
 	if (cow && (access & PROT_WRITE)) {
-		page_ref(pg);        /* the entry's reference keeps it until now */
-		job->cur = cur;
+		job->cur = cur;                  /* our reference is the copy's */
 		job->prot = r->prot;
 		job->gen = __atomic_load_n(&map->gen, __ATOMIC_ACQUIRE);
 		return FAULT_COW_UNLOCKED;
 	}
-	if (cow)       /* read or exec: restore rights, still read-only */
-		return pmap_set_prot_if(map->pmap, va, cur, r->prot & ~PROT_WRITE);
-	/*
-	 * The page is ours alone (count 1, only this map's entry, which cannot
-	 * gain a sharer while we hold the map lock) or shared on purpose.
-	 */
-	if ((access & PROT_WRITE) && !(r->flags & VR_SHARED))
-		fetch_and_add(&map->cow_reuse, 1);
-	return pmap_set_prot_if(map->pmap, va, cur, r->prot);
+	int err;
+	if (cow) {     /* read or exec: restore rights, still read-only */
+		err = pmap_set_prot_if(map->pmap, va, cur, r->prot & ~PROT_WRITE);
+	} else {
+		/*
+		 * The page is ours alone (count 2: this map's entry, which
+		 * cannot gain a sharer while we hold the map lock, and our
+		 * reference) or shared on purpose.
+		 */
+		if ((access & PROT_WRITE) && !(r->flags & VR_SHARED))
+			fetch_and_add(&map->cow_reuse, 1);
+		err = pmap_set_prot_if(map->pmap, va, cur, r->prot);
+	}
+	page_unref(pg);
+	return err;
 }
 
 /* Resolve the fault with map locked for read; *spare: a zeroed page made

@@ -533,6 +533,18 @@ int pmap_enter_if_gen(struct pmap *pm, vaddr_t va, paddr_t pa, int prot, paddr_t
 	return enter(pm, va, pa, prot, true, expect, gen, seen);
 }
 
+bool pmap_ref_if(struct pmap *pm, vaddr_t va, paddr_t expect)
+{
+	KASSERT(intr_enabled());
+	simple_lock(&pm->lock);
+	uint64_t *pte = pte_walk_locked(pm, va, false);
+	bool ok = pte && pte_has_frame(*pte) && (*pte & PTE_ADDR) == expect;
+	if (ok)
+		page_ref(pa_to_page(expect));
+	simple_unlock(&pm->lock);
+	return ok;
+}
+
 int pmap_set_prot_if(struct pmap *pm, vaddr_t va, paddr_t expect, int prot)
 {
 	KASSERT(intr_enabled());
