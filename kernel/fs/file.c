@@ -381,6 +381,7 @@ void fdtable_close_all(struct fdtable *t)
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
 		flock_close(f, t);
+		dnotify_flush(f);
 		file_unref(f);
 	}
 	vnode_put(t->borrowed);
@@ -463,6 +464,7 @@ void fdtable_exec(struct fdtable *t)
 			t->next_free = fd;
 		simple_unlock(&t->lock);
 		flock_close(f, t);
+		dnotify_flush(f);
 		file_unref(f);
 		simple_lock(&t->lock);
 	}
@@ -586,6 +588,7 @@ int fd_close(int fd)
 	if (!f)
 		return -EBADF;
 	flock_close(f, t);
+	dnotify_flush(f);
 	file_unref(f);
 	return 0;
 }
@@ -649,6 +652,7 @@ int fd_close_range(unsigned first, unsigned last, unsigned flags)
 			continue;
 		simple_unlock(&t->lock);
 		flock_close(f, t);
+		dnotify_flush(f);
 		file_unref(f);
 		simple_lock(&t->lock);
 	}

@@ -21,6 +21,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "fown.h"
 #include "inotify.h"
 #include "kmem.h"
 #include "poll.h"
@@ -78,11 +79,24 @@ struct inotify {
 struct iwatch {
 	struct iwatch *inext;           /* (i) next watch on the same inode */
 	struct iwatch *gnext;           /* (i) next watch of the same instance */
-	struct inotify *in;             /* [I] */
+	struct inotify *in;             /* [I] NULL: a dnotify watch (fcntl F_NOTIFY) */
 	struct inode *ip;               /* [I] not referenced: its release removes us */
 	int wd;                         /* [I] */
-	uint32_t mask;                  /* (i) IN_* events and flags */
+	uint32_t mask;                  /* (i) IN_* events and flags; dnotify: DN_* */
+	struct file *dfile;             /* [I] dnotify: the directory's open file (not
+					 * referenced: a close of it removes us) */
+	int dfd;                        /* (i) dnotify: the descriptor (si_fd) */
 };
+
+#define F_SETOWN     8                  /* fcntl */
+#define DN_ACCESS    0x00000001
+#define DN_MODIFY    0x00000002
+#define DN_CREATE    0x00000004
+#define DN_DELETE    0x00000008
+#define DN_RENAME    0x00000010
+#define DN_ATTRIB    0x00000020
+#define DN_MULTISHOT 0x80000000
+#define DN_EVENTS    0x0000003f
 
 static const struct file_ops inotify_fops;
 
@@ -172,29 +186,131 @@ static void watch_remove_locked(struct iwatch *w, bool ignored)
 	for (pp = &w->ip->inotify; *pp != w; pp = &(*pp)->inext)
 		;
 	WRITE_ONCE(*pp, w->inext);
+	if (S_ISDIR(w->ip->mode))
+		fetch_and_add(&inotify_ndirwatch, -1UL);
+	if (!w->in) {                   /* dnotify: no instance */
+		kfree(w);
+		return;
+	}
 	for (pp = &w->in->watches; *pp != w; pp = &(*pp)->gnext)
 		;
 	*pp = w->gnext;
 	w->in->user->nwatch--;
-	if (S_ISDIR(w->ip->mode))
-		fetch_and_add(&inotify_ndirwatch, -1UL);
 	if (ignored)
 		event_post_locked(w->in, w->wd, IN_IGNORED, 0, NULL, 0);
 	kfree(w);
 }
 
+/* The dnotify events an inotify event is (Linux's dnotify mapping). */
+static uint32_t dn_of(uint32_t mask)
+{
+	uint32_t dn = 0;
+	if (mask & IN_ACCESS)
+		dn |= DN_ACCESS;
+	if (mask & IN_MODIFY)
+		dn |= DN_MODIFY;
+	if (mask & (IN_CREATE | IN_MOVED_TO))
+		dn |= DN_CREATE;
+	if (mask & (IN_DELETE | IN_MOVED_FROM))
+		dn |= DN_DELETE;
+	if (mask & (IN_MOVED_FROM | IN_MOVED_TO))
+		dn |= DN_RENAME;
+	if (mask & IN_ATTRIB)
+		dn |= DN_ATTRIB;
+	return dn;
+}
+
+#define DN_BATCH 8                      /* dnotify signals sent per event */
+
 void inotify_event_slow(struct inode *ip, uint32_t mask, uint32_t cookie,
 			const char *name, size_t len)
 {
+	struct file *sig[DN_BATCH];
+	int sigfd[DN_BATCH], nsig = 0;
 	simple_lock(&inotify_lock);
 	struct iwatch *next;
 	for (struct iwatch *w = ip->inotify; w; w = next) {
 		next = w->inext;
+		if (!w->in) {
+			/* dnotify: the owner's signal, after the lock goes
+			 * (the file stays open while its watch exists) */
+			if (!(dn_of(mask) & w->mask) || nsig == DN_BATCH)
+				continue;
+			file_ref(w->dfile);
+			sig[nsig] = w->dfile;
+			sigfd[nsig++] = w->dfd;
+			if (!(w->mask & DN_MULTISHOT))
+				watch_remove_locked(w, false);
+			continue;
+		}
 		if (!(mask & w->mask & IN_ALL_EVENTS))
 			continue;
 		event_post_locked(w->in, w->wd, mask, cookie, name, len);
 		if (w->mask & IN_ONESHOT)
 			watch_remove_locked(w, true);
+	}
+	simple_unlock(&inotify_lock);
+	for (int i = 0; i < nsig; i++) {
+		fown_send(sig[i], sigfd[i], POLL_MSG, POLLIN | POLLRDNORM | POLLMSG);
+		file_unref(sig[i]);
+	}
+}
+
+/* ---- dnotify (fcntl F_NOTIFY) ---- */
+
+int inotify_dnotify(struct file *f, int fd, uint64_t arg)
+{
+	struct inode *ip = f->ip;
+	if (!ip || !S_ISDIR(ip->mode))
+		return -ENOTDIR;
+	uint32_t mask = (uint32_t)arg & (DN_EVENTS | DN_MULTISHOT);
+	if (!(mask & DN_EVENTS)) {
+		dnotify_flush(f);
+		return 0;
+	}
+	/* Linux: the caller becomes the owner its signals go to */
+	int64_t r = fown_fcntl(f, F_SETOWN, (uint64_t)curproc()->pid);
+	if (r < 0)
+		return (int)r;
+	struct iwatch *fresh = kzalloc(sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	simple_lock(&inotify_lock);
+	struct iwatch *w;
+	for (w = ip->inotify; w; w = w->inext)
+		if (!w->in && w->dfile == f)
+			break;
+	if (w) {
+		w->mask |= mask;                 /* Linux: added to the file's entry */
+		w->dfd = fd;
+	} else {
+		fresh->ip = ip;
+		fresh->dfile = f;
+		fresh->dfd = fd;
+		fresh->mask = mask;
+		fresh->inext = ip->inotify;
+		WRITE_ONCE(ip->inotify, fresh);
+		fetch_and_add(&inotify_ndirwatch, 1);
+		fresh = NULL;
+	}
+	simple_unlock(&inotify_lock);
+	kfree(fresh);
+	return 0;
+}
+
+void dnotify_flush(struct file *f)
+{
+	if (!f)
+		return;
+	struct inode *ip = f->ip;
+	if (!ip || !S_ISDIR(ip->mode) || !READ_ONCE(ip->inotify))
+		return;
+	simple_lock(&inotify_lock);
+	struct iwatch *next;
+	for (struct iwatch *w = ip->inotify; w; w = next) {
+		next = w->inext;
+		if (!w->in && w->dfile == f)
+			watch_remove_locked(w, false);
 	}
 	simple_unlock(&inotify_lock);
 }
@@ -223,6 +339,21 @@ static struct inode *file_parent(struct file *f, struct lookup *lk)
 	return NULL;
 }
 
+void inotify_file_parent(struct file *f, uint32_t mask)
+{
+	if (!f->ip || !READ_ONCE(inotify_ndirwatch))
+		return;
+	struct lookup *lk = kmalloc(sizeof(*lk), 0);
+	if (!lk)
+		return;
+	struct inode *dir = file_parent(f, lk);
+	if (dir) {
+		inotify_event_slow(dir, mask | inotify_isdir(f->ip), 0, lk->last, lk->lastlen);
+		vnode_put(dir);
+	}
+	kfree(lk);
+}
+
 void inotify_file_slow(struct file *f, uint32_t mask)
 {
 	struct inode *ip = f->ip;
@@ -245,7 +376,7 @@ void inotify_inode_free_slow(struct inode *ip)
 	simple_lock(&inotify_lock);
 	struct iwatch *w;
 	while ((w = ip->inotify) != NULL) {
-		if (w->mask & IN_DELETE_SELF)
+		if (w->in && (w->mask & IN_DELETE_SELF))
 			event_post_locked(w->in, w->wd, IN_DELETE_SELF, 0, NULL, 0);
 		watch_remove_locked(w, true);
 	}

@@ -782,6 +782,7 @@ static int do_dup3(int oldfd, int newfd, int flags)
 	fdt_set_cloexec(t, newfd, flags & O_CLOEXEC);
 	simple_unlock(&t->lock);
 	flock_close(old, t);
+	dnotify_flush(old);
 	file_unref(old);
 	return newfd;
 }
@@ -835,6 +836,7 @@ SYSCALL(32, dup)
 #define F_OFD_SETLKW 38
 #define F_SETLEASE 1024
 #define F_GETLEASE 1025
+#define F_NOTIFY 1026
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
@@ -944,6 +946,9 @@ SYSCALL(72, fcntl)
 		break;
 	case F_GETLEASE:
 		r = flock_getlease(f);
+		break;
+	case F_NOTIFY:
+		r = inotify_dnotify(f, fd, a2);
 		break;
 	case F_SETPIPE_SZ:                  /* above fs/pipe-max-size: root only */
 		r = pipe_set_size(f, (uint32_t)a2, cap_capable(CAP_SYS_RESOURCE));
@@ -1515,6 +1520,29 @@ static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 	return 0;
 }
 
+/*
+ * After an attribute change of the file at (dirfd, upath): IN_ATTRIB with
+ * its name for the watches of the directory it is in (Linux reports a
+ * child's metadata change to its parent too; dnotify's DN_ATTRIB).  Only
+ * when some directory is watched.
+ */
+static void attrib_parent(int dirfd, uint64_t upath, uint32_t isdir)
+{
+	if (!READ_ONCE(inotify_ndirwatch))
+		return;
+	char *path;
+	if (path_in(upath, &path, true))
+		return;
+	struct lookup *lk = kmalloc(sizeof(*lk), 0);
+	if (lk && path[0] && lookup_at(dirfd, path, LK_PARENT, lk) == 0) {
+		if (READ_ONCE(lk->ip->inotify) && lk->lastlen)
+			inotify_event_slow(lk->ip, IN_ATTRIB | isdir, 0, lk->last, lk->lastlen);
+		vnode_put(lk->ip);
+	}
+	kfree(lk);
+	kfree(path);
+}
+
 static int64_t do_fchmodat(int dirfd, uint64_t upath, uint32_t mode, int flags)
 {
 	struct inode *ip;
@@ -1522,7 +1550,10 @@ static int64_t do_fchmodat(int dirfd, uint64_t upath, uint32_t mode, int flags)
 	if (r)
 		return r;
 	r = S_ISLNK(ip->mode) ? -EOPNOTSUPP : setmode(ip, mode);
+	uint32_t isdir = inotify_isdir(ip);
 	vnode_put(ip);
+	if (r == 0)
+		attrib_parent(dirfd, upath, isdir);
 	return r;
 }
 
@@ -1534,6 +1565,8 @@ SYSCALL(91, fchmod)
 	if (!f)
 		return -EBADF;
 	int r = f->ip && f->fmode ? setmode(f->ip, (uint32_t)a1) : -EBADF;
+	if (r == 0)
+		inotify_file_parent(f, IN_ATTRIB);
 	file_unref(f);
 	return r;
 }
@@ -1547,7 +1580,10 @@ static int64_t do_fchownat(int dirfd, uint64_t upath, uint32_t uid, uint32_t gid
 	if (r)
 		return r;
 	r = setowner(ip, uid, gid);
+	uint32_t isdir = inotify_isdir(ip);
 	vnode_put(ip);
+	if (r == 0)
+		attrib_parent(dirfd, upath, isdir);
 	return r;
 }
 
@@ -1560,6 +1596,8 @@ SYSCALL(93, fchown)
 	if (!f)
 		return -EBADF;
 	int r = f->ip && f->fmode ? setowner(f->ip, (uint32_t)a1, (uint32_t)a2) : -EBADF;
+	if (r == 0)
+		inotify_file_parent(f, IN_ATTRIB);
 	file_unref(f);
 	return r;
 }
@@ -1672,7 +1710,10 @@ SYSCALL(280, utimensat)
 		return r;
 	}
 	r = set_times(ip, a2 ? ts : NULL);
+	uint32_t isdir = inotify_isdir(ip);
 	vnode_put(ip);
+	if (r == 0 && a1)
+		attrib_parent((int)a0, a1, isdir);
 	return r;
 }
 

@@ -53,6 +53,16 @@ void inotify_event_slow(struct inode *ip, uint32_t mask, uint32_t cookie,
 			const char *name, size_t len);
 void inotify_file_slow(struct file *f, uint32_t mask);
 
+/* dnotify: fcntl(fd, F_NOTIFY, arg) on directory file f (DN_* events, 0:
+ * none); the signal goes to the caller (F_SETOWN) as fown_send sends it,
+ * once unless DN_MULTISHOT.  0 or -errno. */
+int inotify_dnotify(struct file *f, int fd, uint64_t arg);
+/* An event about open file f for the watches of the directory it is in
+ * (found by the name it was opened by), not f's own. */
+void inotify_file_parent(struct file *f, uint32_t mask);
+/* A descriptor of f was closed: f's dnotify watch goes (Linux). */
+void dnotify_flush(struct file *f);
+
 /* IN_ISDIR when ip is a directory. */
 static inline uint32_t inotify_isdir(struct inode *ip)
 {
