@@ -56,11 +56,13 @@ bool vm_uffd_page_missing(struct vm_map *map, struct vm_region *r, vaddr_t va);
  *     ctx: 0, -EINVAL (no region in the range, or one that cannot be
  *     registered), -EPERM (a shared mapping of a file not open for
  *     writing), -EBUSY (registered with another uffd), -ENOMEM.
- *   vm_uffd_unregister: the same range checks; clears ctx's registrations.
+ *   vm_uffd_unregister: the same range checks, but no region at all is
+ *     0; clears ctx's registrations.
  *   vm_uffd_clear: the uffd is being released: every region of ctx is
  *     unregistered.
  *   vm_uffd_fill: install pg (one reference, passed on on success) at dst
- *     in a region of ctx: 0, -ENOENT (not a range of ctx), -EEXIST (a page
+ *     in a registered region (of any uffd, as Linux): 0, -ENOENT (not
+ *     registered), -EEXIST (a page
  *     is there), -EFAULT (beyond the end of a file), -ENOMEM.
  */
 int vm_uffd_register(struct vm_map *map, vaddr_t start, vaddr_t end, struct uffd_ctx *ctx);

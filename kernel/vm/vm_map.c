@@ -1741,16 +1741,18 @@ static int uffd_region_ok(const struct vm_region *r)
 /*
  * Checks the regions of [start, end) for a registration with ctx (reg) or
  * its removal: at least one region in the range (holes are skipped, as
- * Linux), each one registrable, none of another uffd when registering.
- * 0, -EINVAL, -EPERM, -EBUSY.  Map locked.
+ * Linux; none at all: -EINVAL, UFFD_NOTHING to unregister), each one
+ * registrable, none of another uffd when registering.  0, -EINVAL, -EPERM,
+ * -EBUSY.  Map locked.
  */
+#define UFFD_NOTHING 1
 static int uffd_check_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
 			     struct uffd_ctx *ctx, bool reg)
 {
 	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = first_above(map, start);
 	if (r == &map->head || r->start >= end)
-		return -EINVAL;
+		return reg ? -EINVAL : UFFD_NOTHING;
 	for (; r != &map->head && r->start < end; r = r->next) {
 		int err = uffd_region_ok(r);
 		if (err)
@@ -1795,7 +1797,7 @@ static int uffd_change(struct vm_map *map, vaddr_t start, vaddr_t end, struct uf
 	if (err == 0)
 		err = uffd_set_locked(map, start, end, ctx, reg);
 	lock_done(&map->lock);
-	return err;
+	return err == UFFD_NOTHING ? 0 : err;
 }
 
 int vm_uffd_register(struct vm_map *map, vaddr_t start, vaddr_t end, struct uffd_ctx *ctx)
@@ -1825,7 +1827,8 @@ void vm_uffd_clear(struct vm_map *map, struct uffd_ctx *ctx)
 	lock_done(&map->lock);
 }
 
-/* Install pg (one reference, passed on) at dst of region r: the object
+/* Install pg (one reference, passed on) at dst of region r (registered,
+ * with any uffd of this map: Linux checks no more): the object
  * takes it first when r is shared.  Map lock held for read. */
 static int uffd_fill_locked(struct vm_map *map, struct vm_region *r, vaddr_t dst,
 			    struct page *pg)
@@ -1848,11 +1851,12 @@ static int uffd_fill_locked(struct vm_map *map, struct vm_region *r, vaddr_t dst
 	return 0;
 }
 
-int vm_uffd_fill(struct vm_map *map, struct uffd_ctx *ctx, vaddr_t dst, struct page *pg)
+int vm_uffd_fill(struct vm_map *map, struct uffd_ctx *ctx __unused, vaddr_t dst,
+		 struct page *pg)
 {
 	lock_read(&map->lock);
 	struct vm_region *r = vm_map_lookup_locked(map, dst);
-	int err = (r == NULL || r->uffd != ctx || !(r->flags & VR_UFFD_MISSING)) ? -ENOENT :
+	int err = (r == NULL || r->uffd == NULL) ? -ENOENT :
 		  uffd_fill_locked(map, r, dst, pg);
 	lock_done(&map->lock);
 	return err;
