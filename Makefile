@@ -126,6 +126,7 @@ VM_OBJS := \
 	vm/usercopy.o \
 	vm/sys_mm.o \
 	vm/vm_file.o \
+	vm/userfaultfd.o \
 	vm/vm_test.o
 
 DEV_OBJS := \

@@ -17,6 +17,7 @@
 #include "tty.h"
 #include "signal.h"
 #include "uart.h"
+#include "uffd.h"
 #include "usercopy.h"
 #include "vfs.h"
 #include "waitq.h"
@@ -140,6 +141,8 @@ int dev_open(struct inode *ip, struct file *f)
 		return pty_open_master(f);
 	} else if (ma == 136) {
 		return pty_open_slave((int)mi, f);
+	} else if (ma == 10 && mi == 126) {
+		fops = &uffd_dev_fops;               /* /dev/userfaultfd */
 	}
 	if (!fops)
 		return -ENXIO;
@@ -172,6 +175,7 @@ void devfs_populate(struct inode *root)
 		{ "null", 0666, 1, 3 }, { "zero", 0666, 1, 5 }, { "full", 0666, 1, 7 },
 		{ "random", 0666, 1, 8 }, { "urandom", 0666, 1, 9 }, { "tty", 0666, 5, 0 },
 		{ "console", 0600, 5, 1 }, { "ttyS0", 0660, 4, 64 }, { "ptmx", 0666, 5, 2 },
+		{ "userfaultfd", 0600, 10, 126 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++)
 		vfs_create(root, nodes[i].name, strlen(nodes[i].name), S_IFCHR | nodes[i].mode,

@@ -27,6 +27,7 @@
 #include "poll.h"
 #include "proc.h"
 #include "syscall.h"
+#include "sysctl.h"
 #include "usercopy.h"
 #include "waitq.h"
 
@@ -261,6 +262,8 @@ void inotify_event_slow(struct inode *ip, uint32_t mask, uint32_t cookie,
 int inotify_dnotify(struct file *f, int fd, uint64_t arg)
 {
 	struct inode *ip = f->ip;
+	if (!READ_ONCE(sysctl_dir_notify_enable))
+		return -EINVAL;                  /* Linux: dnotify switched off */
 	if (!ip || !S_ISDIR(ip->mode))
 		return -ENOTDIR;
 	uint32_t mask = (uint32_t)arg & (DN_EVENTS | DN_MULTISHOT);

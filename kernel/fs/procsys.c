@@ -15,6 +15,7 @@
 #include "sbuf.h"
 #include "syscall.h"
 #include "sysctl.h"
+#include "uffd.h"
 #include "usercopy.h"
 
 #define HOST_MAX 64
@@ -166,6 +167,11 @@ static int store_aio_max(const char *s)
 	return 0;
 }
 
+/* fs/dir-notify-enable: 0 turns dnotify off (F_NOTIFY: EINVAL) */
+volatile int sysctl_dir_notify_enable = 1;
+static void show_dnotify(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_dir_notify_enable)); }
+static int store_dnotify(const char *s) { return store_int(&sysctl_dir_notify_enable, s, 0, 1); }
+
 /* net: the listen backlog cap, the loopback's buffers and ports */
 volatile int sysctl_somaxconn = 4096;
 static void show_somaxconn(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_somaxconn)); }
@@ -179,6 +185,8 @@ static int store_lease(const char *s) { return store_int(&sysctl_lease_break_tim
 static int store_pid_max(const char *s) { return store_int(&sysctl_pid_max, s, 301, PID_MAX_LIMIT); }
 static int store_threads_max(const char *s) { return store_int(&threads_max, s, 20, 0x3fffffff); }
 static int store_overcommit(const char *s) { return store_int(&overcommit, s, 0, 2); }
+static void show_uffd(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_unprivileged_userfaultfd)); }
+static int store_uffd(const char *s) { return store_int(&sysctl_unprivileged_userfaultfd, s, 0, 1); }
 
 static void show_in_queued(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(inotify_max_queued_events)); }
 static void show_in_instances(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(inotify_max_user_instances)); }
@@ -234,6 +242,7 @@ struct sysctl_file {
 static const struct sysctl_file files[] = {
 	{ 0, "aio-max-nr", show_aio_max, store_aio_max },
 	{ 0, "aio-nr", show_aio_nr, NULL },
+	{ 0, "dir-notify-enable", show_dnotify, store_dnotify },
 	{ 0, "file-max", show_file_max, store_file_max },
 	{ 0, "lease-break-time", show_lease, store_lease },
 	{ 0, "nr_open", show_nr_open, store_nr_open },
@@ -246,6 +255,7 @@ static const struct sysctl_file files[] = {
 	{ 1, "tainted", show_tainted, NULL },
 	{ 1, "threads-max", show_threads_max, store_threads_max },
 	{ 2, "overcommit_memory", show_overcommit, store_overcommit },
+	{ 2, "unprivileged_userfaultfd", show_uffd, store_uffd },
 	{ 7, "gc_delay", show_key_gc_delay, store_key_gc_delay },
 	{ 7, "maxbytes", show_key_maxbytes, store_key_maxbytes },
 	{ 7, "maxkeys", show_key_maxkeys, store_key_maxkeys },

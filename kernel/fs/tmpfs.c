@@ -200,6 +200,27 @@ int tmpfs_peekpage(struct inode *ip, uint64_t off, void **va)
 	return 0;
 }
 
+int tmpfs_insertpage(struct inode *ip, uint64_t off, void *va)
+{
+	if (!S_ISREG(ip->mode) || ip->ops || off >= READ_ONCE(ip->size))
+		return -EFAULT;
+	int err = 0;
+	simple_lock(&ip->pages);
+	void **slot = index_slot_locked(ip, off / PAGE_SIZE, true);
+	if (slot == NULL) {
+		err = -ENOMEM;
+	} else if (*slot != NULL) {
+		err = -EEXIST;
+	} else if (!data_charge(ip->sb)) {
+		err = -ENOMEM;                  /* Linux shmem_mfill_atomic_pte */
+	} else {
+		*slot = va;
+		WRITE_ONCE(ip->u.reg.npages, ip->u.reg.npages + 1);
+	}
+	simple_unlock(&ip->pages);
+	return err;
+}
+
 /*
  * The file grows from size old: clear the bytes after old in its last page,
  * which a shared mapping may have written (Linux: stores beyond the end of

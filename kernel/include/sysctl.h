@@ -15,6 +15,7 @@ extern volatile int sysctl_nr_open;             /* fs/nr_open: RLIMIT_NOFILE cap
 extern volatile int sysctl_pid_max;             /* kernel/pid_max: pids wrap below it */
 extern volatile int sysctl_lease_break_time;    /* fs/lease-break-time, seconds */
 extern volatile uint64_t sysctl_aio_max_nr;     /* fs/aio-max-nr: io_setup events in all (aio.c) */
+extern volatile int sysctl_dir_notify_enable;   /* fs/dir-notify-enable: dnotify on */
 extern volatile int sysctl_somaxconn;           /* net/core/somaxconn: listen backlog cap */
 extern volatile uint64_t aio_nr;                /* fs/aio-nr: io_setup events now (read-only) */
 

@@ -275,6 +275,11 @@ int tmpfs_getpage(struct inode *ip, uint64_t off, bool create, void **va);
 /* The page holding off if the file has one (below its size), referenced:
  * 0, or -ENOENT for a hole, -ENXIO at or beyond the end.  Never allocates. */
 int tmpfs_peekpage(struct inode *ip, uint64_t off, void **va);
+/* UFFDIO_COPY into a shared mapping: the file takes page va (its one
+ * reference) at off (page aligned) if it has none there: 0, -EEXIST,
+ * -EFAULT (at or beyond the end of the file), -ENOMEM (no memory, or the
+ * file system is full). */
+int tmpfs_insertpage(struct inode *ip, uint64_t off, void *va);
 
 void vfs_stat(struct inode *ip, struct fs_stat *st);
 void vnode_touch(struct inode *ip, int what);     /* 1 atime 2 mtime 4 ctime */

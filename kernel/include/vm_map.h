@@ -76,6 +76,7 @@
 #define VR_LOCKED     0x80  /* mlock: its pages stay (faulted in unless ONFAULT);
 			     * not inherited by a fork child */
 #define VR_LOCKONFAULT 0x100 /* mlock2(MLOCK_ONFAULT): locked as they fault in */
+#define VR_UFFD_MISSING 0x200 /* registered with r->uffd for missing faults (uffd.h) */
 
 /* madvise advice (Linux values). */
 #define MADV_NORMAL       0
@@ -120,6 +121,7 @@
  */
 struct vm_obj;
 struct aio_mm;
+struct uffd_ctx;
 struct page;
 struct vm_obj_ops {
 	/* The page at pgoff with a reference for the caller in *out: 0,
@@ -131,6 +133,11 @@ struct vm_obj_ops {
 	 * (a hole), -ENXIO (beyond the end).  NULL: no fault-around. */
 	int (*peek_page)(struct vm_obj *obj, uint64_t pgoff, struct page **out);
 	void (*release)(struct vm_obj *obj);     /* last reference dropped */
+	/* UFFDIO_COPY/ZEROPAGE into a shared file mapping: the object takes
+	 * pg (its one reference) at pgoff if it has no page there: 0,
+	 * -EEXIST, -EFAULT (beyond the end of the file), -ENOMEM.  NULL: a
+	 * file that cannot be registered with a userfaultfd. */
+	int (*insert_page)(struct vm_obj *obj, uint64_t pgoff, struct page *pg);
 	/* fork: a new object like obj for the child's map (a reference for
 	 * the caller), or NULL if no memory.  NULL hook: share obj. */
 	struct vm_obj *(*clone)(struct vm_obj *obj, struct vm_map *map);
@@ -175,6 +182,9 @@ struct vm_region {
 	 * before torn is set. */
 	struct vm_region *dnext;         /* [m] next on map->dying */
 	volatile uint32_t torn;          /* [a] teardown done: entries gone, shot down */
+	struct uffd_ctx *uffd;           /* [m] the userfaultfd it is registered with
+					  * (VR_UFFD_MISSING), no reference: the uffd's
+					  * release clears it (write hold) first */
 };
 
 /*
@@ -343,6 +353,11 @@ void vm_obj_unref(struct vm_obj *obj);
 /* Anonymous objects: the page at pgoff with a new reference for the
  * caller; NULL if no memory. */
 struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff);
+/* Anonymous objects: true if the object holds a page at pgoff. */
+bool vm_obj_has_page(struct vm_obj *obj, uint64_t pgoff);
+/* Anonymous objects: take pg (its reference) at pgoff unless a page is
+ * there: 0, -EEXIST, -EFAULT (beyond the object), -ENOMEM. */
+int vm_obj_insert_page(struct vm_obj *obj, uint64_t pgoff, struct page *pg);
 
 /* Region lookup (for tests and /proc): the region containing va, or NULL.
  * Called with map->lock held. */

@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "signal.h"
 #include "timekeep.h"
+#include "uffd.h"
 #include "waitq.h"
 #include "vm_map.h"
 #include "x86.h"
@@ -152,9 +153,12 @@ struct cow_job {
 	paddr_t cur;         /* the shared frame */
 	int prot;            /* the region's rights */
 	uint64_t gen;        /* map->gen under the lock */
+	struct uffd_ctx *uffd;   /* FAULT_UFFD: the uffd to wait for (a reference) */
+	uint64_t useq;           /* ... and its uffd_seq before the page was missing */
 };
 
 #define FAULT_COW_UNLOCKED 1   /* fault_locked: make job's copy with no lock */
+#define FAULT_UFFD         2   /* fault_locked: wait for job->uffd's handler */
 
 void (*vm_fault_test_hook)(struct vm_map *map, vaddr_t va);
 
@@ -233,16 +237,59 @@ static int fault_present(struct vm_map *map, struct vm_region *r, vaddr_t va,
 	return err;
 }
 
+bool vm_uffd_page_missing(struct vm_map *map, struct vm_region *r, vaddr_t va)
+{
+	KASSERT(lock_held(&map->lock));
+	if (pmap_lookup(map->pmap, va, NULL) != 0)
+		return false;
+	if (r->obj == NULL)
+		return true;
+	uint64_t pgoff = (r->off + (va - r->start)) >> PAGE_SHIFT;
+	const struct vm_obj_ops *ops = r->obj->ops;
+	if (ops == NULL || ops->get_page == NULL)
+		return !vm_obj_has_page(r->obj, pgoff);
+	struct page *pg;
+	int err = ops->peek_page(r->obj, pgoff, &pg);
+	if (err == 0)
+		page_unref(pg);
+	return err == -ENOENT;              /* -ENXIO: beyond the end, SIGBUS */
+}
+
+/*
+ * Region r is registered with a userfaultfd: if the page at va is missing,
+ * -EFAULT without VMF_UFFD_WAIT, else FAULT_UFFD with the uffd referenced
+ * in job.  0: not missing, resolve as usual.  map->lock held for read.
+ */
+static int fault_uffd(struct vm_map *map, struct vm_region *r, vaddr_t va, int vmf,
+		      struct cow_job *job)
+{
+	uint64_t seq = uffd_seq(r->uffd);   /* before the look (uffd_handle_fault) */
+	if (!vm_uffd_page_missing(map, r, va))
+		return 0;
+	if (!(vmf & VMF_UFFD_WAIT))
+		return -EFAULT;
+	uffd_ctx_ref(r->uffd);
+	job->uffd = r->uffd;
+	job->useq = seq;
+	return FAULT_UFFD;
+}
+
 /* Resolve the fault with map locked for read; *spare: a zeroed page made
  * before the lock (NULL if none), taken if a demand-zero fault uses it;
- * FAULT_COW_UNLOCKED: a copy to make after the lock is dropped (job). */
-static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page **spare,
-			struct cow_job *job)
+ * FAULT_COW_UNLOCKED: a copy to make after the lock is dropped (job);
+ * FAULT_UFFD: a userfaultfd to wait for (job). */
+static int fault_locked(struct vm_map *map, vaddr_t va, int access, int vmf,
+			struct page **spare, struct cow_job *job)
 {
 	KASSERT(lock_held(&map->lock));
 	struct vm_region *r = vm_map_lookup_locked(map, va);
 	if (r == NULL || !prot_allows(r->prot, access))
 		return -EFAULT;
+	if (r->flags & VR_UFFD_MISSING) {
+		int err = fault_uffd(map, r, va, vmf, job);
+		if (err)
+			return err;
+	}
 	bool obj = r->obj != NULL;
 	if (READ_ONCE(map->fault_obj_hint) != obj)
 		WRITE_ONCE(map->fault_obj_hint, obj);
@@ -268,8 +315,14 @@ static int fault_locked(struct vm_map *map, vaddr_t va, int access, struct page 
 
 int vm_fault(struct vm_map *map, vaddr_t va, int access)
 {
+	return vm_fault_flags(map, va, access, 0);
+}
+
+int vm_fault_flags(struct vm_map *map, vaddr_t va, int access, int vmf)
+{
 	if (va >= USER_TOP)
 		return -EFAULT;
+	vaddr_t addr = va;                 /* exact, for a userfaultfd message */
 	va = ALIGN_DOWN(va, PAGE_SIZE);
 	/*
 	 * Nothing mapped here yet (a lock-free look: page-table pages live as
@@ -283,12 +336,14 @@ int vm_fault(struct vm_map *map, vaddr_t va, int access)
 		spare = page_alloc_ref(PA_ZERO);
 	int err;
 	do {                 /* again when the map changed under an unlocked copy */
-		struct cow_job job = { 0, 0, 0 };
+		struct cow_job job = { 0, 0, 0, NULL, 0 };
 		lock_read(&map->lock);
-		err = fault_locked(map, va, access, &spare, &job);
+		err = fault_locked(map, va, access, vmf, &spare, &job);
 		lock_done(&map->lock);
 		if (err == FAULT_COW_UNLOCKED)
 			err = fault_cow_unlocked(map, va, &job);
+		else if (err == FAULT_UFFD)      /* no lock held while it waits */
+			err = uffd_handle_fault(job.uffd, addr, access, vmf, job.useq);
 	} while (err == -EAGAIN);
 	if (spare != NULL)
 		page_unref(spare);
@@ -337,7 +392,9 @@ static int fault_oom_retry(struct vm_map *map, vaddr_t va, int access)
  * Returns 0 if resolved, else the error: -ENXIO (a file page beyond the end
  * of its file: trap.c sends SIGBUS), -EFAULT, -ENOMEM (SIGSEGV; a user-mode
  * fault gets there only after the out-of-memory killer gave up, and none if
- * it is being killed).
+ * it is being killed), -EINTR (a user-mode fault waiting for a userfaultfd
+ * handler has a signal to take: trap.c returns to user mode through the
+ * signal path and the access faults again).
  */
 int vm_page_fault(struct trapframe *tf, uint64_t addr)
 {
@@ -353,11 +410,12 @@ int vm_page_fault(struct trapframe *tf, uint64_t addr)
 		return -EFAULT;
 	int access = (tf->error & PF_WRITE) ? PROT_WRITE :
 		     (tf->error & PF_INSN) ? PROT_EXEC : PROT_READ;
+	int vmf = VMF_UFFD_WAIT | (user ? VMF_USER : 0);
 	sti();
-	int err = vm_fault(map, addr, access);
+	int err = vm_fault_flags(map, addr, access, vmf);
 	if (err == -EFAULT && curproc() &&
 	    vm_grow_stack(map, addr, READ_ONCE(curproc()->rlim_cur[RLIMIT_STACK])) == 0)
-		err = vm_fault(map, addr, access);
+		err = vm_fault_flags(map, addr, access, vmf);
 	if (err == -ENOMEM && user && curproc())
 		err = fault_oom_retry(map, addr, access);
 	cli();

@@ -63,6 +63,13 @@ static int file_peek_page(struct vm_obj *obj, uint64_t pgoff, struct page **out)
 	return 0;
 }
 
+static int file_insert_page(struct vm_obj *obj, uint64_t pgoff, struct page *pg)
+{
+	if (pgoff >= (UINT64_MAX >> PAGE_SHIFT))
+		return -EFAULT;
+	return tmpfs_insertpage(obj->priv, pgoff << PAGE_SHIFT, P2V((paddr_t)pg->pfn << PAGE_SHIFT));
+}
+
 static void file_release(struct vm_obj *obj)
 {
 	struct inode *ip = obj->priv;
@@ -88,6 +95,7 @@ static struct vm_obj *file_clone(struct vm_obj *obj, struct vm_map *map)
 static const struct vm_obj_ops file_obj_ops = {
 	.get_page = file_get_page,
 	.peek_page = file_peek_page,
+	.insert_page = file_insert_page,
 	.release = file_release,
 	.clone = file_clone,
 };

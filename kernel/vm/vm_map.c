@@ -15,6 +15,7 @@
 #include "page.h"
 #include "proc.h"
 #include "signal.h"
+#include "uffd.h"
 #include "vm_map.h"
 
 #define OBJ_LEVELS      3
@@ -102,7 +103,7 @@ static uint64_t *obj_slot_locked(struct vm_obj *obj, uint64_t pgoff)
 }
 
 /* True if the object holds a page at pgoff (no allocation). */
-static bool obj_has_page(struct vm_obj *obj, uint64_t pgoff)
+bool vm_obj_has_page(struct vm_obj *obj, uint64_t pgoff)
 {
 	bool has = false;
 	simple_lock(&obj->lock);
@@ -141,6 +142,25 @@ struct page *vm_obj_get_page(struct vm_obj *obj, uint64_t pgoff)
 out:
 	simple_unlock(&obj->lock);
 	return pg;
+}
+
+int vm_obj_insert_page(struct vm_obj *obj, uint64_t pgoff, struct page *pg)
+{
+	if (pgoff >= (obj->size >> PAGE_SHIFT))
+		return -EFAULT;
+	int err = 0;
+	simple_lock(&obj->lock);
+	uint64_t *slot = obj_slot_locked(obj, pgoff);
+	if (slot == NULL) {
+		err = -ENOMEM;
+	} else if (*slot != 0) {
+		err = -EEXIST;
+	} else {
+		*slot = (uint64_t)pg->pfn << PAGE_SHIFT;
+		obj->npages++;
+	}
+	simple_unlock(&obj->lock);
+	return err;
 }
 
 /* ---- regions ---- */
@@ -317,7 +337,7 @@ static bool range_free_locked(struct vm_map *map, vaddr_t start, vaddr_t end)
 static bool mergeable(const struct vm_region *a, const struct vm_region *b)
 {
 	return a->end == b->start && a->prot == b->prot && a->flags == b->flags &&
-	       a->obj == b->obj && (!a->obj || a->off + (a->end - a->start) == b->off);
+	       a->uffd == b->uffd && a->obj == b->obj && (!a->obj || a->off + (a->end - a->start) == b->off);
 }
 
 /* Merge r with its neighbours where possible.  Map locked for write. */
@@ -1402,7 +1422,7 @@ int vm_mincore(struct vm_map *map, vaddr_t addr, uint64_t npages, uint8_t *vec)
 		}
 		bool in = pmap_lookup(map->pmap, va, NULL) != 0;
 		if (!in && r->obj)
-			in = obj_has_page(r->obj, (r->off + (va - r->start)) >> PAGE_SHIFT);
+			in = vm_obj_has_page(r->obj, (r->off + (va - r->start)) >> PAGE_SHIFT);
 		vec[i] = in;
 	}
 	lock_done(&map->lock);
@@ -1500,6 +1520,8 @@ struct vm_map *vm_map_fork(struct vm_map *parent)
 		}
 		*n = *r;
 		n->flags &= ~(VR_LOCKED | VR_LOCKONFAULT);   /* locks are not inherited */
+		n->flags &= ~VR_UFFD_MISSING;   /* no UFFD_FEATURE_EVENT_FORK: the */
+		n->uffd = NULL;                 /* child's faults are its own (Linux) */
 		if (n->obj && n->obj->ops && n->obj->ops->clone)
 			n->obj = n->obj->ops->clone(n->obj, child);   /* a file's: one per map */
 		else if (n->obj)
@@ -1567,6 +1589,8 @@ static int mremap_move_locked(struct vm_map *map, vaddr_t old, uint64_t oldlen, 
 	n->next = n->prev = NULL;
 	n->start = to;
 	n->end = to + newlen;
+	n->flags &= ~VR_UFFD_MISSING;       /* no UFFD_FEATURE_EVENT_REMAP: the */
+	n->uffd = NULL;                     /* moved range is unregistered (Linux) */
 	if (n->obj) {
 		n->off = r->off + (old - r->start);
 		vm_obj_ref(n->obj);
@@ -1693,5 +1717,147 @@ int vm_mremap(struct vm_map *map, vaddr_t old, uint64_t oldlen, uint64_t newlen,
 out:
 	lock_done(&map->lock);
 	reap_finish(&reap);
+	return err;
+}
+
+/* ---- userfaultfd registrations (uffd.h) ---- */
+
+/* Whether region r can be registered with a userfaultfd for missing
+ * faults: 0; -EINVAL (a private file mapping, an object that cannot take
+ * pages: the vDSO); -EPERM (a shared mapping of a file not open for
+ * writing: Linux's !VM_MAYWRITE). */
+static int uffd_region_ok(const struct vm_region *r)
+{
+	if (r->obj == NULL)
+		return 0;                       /* private anonymous, /dev/zero */
+	if (!(r->flags & VR_SHARED))
+		return -EINVAL;                 /* private file mapping: not done */
+	const struct vm_obj_ops *ops = r->obj->ops;
+	if (ops != NULL && ops->get_page != NULL && ops->insert_page == NULL)
+		return -EINVAL;
+	return (r->flags & VR_NOWRITE) ? -EPERM : 0;
+}
+
+/*
+ * Checks the regions of [start, end) for a registration with ctx (reg) or
+ * its removal: at least one region in the range (holes are skipped, as
+ * Linux; none at all: -EINVAL, UFFD_NOTHING to unregister), each one
+ * registrable, none of another uffd when registering.  0, -EINVAL, -EPERM,
+ * -EBUSY.  Map locked.
+ */
+#define UFFD_NOTHING 1
+static int uffd_check_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
+			     struct uffd_ctx *ctx, bool reg)
+{
+	KASSERT(lock_held(&map->lock));
+	struct vm_region *r = first_above(map, start);
+	if (r == &map->head || r->start >= end)
+		return reg ? -EINVAL : UFFD_NOTHING;
+	for (; r != &map->head && r->start < end; r = r->next) {
+		int err = uffd_region_ok(r);
+		if (err)
+			return err;
+		if (reg && r->uffd != NULL && r->uffd != ctx)
+			return -EBUSY;
+	}
+	return 0;
+}
+
+/* Registers (reg) the regions of [start, end) with ctx, or unregisters
+ * those of ctx there; splits at the ends, merges after.  0 or -ENOMEM.
+ * Map locked for write, range checked. */
+static int uffd_set_locked(struct vm_map *map, vaddr_t start, vaddr_t end,
+			   struct uffd_ctx *ctx, bool reg)
+{
+	KASSERT(lock_write_held(&map->lock));
+	int err = clip_range_locked(map, start, end);
+	if (err)
+		return err;
+	for (struct vm_region *r = first_above(map, start);
+	     r != &map->head && r->start < end; r = r->next) {
+		if (reg) {
+			r->uffd = ctx;
+			r->flags |= VR_UFFD_MISSING;
+		} else if (r->uffd == ctx) {
+			r->uffd = NULL;
+			r->flags &= ~VR_UFFD_MISSING;
+		}
+	}
+	merge_range_locked(map, start, end);
+	return 0;
+}
+
+/* Register or unregister [start, end) (uffd.h).  No lock held. */
+static int uffd_change(struct vm_map *map, vaddr_t start, vaddr_t end, struct uffd_ctx *ctx,
+		       bool reg)
+{
+	spare_refill(map);
+	vm_map_lock_write(map);
+	int err = uffd_check_locked(map, start, end, ctx, reg);
+	if (err == 0)
+		err = uffd_set_locked(map, start, end, ctx, reg);
+	lock_done(&map->lock);
+	return err == UFFD_NOTHING ? 0 : err;
+}
+
+int vm_uffd_register(struct vm_map *map, vaddr_t start, vaddr_t end, struct uffd_ctx *ctx)
+{
+	return uffd_change(map, start, end, ctx, true);
+}
+
+int vm_uffd_unregister(struct vm_map *map, vaddr_t start, vaddr_t end, struct uffd_ctx *ctx)
+{
+	return uffd_change(map, start, end, ctx, false);
+}
+
+void vm_uffd_clear(struct vm_map *map, struct uffd_ctx *ctx)
+{
+	vaddr_t lo = USER_TOP, hi = 0;
+	vm_map_lock_write(map);
+	for (struct vm_region *r = map->head.next; r != &map->head; r = r->next) {
+		if (r->uffd != ctx)
+			continue;
+		r->uffd = NULL;
+		r->flags &= ~VR_UFFD_MISSING;
+		lo = MIN(lo, r->start);
+		hi = MAX(hi, r->end);
+	}
+	if (lo < hi)
+		merge_range_locked(map, lo, hi);
+	lock_done(&map->lock);
+}
+
+/* Install pg (one reference, passed on) at dst of region r (registered,
+ * with any uffd of this map: Linux checks no more): the object
+ * takes it first when r is shared.  Map lock held for read. */
+static int uffd_fill_locked(struct vm_map *map, struct vm_region *r, vaddr_t dst,
+			    struct page *pg)
+{
+	KASSERT(lock_held(&map->lock));
+	paddr_t pa = (paddr_t)pg->pfn << PAGE_SHIFT;
+	if (r->obj == NULL) {
+		int e = pmap_enter_if(map->pmap, dst, pa, r->prot, 0);
+		return e == -EAGAIN ? -EEXIST : e;
+	}
+	uint64_t pgoff = (r->off + (dst - r->start)) >> PAGE_SHIFT;
+	const struct vm_obj_ops *ops = r->obj->ops;
+	int err = (ops == NULL || ops->get_page == NULL) ?
+		  vm_obj_insert_page(r->obj, pgoff, pg) : ops->insert_page(r->obj, pgoff, pg);
+	if (err)
+		return err;
+	page_ref(pg);                     /* the mapping's; the object has pg's */
+	if (pmap_enter_if(map->pmap, dst, pa, r->prot, 0) != 0)
+		page_unref(pg);               /* mapped meanwhile: the next fault maps it */
+	return 0;
+}
+
+int vm_uffd_fill(struct vm_map *map, struct uffd_ctx *ctx __unused, vaddr_t dst,
+		 struct page *pg)
+{
+	lock_read(&map->lock);
+	struct vm_region *r = vm_map_lookup_locked(map, dst);
+	int err = (r == NULL || r->uffd == NULL) ? -ENOENT :
+		  uffd_fill_locked(map, r, dst, pg);
+	lock_done(&map->lock);
 	return err;
 }

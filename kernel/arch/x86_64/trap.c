@@ -200,6 +200,8 @@ void trap(struct trapframe *tf)
 			TRACE(TEV_PGFAULT, cr2, tf->error, tf->rip, pferr);
 		if (v == 14 && pferr == 0)
 			return;
+		if (v == 14 && pferr == -EINTR && (tf->cs & 3))
+			goto user_exit;         /* a signal first; the access faults again */
 		if (!(tf->cs & 3) && extable_fixup(tf))
 			return;
 		if (tf->cs & 3) {
