@@ -101,6 +101,7 @@ KERN_OBJS := \
 	kern/keys.o \
 	kern/ptrace.o \
 	kern/rseq.o \
+	kern/acct.o \
 	kern/seccomp.o \
 	kern/futex_test.o \
 	kern/cmdline.o \

@@ -127,6 +127,7 @@ struct cred {
 #define CAP_SETPCAP 8
 #define CAP_LINUX_IMMUTABLE 9
 #define CAP_NET_BIND_SERVICE 10
+#define CAP_SYS_PACCT 20
 #define CAP_NET_ADMIN 12
 #define CAP_NET_RAW 13
 #define CAP_IPC_LOCK 14
@@ -390,6 +391,9 @@ int proc_foreach_all(int (*fn)(struct proc *, void *), void *arg);
  */
 #define PROC_OOM_GRACE_NS 1000000000ULL
 int proc_oom_select(void);
+/* acct.c: the process accounting record of p, ending with status, if
+ * accounting is on.  No lock held. */
+void acct_exit(struct proc *p, int status);
 /* The killer's score of p holding rss resident pages (oom_score_adj
  * applied; at least 1). */
 int64_t proc_oom_points(struct proc *p, int64_t rss);

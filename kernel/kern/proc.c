@@ -1390,6 +1390,7 @@ static void lock_release_zombie_tracees(struct proc *p)
 /* The last thread of p leaves: the process becomes a zombie. */
 static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int status)
 {
+	acct_exit(p, status);
 	timers_exit(p);
 	sem_exit(p);
 	keys_proc_exit(p);
