@@ -30,6 +30,7 @@
 #include "atomic.h"
 #include "trap.h"
 #include "tty.h"
+#include "syscall.h"
 #include "fown.h"
 #include "uart.h"
 #include "timekeep.h"
@@ -633,6 +634,21 @@ static void hangup(struct tty *tty)
 	tty->pgrp = 0;
 	unlock_enable(&tty->wq.lock, s);
 	send_pending(SIGBIT(SIGHUP) | SIGBIT(SIGCONT), pgrp);
+}
+
+/* vhangup(2): a hangup of the caller's controlling terminal (its
+ * foreground group gets SIGHUP and SIGCONT, the session loses it), as a
+ * modem's would.  CAP_SYS_TTY_CONFIG, else EPERM; no terminal: nothing. */
+SYSCALL(153, vhangup)
+{
+	if (!cap_capable(CAP_SYS_TTY_CONFIG))
+		return -EPERM;
+	struct tty *tty = tty_of_session(curproc()->sid);
+	if (tty) {
+		hangup(tty);
+		tty_unref(tty);
+	}
+	return 0;
 }
 
 void tty_session_gone(int sid)

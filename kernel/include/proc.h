@@ -128,6 +128,7 @@ struct cred {
 #define CAP_LINUX_IMMUTABLE 9
 #define CAP_NET_BIND_SERVICE 10
 #define CAP_SYS_PACCT 20
+#define CAP_SYS_TTY_CONFIG 26
 #define CAP_NET_ADMIN 12
 #define CAP_NET_RAW 13
 #define CAP_IPC_LOCK 14
