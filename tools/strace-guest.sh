@@ -2,7 +2,9 @@
 # tools/strace-guest.sh concerto|linux [SMP] — runs Debian's strace (a
 # dynamically linked glibc program) in the guest on busybox commands:
 #   strace -f sh -c 'ls / | wc -l', strace -c ls, strace -e trace=openat
-#   cat /etc/hosts, strace -f -e trace=process sh -c '...'
+#   cat /etc/hosts, strace -f -e trace=process sh -c '...', and strace -f
+#   on the multithreaded static Go program build/user/tests/go_threads
+#   (each thread's calls under its own id; make user builds it)
 # and prints what they print.  Builds build/strace/strace.cpio from the
 # default initramfs plus strace, its ld.so and libraries and a script,
 # boots it (Linux: build/linux/vmlinuz from tools/linux-kernel.sh) and
@@ -30,6 +32,8 @@ cp build/initramfs.spec "$out/spec"
 		echo "file /lib/x86_64-linux-gnu/$(basename "$l") $(readlink -f "$l") 755 0 0"
 	done
 	echo "file /st.sh $out/st.sh 755 0 0"
+	[ ! -f build/user/tests/go_threads ] ||
+		echo "file /go_threads $top/build/user/tests/go_threads 755 0 0"
 } >> "$out/spec"
 if [ -n "$ST_SCRIPT" ]; then cmds=$(cat "$ST_SCRIPT"); else
 cmds=$(cat <<'EOC'
@@ -38,6 +42,8 @@ strace -c ls /
 strace -e trace=openat cat /etc/hosts
 strace -f -e trace=process,exit_group sh -c 'true; (exit 3); echo done'
 strace -f -e trace=execve,wait4 -e signal=none sh -c 'sleep 0 & wait'
+strace -f -qq -o /go.st -e trace=clone,clone3,gettid,exit,exit_group -e signal=none /go_threads
+sh -c 'head -12 /go.st; echo threads: $(cut -d" " -f1 /go.st | sort -u | wc -l) calls: $(wc -l < /go.st)'
 EOC
 )
 fi

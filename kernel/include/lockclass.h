@@ -29,14 +29,14 @@
 	X(LC_TEST_C,       "test_c",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_d)") \
 	X(LC_TEST_D,       "test_d",        22, IPL_NONE, SIMPLE, "lock-package tests only (shares rank with test_c)") \
 	X(LC_TEST_IRQ,     "test_irq",      23, IPL_HIGH, SIMPLE, "lock-package tests only (interrupt-safe)") \
-	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (OSF/1 signals proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes") \
+	X(LC_PROCTREE,     "proctree",      24, IPL_NONE, SIMPLE, "the process-relation lock (OSF/1 signals proc_relation_lock): parent/child/sibling links, process state, exit status, stop/continue reports, vfork handshake, group membership changes (with pgrp), the list of all processes, ptrace links and options (each thread's tracer, the tracer's list of tracee threads)") \
 	X(LC_PGRP,         "pgrp",          26, IPL_NONE, SIMPLE, "a process group's member list (changed with proctree also held; kill(-pgid) walks it under this lock alone); never two at once") \
 	X(LC_UIDHASH,      "uidhash",       27, IPL_NONE, SIMPLE, "the per-uid table: uidinfo chains and reference counts (process counts for RLIMIT_NPROC are atomic)") \
 	X(LC_PTYTAB,       "ptytab",        29, IPL_NONE, SIMPLE, "the table of pseudo-terminals (numbers in use)") \
 	X(LC_PROC,         "proc",          30, IPL_NONE, SIMPLE, "a process: its name, limits, credentials, descriptor-table pointer") \
 	X(LC_PIDTAB,       "pidtab",        32, IPL_NONE, SIMPLE, "one bucket of the PID table (pid -> process, process group, session)") \
 	X(LC_SESSION,      "session",       33, IPL_NONE, SIMPLE, "a session: its leader (its controlling terminal is the tty's: tty->sid)") \
-	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks; its threads' seccomp modes and filter chains (written by the thread itself or a TSYNC)") \
+	X(LC_PROC_SIG,     "proc_sig",      34, IPL_HIGH, SIMPLE, "a process's signal state: actions, pending sets and queues (process and its threads), blocked masks, stop state, group exit; its list of live threads and their exited threads' CPU ticks; its threads' ptrace stops; its threads' seccomp modes and filter chains (written by the thread itself or a TSYNC)") \
 	X(LC_SIGHAND,      "sighand",       35, IPL_HIGH, SIMPLE, "a table of signal actions, shared by the processes made with CLONE_SIGHAND; taken inside their signal locks, or alone by a sigaction that discards nothing") \
 	X(LC_AIO,          "aio",           36, IPL_NONE, SIMPLE, "an address space's list of AIO contexts (aio.c: io_setup, io_destroy, lookups that take a context reference); a leaf: only reference counts under it") \
 	X(LC_UNIX_NAMES,   "unix_names",    37, IPL_NONE, SIMPLE, "the AF_UNIX name table (bound paths and abstract names), the internet port table and every internet socket's end points (inet.c), every socket's address and file, the list of all unix sockets, the in-flight descriptor counts (with the queue's socket lock) and the collector's marks") \

@@ -180,26 +180,9 @@ struct proc {
 	int contpending;                /* (t) continued, not yet reported */
 	int did_exec;                   /* (t) setpgid by the parent: EACCES */
 	int subreaper;                  /* (t) PR_SET_CHILD_SUBREAPER */
-	/* ptrace (kern/ptrace.c): the links are (t), the stop (s) sig.lock. */
-	struct proc *tracer;            /* (t) tracing us, NULL if none */
-	struct proc *tracees;           /* (t) the processes we trace */
-	struct proc *tracee_next;       /* (t) on tracer->tracees */
-	int ptrace_opts;                /* (t) PTRACE_O_* */
-	int pt_mode;                    /* (t) resumed by: PTRACE_CONT, _SYSCALL, _SINGLESTEP */
-	int pt_state;                   /* (s) PT_RUN, PT_STOPPED (waits for the tracer) */
-	int pt_status;                  /* (s) the stop for wait: (code << 8) | 0x7f */
-	bool pt_reported;               /* (s) a wait of the tracer took pt_status */
-	int pt_resume;                  /* (s) signal the tracer resumed it with (0: none) */
-	struct thread *pt_thread;       /* (s) the thread in the stop, or waiting to
-					 * be resumed out of it (one at a time) */
-	bool pt_seized;                 /* (t) attached by PTRACE_SEIZE (or auto-attached
-					 * from a seized tracee) */
-	bool pt_noinfo;                 /* (s) the stop has no siginfo (a group stop
-					 * of a tracee not seized: GETSIGINFO EINVAL) */
-	bool pt_listen;                 /* (s) PTRACE_LISTEN: stays in its group stop */
-	int pt_trap;                    /* (s) PT_TRAP_*: a stop due at return to user mode */
-	uint64_t pt_msg;                /* (s) PTRACE_GETEVENTMSG */
-	struct ksiginfo pt_info;        /* (s) the stop's siginfo (PTRACE_GETSIGINFO) */
+	/* ptrace (kern/ptrace.c): a tracee is a thread (its pt_* fields,
+	 * thread.h); a tracer is the whole process. */
+	struct thread *tracees;         /* (t) the threads we trace, via t->pt_next */
 	struct proc *vfork_parent;      /* (t) a thread of it is suspended until we
 					 * exec or exit (NULL once released) */
 	struct proc *parent;            /* (t) */
@@ -221,7 +204,7 @@ struct proc {
 	uint64_t cminflt;               /* (t) page faults of reaped children (and theirs) */
 	volatile uint64_t refcnt;       /* [a] */
 	struct vm_map *map;             /* (p) */
-	struct thread *thread;          /* (p+s) the leader: tid == pid (exec may make
+	struct thread *thread;          /* (t+p+s) the leader: tid == pid (exec may make
 					 * another thread the leader); kept until reaped */
 	struct thread *threads;         /* (s) live threads, via t->tg_next */
 	int nthreads;                   /* (s) live threads */

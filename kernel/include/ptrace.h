@@ -3,18 +3,20 @@
 /*
  * ptrace(2) (kern/ptrace.c): a tracer process stops a traced one at its
  * signal deliveries, system calls, exec and single steps, reads and
- * changes its registers and memory, and resumes it.  Traced state is per
- * process (one thread at a time in a stop); see docs/userspace.md.
+ * changes its registers and memory, and resumes it.  Every thread is a
+ * tracee of its own (Linux): the tracee state is in struct thread (pt_*),
+ * the tracer is a process; see docs/userspace.md.
  */
 #include "types.h"
 
 struct proc;
+struct thread;
 struct ksiginfo;
 
 #define PT_RUN      0
 #define PT_STOPPED  1
 
-/* proc.pt_trap: a stop the tracee owes its tracer at its next return to
+/* thread.pt_trap: a stop the tracee owes its tracer at its next return to
  * user mode. */
 #define PT_TRAP_NONE   0
 #define PT_TRAP_START  1    /* auto-attached new child: SIGSTOP, or EVENT_STOP if seized */
@@ -85,20 +87,32 @@ struct ksiginfo;
 /* signal.c: the stop itself, the tracer's resume and interrupt. */
 int signal_ptrace_stop(int code, struct ksiginfo *info);
 int signal_ptrace_stop_noinfo(int code);          /* a group stop: no siginfo */
-bool signal_ptrace_resume_locked(struct proc *p, int sig, bool listen);
-void signal_ptrace_trap(struct proc *p, int trap); /* PT_TRAP_*: due, p woken */
+bool signal_ptrace_resume_locked(struct thread *t, int sig, bool listen);
+void signal_ptrace_trap(struct thread *t, int trap); /* PT_TRAP_*: due, t woken */
 void signal_ptrace_wake_stopped(struct proc *p);  /* a group-stopped p looks again */
-/* proc.c: wakes the tracer's wait and sends it SIGCHLD (CLD_TRAPPED);
- * false if p is not traced. */
-bool proc_ptrace_notify(struct proc *p, int code);
+/* proc.c: wakes the tracer's wait and sends it SIGCHLD (CLD_TRAPPED, the
+ * pid t's id); false if t is not traced. */
+bool proc_ptrace_notify(struct thread *t, int code);
+/* proc.c: SIGCHLD to tracer tr for traced thread t's exit (wait status). */
+void proc_ptrace_exit_notify(struct proc *tr, struct thread *t, int status);
 void proc_wake_waiters_locked(struct proc *p);
 /* ptrace.c; _locked: proctree held */
-void ptrace_unlink_locked(struct proc *c);        /* c leaves its tracer's list */
+void ptrace_unlink_locked(struct thread *t);      /* t leaves its tracer's list */
+struct proc *ptrace_proc_tracer_locked(struct proc *p);  /* its leader's tracer */
 bool ptrace_tracee_exit_locked(struct proc *p);   /* true: its tracer reports it first */
 void ptrace_tracer_exit_locked(struct proc *p);   /* its live tracees let go */
+/* p's first tracee that waits for p's wait to take its exit: a non-leader
+ * thread's (pt_exited), or a zombie process's leader; NULL if none. */
+struct thread *ptrace_first_zombie_locked(struct proc *p);
+/* Non-leader thread t of p leaves with wait status `status` (after it left
+ * the thread list): a traced one stays on its tracer's list until the
+ * tracer's wait takes the exit.  No lock held. */
+void ptrace_thread_exit(struct proc *p, struct thread *t, int status);
 void ptrace_syscall_stop(bool entry);             /* entry or exit stop */
-void ptrace_exec(struct proc *p);                 /* after a successful exec */
-int ptrace_fork_attach(struct proc *c, uint64_t flags);   /* before c runs: event */
+void ptrace_exec(struct proc *p, int oldtid);     /* after a successful exec */
+/* New task nt (a new process's leader, or a thread of ours; not yet
+ * running) made by the caller with clone flags: auto-attached if asked. */
+int ptrace_fork_attach(struct thread *nt, uint64_t flags);
 void ptrace_fork_event(int event, int pid);       /* the parent's event stop */
 void ptrace_vfork_done(int pid);                  /* after the vfork wait */
 void ptrace_exit_event(int status);               /* before exit: EVENT_EXIT */

@@ -8,6 +8,8 @@
  *   (o) only the thread itself, or its CPU's scheduler while switched out
  *   (z) written under its process's p->sig.lock (by itself, or TSYNC);
  *       read by itself without a lock (seccomp.h)
+ *   (s) its process's p->sig.lock
+ *   (T) proctree_lock
  *   [a] atomic
  */
 #ifndef CONCERTO_THREAD_H
@@ -144,6 +146,27 @@ struct thread {
 				      * also set by the scheduler while it is off CPU */
 	struct thread_seccomp seccomp; /* (z: p->sig.lock, seccomp.h) mode and filters:
 				      * syscall_dispatch tests seccomp.mode */
+	/* ptrace (kern/ptrace.c): every thread is a tracee of its own (Linux);
+	 * the links and options (T), the stop (s). */
+	struct proc *pt_tracer;      /* (T) the process tracing it, NULL if none */
+	struct thread *pt_next;      /* (T) on pt_tracer->tracees */
+	int pt_opts;                 /* (T) PTRACE_O_* */
+	int pt_mode;                 /* (T) resumed by: PTRACE_CONT, _SYSCALL, _SINGLESTEP */
+	bool pt_seized;              /* (T) attached by PTRACE_SEIZE (or auto-attached
+				      * from a seized tracee) */
+	bool pt_exited;              /* (T) a non-leader thread exited: its exit waits for
+				      * the tracer's wait (the list holds a reference) */
+	int pt_xstatus;              /* (T) that exit's wait status */
+	int pt_state;                /* (s) PT_RUN, PT_STOPPED (waits for the tracer) */
+	int pt_status;               /* (s) the stop for wait: (code << 8) | 0x7f */
+	bool pt_reported;            /* (s) a wait of the tracer took pt_status */
+	int pt_resume;               /* (s) signal the tracer resumed it with (0: none) */
+	bool pt_noinfo;              /* (s) the stop has no siginfo (a group stop of a
+				      * tracee not seized: GETSIGINFO EINVAL) */
+	bool pt_listen;              /* (s) PTRACE_LISTEN: stays in its group stop */
+	int pt_trap;                 /* (s) PT_TRAP_*: a stop due at return to user mode */
+	uint64_t pt_msg;             /* (s) PTRACE_GETEVENTMSG */
+	struct ksiginfo pt_info;     /* (s) the stop's siginfo (PTRACE_GETSIGINFO) */
 	struct thread *tg_next;      /* (s) next live thread of the process (p->sig.lock) */
 	bool tg_live;                /* (s) on its process's thread list */
 	bool autofree;               /* (s) freed by the thread reaper after it exits

@@ -189,6 +189,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	}
 
 	/* Every other thread goes first (their memory is about to go). */
+	int oldtid = curthread()->tid;  /* PTRACE_EVENT_EXEC's message */
 	r = proc_exec_single();
 	if (r < 0) {
 		vm_map_destroy(map);
@@ -259,6 +260,6 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	wrmsr(MSR_FS_BASE, 0);
 	fpu_init_state(t->fpu);
 	fxrstor(t->fpu);
-	ptrace_exec(p);                 /* a traced process: SIGTRAP, or its stop */
+	ptrace_exec(p, oldtid);         /* a traced thread: SIGTRAP, or its stop */
 	return 0;
 }

@@ -903,7 +903,9 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 	if (flags & CLONE_PARENT_SETTID)
 		store_u32((void *)ptid, (uint32_t)tid);   /* errors ignored, as Linux */
 	TRACE(TEV_FORK, p->pid, tid, flags, 0);
+	int event = ptrace_fork_attach(t, flags);   /* TRACECLONE: t is traced too */
 	thread_start(t);
+	ptrace_fork_event(event, tid);    /* PTRACE_EVENT_CLONE, the new id */
 	return tid;
 }
 
@@ -1042,7 +1044,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		store_u32((void *)ptid, (uint32_t)p->pid);   /* errors ignored, as Linux */
 	TRACE(TEV_FORK, p->pid, t->tid, flags, 0);
 	int cpid = p->pid;                /* p may be gone once it runs */
-	int event = ptrace_fork_attach(p, flags);
+	int event = ptrace_fork_attach(t, flags);
 	thread_start(t);
 	ptrace_fork_event(event, cpid);   /* traced with TRACEFORK and the like */
 	if (flags & CLONE_VFORK) {
@@ -1089,6 +1091,9 @@ int proc_exec_single(void)
 	int oldtid = t->tid;
 	pid_set(p->pid, PE_THREAD, t);
 	pid_set(oldtid, PE_THREAD, NULL);
+	simple_lock(&proctree_lock);
+	if (old->pt_tracer)
+		ptrace_unlink_locked(old);    /* gone without a report (Linux de_thread) */
 	simple_lock(&p->lock);
 	uint64_t s = disable_lock(&p->sig.lock);
 	t->tid = p->pid;
@@ -1096,6 +1101,7 @@ int proc_exec_single(void)
 	p->thread = t;
 	unlock_enable(&p->sig.lock, s);
 	simple_unlock(&p->lock);
+	simple_unlock(&proctree_lock);
 	thread_join(old);                 /* the old leader's creation reference */
 	return 0;
 }
@@ -1235,7 +1241,9 @@ __noreturn void proc_thread_exit(int status)
 	 * thread may destroy it as soon as we are gone. */
 	pmap_deactivate();
 	t->pmap = NULL;
-	if (!signal_thread_leave(p, t, &status)) {
+	bool last = signal_thread_leave(p, t, &status);
+	ptrace_thread_exit(p, t, status); /* a traced non-leader: for its tracer's wait */
+	if (!last) {
 		if (t->tid != p->pid)
 			pid_set(t->tid, PE_THREAD, NULL);   /* the leader's stays until reaped */
 		thread_exit();
@@ -1353,7 +1361,7 @@ static int zombie_to_parent_locked(struct proc *p, bool sync)
 static void zombie_release_locked(struct proc *c)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	ptrace_unlink_locked(c);
+	ptrace_unlink_locked(c->thread);
 	struct proc *parent = c->parent;
 	proc_ref(parent);
 	proc_ref(c);
@@ -1372,18 +1380,33 @@ static void zombie_release_locked(struct proc *c)
 	simple_lock(&proctree_lock);
 }
 
-/* Takes proctree (held on return) and hands p's zombie tracees, whose
- * exits p will not take now, to their parents. */
+/* Traced thread t's exit was taken by its tracer's wait (or the tracer
+ * exits): t leaves the list, and the list's reference goes (after
+ * proctree, which is dropped and taken again). */
+static void thread_zombie_release_locked(struct thread *t)
+{
+	KASSERT(simple_lock_held(&proctree_lock) && t->pt_exited);
+	ptrace_unlink_locked(t);
+	t->pt_exited = false;
+	simple_unlock(&proctree_lock);
+	thread_unref(t);
+	simple_lock(&proctree_lock);
+}
+
+/* Takes proctree (held on return) and lets go of p's zombie tracees, whose
+ * exits p will not take now: processes go to their parents, exited
+ * threads are released. */
 static void lock_release_zombie_tracees(struct proc *p)
 {
 	simple_lock(&proctree_lock);
 	for (;;) {
-		struct proc *c = p->tracees;
-		while (c && c->state != PS_ZOMBIE)
-			c = c->tracee_next;
-		if (!c)
+		struct thread *t = ptrace_first_zombie_locked(p);
+		if (!t)
 			return;
-		zombie_release_locked(c);
+		if (t->pt_exited)
+			thread_zombie_release_locked(t);
+		else
+			zombie_release_locked(t->proc);
 	}
 }
 
@@ -1440,7 +1463,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 			c->parent = reaper;
 			WRITE_ONCE(c->ppid, reaper->pid);
 			c->exit_signal = SIGCHLD;
-			bool zombie = c->state == PS_ZOMBIE && !c->tracer;   /* not its tracer's yet */
+			/* not its tracer's yet */
+			bool zombie = c->state == PS_ZOMBIE && !ptrace_proc_tracer_locked(c);
 			if (zombie && reaper_autoreaps) {
 				detach_locked(c);
 				queue_autoreap_locked(c);
@@ -1479,7 +1503,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	struct proc *parent;              /* the one told now */
 	int sig;
 	if (for_tracer) {
-		parent = p->tracer;       /* its wait first, then the parent's */
+		parent = ptrace_proc_tracer_locked(p);   /* its wait first, then the parent's */
 		sig = SIGCHLD;
 		wake_proc_how_locked(parent, true);
 	} else {
@@ -1582,6 +1606,69 @@ static void wait_fill_zombie(struct proc *c, struct wait_result *r)
 	r->minflt = c->minflt + c->cminflt;
 }
 
+/* Does our tracee thread t match the wait's idtype and id (Linux: a
+ * thread's own id; its process's group)?  proctree held. */
+static bool tracee_matches(struct thread *t, int idtype, int want)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	return idtype == P_ALL || (idtype == P_PID && t->tid == want) ||
+	       (idtype == P_PGID && t->proc->pgid == want);
+}
+
+/* The exit of our tracee t, a non-leader thread (pt_exited): its own wait
+ * status; taken off our list unless WNOWAIT.  proctree held (dropped and
+ * taken again to release it). */
+static void wait_thread_exit_locked(struct thread *t, int options, struct wait_result *r)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	memset(r, 0, sizeof(*r));
+	r->pid = t->tid;
+	r->status = t->pt_xstatus;
+	status_code(t->pt_xstatus, &r->code, &r->sstatus);
+	r->uid = cred_ruid(t->proc);
+	if (!(options & WNOWAIT))
+		thread_zombie_release_locked(t);
+}
+
+/*
+ * What our tracee thread t has for our wait, filled in r: a ptrace stop
+ * (once), a non-leader thread's exit, or the exit of the zombie process
+ * it leads (WEXITED).  The leader of a live process that exited waits for
+ * the process (Linux's delay).  True if r is filled; proctree held (may be
+ * dropped and taken again when an exit is taken: the list changes).
+ */
+static bool tracee_report_locked(struct thread *t, int options, struct wait_result *r)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	struct proc *c = t->proc;
+	if (t->pt_exited || (t == c->thread && c->state == PS_ZOMBIE)) {
+		if (!(options & WEXITED))
+			return false;
+		if (t->pt_exited) {
+			wait_thread_exit_locked(t, options, r);
+		} else {
+			wait_fill_zombie(c, r);      /* not our child: its exit */
+			if (!(options & WNOWAIT))
+				zombie_release_locked(c);
+		}
+		return true;
+	}
+	uint64_t s = disable_lock(&c->sig.lock);
+	bool report = t->pt_state == PT_STOPPED && !t->pt_reported;
+	if (report) {
+		r->pid = t->tid;
+		r->status = t->pt_status;
+		r->code = CLD_TRAPPED;
+		r->sstatus = t->pt_status >> 8;
+		if (!(options & WNOWAIT))
+			t->pt_reported = true;
+	}
+	unlock_enable(&c->sig.lock, s);
+	if (report)
+		wait_fill_live_locked(c, r);
+	return report;
+}
+
 /*
  * The wait loop of wait4 and waitid.  idtype P_PGID with id 0 is the
  * caller's group.  Returns the child's pid, 0 (WNOHANG, none ready),
@@ -1598,38 +1685,16 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 		if (idtype == P_PGID && id == 0)
 			want = p->pgid;
 		bool any = false;
-		/* Tracees (children or not) in a ptrace stop, reported once,
-		 * whatever the options (Linux). */
-		for (struct proc *c = p->tracees; c; c = c->tracee_next) {
-			if (!(idtype == P_ALL || (idtype == P_PID && c->pid == want) ||
-			      (idtype == P_PGID && c->pgid == want)))
+		/* Tracee threads (of children or not): stops, reported once
+		 * whatever the options (Linux), and exits. */
+		for (struct thread *t = p->tracees; t; t = t->pt_next) {
+			if (!tracee_matches(t, idtype, want))
 				continue;
 			any = true;
-			if (c->state == PS_ZOMBIE) {     /* not our child: its exit */
-				if (!(options & WEXITED))
-					continue;
-				wait_fill_zombie(c, r);
-				if (!(options & WNOWAIT))
-					zombie_release_locked(c);
+			if (tracee_report_locked(t, options, r)) {
 				simple_unlock(&proctree_lock);
 				return r->pid;
 			}
-			uint64_t s = disable_lock(&c->sig.lock);
-			bool report = c->pt_state == PT_STOPPED && !c->pt_reported;
-			if (report) {
-				r->pid = c->pid;
-				r->status = c->pt_status;
-				r->code = CLD_TRAPPED;
-				r->sstatus = c->pt_status >> 8;
-				if (!(options & WNOWAIT))
-					c->pt_reported = true;
-			}
-			unlock_enable(&c->sig.lock, s);
-			if (!report)
-				continue;
-			wait_fill_live_locked(c, r);
-			simple_unlock(&proctree_lock);
-			return r->pid;
 		}
 		for (struct proc **pp = &p->children; *pp; pp = &(*pp)->sibling) {
 			struct proc *c = *pp;
@@ -1637,7 +1702,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				continue;
 			any = true;
 			if (c->state == PS_ZOMBIE) {
-				if (!(options & WEXITED) || c->tracer)
+				if (!(options & WEXITED) || ptrace_proc_tracer_locked(c))
 					continue;        /* its tracer takes it first */
 				wait_fill_zombie(c, r);
 				if (options & WNOWAIT) {
@@ -1653,7 +1718,7 @@ static int do_wait(int idtype, int id, int options, struct wait_result *r)
 				final_reap(c);
 				return r->pid;
 			}
-			if (c->tracer == p)
+			if (ptrace_proc_tracer_locked(c) == p)
 				continue;                /* its stops are ptrace stops */
 			if (c->stopsig && (options & WUNTRACED)) {
 				r->pid = c->pid;
@@ -2093,10 +2158,24 @@ static void stop_cont(struct proc *p, int sig)
 	proc_unref(parent);
 }
 
-bool proc_ptrace_notify(struct proc *p, int code)
+/* SIGCHLD (code, status) to tracer `to` about thread t: si_pid its id. */
+static void send_thread_report(struct proc *to, struct thread *t, int code, int status)
 {
+	struct ksiginfo info;
+	uint64_t ut, st;
+	proc_cputime(t->proc, &ut, &st);
+	chld_info(&info, t->proc, SIGCHLD, ut, st);
+	info.u.chld.pid = t->tid;
+	info.code = code;
+	info.u.chld.status = status;
+	signal_send_chld(to, &info);
+}
+
+bool proc_ptrace_notify(struct thread *t, int code)
+{
+	struct proc *p = t->proc;
 	simple_lock(&proctree_lock);
-	struct proc *tr = p->tracer;
+	struct proc *tr = t->pt_tracer;
 	if (!tr || p->state != PS_ALIVE) {
 		simple_unlock(&proctree_lock);
 		return false;
@@ -2104,9 +2183,16 @@ bool proc_ptrace_notify(struct proc *p, int code)
 	proc_ref(tr);
 	wake_proc_locked(tr);
 	simple_unlock(&proctree_lock);
-	send_chld_report(tr, p, CLD_TRAPPED, code);
+	send_thread_report(tr, t, CLD_TRAPPED, code);
 	proc_unref(tr);
 	return true;
+}
+
+void proc_ptrace_exit_notify(struct proc *tr, struct thread *t, int status)
+{
+	int code, sst;
+	status_code(status, &code, &sst);
+	send_thread_report(tr, t, code, sst);
 }
 
 void proc_stopped(struct proc *p, int sig)

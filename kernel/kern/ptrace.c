@@ -28,14 +28,17 @@
  * docs/userspace.md "ptrace".  A tracer that is not the parent reports
  * its tracee's exit first (proc.c keeps the zombie on its list).
  *
- * Left out: per-thread tracing (the state is the process's: one thread at
- * a time is in a stop, wait reports the process id, a CLONE_THREAD clone
- * makes no event).
+ * Every thread is a tracee of its own (Linux): attached by its id, stopped
+ * and resumed alone, reported by wait under its id; TRACECLONE makes a
+ * CLONE_THREAD child a tracee; a non-leader thread's exit is reported by
+ * its id, the leader's with the process's (once it is a zombie).  The
+ * tracer is a process (any of its threads may wait and ask).
  *
- * Locks: the tracer links (proc.tracer, tracees, tracee_next) and options
- * are under proctree; a stop (pt_state, pt_status, ...) under the tracee's
- * signal lock.  The tracee parks on its stop queue (signal.c
- * signal_ptrace_stop) and only the tracer's resume or SIGKILL ends it.
+ * Locks: the tracer links (thread.pt_tracer, pt_next, proc.tracees),
+ * options and pt_exited are under proctree; a stop (pt_state, pt_status,
+ * ...) under the tracee's process's signal lock.  The tracee parks on its
+ * process's stop queue (signal.c signal_ptrace_stop) and only the tracer's
+ * resume or SIGKILL ends it.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -62,90 +65,141 @@
 
 /* ---- links ---- */
 
-static void link_locked(struct proc *tracer, struct proc *c, int opts)
+/* t (a user thread, not yet traced) becomes a tracee of tracer. */
+static void link_locked(struct proc *tracer, struct thread *t, int opts)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	c->tracer = tracer;
-	c->tracee_next = tracer->tracees;
-	tracer->tracees = c;
-	c->ptrace_opts = opts;
-	c->pt_mode = PTRACE_CONT;
+	t->pt_tracer = tracer;
+	t->pt_next = tracer->tracees;
+	tracer->tracees = t;
+	t->pt_opts = opts;
+	t->pt_mode = PTRACE_CONT;
+	t->pt_exited = false;
 }
 
-void ptrace_unlink_locked(struct proc *c)
+void ptrace_unlink_locked(struct thread *t)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	struct proc *tr = c->tracer;
-	for (struct proc **pp = &tr->tracees; *pp; pp = &(*pp)->tracee_next)
-		if (*pp == c) {
-			*pp = c->tracee_next;
+	struct proc *tr = t->pt_tracer;
+	for (struct thread **pp = &tr->tracees; *pp; pp = &(*pp)->pt_next)
+		if (*pp == t) {
+			*pp = t->pt_next;
 			break;
 		}
-	c->tracer = NULL;
-	c->tracee_next = NULL;
-	c->ptrace_opts = 0;
-	c->pt_seized = false;
-	uint64_t s = disable_lock(&c->sig.lock);
-	c->pt_trap = PT_TRAP_NONE;              /* an interrupt not taken is void */
-	unlock_enable(&c->sig.lock, s);
+	t->pt_tracer = NULL;
+	t->pt_next = NULL;
+	t->pt_opts = 0;
+	t->pt_seized = false;
+	struct proc *p = t->proc;
+	uint64_t s = disable_lock(&p->sig.lock);
+	t->pt_trap = PT_TRAP_NONE;              /* an interrupt not taken is void */
+	unlock_enable(&p->sig.lock, s);
 }
 
-/* Resumes stopped c (mode PTRACE_CONT, _SYSCALL or _SINGLESTEP) with sig;
- * listen: PTRACE_LISTEN (back to its group stop).  False if it is not in a
- * stop. */
-static bool resume_locked(struct proc *c, int sig, int mode, bool listen)
+/* The tracer of p's leader thread: the one that reports p's exit. */
+struct proc *ptrace_proc_tracer_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	int old = c->pt_mode;
-	c->pt_mode = mode;
-	uint64_t s = disable_lock(&c->sig.lock);
-	struct thread *t = c->pt_state == PT_STOPPED ? c->pt_thread : NULL;
-	if (t) {
+	return p->thread ? p->thread->pt_tracer : NULL;
+}
+
+/* Resumes stopped t (mode PTRACE_CONT, _SYSCALL or _SINGLESTEP) with sig;
+ * listen: PTRACE_LISTEN (back to its group stop).  False if it is not in a
+ * stop. */
+static bool resume_locked(struct thread *t, int sig, int mode, bool listen)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	int old = t->pt_mode;
+	t->pt_mode = mode;
+	struct proc *p = t->proc;
+	uint64_t s = disable_lock(&p->sig.lock);
+	if (t->pt_state == PT_STOPPED) {
 		struct trapframe *tf = thread_utf(t);
 		if (mode == PTRACE_SINGLESTEP)
 			tf->rflags |= RFLAGS_TF;
 		else if (old == PTRACE_SINGLESTEP)
 			tf->rflags &= ~RFLAGS_TF;   /* only the flag we set */
 	}
-	unlock_enable(&c->sig.lock, s);
-	return signal_ptrace_resume_locked(c, sig, listen);
+	unlock_enable(&p->sig.lock, s);
+	return signal_ptrace_resume_locked(t, sig, listen);
 }
 
-/* Detaches c from its tracer (which is exiting, or asked) and lets it run
+/* Detaches t from its tracer (which is exiting, or asked) and lets it run
  * with sig. */
-static void detach_locked(struct proc *c, int sig)
+static void detach_locked(struct thread *t, int sig)
 {
-	resume_locked(c, sig, PTRACE_CONT, false);
-	ptrace_unlink_locked(c);
+	resume_locked(t, sig, PTRACE_CONT, false);
+	ptrace_unlink_locked(t);
 }
 
-/* p exits.  A tracer that is also its parent (or none) learns of it as
- * the parent does; another tracer's wait reports the exit first (Linux),
- * and p stays on its list until then (proc.c hands it to the parent). */
+/* p exits (its last thread).  A tracer of its leader that is also its
+ * parent (or none) learns of it as the parent does; another tracer's wait
+ * reports the exit first (Linux), and the leader stays on its list until
+ * then (proc.c hands p to the parent). */
 bool ptrace_tracee_exit_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	struct proc *tr = p->tracer;
+	struct proc *tr = ptrace_proc_tracer_locked(p);
 	if (!tr)
 		return false;
 	if (tr != p->parent)
 		return true;
-	ptrace_unlink_locked(p);
+	ptrace_unlink_locked(p->thread);
 	proc_wake_waiters_locked(tr);        /* its wait may have nothing left */
 	return false;
 }
 
+/* Is tracee t's exit waiting for its tracer's wait? */
+static bool zombie_tracee(struct thread *t)
+{
+	return t->pt_exited || (t == t->proc->thread && t->proc->state == PS_ZOMBIE);
+}
+
+struct thread *ptrace_first_zombie_locked(struct proc *p)
+{
+	KASSERT(simple_lock_held(&proctree_lock));
+	struct thread *t = p->tracees;
+	while (t && !zombie_tracee(t))
+		t = t->pt_next;
+	return t;
+}
+
 /* Tracer p exits: its live tracees are let go (killed with EXITKILL).
- * proc.c has handed its zombie tracees to their parents already. */
+ * proc.c has taken its zombie tracees from the list already. */
 void ptrace_tracer_exit_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
 	while (p->tracees) {
-		struct proc *c = p->tracees;
-		bool kill = c->ptrace_opts & PTRACE_O_EXITKILL;
-		detach_locked(c, 0);
+		struct thread *t = p->tracees;
+		KASSERT(!t->pt_exited);
+		bool kill = t->pt_opts & PTRACE_O_EXITKILL;
+		detach_locked(t, 0);
 		if (kill)
-			signal_send_proc(c, SIGKILL, SI_KERNEL, 0, 0);
+			signal_send_proc(t->proc, SIGKILL, SI_KERNEL, 0, 0);
+	}
+}
+
+/* The leader is the process's exit; another thread's exit is reported by
+ * its id.  Linux keeps the id until the tracer's wait; here it is free
+ * at once (the report names it still).  proctree is taken whether or not
+ * t looks traced: an attach that saw t live has linked it by then. */
+void ptrace_thread_exit(struct proc *p, struct thread *t, int status)
+{
+	if (t->tid == p->pid)
+		return;
+	simple_lock(&proctree_lock);
+	struct proc *tr = t->pt_tracer;
+	if (tr) {
+		t->pt_exited = true;
+		t->pt_xstatus = status;
+		thread_ref(t);                   /* the list's, until the wait */
+		proc_ref(tr);
+		proc_wake_waiters_locked(tr);
+	}
+	simple_unlock(&proctree_lock);
+	if (tr) {
+		proc_ptrace_exit_notify(tr, t, status);
+		proc_unref(tr);
 	}
 }
 
@@ -155,46 +209,48 @@ void ptrace_tracer_exit_locked(struct proc *p)
  * which (Linux PTRACE_EVENTMSG_SYSCALL_*), as GET_SYSCALL_INFO does. */
 void ptrace_syscall_stop(bool entry)
 {
-	struct proc *p = curproc();
-	if (READ_ONCE(p->pt_mode) != PTRACE_SYSCALL)
+	struct thread *t = curthread();
+	if (READ_ONCE(t->pt_mode) != PTRACE_SYSCALL)
 		return;
-	WRITE_ONCE(p->pt_msg, entry ? PTRACE_EVENTMSG_SYSCALL_ENTRY : PTRACE_EVENTMSG_SYSCALL_EXIT);
-	int code = SIGTRAP | ((READ_ONCE(p->ptrace_opts) & PTRACE_O_TRACESYSGOOD) ? 0x80 : 0);
+	WRITE_ONCE(t->pt_msg, entry ? PTRACE_EVENTMSG_SYSCALL_ENTRY : PTRACE_EVENTMSG_SYSCALL_EXIT);
+	int code = SIGTRAP | ((READ_ONCE(t->pt_opts) & PTRACE_O_TRACESYSGOOD) ? 0x80 : 0);
 	int sig = signal_ptrace_stop(code, NULL);
 	if (sig > 0)
-		signal_send_thread(p, curthread(), sig, SI_USER, 0);
+		signal_send_thread(t->proc, t, sig, SI_USER, 0);
 }
 
-void ptrace_exec(struct proc *p)
+/* After a successful exec by thread oldtid (now the leader). */
+void ptrace_exec(struct proc *p, int oldtid)
 {
-	if (!READ_ONCE(p->tracer))
+	struct thread *t = curthread();
+	if (!READ_ONCE(t->pt_tracer))
 		return;
-	if (READ_ONCE(p->ptrace_opts) & PTRACE_O_TRACEEXEC) {
-		WRITE_ONCE(p->pt_msg, (uint64_t)p->pid);    /* the former thread id */
+	if (READ_ONCE(t->pt_opts) & PTRACE_O_TRACEEXEC) {
+		WRITE_ONCE(t->pt_msg, (uint64_t)oldtid);    /* the former thread id */
 		int sig = signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_EXEC << 8), NULL);
 		if (sig > 0)
-			signal_send_thread(p, curthread(), sig, SI_USER, 0);
+			signal_send_thread(p, t, sig, SI_USER, 0);
 	} else {
-		signal_send_thread(p, curthread(), SIGTRAP, SI_USER, 0);
+		signal_send_thread(p, t, SIGTRAP, SI_USER, 0);
 	}
 }
 
 /* ---- event stops (PTRACE_O_TRACEFORK ... TRACEEXIT, EVENT_STOP) ---- */
 
-static bool event_enabled(struct proc *p, int event)
+static bool event_enabled(struct thread *t, int event)
 {
-	return READ_ONCE(p->tracer) && (READ_ONCE(p->ptrace_opts) & (1 << event));
+	return READ_ONCE(t->pt_tracer) && (READ_ONCE(t->pt_opts) & (1 << event));
 }
 
 /* The stop SIGTRAP | event << 8 with GETEVENTMSG msg; a signal the tracer
  * resumes with is sent to the thread (as after exec). */
 static void event_stop(int event, uint64_t msg)
 {
-	struct proc *p = curproc();
-	WRITE_ONCE(p->pt_msg, msg);
+	struct thread *t = curthread();
+	WRITE_ONCE(t->pt_msg, msg);
 	int sig = signal_ptrace_stop(SIGTRAP | (event << 8), NULL);
 	if (sig > 0)
-		signal_send_thread(p, curthread(), sig, SI_USER, 0);
+		signal_send_thread(t->proc, t, sig, SI_USER, 0);
 }
 
 /* A filter's SECCOMP_RET_TRACE for a tracer with PTRACE_O_TRACESECCOMP:
@@ -205,7 +261,8 @@ void ptrace_seccomp_stop(uint32_t data)
 	event_stop(PTRACE_EVENT_SECCOMP, (uint64_t)data);
 }
 
-/* The event a clone with flags reports (Linux kernel_clone), 0: none. */
+/* The event a clone with flags reports (Linux kernel_clone), 0: none
+ * (CLONE_THREAD clones have no exit signal: PTRACE_EVENT_CLONE). */
 static int fork_event(uint64_t flags)
 {
 	if (flags & CLONE_UNTRACED)
@@ -217,24 +274,25 @@ static int fork_event(uint64_t flags)
 	return PTRACE_EVENT_FORK;
 }
 
-/* New process c (not yet running), made by the caller with clone flags:
- * if the caller's tracer asked for the event (TRACEFORK, TRACEVFORK,
- * TRACECLONE), c is traced by it with the same options and owes it a
- * first stop (SIGSTOP; PTRACE_EVENT_STOP when seized).  Returns the event
- * for ptrace_fork_event, 0 if none.  No lock held. */
-int ptrace_fork_attach(struct proc *c, uint64_t flags)
+/* New task nt (a new process's leader or a new thread of ours, not yet
+ * running), made by the calling thread with clone flags: if the caller's
+ * tracer asked for the event (TRACEFORK, TRACEVFORK, TRACECLONE), nt is
+ * traced by it with the same options and owes it a first stop (SIGSTOP;
+ * PTRACE_EVENT_STOP when seized).  Returns the event for
+ * ptrace_fork_event, 0 if none.  No lock held. */
+int ptrace_fork_attach(struct thread *nt, uint64_t flags)
 {
-	struct proc *me = curproc();
+	struct thread *me = curthread();
 	int ev = fork_event(flags);
 	if (!ev || !event_enabled(me, ev))
 		return 0;
 	simple_lock(&proctree_lock);
-	if (me->tracer && (me->ptrace_opts & (1 << ev)) && c->state == PS_ALIVE) {
-		link_locked(me->tracer, c, me->ptrace_opts);
-		c->pt_seized = me->pt_seized;
-		uint64_t s = disable_lock(&c->sig.lock);
-		c->pt_trap = PT_TRAP_START;     /* taken at its first return to user mode */
-		unlock_enable(&c->sig.lock, s);
+	if (me->pt_tracer && (me->pt_opts & (1 << ev)) && nt->proc->state == PS_ALIVE) {
+		link_locked(me->pt_tracer, nt, me->pt_opts);
+		nt->pt_seized = me->pt_seized;
+		uint64_t s = disable_lock(&nt->proc->sig.lock);
+		nt->pt_trap = PT_TRAP_START;    /* taken at its first return to user mode */
+		unlock_enable(&nt->proc->sig.lock, s);
 	} else {
 		ev = 0;
 	}
@@ -252,23 +310,23 @@ void ptrace_fork_event(int event, int pid)
 /* The vfork parent runs again (the child execed or exited). */
 void ptrace_vfork_done(int pid)
 {
-	if (event_enabled(curproc(), PTRACE_EVENT_VFORK_DONE))
+	if (event_enabled(curthread(), PTRACE_EVENT_VFORK_DONE))
 		event_stop(PTRACE_EVENT_VFORK_DONE, (uint64_t)pid);
 }
 
 /* A thread is about to exit with wait status `status` (not when killed). */
 void ptrace_exit_event(int status)
 {
-	if (event_enabled(curproc(), PTRACE_EVENT_EXIT))
+	if (event_enabled(curthread(), PTRACE_EVENT_EXIT))
 		event_stop(PTRACE_EVENT_EXIT, (uint64_t)(uint32_t)status);
 }
 
-/* The due stop of p->pt_trap (signal_deliver): a new auto-attached child's
+/* The due stop of t->pt_trap (signal_deliver): a new auto-attached task's
  * first stop, or PTRACE_INTERRUPT's PTRACE_EVENT_STOP. */
 void ptrace_trap_stop(int trap)
 {
-	struct proc *p = curproc();
-	if (trap == PT_TRAP_START && !READ_ONCE(p->pt_seized)) {
+	struct thread *t = curthread();
+	if (trap == PT_TRAP_START && !READ_ONCE(t->pt_seized)) {
 		/* Linux queues SIGSTOP: a signal-delivery stop. */
 		struct ksiginfo info;
 		memset(&info, 0, sizeof(info));
@@ -276,7 +334,7 @@ void ptrace_trap_stop(int trap)
 		info.code = SI_USER;
 		int sig = signal_ptrace_stop(SIGSTOP, &info);
 		if (sig > 0)
-			signal_send_thread(p, curthread(), sig, SI_USER, 0);
+			signal_send_thread(t->proc, t, sig, SI_USER, 0);
 		return;
 	}
 	(void)signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_STOP << 8), NULL);
@@ -287,26 +345,26 @@ void ptrace_trap_stop(int trap)
  * tracer.  PTGS_*: how it ended. */
 int ptrace_group_stop(int sig)
 {
-	struct proc *p = curproc();
-	int r = READ_ONCE(p->pt_seized)
+	struct thread *t = curthread();
+	int r = READ_ONCE(t->pt_seized)
 		? signal_ptrace_stop(sig | (PTRACE_EVENT_STOP << 8), NULL)
 		: signal_ptrace_stop_noinfo(sig);
 	if (r < 0)
 		return PTGS_DETACHED;
 	simple_lock(&proctree_lock);         /* a detach has finished */
-	bool traced = p->tracer != NULL;
+	bool traced = t->pt_tracer != NULL;
 	simple_unlock(&proctree_lock);
 	if (!traced || signal_fatal_pending())
 		return PTGS_DETACHED;
-	return READ_ONCE(p->pt_listen) ? PTGS_LISTEN : PTGS_RESUMED;
+	return READ_ONCE(t->pt_listen) ? PTGS_LISTEN : PTGS_RESUMED;
 }
 
 /* A seized tracee that listened in its group stop was continued (SIGCONT):
  * PTRACE_EVENT_STOP with SIGTRAP (Linux's trap notify). */
 void ptrace_listen_end(void)
 {
-	struct proc *p = curproc();
-	if (READ_ONCE(p->tracer) && READ_ONCE(p->pt_seized))
+	struct thread *t = curthread();
+	if (READ_ONCE(t->pt_tracer) && READ_ONCE(t->pt_seized))
 		(void)signal_ptrace_stop(SIGTRAP | (PTRACE_EVENT_STOP << 8), NULL);
 }
 
@@ -320,51 +378,58 @@ static bool may_attach(struct proc *p)
 	return ok;
 }
 
-static int attach(int pid, long req, uint64_t addr, uint64_t data)
+/* PTRACE_ATTACH / SEIZE of thread tid (a thread of another process):
+ * 0, -ESRCH (none, or gone), -EPERM (ours, not allowed, traced already),
+ * -EIO (SEIZE's bad addr or options).  ATTACH sends the thread SIGSTOP. */
+static int attach(int tid, long req, uint64_t addr, uint64_t data)
 {
 	struct proc *me = curproc();
-	struct proc *c = proc_of_tid(pid);
-	if (!c)
+	struct thread *t = tid > 0 ? thread_lookup(tid) : NULL;
+	if (!t)
 		return -ESRCH;
+	struct proc *c = t->proc;
 	int r = 0;
-	if (req == PTRACE_SEIZE && (addr != 0 || (data & ~(uint64_t)PTRACE_O_SUPPORTED))) {
+	if (!READ_ONCE(t->tg_live)) {
+		r = -ESRCH;
+	} else if (req == PTRACE_SEIZE && (addr != 0 || (data & ~(uint64_t)PTRACE_O_SUPPORTED))) {
 		r = -EIO;                        /* Linux: EIO here, EINVAL in SETOPTIONS */
 	} else if (c == me || !may_attach(c)) {
-		r = -EPERM;
+		r = -EPERM;                      /* Linux: our own threads too */
 	} else {
 		simple_lock(&proctree_lock);
-		if (c->state != PS_ALIVE)
+		if (c->state != PS_ALIVE || !READ_ONCE(t->tg_live))
 			r = -ESRCH;
-		else if (c->tracer)
+		else if (t->pt_tracer)
 			r = -EPERM;
 		else
-			link_locked(me, c, req == PTRACE_SEIZE ? (int)data : 0);
+			link_locked(me, t, req == PTRACE_SEIZE ? (int)data : 0);
 		if (r == 0)
-			c->pt_seized = req == PTRACE_SEIZE;
+			t->pt_seized = req == PTRACE_SEIZE;
 		simple_unlock(&proctree_lock);
 	}
 	if (r == 0 && req == PTRACE_ATTACH)
-		signal_send_proc(c, SIGSTOP, SI_USER, me->pid, 0);
+		signal_send_thread(c, t, SIGSTOP, SI_USER, me->pid);
 	if (r == 0)
 		signal_ptrace_wake_stopped(c);  /* a group stop is reported to us */
-	proc_unref(c);
+	thread_unref(t);
 	return r;
 }
 
-/* Our tracee pid, referenced, in a stop (unless any): 0 or -ESRCH. */
-static int tracee_get(int pid, bool any, struct proc **out)
+/* Our tracee thread tid, referenced, in a stop (unless any): 0 or -ESRCH. */
+static int tracee_get(int tid, bool any, struct thread **out)
 {
-	struct proc *c = proc_of_tid(pid);
-	if (!c)
+	struct thread *t = tid > 0 ? thread_lookup(tid) : NULL;
+	if (!t)
 		return -ESRCH;
 	simple_lock(&proctree_lock);
-	bool ok = c->tracer == curproc() && (any || READ_ONCE(c->pt_state) == PT_STOPPED);
+	bool ok = t->pt_tracer == curproc() && !t->pt_exited &&
+		  (any || READ_ONCE(t->pt_state) == PT_STOPPED);
 	simple_unlock(&proctree_lock);
 	if (!ok) {
-		proc_unref(c);
+		thread_unref(t);
 		return -ESRCH;
 	}
-	*out = c;
+	*out = t;
 	return 0;
 }
 
@@ -463,13 +528,14 @@ static int regs_set(struct thread *t, const uint64_t u[USER_REGS_N])
 	return 0;
 }
 
-/* The thread in c's stop (c stopped, tracer is us). */
-static struct thread *stopped_thread(struct proc *c)
+/* t if it is in a stop (its tracer is us), else NULL. */
+static struct thread *stopped_thread(struct thread *t)
 {
+	struct proc *c = t->proc;
 	uint64_t s = disable_lock(&c->sig.lock);
-	struct thread *t = c->pt_state == PT_STOPPED ? c->pt_thread : NULL;
+	bool stopped = t->pt_state == PT_STOPPED;
 	unlock_enable(&c->sig.lock, s);
-	return t;
+	return stopped ? t : NULL;
 }
 
 /* The fxsave area fx becomes t's (t stopped); MXCSR's reserved bits are
@@ -541,12 +607,12 @@ static void syscall_info_args(const struct trapframe *tf, struct syscall_info *s
 }
 
 /*
- * PTRACE_GET_SYSCALL_INFO (c stopped in t): what the stop is (Linux: a
+ * PTRACE_GET_SYSCALL_INFO (t stopped): what the stop is (Linux: a
  * syscall stop only with PTRACE_O_TRACESYSGOOD, by its siginfo code and
  * event message), written to uptr up to size bytes.  Returns the size of
  * the whole answer, or -EFAULT.
  */
-static int64_t syscall_info(struct proc *c, struct thread *t, uint64_t size, uint64_t uptr)
+static int64_t syscall_info(struct thread *t, uint64_t size, uint64_t uptr)
 {
 	struct syscall_info si;
 	memset(&si, 0, sizeof(si));
@@ -554,9 +620,10 @@ static int64_t syscall_info(struct proc *c, struct thread *t, uint64_t size, uin
 	si.arch = AUDIT_ARCH_X86_64;
 	si.instruction_pointer = tf->rip;
 	si.stack_pointer = tf->rsp;
+	struct proc *c = t->proc;
 	uint64_t s = disable_lock(&c->sig.lock);
-	int code = c->pt_noinfo ? 0 : c->pt_info.code;
-	uint64_t msg = c->pt_msg;
+	int code = t->pt_noinfo ? 0 : t->pt_info.code;
+	uint64_t msg = t->pt_msg;
 	unlock_enable(&c->sig.lock, s);
 	size_t actual = offsetof(struct syscall_info, nr_or_rval);
 	if (code == (SIGTRAP | 0x80) && msg == PTRACE_EVENTMSG_SYSCALL_ENTRY) {
@@ -583,38 +650,42 @@ static int64_t syscall_info(struct proc *c, struct thread *t, uint64_t size, uin
 /* PTRACE_INTERRUPT (seized tracees only, EIO otherwise): a stop
  * PTRACE_EVENT_STOP at its next return to user mode, at once from a
  * sleep (the call restarts after it). */
-static int64_t interrupt_req(struct proc *c)
+static int64_t interrupt_req(struct thread *t)
 {
-	if (!READ_ONCE(c->pt_seized))
+	if (!READ_ONCE(t->pt_seized))
 		return -EIO;
-	if (READ_ONCE(c->state) != PS_ALIVE)
+	if (!READ_ONCE(t->tg_live))
 		return -ESRCH;
-	signal_ptrace_trap(c, PT_TRAP_INTR);
+	signal_ptrace_trap(t, PT_TRAP_INTR);
 	return 0;
 }
 
 /* PTRACE_LISTEN: a seized tracee in a PTRACE_EVENT_STOP stop leaves the
  * ptrace stop but stays in its group stop until SIGCONT (then it stops
  * with PTRACE_EVENT_STOP, SIGTRAP).  EIO otherwise. */
-static int64_t listen_req(struct proc *c)
+static int64_t listen_req(struct thread *t)
 {
+	struct proc *c = t->proc;
 	simple_lock(&proctree_lock);
 	int r = -EIO;
 	uint64_t s = disable_lock(&c->sig.lock);
-	bool event_stop = c->pt_state == PT_STOPPED && !c->pt_noinfo &&
-			  (c->pt_info.code >> 8) == PTRACE_EVENT_STOP;
+	bool event_stop = t->pt_state == PT_STOPPED && !t->pt_noinfo &&
+			  (t->pt_info.code >> 8) == PTRACE_EVENT_STOP;
 	unlock_enable(&c->sig.lock, s);
-	if (c->tracer != curproc())
+	if (t->pt_tracer != curproc())
 		r = -ESRCH;
-	else if (c->pt_seized && event_stop)
-		r = resume_locked(c, 0, c->pt_mode, true) ? 0 : -ESRCH;
+	else if (t->pt_seized && event_stop)
+		r = resume_locked(t, 0, t->pt_mode, true) ? 0 : -ESRCH;
 	simple_unlock(&proctree_lock);
 	return r;
 }
 
-static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
+/* Request req of the tracer on its tracee tc (in a stop, unless the
+ * request allows a running one). */
+static int64_t request(struct thread *tc, long req, uint64_t addr, uint64_t data)
 {
-	struct thread *t = stopped_thread(c);
+	struct proc *c = tc->proc;
+	struct thread *t = stopped_thread(tc);
 	switch (req) {
 	case PTRACE_PEEKTEXT:
 	case PTRACE_PEEKDATA: {
@@ -673,17 +744,17 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 	case PTRACE_SETREGSET:
 		return t ? regset(t, req == PTRACE_SETREGSET, addr, data) : -ESRCH;
 	case PTRACE_GET_SYSCALL_INFO:
-		return t ? syscall_info(c, t, addr, data) : -ESRCH;
+		return t ? syscall_info(t, addr, data) : -ESRCH;
 	case PTRACE_INTERRUPT:
-		return interrupt_req(c);
+		return interrupt_req(tc);
 	case PTRACE_LISTEN:
-		return listen_req(c);
+		return listen_req(tc);
 	case PTRACE_GETSIGINFO: {
 		uint8_t buf[128];
 		memset(buf, 0, sizeof(buf));
 		uint64_t s = disable_lock(&c->sig.lock);
-		memcpy(buf, &c->pt_info, sizeof(c->pt_info));
-		bool none = c->pt_noinfo;
+		memcpy(buf, &tc->pt_info, sizeof(tc->pt_info));
+		bool none = tc->pt_noinfo;
 		unlock_enable(&c->sig.lock, s);
 		if (none)
 			return -EINVAL;              /* a group stop (Linux) */
@@ -694,21 +765,21 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 		if (copyin(&ki, (const void *)data, sizeof(ki)))
 			return -EFAULT;
 		uint64_t s = disable_lock(&c->sig.lock);
-		bool none = c->pt_noinfo;
+		bool none = tc->pt_noinfo;
 		if (!none)
-			c->pt_info = ki;
+			tc->pt_info = ki;
 		unlock_enable(&c->sig.lock, s);
 		return none ? -EINVAL : 0;
 	}
 	case PTRACE_GETEVENTMSG: {
-		uint64_t m = READ_ONCE(c->pt_msg);
+		uint64_t m = READ_ONCE(tc->pt_msg);
 		return copyout((void *)data, &m, sizeof(m)) ? -EFAULT : 0;
 	}
 	case PTRACE_SETOPTIONS:
 		if (data & ~(uint64_t)PTRACE_O_SUPPORTED)
 			return -EINVAL;
 		simple_lock(&proctree_lock);
-		c->ptrace_opts = (int)data;
+		tc->pt_opts = (int)data;
 		simple_unlock(&proctree_lock);
 		return 0;
 	case PTRACE_CONT:
@@ -719,11 +790,11 @@ static int64_t request(struct proc *c, long req, uint64_t addr, uint64_t data)
 			return -EIO;
 		simple_lock(&proctree_lock);
 		int r = 0;
-		if (c->tracer != curproc())
+		if (tc->pt_tracer != curproc())
 			r = -ESRCH;
 		else if (req == PTRACE_DETACH)
-			detach_locked(c, (int)data);
-		else if (!resume_locked(c, (int)data, (int)req, false))
+			detach_locked(tc, (int)data);
+		else if (!resume_locked(tc, (int)data, (int)req, false))
 			r = -ESRCH;
 		simple_unlock(&proctree_lock);
 		return r;
@@ -743,12 +814,13 @@ SYSCALL(101, ptrace)
 	int pid = (int)a1;
 	if (req == PTRACE_TRACEME) {
 		struct proc *me = curproc();
+		struct thread *t = curthread();
 		simple_lock(&proctree_lock);
 		int r = 0;
-		if (me->tracer || !me->parent)
+		if (t->pt_tracer || !me->parent)
 			r = -EPERM;
 		else
-			link_locked(me->parent, me, 0);
+			link_locked(me->parent, t, 0);
 		simple_unlock(&proctree_lock);
 		return r;
 	}
@@ -771,11 +843,11 @@ SYSCALL(101, ptrace)
 	default:
 		return -EIO;
 	}
-	struct proc *c;
-	int r = tracee_get(pid, any || req == PTRACE_KILL, &c);
+	struct thread *t;
+	int r = tracee_get(pid, any || req == PTRACE_KILL, &t);
 	if (r)
 		return r;
-	int64_t ret = request(c, req, a2, a3);
-	proc_unref(c);
+	int64_t ret = request(t, req, a2, a3);
+	thread_unref(t);
 	return ret;
 }

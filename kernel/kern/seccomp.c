@@ -560,9 +560,9 @@ static int run_chain(struct trapframe *tf, bool recheck);
  * which the filters then see again; without one the call fails ENOSYS. */
 static int trace(struct trapframe *tf, uint32_t data)
 {
-	struct proc *p = curproc();
+	struct thread *t = curthread();
 	tf->rax = (uint64_t)-ENOSYS;
-	if (!READ_ONCE(p->tracer) || !(READ_ONCE(p->ptrace_opts) & PTRACE_O_TRACESECCOMP))
+	if (!READ_ONCE(t->pt_tracer) || !(READ_ONCE(t->pt_opts) & PTRACE_O_TRACESECCOMP))
 		return -1;
 	ptrace_seccomp_stop(data);
 	if (signal_fatal_pending() || (int64_t)tf->error < 0)

@@ -868,7 +868,7 @@ bool signal_pending(void)
 	if (!p)
 		return false;
 	return deliverable(t, p) != 0 || READ_ONCE(p->sig.stopped) != 0 ||
-	       READ_ONCE(p->pt_trap) != PT_TRAP_NONE;
+	       READ_ONCE(t->pt_trap) != PT_TRAP_NONE;
 }
 
 /* Dequeues the next signal of `allowed` for t: synchronous ones first, then
@@ -1170,7 +1170,8 @@ static void sig_sleep_locked(struct sigstate *ss, struct waitq *wq)
 /*
  * A traced thread's group stop is a ptrace stop (Linux): it is reported to
  * the tracer (ptrace_group_stop), which ends it for the whole process with
- * PTRACE_CONT and the like, or keeps it with PTRACE_LISTEN.  Called with
+ * PTRACE_CONT and the like of this thread (simpler than Linux, where the
+ * others stay stopped), or keeps it with PTRACE_LISTEN.  Called with
  * p->sig.lock held (interrupts off), returned with it held; *listening is
  * set after a LISTEN.  True if the tracer resumed the thread: the group
  * stop is over.
@@ -1178,7 +1179,7 @@ static void sig_sleep_locked(struct sigstate *ss, struct waitq *wq)
 static bool traced_stop_locked(struct proc *p, int sig, bool *listening, uint64_t s)
 {
 	struct sigstate *ss = &p->sig;
-	p->pt_listen = false;
+	curthread()->pt_listen = false;
 	unlock_enable(&ss->lock, s);
 	int r = ptrace_group_stop(sig);
 	disable_lock(&ss->lock);
@@ -1208,8 +1209,9 @@ static void do_stop(struct proc *p, int sig)
 		proc_stopped(p, sig);
 	s = disable_lock(&ss->lock);
 	bool listening = false;
+	struct thread *t = curthread();
 	while (ss->stopped && !signal_fatal_pending() && !ss->dead) {
-		if (READ_ONCE(p->tracer) && (!listening || p->pt_trap)) {
+		if (READ_ONCE(t->pt_tracer) && (!listening || t->pt_trap)) {
 			if (traced_stop_locked(p, ss->stopped, &listening, s))
 				break;
 			continue;
@@ -1223,29 +1225,12 @@ static void do_stop(struct proc *p, int sig)
 }
 
 /*
- * Takes the process's ptrace stop slot for the calling thread t (one
- * thread at a time is in a ptrace stop: the state is per process): waits
- * while another thread holds it.  p->sig.lock held.  False if the process
- * is killed meanwhile.
- */
-static bool ptrace_slot_take_locked(struct proc *p, struct thread *t)
-{
-	struct sigstate *ss = &p->sig;
-	while (p->pt_thread && p->pt_thread != t) {
-		if (signal_fatal_pending() || ss->dead)
-			return false;
-		sig_sleep_locked(ss, &ss->stop_wq);
-	}
-	p->pt_thread = t;
-	return true;
-}
-
-/*
  * A ptrace stop of the calling thread (ptrace.c): recorded as wait status
  * (code << 8) | 0x7f with info for PTRACE_GETSIGINFO (the tracer's
  * PTRACE_SETSIGINFO comes back in *info; noinfo: the stop has none, as a
  * group stop), the tracer told (proc_ptrace_notify), then parked until the
- * tracer resumes it or the process is killed.  A pending PTRACE_INTERRUPT
+ * tracer resumes it or the process is killed.  The state is the thread's:
+ * other threads stop and are resumed on their own.  A pending PTRACE_INTERRUPT
  * is taken by any stop (Linux).  Returns the signal the tracer resumed it
  * with (0: none, and when killed), or -1 if it is not traced.  No lock
  * held.
@@ -1255,38 +1240,36 @@ static int ptrace_stop(int code, struct ksiginfo *info, bool noinfo)
 	struct thread *t = curthread();
 	struct proc *p = t->proc;
 	struct sigstate *ss = &p->sig;
-	if (!READ_ONCE(p->tracer))
+	if (!READ_ONCE(t->pt_tracer))
 		return -1;
 	uint64_t s = disable_lock(&ss->lock);
-	if (signal_fatal_pending() || ss->dead || !ptrace_slot_take_locked(p, t)) {
+	if (signal_fatal_pending() || ss->dead) {
 		unlock_enable(&ss->lock, s);
 		return 0;
 	}
-	p->pt_trap = PT_TRAP_NONE;
-	p->pt_state = PT_STOPPED;
-	p->pt_status = (code << 8) | 0x7f;
-	p->pt_reported = false;
-	p->pt_resume = 0;
-	p->pt_noinfo = noinfo;
+	t->pt_trap = PT_TRAP_NONE;
+	t->pt_state = PT_STOPPED;
+	t->pt_status = (code << 8) | 0x7f;
+	t->pt_reported = false;
+	t->pt_resume = 0;
+	t->pt_noinfo = noinfo;
 	if (info) {
-		p->pt_info = *info;
+		t->pt_info = *info;
 	} else {
-		memset(&p->pt_info, 0, sizeof(p->pt_info));
-		p->pt_info.signo = code & 0x7f;
-		p->pt_info.code = code;
+		memset(&t->pt_info, 0, sizeof(t->pt_info));
+		t->pt_info.signo = code & 0x7f;
+		t->pt_info.code = code;
 	}
 	unlock_enable(&ss->lock, s);
-	bool traced = proc_ptrace_notify(p, code);
+	bool traced = proc_ptrace_notify(t, code);
 	s = disable_lock(&ss->lock);
-	while (traced && p->pt_state == PT_STOPPED && !signal_fatal_pending() && !ss->dead)
+	while (traced && t->pt_state == PT_STOPPED && !signal_fatal_pending() && !ss->dead)
 		sig_sleep_locked(ss, &ss->stop_wq);
-	int sig = p->pt_state == PT_STOPPED ? 0 : p->pt_resume;
-	p->pt_state = PT_RUN;
-	p->pt_thread = NULL;
-	p->pt_noinfo = false;
-	waitq_wakeup_all(&ss->stop_wq);           /* a thread waiting for the slot */
+	int sig = t->pt_state == PT_STOPPED ? 0 : t->pt_resume;
+	t->pt_state = PT_RUN;
+	t->pt_noinfo = false;
 	if (info)
-		*info = p->pt_info;
+		*info = t->pt_info;
 	unlock_enable(&ss->lock, s);
 	return traced ? sig : -1;                 /* !traced: detached meanwhile */
 }
@@ -1301,40 +1284,36 @@ int signal_ptrace_stop_noinfo(int code)
 	return ptrace_stop(code, NULL, true);
 }
 
-/* Resumes p from its ptrace stop with signal sig (0: none; listen: the
- * thread goes back to its group stop).  False if p is not in one.
- * proctree held (the caller is p's tracer). */
-bool signal_ptrace_resume_locked(struct proc *p, int sig, bool listen)
+/* Resumes thread t from its ptrace stop with signal sig (0: none; listen:
+ * it goes back to its group stop).  False if t is not in one.  proctree
+ * held (the caller is t's tracer). */
+bool signal_ptrace_resume_locked(struct thread *t, int sig, bool listen)
 {
 	KASSERT(simple_lock_held(&proctree_lock));
-	struct sigstate *ss = &p->sig;
+	struct sigstate *ss = &t->proc->sig;
 	uint64_t s = disable_lock(&ss->lock);
-	bool stopped = p->pt_state == PT_STOPPED;
+	bool stopped = t->pt_state == PT_STOPPED;
 	if (stopped) {
-		p->pt_state = PT_RUN;
-		p->pt_resume = sig;
-		p->pt_listen = listen;
+		t->pt_state = PT_RUN;
+		t->pt_resume = sig;
+		t->pt_listen = listen;
 		waitq_wakeup_all(&ss->stop_wq);
 	}
 	unlock_enable(&ss->lock, s);
 	return stopped;
 }
 
-/* PTRACE_INTERRUPT and the like: p owes its tracer a stop (PT_TRAP_*) at
- * its next return to user mode; a thread is woken as by a signal (an
- * interrupted call restarts after the stop), and a listening one too. */
-void signal_ptrace_trap(struct proc *p, int trap)
+/* PTRACE_INTERRUPT and the like: thread t owes its tracer a stop
+ * (PT_TRAP_*) at its next return to user mode; it is woken as by a signal
+ * (an interrupted call restarts after the stop), and a listening one too. */
+void signal_ptrace_trap(struct thread *t, int trap)
 {
+	struct proc *p = t->proc;
 	struct sigstate *ss = &p->sig;
 	uint64_t s = disable_lock(&ss->lock);
-	if (!ss->dead) {
-		p->pt_trap = trap;
-		struct thread *t = p->thread && p->thread->tg_live ? p->thread : NULL;
-		FOREACH_THREAD(p, x)
-			if (!t && x->tg_live)
-				t = x;
-		if (t)
-			wake_thread_sig_locked(p, t);
+	if (!ss->dead && t->tg_live) {
+		t->pt_trap = trap;
+		wake_thread_sig_locked(p, t);
 		waitq_wakeup_all(&ss->stop_wq);
 	}
 	unlock_enable(&ss->lock, s);
@@ -1349,12 +1328,12 @@ void signal_ptrace_wake_stopped(struct proc *p)
 	unlock_enable(&p->sig.lock, s);
 }
 
-/* Takes the due trap of p->pt_trap (another thread may have): its kind. */
-static int ptrace_trap_take(struct proc *p)
+/* Takes the due trap of thread t (of p): its kind. */
+static int ptrace_trap_take(struct proc *p, struct thread *t)
 {
 	uint64_t s = disable_lock(&p->sig.lock);
-	int trap = p->pt_trap;
-	p->pt_trap = PT_TRAP_NONE;
+	int trap = t->pt_trap;
+	t->pt_trap = PT_TRAP_NONE;
 	unlock_enable(&p->sig.lock, s);
 	return trap;
 }
@@ -1390,8 +1369,8 @@ void signal_deliver(struct trapframe *tf)
 	for (;;) {
 		if (READ_ONCE(p->sig.notify_cont))
 			notify_continued(p);
-		if (unlikely(READ_ONCE(p->pt_trap))) {
-			int trap = ptrace_trap_take(p);
+		if (unlikely(READ_ONCE(t->pt_trap))) {
+			int trap = ptrace_trap_take(p, t);
 			if (trap)
 				ptrace_trap_stop(trap);
 			continue;
@@ -1412,7 +1391,7 @@ void signal_deliver(struct trapframe *tf)
 			unlock_enable(&p->sig.lock, s);
 			break;
 		}
-		if (unlikely(READ_ONCE(p->tracer)) && sig != SIGKILL) {
+		if (unlikely(READ_ONCE(t->pt_tracer)) && sig != SIGKILL) {
 			/* Signal-delivery stop: the tracer may change or drop it. */
 			unlock_enable(&p->sig.lock, s);
 			sigq_free_list(freel);

@@ -49,7 +49,7 @@ void syscall_dispatch(struct trapframe *tf)
 {
 	struct thread *t = curthread();
 	uint64_t nr = tf->rax;
-	bool traced = unlikely(READ_ONCE(t->proc->tracer) != NULL);
+	bool traced = unlikely(READ_ONCE(t->pt_tracer) != NULL);
 	if (traced) {
 		/* The entry stop (PTRACE_SYSCALL): the tracer sees orig_rax and
 		 * rax -ENOSYS, and may change the call (-1: none). */
