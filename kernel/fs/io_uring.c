@@ -116,6 +116,7 @@ _Static_assert(sizeof(struct io_uring_getevents_arg) == 24, "getevents_arg layou
 #define IORING_OFF_SQ_RING 0ULL
 #define IORING_OFF_CQ_RING 0x8000000ULL
 #define IORING_OFF_SQES    0x10000000ULL
+#define IORING_OFF_MMAP_MASK 0xf8000000ULL
 
 #define IORING_SETUP_IOPOLL        (1U << 0)
 #define IORING_SETUP_SQPOLL        (1U << 1)
@@ -1077,6 +1078,7 @@ static int uring_mmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t
 {
 	struct uring *u = f->priv;
 	uint64_t objoff, size;
+	off &= IORING_OFF_MMAP_MASK;       /* Linux: the low bits are ignored */
 	if (off == IORING_OFF_SQ_RING || off == IORING_OFF_CQ_RING) {
 		objoff = 0;
 		size = (uint64_t)u->rpages * PAGE_SIZE;
