@@ -154,6 +154,7 @@ FS_OBJS := \
 	fs/splice.o \
 	fs/eventfd.o \
 	fs/aio.o \
+	fs/io_uring.o \
 	fs/timerfd.o \
 	fs/epoll.o \
 	fs/initramfs.o \

@@ -21,6 +21,7 @@ struct file;
 struct proc;
 struct epitem;
 struct poll_head;
+struct vm_map;
 
 /* Descriptor table slots held in struct fdtable itself; the table grows
  * past them on demand (fdt_expand_locked), up to RLIMIT_NOFILE and
@@ -110,6 +111,11 @@ struct file_ops {
 	/* O_ASYNC turned on or off through descriptor fd (fown.h); NULL: the
 	 * flag is kept but nothing signals. */
 	int (*fasync)(struct file *f, int fd, bool on);
+	/* mmap(2) of the file (io_uring rings): called by vm_mmap_file after
+	 * its O_PATH check, instead of its own; as vm_mmap_obj. NULL: the
+	 * ordinary checks (regular files, /dev/zero, else ENODEV). */
+	int (*mmap)(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
+		    int flags, uint64_t off, vaddr_t *out);
 };
 
 /* Lock key: [a] atomic, [I] immutable, (o) poslock, (e) the epoll lock. */

@@ -46,6 +46,11 @@ struct syscall_def {
 
 void syscall_table_init(void);
 const char *syscall_name(uint64_t nr);      /* NULL if not implemented */
+/* Run system call nr from inside the kernel on behalf of the current thread
+ * (io_uring requests), without a trapframe: only for calls that never use
+ * theirs.  Its result or -errno (-ENOSYS if not implemented). */
+int64_t syscall_call(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		     uint64_t a4, uint64_t a5);
 void syscall_stats_print(void);
 
 /* syscall.c: the dispatcher syscall.S calls; per-CPU MSR setup. */

@@ -45,6 +45,14 @@ const char *syscall_name(uint64_t nr)
 	return nr < NSYSCALL && systab[nr] ? systab[nr]->name : NULL;
 }
 
+int64_t syscall_call(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		     uint64_t a4, uint64_t a5)
+{
+	if (nr >= NSYSCALL || !systab[nr])
+		return -ENOSYS;
+	return systab[nr]->fn(NULL, a0, a1, a2, a3, a4, a5);
+}
+
 void syscall_dispatch(struct trapframe *tf)
 {
 	struct thread *t = curthread();

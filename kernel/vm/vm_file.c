@@ -201,6 +201,8 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 {
 	if (f->flags & O_PATH)
 		return -EBADF;                  /* Linux: fget skips O_PATH files */
+	if (f->fops && f->fops->mmap)
+		return f->fops->mmap(f, map, addr, len, prot, flags, off, out);
 	if (flags & MAP_HUGETLB)
 		return -EINVAL;                 /* not a hugetlbfs file */
 	if (len == 0)
