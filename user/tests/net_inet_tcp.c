@@ -4,32 +4,13 @@
  * (SO_REUSEADDR, SO_REUSEPORT, IPV6_V6ONLY), shutdown, resets, options,
  * a megabyte intact, and bad input. */
 #include "sockutil.h"
+#include "inetutil.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
-
-static struct sockaddr_in sin4(const char *ip, int port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
-
-static struct sockaddr_in6 sin6(const char *ip, int port)
-{
-	struct sockaddr_in6 a;
-	memset(&a, 0, sizeof(a));
-	a.sin6_family = AF_INET6;
-	a.sin6_port = htons((uint16_t)port);
-	inet_pton(AF_INET6, ip, &a.sin6_addr);
-	return a;
-}
 
 /* A TCP listener bound to ip:0; its port in *port.  -1 on failure. */
 static int listener4(const char *ip, int *port)

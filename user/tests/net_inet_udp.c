@@ -4,21 +4,12 @@
  * a full receiver drops instead of blocking the sender, port sharing, and
  * bad input. */
 #include "sockutil.h"
+#include "inetutil.h"
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/time.h>
 #include <sys/uio.h>
-
-static struct sockaddr_in sin4(const char *ip, int port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
 
 /* A UDP socket bound to ip:0, its port in *port (-1 on failure). */
 static int udp4(const char *ip, int *port)
