@@ -81,9 +81,21 @@ static int fan_mark(int fd, unsigned flags, unsigned long long mask, int dfd, co
 	return (int)syscall(SYS_fanotify_mark, fd, flags, mask, dfd, p);
 }
 
+/* At exit (before utest's own cleanup): the directory goes, so that the
+ * temporary directory can. */
+static void remove_dir(void)
+{
+	unlink(file);
+	unlink(file2);
+	rmdir(dir);
+}
+
 static void setup(void)
 {
+	static int once;
 	const char *t = ut_tmpdir();
+	if (!once++)
+		atexit(remove_dir);
 	snprintf(dir, sizeof dir, "%s/fan", t ? t : "/tmp");
 	mkdir(dir, 0755);
 	snprintf(file, sizeof file, "%s/f", dir);
