@@ -144,6 +144,7 @@ FS_OBJS := \
 	fs/xattr.o \
 	fs/fown.o \
 	fs/inotify.o \
+	fs/fanotify.o \
 	fs/procsys.o \
 	fs/pipe.o \
 	fs/memfd.o \

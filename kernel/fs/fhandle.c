@@ -64,6 +64,11 @@ static void fh_encode(const struct inode *ip, uint32_t *w)
 	w[2] = (uint32_t)(ip->ino >> 32);
 }
 
+void fh_encode_inode(const struct inode *ip, uint32_t w[3])
+{
+	fh_encode(ip, w);
+}
+
 /* Writes the mount id of ip's file system to umnt (u64 if unique). */
 static int put_mount_id(uint64_t umnt, const struct inode *ip, bool unique)
 {

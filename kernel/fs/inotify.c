@@ -374,8 +374,42 @@ void inotify_file_slow(struct file *f, uint32_t mask)
 	kfree(lk);
 }
 
+/* ---- the hooks' slow paths: inotify's, then fanotify's ---- */
+
+void fsnotify_inode_slow(struct inode *ip, uint32_t mask)
+{
+	if (READ_ONCE(ip->inotify))
+		inotify_event_slow(ip, mask, 0, NULL, 0);
+	if (READ_ONCE(fanotify_nmarks))
+		fanotify_inode_slow(ip, mask);
+}
+
+void fsnotify_dir_slow(struct inode *dir, uint32_t mask, uint32_t cookie,
+		       const char *name, size_t len)
+{
+	if (READ_ONCE(dir->inotify))
+		inotify_event_slow(dir, mask, cookie, name, len);
+	if (READ_ONCE(fanotify_nmarks))
+		fanotify_dir_slow(dir, mask, name, len);
+}
+
+/* Linux's FMODE_NONOTIFY: a fanotify event's own file reports nothing. */
+void fsnotify_file_slow(struct file *f, uint32_t mask)
+{
+	if (f->fmode & FMODE_NONOTIFY)
+		return;
+	if (READ_ONCE(f->ip->inotify) || READ_ONCE(inotify_ndirwatch))
+		inotify_file_slow(f, mask);
+	if (READ_ONCE(fanotify_nmarks))
+		fanotify_file_slow(f, mask);
+}
+
 void inotify_inode_free_slow(struct inode *ip)
 {
+	if (READ_ONCE(ip->fanotify))
+		fanotify_inode_free(ip);
+	if (!READ_ONCE(ip->inotify))
+		return;
 	simple_lock(&inotify_lock);
 	struct iwatch *w;
 	while ((w = ip->inotify) != NULL) {
@@ -391,6 +425,7 @@ static struct iwatch *find_sb_watch_locked(struct superblock *sb);
 
 void inotify_umount(struct superblock *sb)
 {
+	fanotify_umount(sb);
 	simple_lock(&inotify_lock);
 	struct iwatch *w;
 	while ((w = find_sb_watch_locked(sb)) != NULL) {

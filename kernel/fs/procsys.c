@@ -195,6 +195,13 @@ static int store_in_queued(const char *s) { return store_int(&inotify_max_queued
 static int store_in_instances(const char *s) { return store_int(&inotify_max_user_instances, s, 0, INT32_MAX); }
 static int store_in_watches(const char *s) { return store_int(&inotify_max_user_watches, s, 0, INT32_MAX); }
 
+static void show_fan_queued(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(fanotify_max_queued_events)); }
+static void show_fan_groups(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(fanotify_max_user_groups)); }
+static void show_fan_marks(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(fanotify_max_user_marks)); }
+static int store_fan_queued(const char *s) { return store_int(&fanotify_max_queued_events, s, 0, INT32_MAX); }
+static int store_fan_groups(const char *s) { return store_int(&fanotify_max_user_groups, s, 0, INT32_MAX); }
+static int store_fan_marks(const char *s) { return store_int(&fanotify_max_user_marks, s, 0, INT32_MAX); }
+
 /* kernel/keys: the key quotas and collector delays (keys.c) */
 static void show_key_maxkeys(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_maxkeys)); }
 static void show_key_maxbytes(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(key_quota_maxbytes)); }
@@ -229,6 +236,7 @@ static int store_domainname(const char *s) { return store_name(domainname, s); }
 static const struct { const char *name; int parent; } dirs[] = {
 	{ "fs", -1 }, { "kernel", -1 }, { "vm", -1 }, { "inotify", 0 },
 	{ "net", -1 }, { "core", 4 }, { "ipv4", 4 }, { "keys", 1 },
+	{ "fanotify", 0 },
 };
 const int procsys_ndirs = (int)(sizeof(dirs) / sizeof(dirs[0]));
 
@@ -265,6 +273,9 @@ static const struct sysctl_file files[] = {
 	{ 3, "max_queued_events", show_in_queued, store_in_queued },
 	{ 3, "max_user_instances", show_in_instances, store_in_instances },
 	{ 3, "max_user_watches", show_in_watches, store_in_watches },
+	{ 8, "max_queued_events", show_fan_queued, store_fan_queued },
+	{ 8, "max_user_groups", show_fan_groups, store_fan_groups },
+	{ 8, "max_user_marks", show_fan_marks, store_fan_marks },
 	{ 5, "rmem_default", show_sockbuf, NULL },
 	{ 5, "rmem_max", show_sockbuf, NULL },
 	{ 5, "somaxconn", show_somaxconn, store_somaxconn },

@@ -269,6 +269,11 @@ static int64_t open_found(struct inode *ip, int flags, bool created, char *path)
 		goto fail;
 	f->path = path;
 	path = NULL;
+	if (!(flags & O_PATH) && (r = fanotify_perm(f, FAN_OPEN_PERM)) != 0) {
+		f->fmode |= FMODE_NONOTIFY;     /* never opened: no close event */
+		file_unref(f);
+		return r;
+	}
 	if (truncated)
 		inotify_file(f, f->ip, IN_MODIFY);
 	if (!(flags & O_PATH))
@@ -576,6 +581,8 @@ static ssize_t do_rw(int fd, void *ubuf, size_t n, int64_t *off, bool write)
 	}
 	if (n > MAX_RW)
 		n = MAX_RW;
+	if (!write && f->ip && (r = fanotify_perm(f, FAN_ACCESS_PERM)) != 0)
+		goto out;                    /* a listener said no (or a signal) */
 	if (off) {
 		/* Linux's FMODE_PREAD/PWRITE: every file but streams (pipes,
 		 * sockets, terminals); the memory devices ignore the offset. */

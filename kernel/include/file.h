@@ -66,6 +66,7 @@ struct vm_map;
 
 #define FMODE_READ  1
 #define FMODE_WRITE 2
+#define FMODE_NONOTIFY 4                 /* no inotify/fanotify events (fanotify's event files) */
 
 /* poll(2) events. */
 #define POLLIN   0x001

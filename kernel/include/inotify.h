@@ -19,6 +19,7 @@
 
 #include "types.h"
 #include "vfs.h"
+#include "fanotify.h"
 
 #define IN_ACCESS        0x00000001
 #define IN_MODIFY        0x00000002
@@ -71,11 +72,22 @@ static inline uint32_t inotify_isdir(struct inode *ip)
 
 /* An event on ip itself (IN_ATTRIB, IN_MOVE_SELF...).  No VFS lock held.
  * Linux marks IN_ISDIR on these except IN_MOVE_SELF and IN_DELETE_SELF. */
+/* Any inotify watch on ip or any fanotify mark anywhere: one test. */
+static inline bool fsnotify_any(struct inode *ip)
+{
+	return ((uintptr_t)READ_ONCE(ip->inotify) | READ_ONCE(fanotify_nmarks)) != 0;
+}
+
+/* The slow paths of the hooks below: inotify's and fanotify's. */
+void fsnotify_inode_slow(struct inode *ip, uint32_t mask);
+void fsnotify_dir_slow(struct inode *dir, uint32_t mask, uint32_t cookie,
+		       const char *name, size_t len);
+void fsnotify_file_slow(struct file *f, uint32_t mask);
+
 static inline void inotify_inode(struct inode *ip, uint32_t mask)
 {
-	if (__builtin_expect(READ_ONCE(ip->inotify) != NULL, 0))
-		inotify_event_slow(ip, mask | ((mask & IN_MOVE_SELF) ? 0 : inotify_isdir(ip)),
-				   0, NULL, 0);
+	if (__builtin_expect(fsnotify_any(ip), 0))
+		fsnotify_inode_slow(ip, mask | ((mask & IN_MOVE_SELF) ? 0 : inotify_isdir(ip)));
 }
 
 /* An event in directory dir about its entry name (IN_CREATE, IN_DELETE,
@@ -83,17 +95,17 @@ static inline void inotify_inode(struct inode *ip, uint32_t mask)
 static inline void inotify_dir(struct inode *dir, uint32_t mask, uint32_t cookie,
 			       const char *name, size_t len)
 {
-	if (__builtin_expect(READ_ONCE(dir->inotify) != NULL, 0))
-		inotify_event_slow(dir, mask, cookie, name, len);
+	if (__builtin_expect(fsnotify_any(dir), 0))
+		fsnotify_dir_slow(dir, mask, cookie, name, len);
 }
 
 /* An event on open file f (IN_OPEN, IN_ACCESS, IN_MODIFY, IN_CLOSE_*):
  * to f's inode and to the directory its name is in.  No lock held. */
 static inline void inotify_file(struct file *f, struct inode *ip, uint32_t mask)
 {
-	if (ip && __builtin_expect(READ_ONCE(ip->inotify) != NULL ||
-				   READ_ONCE(inotify_ndirwatch) != 0, 0))
-		inotify_file_slow(f, mask);
+	if (ip && __builtin_expect(((uintptr_t)READ_ONCE(ip->inotify) |
+				    READ_ONCE(inotify_ndirwatch) | READ_ONCE(fanotify_nmarks)) != 0, 0))
+		fsnotify_file_slow(f, mask);
 }
 
 /* A fresh cookie linking an IN_MOVED_FROM to its IN_MOVED_TO. */
@@ -102,7 +114,8 @@ uint32_t inotify_cookie(void);
 void inotify_inode_free_slow(struct inode *ip);
 static inline void inotify_inode_free(struct inode *ip)
 {
-	if (__builtin_expect(READ_ONCE(ip->inotify) != NULL, 0))
+	if (__builtin_expect(((uintptr_t)READ_ONCE(ip->inotify) |
+			      (uintptr_t)READ_ONCE(ip->fanotify)) != 0, 0))
 		inotify_inode_free_slow(ip);
 }
 /* sb is being unmounted: IN_UNMOUNT, IN_IGNORED to every watch on it. */

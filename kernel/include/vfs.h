@@ -106,6 +106,7 @@ struct inode {
 	struct xattr *xattrs;               /* (m) user.* attributes (xattr.c) */
 	bool linkable;                      /* (m) an O_TMPFILE file linkat may name */
 	struct iwatch *inotify;             /* [a] inotify watches (inotify.c: its lock) */
+	struct fmark *fanotify;             /* [a] fanotify inode marks (fanotify.c: its lock) */
 	union {
 		struct {                    /* directory */
 			struct dentry *first, *last;  /* (l) in cookie order */
@@ -163,6 +164,8 @@ struct superblock {
 	uint32_t dev;                       /* [I] st_dev */
 	struct superblock *next;            /* (n) list of mounts */
 	void *priv;                         /* [I] */
+	struct fmark *fanotify;             /* [a] fanotify mount and file system marks
+					     * (fanotify.c: its lock) */
 };
 
 void vfs_register_fstype(struct fs_type *t);
@@ -334,6 +337,8 @@ int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree);
 /* procfs.c: the pid of a /proc/PID directory, 0 for other inodes. */
 int procfs_dir_pid(struct inode *ip);
 /* sys_file.c: resolves a user path relative to dirfd (AT_* flags). */
+/* ip's file handle as name_to_handle_at gives it (type 1, 12 bytes; fhandle.c). */
+void fh_encode_inode(const struct inode *ip, uint32_t w[3]);
 int sysfile_resolve(int dirfd, uint64_t upath, int at_flags, struct inode **out);
 /* sys_file.c: a descriptor for ip (referenced by the caller, who keeps the
  * reference) opened with open(2) flags as openat would once it found ip
