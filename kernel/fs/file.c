@@ -373,6 +373,12 @@ struct fdtable *fdtable_fork(struct fdtable *parent)
 	return t;
 }
 
+void fd_close_hooks(struct file *f, struct fdtable *t)
+{
+	flock_close(f, t);          /* the table's record locks on the file */
+	dnotify_flush(f);           /* the file's dnotify watch */
+}
+
 void fdtable_close_all(struct fdtable *t)
 {
 	if (!t || fetch_and_add(&t->refcnt, -1UL) != 1)
@@ -380,8 +386,7 @@ void fdtable_close_all(struct fdtable *t)
 	for (int fd = 0; fd < t->end; fd++) {    /* the last reference: no lock */
 		struct file *f = t->fd[fd];
 		t->fd[fd] = NULL;
-		flock_close(f, t);
-		dnotify_flush(f);
+		fd_close_hooks(f, t);
 		file_unref(f);
 	}
 	vnode_put(t->borrowed);
@@ -463,8 +468,7 @@ void fdtable_exec(struct fdtable *t)
 		if (fd < t->next_free)
 			t->next_free = fd;
 		simple_unlock(&t->lock);
-		flock_close(f, t);
-		dnotify_flush(f);
+		fd_close_hooks(f, t);
 		file_unref(f);
 		simple_lock(&t->lock);
 	}
@@ -587,8 +591,7 @@ int fd_close(int fd)
 	simple_unlock(&t->lock);
 	if (!f)
 		return -EBADF;
-	flock_close(f, t);
-	dnotify_flush(f);
+	fd_close_hooks(f, t);
 	file_unref(f);
 	return 0;
 }
@@ -651,8 +654,7 @@ int fd_close_range(unsigned first, unsigned last, unsigned flags)
 		if (!f)
 			continue;
 		simple_unlock(&t->lock);
-		flock_close(f, t);
-		dnotify_flush(f);
+		fd_close_hooks(f, t);
 		file_unref(f);
 		simple_lock(&t->lock);
 	}

@@ -788,8 +788,7 @@ static int do_dup3(int oldfd, int newfd, int flags)
 		t->end = newfd + 1;
 	fdt_set_cloexec(t, newfd, flags & O_CLOEXEC);
 	simple_unlock(&t->lock);
-	flock_close(old, t);
-	dnotify_flush(old);
+	fd_close_hooks(old, t);
 	file_unref(old);
 	return newfd;
 }

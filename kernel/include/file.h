@@ -232,6 +232,10 @@ void fd_get_many(const int *fds, size_t stride, size_t n, struct file **out, siz
 int fd_install(struct file *f, int min, bool cloexec);   /* consumes the reference */
 bool fd_has_room(void);                           /* a descriptor is free */
 int fd_close(int fd);
+/* A descriptor of f in table t was closed (close, dup2 over it, exit,
+ * close_range): t's record locks on f and f's dnotify watch go, as Linux
+ * (filp_close).  f may be NULL. */
+void fd_close_hooks(struct file *f, struct fdtable *t);
 /* close_range(2): close (or mark close-on-exec) the open descriptors in
  * [first, last]; UNSHARE first gives the process a table of its own. */
 #define CLOSE_RANGE_UNSHARE 2
