@@ -29,6 +29,13 @@ struct file;
 #define AF_NETLINK 16
 #define AF_MAX    46
 
+/* The one network device, lo (socket.c's ioctls, netlink.c, inet.c). */
+#define LO_INDEX        1
+#define LO_MTU          65536
+#define LO_IFF          0x49    /* IFF_UP | IFF_LOOPBACK | IFF_RUNNING */
+#define IFF_LOWER_UP    0x10000
+#define ARPHRD_LOOPBACK 772
+
 #define IPPROTO_IP     0
 #define IPPROTO_ICMP   1
 #define IPPROTO_TCP    6

@@ -38,7 +38,6 @@
 #define UDP4_MAX       65507             /* 65535 - IPv4 and UDP headers */
 #define UDP6_MAX       65527             /* 65535 - UDP header (jumbograms aside) */
 #define DGRAM_OVERHEAD 768               /* bytes a queued datagram costs (Linux's truesize) */
-#define LO_MTU         65536
 
 static struct usock *ports[PORT_HASH];   /* (n) bound sockets by port */
 static uint32_t ephemeral_next;          /* (n) */
@@ -895,7 +894,7 @@ int inet_put_cmsgs(struct usock *s, struct kmsg *km, const struct umsg *m)
 	bool v4 = ep_v4(m->to.a);
 	if (v4) {
 		if (r == 0 && pkt4) {
-			uint8_t pi[12] = { 1 };              /* ifindex 1 (lo), spec_dst, addr */
+			uint8_t pi[12] = { LO_INDEX };       /* ifindex, spec_dst, addr */
 			memcpy(pi + 4, m->to.a + 12, 4);
 			memcpy(pi + 8, m->to.a + 12, 4);
 			r = sock_put_cmsg(km, IPPROTO_IP, IP_PKTINFO, pi, sizeof(pi));
@@ -910,7 +909,7 @@ int inet_put_cmsgs(struct usock *s, struct kmsg *km, const struct umsg *m)
 		if (r == 0 && pkt6) {
 			uint8_t pi[20] = { 0 };              /* addr, ifindex */
 			memcpy(pi, m->to.a, 16);
-			pi[16] = 1;
+			pi[16] = LO_INDEX;
 			r = sock_put_cmsg(km, IPPROTO_IPV6, IPV6_PKTINFO, pi, sizeof(pi));
 		}
 		if (r == 0 && hop6) {

@@ -48,9 +48,7 @@
 #define IFA_LOCAL      2
 #define IFA_LABEL      3
 
-#define LO_INDEX        1
-#define LO_FLAGS        0x10049          /* UP LOOPBACK RUNNING LOWER_UP */
-#define ARPHRD_LOOPBACK 772
+#define LO_FLAGS        (LO_IFF | IFF_LOWER_UP)
 #define IFA_F_PERMANENT 0x80
 #define RT_SCOPE_HOST   254
 
@@ -133,7 +131,7 @@ static void link_msg(struct reply *r, const struct nlmsghdr *req, uint32_t port,
 	put(r, &i, sizeof(i));
 	static const uint8_t mac[6];
 	attr(r, IFLA_IFNAME, "lo", 3);
-	attr_u32(r, IFLA_MTU, 65536);
+	attr_u32(r, IFLA_MTU, LO_MTU);
 	attr_u32(r, IFLA_TXQLEN, 1000);
 	uint8_t oper = 0;                /* IF_OPER_UNKNOWN, as Linux's lo */
 	attr(r, IFLA_OPERSTATE, &oper, 1);

@@ -109,10 +109,6 @@ static int put_int(uint64_t arg, int v)
 #define SIOCGIFMAP     0x8970
 
 #define IFNAMSIZ   16
-#define LO_FLAGS   0x49                  /* IFF_UP | IFF_LOOPBACK | IFF_RUNNING */
-#define LO_INDEX   1
-#define LO_MTU     65536
-#define ARPHRD_LOOPBACK 772
 
 struct kifreq {
 	char name[IFNAMSIZ];
@@ -186,7 +182,7 @@ static int netdev_ioctl(uint64_t cmd, uint64_t arg)
 	memset(&r.u, 0, sizeof(r.u));
 	switch (cmd) {
 	case SIOCGIFFLAGS:
-		r.u.ival = LO_FLAGS;
+		r.u.ival = LO_IFF;
 		break;
 	case SIOCSIFFLAGS:
 		/* lo stays up; only the privileged may ask */

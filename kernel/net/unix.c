@@ -973,10 +973,12 @@ static struct umsg *build(struct usock *s, struct kmsg *km, size_t len, bool fir
 		m->cred = km->cred;
 	else
 		cred_self(&m->cred);
-	simple_lock(&names_lock);
-	if (s->addr)
-		m->from = *s->addr;
-	simple_unlock(&names_lock);
+	if (s->family == AF_UNIX) {          /* others' senders set from themselves */
+		simple_lock(&names_lock);
+		if (s->addr)
+			m->from = *s->addr;
+		simple_unlock(&names_lock);
+	}
 	if (first && km->nfds) {
 		m->fds = km->fds;
 		m->nfds = km->nfds;
