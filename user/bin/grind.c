@@ -750,6 +750,33 @@ static void remove_ipc(void)
 		say("# grind: removed %d POSIX message queues\n", unlinked);
 }
 
+/*
+ * System-wide state a random call may have switched on that outlives the
+ * workers: process accounting (acct(2) on a scratch file keeps the file,
+ * unlinked, growing by a record per exit), and keys linked into the user's
+ * keyrings (they live as long as the uid has processes: init's).
+ */
+static void remove_global_state(void)
+{
+	syscall(SYS_acct, NULL);
+	/* The uid keyrings only if they exist (naming them by their special id
+	 * would make them): their serials from /proc/keys. */
+	FILE *f = fopen("/proc/keys", "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned serial;
+		if (sscanf(line, "%x", &serial) != 1 ||
+		    (!strstr(line, " keyring ") || (!strstr(line, "_uid.") && !strstr(line, "_uid_ses."))))
+			continue;
+		for (int t = 0; t < 100; t++)
+			if (syscall(SYS_keyctl, 7 /* KEYCTL_CLEAR */, (long)serial) == 0 ||
+			    (errno != ENOMEM && errno != EAGAIN))
+				break;
+	}
+	if (f)
+		fclose(f);
+}
+
 static void remove_tree(const char *path)
 {
 	struct stat st;
@@ -1105,6 +1132,7 @@ int main(int argc, char **argv)
 		remove_tree(others[i]);
 	}
 	remove_ipc();
+	remove_global_state();
 	tree_walk("/", tree_remove_new);
 	/* Again while it is there: a directory read may fail for lack of memory. */
 	struct stat wst;
