@@ -45,6 +45,8 @@ struct syscall_def {
 		__aligned(8) = { nr_, #alias_, sys_##name_ }
 
 void syscall_table_init(void);
+void syscall_hooks_init(void);
+extern bool syscall_hooks;
 const char *syscall_name(uint64_t nr);      /* NULL if not implemented */
 /* Run system call nr from inside the kernel on behalf of the current thread
  * (io_uring requests), without a trapframe: only for calls that never use

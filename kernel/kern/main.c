@@ -146,6 +146,7 @@ void kmain(uint32_t magic, uint32_t mbi_pa)
 	sched_init();
 	proc_init();
 	syscall_table_init();
+	syscall_hooks_init();
 	syscall_init_cpu();
 	vm_init_cpu();
 	lapic_init();

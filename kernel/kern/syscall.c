@@ -23,9 +23,20 @@
 
 extern const struct syscall_def __syscalls_start[], __syscalls_end[];
 
+/*
+ * The boot options that watch every call (fault injection's in_syscall
+ * flag, strace=): set once at boot (syscall_hooks_init), so that the common
+ * path tests one flag.
+ */
+bool syscall_hooks;                       /* [I] */
+
+void syscall_hooks_init(void)
+{
+	syscall_hooks = fail_percent[FAIL_SLAB] || fail_percent[FAIL_PAGE] || bootopts.strace;
+}
+
 /* Written once by syscall_table_init on the boot CPU, read-only afterwards. */
 static const struct syscall_def *systab[NSYSCALL];     /* [I] */
-static uint64_t sys_count[NSYSCALL];      /* [a] fuzzy */
 static uint64_t sys_enosys[NSYSCALL];     /* [a] fuzzy */
 
 void syscall_table_init(void)
@@ -74,8 +85,6 @@ void syscall_dispatch(struct trapframe *tf)
 			goto out;
 		nr = tf->error;
 	}
-	if (nr < NSYSCALL)
-		sys_count[nr]++;
 	if (nr >= NSYSCALL || !systab[nr]) {
 		if (nr < NSYSCALL)
 			sys_enosys[nr]++;
@@ -83,13 +92,18 @@ void syscall_dispatch(struct trapframe *tf)
 	} else {
 		uint64_t a0 = tf->rdi, a1 = tf->rsi, a2 = tf->rdx, a3 = tf->r10;
 		TRACE(TEV_SYS_ENTER, nr, a0, a1, a2);
-		fail_syscall_begin();
+		bool hooks = unlikely(syscall_hooks);
+		if (hooks)
+			fail_syscall_begin();
 		tf->rax = systab[nr]->fn(tf, tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
-		fail_syscall_end(nr, (int64_t)tf->rax);
 		TRACE(TEV_SYS_EXIT, nr, tf->rax, 0, 0);
-		if (bootopts.strace)
-			kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n", curproc()->pid,
-				systab[nr]->name, a0, a1, a2, a3, (int64_t)tf->rax);
+		if (hooks) {
+			fail_syscall_end(nr, (int64_t)tf->rax);
+			if (bootopts.strace)
+				kprintf("strace: pid %d: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx) = %ld\n",
+					curproc()->pid, systab[nr]->name, a0, a1, a2, a3,
+					(int64_t)tf->rax);
+		}
 	}
 out:
 	if (traced)

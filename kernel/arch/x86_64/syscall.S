@@ -15,6 +15,13 @@
 #define SEL_UDATA (0x18 | 3)
 #define SEL_UCODE (0x20 | 3)
 #define VEC_SYSCALL 0x100
+/* struct trapframe offsets (trap.h; TF_SAVE_REGS's order) */
+#define TF_R11    32
+#define TF_RCX    96
+#define TF_RIP    136
+#define TF_CS     144
+#define TF_RFLAGS 152
+#define TF_SS     168
 
 	.text
 	.globl syscall_entry
@@ -36,7 +43,35 @@ syscall_entry:
 	sti
 	call syscall_dispatch
 	cli
-	jmp trap_return
+	/*
+	 * Back by SYSRET when the frame says what SYSRET restores: rip in rcx,
+	 * rflags in r11 (without TF and RF, which SYSRET would mishandle), the
+	 * user selectors, and a lower-half rip (Intel's SYSRET faults in ring 0,
+	 * on the user stack, for a non-canonical one).  A signal frame, an exec,
+	 * ptrace's register edits and the like go by trap_return's IRETQ.  Under
+	 * TCG IRETQ reads both descriptors from the GDT and checks them; SYSRET
+	 * does not.
+	 */
+	movq TF_RCX(%rsp), %rcx
+	cmpq %rcx, TF_RIP(%rsp)
+	jne 1f
+	movq TF_R11(%rsp), %r11
+	cmpq %r11, TF_RFLAGS(%rsp)
+	jne 1f
+	testq $0x10100, %r11            /* RF, TF */
+	jnz 1f
+	cmpq $SEL_UCODE, TF_CS(%rsp)
+	jne 1f
+	cmpq $SEL_UDATA, TF_SS(%rsp)
+	jne 1f
+	shrq $47, %rcx
+	jnz 1f
+	TF_RESTORE_REGS                 /* rcx and r11 as checked */
+	addq $16, %rsp                  /* vector and error */
+	movq 24(%rsp), %rsp             /* the user stack (iret frame's rsp) */
+	swapgs
+	sysretq
+1:	jmp trap_return
 	.size syscall_entry, . - syscall_entry
 
 /* enter_user(tf): start a thread in user mode from the trapframe at tf. */
