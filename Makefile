@@ -259,7 +259,19 @@ $(BUILD)/initramfs.cpio: tools/mkrootfs.sh tools/mkinitramfs.py user/rootfs/init
 	$(Q)TESTS_DIR=$(USER_OUT)/tests TINIT=$(USER_OUT)/tinit tools/mkrootfs.sh $(USER_TOOLS) > $(BUILD)/initramfs.spec
 	$(Q)$(PYTHON) tools/mkinitramfs.py -o $@ $(BUILD)/initramfs.spec
 
+# ADD='/usr/bin/python3.11 /usr/lib/python3.11': host files and directories
+# (with a dynamic program's ld.so and libraries) put into a copy of the
+# default image at the same paths (tools/addspec.py).
+ADD ?=
+ifneq ($(strip $(ADD)),)
+INITRD ?= $(BUILD)/initramfs-add.cpio
+endif
 INITRD ?= $(BUILD)/initramfs.cpio
+
+$(BUILD)/initramfs-add.cpio: $(BUILD)/initramfs.cpio tools/addspec.py FORCE
+	@echo "  CPIO    $@ (+ $(ADD))"
+	$(Q)$(PYTHON) tools/addspec.py $(BUILD)/initramfs.spec $(ADD) > $(BUILD)/initramfs-add.spec
+	$(Q)$(PYTHON) tools/mkinitramfs.py -o $@ $(BUILD)/initramfs-add.spec
 
 QEMU_ARGS = -machine pc -cpu max -smp $(SMP) -m $(MEM) \
 	-kernel $(BUILD)/concerto -initrd $(INITRD) -append "$(CMDLINE)" \
@@ -273,7 +285,7 @@ deps:
 	@tools/deps.sh all
 
 # QEMU exits with (status << 1) | 1 through isa-debug-exit: 1 means status 0.
-run: deps all $(BUILD)/initramfs.cpio
+run: deps all $(BUILD)/initramfs.cpio $(if $(strip $(ADD)),$(BUILD)/initramfs-add.cpio)
 	@echo "Concerto: $(SMP) CPUs, $(MEM). Leave QEMU with Ctrl-A then X (or type poweroff)."
 	$(QEMU) $(QEMU_ARGS); s=$$?; [ $$s -eq 0 ] || [ $$s -eq 1 ] || exit $$s
 
@@ -338,3 +350,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(OBJS:.o=.d)
+
+FORCE:
