@@ -68,6 +68,7 @@
 #include "x86.h"
 #include "proc.h"
 #include "trace.h"
+#include "perf.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
 /*
@@ -1523,6 +1524,7 @@ void sched_tick(struct trapframe *tf)
 	}
 	if (t && t->state != TS_IDLE && t->proc)
 		timers_cpu_tick(t, tf && (tf->cs & 3) == 3);   /* CPU-time timers (timer.c) */
+	perf_tick(tf);                /* perf_event sampling (perf.c): one flag test */
 	callout_tick();               /* timed sleeps, timers (callout.c) */
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +
