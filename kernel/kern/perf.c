@@ -962,6 +962,8 @@ static int perf_mmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t 
 	struct perf_event *ev = f->priv;
 	if (off != 0 || !(flags & MAP_SHARED) || len % PAGE_SIZE)
 		return -EINVAL;
+	if (ev->cpu < 0 && (ev->attr.flags & A_INHERIT))
+		return -EINVAL;                  /* Linux: an inherited per-task buffer */
 	uint64_t npages = len / PAGE_SIZE;
 	uint64_t data = npages - 1;
 	if (npages < 1 || (data & (data - 1)) || npages > (1u << 20))
@@ -1124,8 +1126,12 @@ static bool ev_task_rec_locked(struct perf_event *ev, int type, struct thread *t
 	uint64_t w[24];
 	struct rec rr = { w, 0, 24 }, *r = &rr;
 	rec_header(r, (uint32_t)type, 0);
-	rec_u32x2(r, thr_pid(t), (uint32_t)t->tid);
-	rec_u32x2(r, thr_pid(pt), pt ? (uint32_t)pt->tid : 0);
+	/* { pid, ppid, tid, ptid, time }: the parent thread, or at exit the
+	 * parent process (Linux: its leader). */
+	uint32_t ppid = pt ? thr_pid(pt) : (t->proc ? (uint32_t)READ_ONCE(t->proc->ppid) : 0);
+	uint32_t ptid = pt ? (uint32_t)pt->tid : ppid;
+	rec_u32x2(r, thr_pid(t), ppid);
+	rec_u32x2(r, (uint32_t)t->tid, ptid);
 	rec_u64(r, time_monotonic_ns());
 	rec_sample_id(r, ev, t);
 	return ev_output_locked(ev, r, false);
