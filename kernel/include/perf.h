@@ -16,6 +16,7 @@ struct trapframe;
 extern volatile int perf_active;        /* [a] events open (top-level and inherited) */
 extern volatile int perf_sampling;      /* [a] sampling events open */
 extern volatile int perf_cpu_faults_on; /* [a] CPU-wide page-fault events open */
+extern volatile int perf_pidcpu;        /* [a] task events bound to one CPU open */
 extern volatile int sysctl_perf_event_paranoid;      /* kernel/perf_event_paranoid */
 extern volatile int sysctl_perf_event_max_sample_rate;
 extern volatile int sysctl_perf_event_mlock_kb;
@@ -27,6 +28,7 @@ void perf_fork_slow(struct thread *parent, struct thread *child);
 void perf_thread_exit_slow(struct thread *t);
 void perf_exec_slow(struct thread *t);
 void perf_cpu_fault_slow(void);
+void perf_switch_slow(struct thread *t, int cpu, bool in);
 /* prctl PR_TASK_PERF_EVENTS_DISABLE / ENABLE: the caller's events. */
 int perf_task_events_enable(bool on);
 
@@ -56,6 +58,14 @@ static inline void perf_exec(struct thread *t)
 {
 	if (unlikely(READ_ONCE(perf_active)))
 		perf_exec_slow(t);
+}
+
+/* The scheduler switched t in on (in) or out of CPU cpu (interrupts off, no
+ * lock held): task events bound to a CPU count only while there. */
+static inline void perf_switch(struct thread *t, int cpu, bool in)
+{
+	if (unlikely(READ_ONCE(perf_pidcpu)))
+		perf_switch_slow(t, cpu, in);
 }
 
 /* A page fault resolved on this CPU (for CPU-wide page-fault counters). */

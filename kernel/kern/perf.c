@@ -220,6 +220,8 @@ struct perf_event {
 	struct perf_event *samp_next;    /* (P) sampling events */
 	bool enabled;                    /* (P) its own state (ioctl ENABLE/DISABLE) */
 	bool on;                         /* (P) counting: enabled, and its leader too */
+	bool here;                       /* (P) on, and (a task event bound to a CPU) its
+					  * thread runs on that CPU: base, tbase are live */
 	bool hup;                        /* (P) its target thread exited */
 	bool listed;                     /* (P) on perf_all (counted in perf_active) */
 	int64_t limit;                   /* (P) REFRESH: overflows left; 0 none set */
@@ -243,6 +245,7 @@ static uint64_t perf_next_id = 1;       /* (P) */
 volatile int perf_active;
 volatile int perf_sampling;
 volatile int perf_cpu_faults_on;
+volatile int perf_pidcpu;
 volatile int sysctl_perf_event_paranoid = 2;
 volatile int sysctl_perf_event_max_sample_rate = 100000;
 volatile int sysctl_perf_event_mlock_kb = 516;
@@ -304,20 +307,42 @@ static uint64_t ev_clock(const struct perf_event *ev)
 	return ev->target ? thread_cpu_ns(ev->target) : time_monotonic_ns();
 }
 
+/* A task event bound to one CPU: counts only while its thread runs there
+ * (the switch hook, perf_switch). */
+static bool ev_pidcpu(const struct perf_event *ev)
+{
+	return ev->target && ev->cpu >= 0;
+}
+
+static void ev_resume_locked(struct perf_event *ev)
+{
+	ev->base = ev_source(ev);
+	ev->tbase = ev_clock(ev);
+	ev->here = true;
+}
+
+static void ev_pause_locked(struct perf_event *ev)
+{
+	ev->accum += ev_source(ev) - ev->base;
+	ev->taccum += ev_clock(ev) - ev->tbase;
+	ev->here = false;
+}
+
 static void ev_start_locked(struct perf_event *ev)
 {
 	KASSERT(simple_lock_held(&perf_lock));
-	ev->base = ev_source(ev);
-	ev->tbase = ev_clock(ev);
-	ev->last = ev->base;
 	ev->on = true;
+	ev->last = ev_source(ev);
+	if (!ev_pidcpu(ev) ||
+	    (READ_ONCE(ev->target->on_cpu) && READ_ONCE(ev->target->cpu) == ev->cpu))
+		ev_resume_locked(ev);
 }
 
 static void ev_stop_locked(struct perf_event *ev)
 {
 	KASSERT(simple_lock_held(&perf_lock));
-	ev->accum += ev_source(ev) - ev->base;
-	ev->taccum += ev_clock(ev) - ev->tbase;
+	if (ev->here)
+		ev_pause_locked(ev);
 	ev->on = false;
 }
 
@@ -348,7 +373,7 @@ static void ev_set_enabled_locked(struct perf_event *ev, bool on)
 static void ev_value_locked(struct perf_event *ev, uint64_t *val, uint64_t *time)
 {
 	uint64_t v = ev->accum + ev->child_count, t = ev->taccum + ev->child_time;
-	if (ev->on) {
+	if (ev->here) {
 		v += ev_source(ev) - ev->base;
 		t += ev_clock(ev) - ev->tbase;
 	}
@@ -366,8 +391,10 @@ static void ev_reset_locked(struct perf_event *ev)
 {
 	ev->accum = 0;
 	ev->child_count = 0;
+	if (ev->here)
+		ev->base = ev_source(ev);
 	if (ev->on)
-		ev->base = ev->last = ev_source(ev);
+		ev->last = ev_source(ev);
 	for (struct perf_event *c = ev->children; c; c = c->child_next)
 		ev_reset_locked(c);
 }
@@ -733,6 +760,29 @@ void perf_tick_slow(struct trapframe *tf)
 		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
 }
 
+/* Thread t was switched in on (in) or out of CPU cpu: its events bound to
+ * that CPU start or stop counting.  Interrupts off, no lock held. */
+void perf_switch_slow(struct thread *t, int cpu, bool in)
+{
+	simple_lock(&perf_lock);
+	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next) {
+		if (ev->target != t || ev->cpu != cpu || !ev->on)
+			continue;
+		if (in && !ev->here)
+			ev_resume_locked(ev);
+		else if (!in && ev->here) {
+			ev_pause_locked(ev);
+			/* Switch-ins are what t->nswitch counts, and they
+			 * happen before the resume: count the switch out
+			 * (Linux counts at sched-out too). */
+			if (ev->attr.config == SW_CONTEXT_SWITCHES &&
+			    !(ev->attr.flags & A_EXCLUDE_KERNEL))
+				ev->accum++;
+		}
+	}
+	simple_unlock(&perf_lock);
+}
+
 /* ---- O_ASYNC ---- */
 
 static void ev_deliver(struct sigpost *sp)
@@ -1027,6 +1077,8 @@ static void ev_unlist_locked(struct perf_event *ev)
 	}
 	if (!ev->target && (ev->attr.config == SW_PAGE_FAULTS || ev->attr.config == SW_PAGE_FAULTS_MIN))
 		__atomic_fetch_sub(&perf_cpu_faults_on, 1, __ATOMIC_RELAXED);
+	if (ev_pidcpu(ev))
+		__atomic_fetch_sub(&perf_pidcpu, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&perf_active, 1, __ATOMIC_RELAXED);
 }
 
@@ -1042,6 +1094,8 @@ static void ev_list_locked(struct perf_event *ev)
 	}
 	if (!ev->target && (ev->attr.config == SW_PAGE_FAULTS || ev->attr.config == SW_PAGE_FAULTS_MIN))
 		__atomic_fetch_add(&perf_cpu_faults_on, 1, __ATOMIC_RELAXED);
+	if (ev_pidcpu(ev))
+		__atomic_fetch_add(&perf_pidcpu, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&perf_active, 1, __ATOMIC_RELAXED);
 }
 

@@ -919,6 +919,7 @@ __noreturn void scheduler(void)
 		t->nswitch++;
 		s->st.switches++;
 		t->slice_tsc = rdtsc();
+		perf_switch(t, c->id, true);        /* one flag test (perf.c) */
 		if (c->kick_pending)
 			sched_flush_kicks();
 		swtch(&c->sched_ctx, t->ctx);
@@ -928,6 +929,7 @@ __noreturn void scheduler(void)
 		TRACE(TEV_SWITCH_OUT, t->tid, how, READ_ONCE(s->rq.nr), 0);
 		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
 		t->slice_tsc = 0;
+		perf_switch(t, c->id, false);
 		t->pmap = c->pmap;                  /* what it had loaded */
 		if (t->proc) {
 			t->fs_base = rdmsr(MSR_FS_BASE);

@@ -403,6 +403,55 @@ UT_TEST(cpu_wide_events_count_on_that_cpu)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+static int on_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return -1;
+	sched_yield();
+	return sched_getcpu() == cpu ? 0 : -1;
+}
+
+UT_TEST(task_event_bound_to_a_cpu_counts_only_there)
+{
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	if (CPU_COUNT(&old) < 2 || !CPU_ISSET(0, &old) || !CPU_ISSET(1, &old)) {
+		ut_skip("needs CPUs 0 and 1");
+		return;
+	}
+	T_ASSERT(on_cpu(0) == 0);
+	int fd = T_OK(open_sw(SW_TASK_CLOCK, 0, F_TIME_ENABLED | F_TIME_RUNNING, 0, 1, -1));
+	int cs = T_OK(open_sw(SW_CONTEXT_SWITCHES, 0, 0, 0, 1, -1));
+	T_ASSERT(fd >= 0 && cs >= 0);
+	perf_spin_ms(30);
+	for (int i = 0; i < 3; i++)
+		ut_sleep_ms(1);
+	uint64_t v[3];
+	T_EXPECT_EQ(read(fd, v, sizeof(v)), 24);
+	T_EXPECT(v[0] < 5 * 1000000ULL);              /* not on CPU 1 yet */
+	uint64_t cs0 = perf_read1(cs);
+	T_ASSERT(on_cpu(1) == 0);
+	perf_spin_ms(30);
+	for (int i = 0; i < 3; i++)
+		ut_sleep_ms(1);
+	T_EXPECT_EQ(read(fd, v, sizeof(v)), 24);
+	T_EXPECT(v[0] >= 10 * 1000000ULL);
+	T_EXPECT(perf_read1(cs) >= cs0 + 3);
+	T_ASSERT(on_cpu(0) == 0);
+	uint64_t w[3];
+	T_EXPECT_EQ(read(fd, w, sizeof(w)), 24);
+	perf_spin_ms(30);
+	uint64_t x[3];
+	T_EXPECT_EQ(read(fd, x, sizeof(x)), 24);
+	T_EXPECT(x[0] - w[0] < 5 * 1000000ULL);      /* stopped again off CPU 1 */
+	close(fd);
+	close(cs);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 UT_TEST(attr_sizes_of_every_version_are_accepted)
 {
 	int sizes[] = { 0, ATTR_SIZE_VER0, 72, 80, 96, 104, ATTR_SIZE_VER5, 120, 128,
