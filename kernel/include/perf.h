@@ -26,7 +26,10 @@ extern volatile int sysctl_perf_event_max_stack;
 void perf_tick_slow(struct trapframe *tf);
 void perf_fork_slow(struct thread *parent, struct thread *child);
 void perf_thread_exit_slow(struct thread *t);
-void perf_exec_slow(struct thread *t);
+void perf_exec_slow(struct thread *t, uint64_t entry);
+struct file;
+void perf_mmap_slow(struct file *f, uint64_t addr, uint64_t len, int prot, int flags,
+		    uint64_t off);
 void perf_cpu_fault_slow(void);
 void perf_switch_slow(struct thread *t, int cpu, bool in);
 /* prctl PR_TASK_PERF_EVENTS_DISABLE / ENABLE: the caller's events. */
@@ -53,11 +56,20 @@ static inline void perf_thread_exit(struct thread *t)
 		perf_thread_exit_slow(t);
 }
 
-/* Thread t (the caller) finished an exec: enable_on_exec, COMM records. */
-static inline void perf_exec(struct thread *t)
+/* Thread t (the caller) finished an exec of a program entered at entry:
+ * enable_on_exec, COMM and MMAP records. */
+static inline void perf_exec(struct thread *t, uint64_t entry)
 {
 	if (unlikely(READ_ONCE(perf_active)))
-		perf_exec_slow(t);
+		perf_exec_slow(t, entry);
+}
+
+/* The caller mapped file f at addr (mmap(2) succeeded): MMAP records. */
+static inline void perf_mmap(struct file *f, uint64_t addr, uint64_t len, int prot, int flags,
+			     uint64_t off)
+{
+	if (unlikely(READ_ONCE(perf_active)))
+		perf_mmap_slow(f, addr, len, prot, flags, off);
 }
 
 /* The scheduler switched t in on (in) or out of CPU cpu (interrupts off, no

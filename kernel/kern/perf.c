@@ -61,6 +61,7 @@
 #include "usercopy.h"
 #include "vm.h"
 #include "vm_map.h"
+#include "vfs.h"
 
 /* ---- the ABI (include/uapi/linux/perf_event.h) ---- */
 
@@ -108,6 +109,7 @@ enum {
 #define A_EXCLUDE_HV     (1ULL << 6)
 #define A_EXCLUDE_IDLE   (1ULL << 7)
 #define A_MMAP           (1ULL << 8)
+#define A_MMAP_DATA      (1ULL << 17)
 #define A_COMM           (1ULL << 9)
 #define A_FREQ           (1ULL << 10)
 #define A_ENABLE_ON_EXEC (1ULL << 12)
@@ -148,6 +150,7 @@ enum {
 #define REC_EXIT   4
 #define REC_FORK   7
 #define REC_SAMPLE 9
+#define REC_MMAP2  10
 #define MISC_KERNEL 1
 #define MISC_USER   2
 #define MISC_COMM_EXEC (1 << 13)
@@ -542,6 +545,13 @@ static uint32_t thr_pid(struct thread *t)
 	return t && t->proc ? (uint32_t)t->proc->pid : 0;
 }
 
+/* SAMPLE_ID and IDENTIFIER: an inherited event gives its parent's id
+ * (Linux's primary_event_id); STREAM_ID is its own. */
+static uint64_t ev_primary_id(const struct perf_event *ev)
+{
+	return ev->parent ? ev->parent->id : ev->id;
+}
+
 /* sample_id_all's trailer on a record other than a sample. */
 static void rec_sample_id(struct rec *r, struct perf_event *ev, struct thread *t)
 {
@@ -553,13 +563,13 @@ static void rec_sample_id(struct rec *r, struct perf_event *ev, struct thread *t
 	if (st & SAMPLE_TIME)
 		rec_u64(r, time_monotonic_ns());
 	if (st & SAMPLE_ID)
-		rec_u64(r, ev->id);
+		rec_u64(r, ev_primary_id(ev));
 	if (st & SAMPLE_STREAM_ID)
-		rec_u64(r, ev->parent ? ev->parent->id : ev->id);
+		rec_u64(r, ev->id);
 	if (st & SAMPLE_CPU)
 		rec_u32x2(r, (uint32_t)cpu_id(), 0);
 	if (st & SAMPLE_IDENTIFIER)
-		rec_u64(r, ev->id);
+		rec_u64(r, ev_primary_id(ev));
 }
 
 static void ev_post_signal(struct perf_event *ev);
@@ -673,7 +683,7 @@ static bool ev_sample_locked(struct perf_event *ev, struct trapframe *tf, uint64
 	struct rec rr = { rec_buf, 0, REC_WORDS }, *r = &rr;
 	rec_header(r, REC_SAMPLE, user ? MISC_USER : MISC_KERNEL);
 	if (st & SAMPLE_IDENTIFIER)
-		rec_u64(r, ev->id);
+		rec_u64(r, ev_primary_id(ev));
 	if (st & SAMPLE_IP)
 		rec_u64(r, tf->rip);
 	if (st & SAMPLE_TID)
@@ -683,9 +693,9 @@ static bool ev_sample_locked(struct perf_event *ev, struct trapframe *tf, uint64
 	if (st & SAMPLE_ADDR)
 		rec_u64(r, 0);
 	if (st & SAMPLE_ID)
-		rec_u64(r, ev->id);
+		rec_u64(r, ev_primary_id(ev));
 	if (st & SAMPLE_STREAM_ID)
-		rec_u64(r, ev->parent ? ev->parent->id : ev->id);
+		rec_u64(r, ev->id);
 	if (st & SAMPLE_CPU)
 		rec_u32x2(r, (uint32_t)cpu_id(), 0);
 	if (st & SAMPLE_PERIOD)
@@ -1006,7 +1016,7 @@ static struct perf_rb *rb_alloc(uint32_t npages, bool overwrite)
 
 /* mmap: 1 + 2^n pages at offset 0, shared; a second mapping the same size
  * shares the buffer. */
-static int perf_mmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
+static int perf_fmmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
 		     int flags, uint64_t off, vaddr_t *out)
 {
 	struct perf_event *ev = f->priv;
@@ -1149,7 +1159,7 @@ static void perf_release(struct file *f)
 
 static const struct file_ops perf_fops = {
 	.read = perf_read, .write = perf_write, .poll = perf_poll, .poll_head = perf_poll_head,
-	.ioctl = perf_ioctl, .release = perf_release, .mmap = perf_mmap, .fasync = perf_fasync,
+	.ioctl = perf_ioctl, .release = perf_release, .mmap = perf_fmmap, .fasync = perf_fasync,
 	.anon_name = "[perf_event]",
 };
 
@@ -1285,7 +1295,90 @@ void perf_thread_exit_slow(struct thread *t)
 	}
 }
 
-void perf_exec_slow(struct thread *t)
+/* Does ev (a top event or child) see what thread t does on this CPU
+ * (Linux: the events of t's context and of this CPU's)? */
+static bool ev_sees(const struct perf_event *ev, struct thread *t, int cpu)
+{
+	return ev->target ? ev->target == t && (ev->cpu < 0 || ev->cpu == cpu) : ev->cpu == cpu;
+}
+
+/* PERF_RECORD_MMAP / MMAP2 of a mapping by the caller to the events that
+ * ask (attr.mmap for executable mappings, mmap_data for the others). */
+static void perf_mmap_record(uint64_t addr, uint64_t len, uint64_t pgoff, int prot, int flags,
+			     const char *name, uint64_t ino)
+{
+	struct thread *t = curthread();
+	int cpu = cpu_id();
+	size_t nlen = strlen(name);
+	if (nlen > 255)
+		nlen = 255;
+	uint64_t w[64];
+	struct perf_event *wake[8];
+	int nwake = 0;
+	uint64_t s = disable_lock(&perf_lock);
+	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next) {
+		struct perf_event *top = ev->parent ? ev->parent : ev;
+		uint64_t fl = top->attr.flags;
+		bool want = (prot & PROT_EXEC) ? (fl & (A_MMAP | A_MMAP2)) :
+			    (fl & A_MMAP_DATA) && (fl & (A_MMAP | A_MMAP2));
+		if (!want || !ev->on || !ev_sees(ev, t, cpu))
+			continue;
+		struct rec rr = { w, 0, 64 }, *r = &rr;
+		bool v2 = fl & A_MMAP2;
+		rec_header(r, v2 ? REC_MMAP2 : REC_MMAP, MISC_USER);
+		rec_u32x2(r, thr_pid(t), (uint32_t)t->tid);
+		rec_u64(r, addr);
+		rec_u64(r, len);
+		rec_u64(r, pgoff);
+		if (v2) {
+			rec_u32x2(r, 0, 0);          /* device major, minor */
+			rec_u64(r, ino);
+			rec_u64(r, 0);               /* inode generation */
+			rec_u32x2(r, (uint32_t)prot, (uint32_t)flags);
+		}
+		uint64_t at = (uint64_t)r->n;
+		for (size_t i = 0; i < nlen / 8 + 1; i++)
+			rec_u64(r, 0);
+		memcpy(&r->w[at], name, nlen);       /* NUL-padded to 8 bytes */
+		rec_sample_id(r, ev, t);
+		if (ev_output_locked(ev, r, false) && nwake < 8)
+			wake[nwake++] = ev_out_locked(ev);
+	}
+	unlock_enable(&perf_lock, s);
+	for (int i = 0; i < nwake; i++)
+		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
+}
+
+void perf_mmap_slow(struct file *f, uint64_t addr, uint64_t len, int prot, int flags,
+		    uint64_t off)
+{
+	if (!f->path || !f->ip)
+		return;
+	perf_mmap_record(addr, ALIGN_UP(len, PAGE_SIZE), off, prot, flags, f->path, f->ip->ino);
+}
+
+/* After exec: the program's executable region (the one holding its entry). */
+static void perf_exec_mmap(struct thread *t, uint64_t entry)
+{
+	struct proc *p = t->proc;
+	if (!p || !p->exe || !p->map)
+		return;
+	uint64_t start = 0, end = 0, off = 0;
+	int prot = 0;
+	lock_read(&p->map->lock);
+	struct vm_region *r = vm_map_lookup_locked(p->map, entry);
+	if (r) {
+		start = r->start;
+		end = r->end;
+		off = r->off;
+		prot = r->prot;
+	}
+	lock_done(&p->map->lock);
+	if (r)
+		perf_mmap_record(start, end - start, off, prot, MAP_PRIVATE, p->exe, 0);
+}
+
+void perf_exec_slow(struct thread *t, uint64_t entry)
 {
 	struct perf_event *wake[8];
 	int nwake = 0;
@@ -1314,6 +1407,7 @@ void perf_exec_slow(struct thread *t)
 	unlock_enable(&perf_lock, s);
 	for (int i = 0; i < nwake; i++)
 		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
+	perf_exec_mmap(t, entry);
 }
 
 int perf_task_events_enable(bool on)

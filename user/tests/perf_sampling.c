@@ -308,7 +308,7 @@ UT_TEST(inherited_sampling_writes_fork_exit_and_child_samples)
 	int st;
 	waitpid(pid, &st, 0);
 	T_EXPECT(UT_CHILD_OK(st));
-	int fork_rec = 0, exit_rec = 0, child_samples = 0;
+	int fork_rec = 0, exit_rec = 0, child_samples = 0, bad_ids = 0;
 	uint64_t buf[512];
 	while (ring_next(&r, buf, sizeof(buf))) {
 		struct prec *h = (struct prec *)buf;
@@ -321,14 +321,19 @@ UT_TEST(inherited_sampling_writes_fork_exit_and_child_samples)
 		if (h->type == REC_SAMPLE && w[0] == (uint32_t)pid) {
 			child_samples++;
 			uint64_t *q = (uint64_t *)(w + 2);
-			if (q[1] != id)                   /* stream id: the parent event's */
-				ut_diag("stream id %llu, want %llu", (unsigned long long)q[1],
-					(unsigned long long)id);
+			/* ID: the parent event's (Linux's primary id). */
+			if (q[0] != id) {
+				if (!bad_ids)
+					ut_diag("id %llu stream %llu parent %llu", (unsigned long long)q[0],
+						(unsigned long long)q[1], (unsigned long long)id);
+				bad_ids++;
+			}
 		}
 	}
 	T_EXPECT_EQ(fork_rec, 1);
 	T_EXPECT_EQ(exit_rec, 1);
 	T_EXPECT(child_samples >= 1);
+	T_EXPECT_EQ(bad_ids, 0);
 	ring_close(&r);
 	sched_setaffinity(0, sizeof(old), &old);
 }
@@ -401,6 +406,60 @@ UT_TEST(cpu_wide_sampling_reports_that_cpu)
 	T_EXPECT_EQ(wrong, 0);
 	ring_close(&r);
 	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/* Finds the MMAP (v1) or MMAP2 record of addr in r; its file name in name. */
+static int find_mmap(struct ring *r, int type, uint64_t addr, uint64_t *len, uint32_t *prot,
+		     char *name, size_t nmax)
+{
+	uint64_t buf[128];
+	int found = 0;
+	while (ring_next(r, buf, sizeof(buf))) {
+		if (rec_type(buf) != (uint32_t)type || buf[2] != addr)
+			continue;
+		*len = buf[3];
+		const char *fn = (const char *)&buf[5];
+		if (type == 10) {
+			*prot = (uint32_t)buf[8];
+			fn = (const char *)&buf[9];
+		}
+		size_t i = 0;
+		for (; i + 1 < nmax && fn[i] && (const char *)&buf[128] > fn + i; i++)
+			name[i] = fn[i];
+		name[i] = 0;
+		found++;
+	}
+	return found;
+}
+
+UT_TEST(mmap_of_an_executable_file_writes_mmap_records)
+{
+	for (int v2 = 0; v2 < 2; v2++) {
+		struct pattr a;
+		sampling_attr(&a, SW_DUMMY, S_IP);
+		a.sample_period = 0;
+		a.flags |= v2 ? (A_MMAP | (1ULL << 23)) : A_MMAP;
+		struct ring r;
+		T_ASSERT(ring_open(&r, &a, 0, -1, DATA_PAGES) == 0);
+		int fd = T_OK(open("/proc/self/exe", O_RDONLY));
+		void *x = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		void *d = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		T_ASSERT(x != MAP_FAILED && d != MAP_FAILED);
+		uint64_t len = 0;
+		uint32_t prot = 0;
+		char name[256] = "";
+		T_EXPECT_EQ(find_mmap(&r, v2 ? 10 : 1, (uint64_t)x, &len, &prot, name, sizeof(name)), 1);
+		T_EXPECT_EQ(len, 4096);
+		if (v2)
+			T_EXPECT_EQ(prot, PROT_READ | PROT_EXEC);
+		T_EXPECT(strstr(name, "perf_sampling") != NULL || strstr(name, "exe") != NULL);
+		/* Data mappings only with mmap_data. */
+		T_EXPECT_EQ(find_mmap(&r, v2 ? 10 : 1, (uint64_t)d, &len, &prot, name, sizeof(name)), 0);
+		munmap(x, 4096);
+		munmap(d, 4096);
+		close(fd);
+		ring_close(&r);
+	}
 }
 
 UT_TEST(second_mapping_shares_the_buffer)
