@@ -38,7 +38,9 @@
  * Lock key: (P) perf_lock (class perf, interrupt-safe: the tick takes
  * it): the list of events, groups, children, enable state and counts,
  * sampling state and ring-buffer heads.  Nothing under it sleeps, copies
- * to user space or allocates; poll wakeups and signals come after it.
+ * to user space or allocates; poll wakeups are made under it (pollhead
+ * ranks above: the event cannot be freed meanwhile), signals are posted
+ * to the sigpost thread under it with a file reference.
  * [I] immutable after creation; [a] atomic.
  */
 #include "kernel.h"
@@ -729,19 +731,22 @@ static bool ev_here(const struct perf_event *ev, struct thread *cur, int cpu)
 	return !ev->target || ev->target == cur;
 }
 
-#define TICK_WAKE_MAX 8
+/* Wakes ev's pollers and queues its signal.  perf_lock held: ev lives
+ * (pollhead ranks above perf). */
+static void ev_wake_locked(struct perf_event *ev, uint32_t events)
+{
+	KASSERT(simple_lock_held(&perf_lock));
+	ev_post_signal(ev);
+	poll_wake(&ev->ph, events);
+}
 
 void perf_tick_slow(struct trapframe *tf)
 {
 	struct thread *cur = curthread();
 	int cpu = cpu_id();
-	struct perf_event *wake[TICK_WAKE_MAX];
-	int nwake = 0;
 	simple_lock(&perf_lock);             /* interrupts are off */
 	for (struct perf_event *ev = perf_samp; ev; ev = ev->samp_next) {
-		if (!ev->on || !ev_here(ev, cur, cpu))
-			continue;
-		if (ev->hup)
+		if (!ev->on || ev->hup || !ev_here(ev, cur, cpu))
 			continue;
 		uint64_t now = ev_source(ev), period = ev_period(ev);
 		if (now - ev->last < period)
@@ -750,24 +755,18 @@ void perf_tick_slow(struct trapframe *tf)
 		ev->last = now;
 		bool w = ev_sample_locked(ev, tf, delta);
 		struct perf_event *top = ev->parent ? ev->parent : ev;
+		struct perf_event *o = ev_out_locked(ev);
 		if (top->limit > 0 && --top->limit == 0) {
 			ev_set_enabled_locked(top, false);   /* REFRESH ran out */
 			top->pending_code = POLL_HUP;
+			if (o != top)
+				ev_wake_locked(top, POLLIN | POLLRDNORM);
 			w = true;
 		}
-		if (w && nwake < TICK_WAKE_MAX) {
-			struct perf_event *o = ev_out_locked(ev);
-			wake[nwake++] = o;
-			if (o != top && nwake < TICK_WAKE_MAX)
-				wake[nwake++] = top;
-		}
+		if (w)
+			ev_wake_locked(o, POLLIN | POLLRDNORM);
 	}
-	/* Post the signals under the lock: the events cannot go meanwhile. */
-	for (int i = 0; i < nwake; i++)
-		ev_post_signal(wake[i]);
 	simple_unlock(&perf_lock);
-	for (int i = 0; i < nwake; i++)
-		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
 }
 
 /* Thread t was switched in on (in) or out of CPU cpu: its events bound to
@@ -1218,8 +1217,6 @@ void perf_fork_slow(struct thread *parent, struct thread *child)
 		c->child_next = spare;
 		spare = c;
 	}
-	struct perf_event *wake[8];
-	int nwake = 0;
 	s = disable_lock(&perf_lock);
 	for (struct perf_event *ev = perf_all; ev && spare; ev = ev->all_next) {
 		if (!ev_inherits(ev, parent))
@@ -1239,13 +1236,10 @@ void perf_fork_slow(struct thread *parent, struct thread *child)
 		if (c->enabled)
 			ev_start_locked(c);
 		ev_list_locked(c);
-		if ((top->attr.flags & A_TASK) && ev_task_rec_locked(top, REC_FORK, child, parent) &&
-		    nwake < 8)
-			wake[nwake++] = ev_out_locked(top);
+		if ((top->attr.flags & A_TASK) && ev_task_rec_locked(top, REC_FORK, child, parent))
+			ev_wake_locked(ev_out_locked(top), POLLIN | POLLRDNORM);
 	}
 	unlock_enable(&perf_lock, s);
-	for (int i = 0; i < nwake; i++)
-		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
 	struct perf_event *n;
 	for (; spare; spare = n) {
 		n = spare->child_next;
@@ -1255,21 +1249,18 @@ void perf_fork_slow(struct thread *parent, struct thread *child)
 
 void perf_thread_exit_slow(struct thread *t)
 {
-	struct perf_event *dead = NULL, *wake[8];
-	int nwake = 0;
+	struct perf_event *dead = NULL;
 	uint64_t s = disable_lock(&perf_lock);
 	for (struct perf_event *ev = perf_all, *next; ev; ev = next) {
 		next = ev->all_next;
 		if (ev->target != t)
 			continue;
 		struct perf_event *top = ev->parent ? ev->parent : ev;
-		if ((top->attr.flags & A_TASK) && ev_task_rec_locked(top, REC_EXIT, t, NULL) &&
-		    nwake < 8)
-			wake[nwake++] = ev_out_locked(top);
+		if ((top->attr.flags & A_TASK) && ev_task_rec_locked(top, REC_EXIT, t, NULL))
+			ev_wake_locked(ev_out_locked(top), POLLIN | POLLRDNORM);
 		if (!ev->parent) {
 			ev->hup = true;          /* poll: POLLHUP; the count stays readable */
-			if (nwake < 8)
-				wake[nwake++] = ev;
+			poll_wake(&ev->ph, POLLHUP);
 			continue;
 		}
 		uint64_t v, tm;
@@ -1286,8 +1277,6 @@ void perf_thread_exit_slow(struct thread *t)
 		dead = ev;
 	}
 	unlock_enable(&perf_lock, s);
-	for (int i = 0; i < nwake; i++)
-		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM | POLLHUP);
 	struct perf_event *n;
 	for (; dead; dead = n) {
 		n = dead->child_next;
@@ -1313,8 +1302,6 @@ static void perf_mmap_record(uint64_t addr, uint64_t len, uint64_t pgoff, int pr
 	if (nlen > 255)
 		nlen = 255;
 	uint64_t w[64];
-	struct perf_event *wake[8];
-	int nwake = 0;
 	uint64_t s = disable_lock(&perf_lock);
 	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next) {
 		struct perf_event *top = ev->parent ? ev->parent : ev;
@@ -1341,12 +1328,10 @@ static void perf_mmap_record(uint64_t addr, uint64_t len, uint64_t pgoff, int pr
 			rec_u64(r, 0);
 		memcpy(&r->w[at], name, nlen);       /* NUL-padded to 8 bytes */
 		rec_sample_id(r, ev, t);
-		if (ev_output_locked(ev, r, false) && nwake < 8)
-			wake[nwake++] = ev_out_locked(ev);
+		if (ev_output_locked(ev, r, false))
+			ev_wake_locked(ev_out_locked(ev), POLLIN | POLLRDNORM);
 	}
 	unlock_enable(&perf_lock, s);
-	for (int i = 0; i < nwake; i++)
-		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
 }
 
 void perf_mmap_slow(struct file *f, uint64_t addr, uint64_t len, int prot, int flags,
@@ -1380,8 +1365,6 @@ static void perf_exec_mmap(struct thread *t, uint64_t entry)
 
 void perf_exec_slow(struct thread *t, uint64_t entry)
 {
-	struct perf_event *wake[8];
-	int nwake = 0;
 	uint64_t s = disable_lock(&perf_lock);
 	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next) {
 		if (ev->target != t)
@@ -1401,12 +1384,10 @@ void perf_exec_slow(struct thread *t, uint64_t entry)
 		rec_u64(r, name[0]);
 		rec_u64(r, name[1]);
 		rec_sample_id(r, top, t);
-		if (ev_output_locked(top, r, false) && nwake < 8)
-			wake[nwake++] = ev_out_locked(top);
+		if (ev_output_locked(top, r, false))
+			ev_wake_locked(ev_out_locked(top), POLLIN | POLLRDNORM);
 	}
 	unlock_enable(&perf_lock, s);
-	for (int i = 0; i < nwake; i++)
-		poll_wake(&wake[i]->ph, POLLIN | POLLRDNORM);
 	perf_exec_mmap(t, entry);
 }
 

@@ -6,6 +6,8 @@
 #include "perf_abi.h"
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/epoll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +199,53 @@ UT_TEST(poll_reports_pollin_at_wakeup_and_pollhup_without_buffer)
 	T_EXPECT_EQ(poll(&p, 1, 0), 1);
 	T_EXPECT(p.revents & POLLHUP);
 	close(fd);
+}
+
+static volatile int spin_stop;
+static volatile int spin_tid;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	spin_tid = (int)syscall(SYS_gettid);
+	uint64_t end = ut_now_ns() + 5000ULL * 1000000ULL;
+	while (!spin_stop && ut_now_ns() < end)
+		sink++;
+	return NULL;
+}
+
+UT_TEST(blocking_poll_and_epoll_wake_at_a_sample_of_another_thread)
+{
+	spin_stop = 0;
+	spin_tid = 0;
+	pthread_t th;
+	T_ASSERT(pthread_create(&th, NULL, spinner, NULL) == 0);
+	while (!spin_tid)
+		sched_yield();
+	struct pattr a;
+	sampling_attr(&a, SW_TASK_CLOCK, S_IP | S_TID);
+	struct ring r;
+	T_ASSERT(ring_open(&r, &a, spin_tid, -1, DATA_PAGES) == 0);
+	struct pollfd p = { r.fd, POLLIN, 0 };
+	T_EXPECT_EQ(poll(&p, 1, 3000), 1);
+	T_EXPECT(p.revents & POLLIN);
+	uint64_t buf[64];
+	while (ring_next(&r, buf, sizeof(buf)))
+		;
+	int ep = T_OK(epoll_create1(EPOLL_CLOEXEC));
+	struct epoll_event e = { .events = EPOLLIN, .data.u64 = 7 };
+	T_OK(epoll_ctl(ep, EPOLL_CTL_ADD, r.fd, &e));
+	struct epoll_event out;
+	T_EXPECT_EQ(epoll_wait(ep, &out, 1, 3000), 1);
+	T_EXPECT_EQ(out.data.u64, 7);
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	/* Its thread is gone: POLLHUP. */
+	p.revents = 0;
+	T_EXPECT_EQ(poll(&p, 1, 1000), 1);
+	T_EXPECT(p.revents & POLLHUP);
+	close(ep);
+	ring_close(&r);
 }
 
 UT_TEST(full_buffer_counts_lost_records)
