@@ -1488,7 +1488,7 @@ static struct thread *target_get(int pid, int *err)
 		thread_ref(curthread());
 		return curthread();
 	}
-	struct thread *t = thread_lookup(pid);
+	struct thread *t = pid > 0 ? thread_lookup(pid) : NULL;
 	if (!t || !t->proc || !READ_ONCE(t->tg_live)) {
 		if (t)
 			thread_unref(t);
@@ -1524,13 +1524,11 @@ SYSCALL(298, perf_event_open)
 	r = attr_check(&attr);
 	if (r < 0)
 		return r;
-	if (flags & PERF_FLAG_PID_CGROUP)
-		return pid == -1 || cpu == -1 ? -EINVAL : -EBADF;   /* no cgroup file system */
-	if (cpu < -1 || cpu >= ncpu || (pid == -1 && cpu == -1) || pid < -1)
+	if ((flags & PERF_FLAG_PID_CGROUP) && (pid == -1 || cpu == -1))
 		return -EINVAL;
-	if (cpu >= 0 && !READ_ONCE(cpus[cpu].online))
-		return -ENODEV;
 
+	/* Linux's order from here: the group fd, the task, the CPU, the type,
+	 * the CPU-wide permission. */
 	struct file *gf = NULL;
 	struct perf_event *leader = NULL;
 	struct thread *target = NULL;
@@ -1543,19 +1541,28 @@ SYSCALL(298, perf_event_open)
 			goto fail;
 		leader = gf->priv;
 	}
-	if (pid != -1) {
+	if (pid != -1 && !(flags & PERF_FLAG_PID_CGROUP)) {
 		target = target_get(pid, &r);
 		if (!target)
 			goto fail;
 	}
 	r = -EINVAL;
-	if (leader && (leader->attr.flags & A_INHERIT) != (attr.flags & A_INHERIT))
+	if (target && leader && !(flags & PERF_FLAG_FD_NO_GROUP) &&
+	    (leader->attr.flags & A_INHERIT) != (attr.flags & A_INHERIT))
+		goto fail;
+	if (cpu < -1 || cpu >= ncpu || (pid == -1 && cpu == -1))
+		goto fail;
+	r = -EBADF;                          /* pid names a cgroup: there is no cgroup fs */
+	if (flags & PERF_FLAG_PID_CGROUP)
 		goto fail;
 	r = attr_type_check(&attr);
 	if (r < 0)
 		goto fail;
 	r = -EACCES;
 	if (pid == -1 && READ_ONCE(sysctl_perf_event_paranoid) > 0 && !perfmon_capable())
+		goto fail;
+	r = -ENODEV;
+	if (cpu >= 0 && !READ_ONCE(cpus[cpu].online))
 		goto fail;
 
 	r = -ENOMEM;

@@ -248,4 +248,113 @@ UT_TEST(sampling_event_period_ioctl)
 	close(fd);
 }
 
+static uint64_t rs = 88172645463325252ULL;
+
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+
+static int allowed(int e)
+{
+	return e == EINVAL || e == ENOENT || e == E2BIG || e == EFAULT || e == EACCES ||
+	       e == ESRCH || e == EBADF || e == ENODEV || e == EOPNOTSUPP || e == EPERM ||
+	       e == ENOSPC || e == EBUSY || e == ENOTTY;
+}
+
+UT_TEST(random_attrs_flags_ioctls_and_mmaps_fail_cleanly)
+{
+	char *env = getenv("UTEST_SEED");
+	if (env)
+		rs = strtoull(env, NULL, 0) | 1;
+	long pg = sysconf(_SC_PAGESIZE);
+	int opened = 0, bad = 0;
+	int fds[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	for (int i = 0; i < 3000; i++) {
+		struct pattr a;
+		memset(&a, 0, sizeof(a));
+		int sane = rnd() % 3 != 0;
+		a.type = (uint32_t)(sane ? T_SOFTWARE : rnd() % 8 == 0 ? rnd() : rnd() % 6);
+		a.size = (uint32_t)(!sane && rnd() % 4 == 0 ? rnd() % 200 : sizeof(a));
+		a.config = !sane && rnd() % 4 == 0 ? rnd() : rnd() % 13;
+		uint64_t ok_flags = A_DISABLED | A_INHERIT | A_EXCLUDE_HV | A_MMAP | A_COMM |
+				    A_ENABLE_ON_EXEC | A_TASK | A_WATERMARK | A_SAMPLE_ID_ALL;
+		a.flags = sane ? (rnd() & ok_flags) | A_EXCLUDE_KERNEL : rnd();
+		a.flags &= ~(1ULL << 7);                 /* exclude_idle: Linux EOPNOTSUPP on clocks */
+		a.sample_period = rnd() % 3 == 0 ? (sane ? 0 : rnd()) : rnd() % 3000000;
+		a.sample_type = sane ? rnd() & 0x3e7 : rnd() % 3 == 0 ? rnd() : rnd() & 0x3ff;
+		a.read_format = sane ? rnd() & 0x17 : rnd() % 4 == 0 ? rnd() : rnd() & 0x1f;
+		a.wakeup_events = (uint32_t)(rnd() % 8);
+		int pids[] = { 0, -1, getpid(), 999999, -5 };
+		int cpus[] = { -1, 0, 1, 5000, -2 };
+		int pid = pids[rnd() % 5], cpu = cpus[rnd() % 5];
+		int group = rnd() % 3 == 0 ? fds[rnd() % 8] : (rnd() % 5 == 0 ? 0 : -1);
+		unsigned long fl = rnd() % 5 == 0 ? rnd() : (rnd() & (FLAG_FD_NO_GROUP | FLAG_FD_CLOEXEC));
+		void *ap = &a;
+		if (rnd() % 20 == 0)
+			ap = rnd() % 2 ? UT_BADPTR_LOW : UT_BADPTR_KERNEL;
+		errno = 0;
+		long fd = perf_open(ap, pid, cpu, group, fl);
+		if (getenv("UTEST_PERF_FUZZ_LOG"))
+			ut_diag("fuzz %d type %u size %u config %llu flags %llx st %llx rf %llx period %llu pid %d cpu %d group %d fl %lx -> %s",
+				i, a.type, a.size, (unsigned long long)a.config, (unsigned long long)a.flags,
+				(unsigned long long)a.sample_type, (unsigned long long)a.read_format,
+				(unsigned long long)a.sample_period, pid, cpu, group, fl,
+				fd < 0 ? ut_errname(errno) : "ok");
+		if (fd < 0) {
+			if (!allowed(errno) && bad++ < 5)
+				ut_diag("type %u config %llu flags %llx: %s", a.type,
+					(unsigned long long)a.config, (unsigned long long)a.flags,
+					ut_errname(errno));
+			continue;
+		}
+		opened++;
+		/* Use it a little: a read, an ioctl, maybe a mapping. */
+		uint64_t buf[64];
+		size_t n = rnd() % 2 ? sizeof(buf) : rnd() % 40;
+		if (read((int)fd, buf, n) < 0 && !allowed(errno) && bad++ < 5)
+			ut_diag("read: %s", ut_errname(errno));
+		unsigned long cmds[] = { IOC_ENABLE, IOC_DISABLE, IOC_RESET, IOC_REFRESH, IOC_PERIOD,
+					 IOC_ID, IOC_SET_OUTPUT, 0x2499 };
+		unsigned long cmd = cmds[rnd() % 8];
+		uint64_t arg64 = rnd() % 5000000;
+		long arg = cmd == IOC_PERIOD || cmd == IOC_ID ? (long)&arg64 :
+			   cmd == IOC_SET_OUTPUT ? (long)fds[rnd() % 8] : (long)(rnd() % 4);
+		if (ioctl((int)fd, cmd, arg) < 0 && !allowed(errno) && bad++ < 5)
+			ut_diag("ioctl %lx: %s", cmd, ut_errname(errno));
+		if (rnd() % 3 == 0) {
+			size_t pages = 1 + (rnd() % 2 ? (1u << (rnd() % 4)) : rnd() % 6);
+			void *m = mmap(NULL, pages * (size_t)pg, rnd() % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+				       MAP_SHARED, (int)fd, 0);
+			if (m != MAP_FAILED) {
+				ioctl((int)fd, IOC_ENABLE, 0);
+				for (volatile int k = 0; k < 20000; k++)
+					;
+				munmap(m, pages * (size_t)pg);
+			} else if (!allowed(errno) && errno != ENOMEM && bad++ < 5) {
+				ut_diag("mmap: %s", ut_errname(errno));
+			}
+		}
+		int slot = (int)(rnd() % 8);
+		if (fds[slot] >= 0)
+			close(fds[slot]);
+		fds[slot] = (int)fd;
+		if (rnd() % 50 == 0) {
+			pid_t c = fork();
+			if (c == 0)
+				_exit(0);
+			waitpid(c, NULL, 0);
+		}
+	}
+	for (int i = 0; i < 8; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	T_EXPECT_EQ(bad, 0);
+	T_EXPECT(opened > 100);
+	ut_diag("%d events opened", opened);
+}
+
 UT_MAIN
