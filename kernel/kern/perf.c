@@ -466,6 +466,13 @@ static size_t ev_read_size(const struct perf_event *ev, int nmembers)
 
 /* ---- ring buffers ---- */
 
+/* Is the buffer mapped anywhere (Linux: its mmap_count)?  Each mapping
+ * holds a reference to the object besides the buffer's own. */
+static bool rb_mapped(struct perf_rb *rb)
+{
+	return rb && READ_ONCE(rb->obj->refcnt) > 1;
+}
+
 static uint8_t *rb_page(struct perf_rb *rb, uint32_t i)
 {
 	return page_to_va(rb->pages[i]);
@@ -888,7 +895,7 @@ static void ev_group_apply_locked(struct perf_event *ev, bool group, int what, u
 		else if (what == IOC_RESET)
 			ev_reset_locked(m);
 		else if (what == IOC_REFRESH) {
-			m->limit += (int64_t)arg;
+			m->limit += (int)arg;        /* Linux: an int added to the limit */
 			ev_set_enabled_locked(m, true);
 		}
 	}
@@ -913,14 +920,13 @@ static int perf_set_output(struct perf_event *ev, int fd)
 	struct file *drop = NULL;
 	int r = 0;
 	uint64_t s = disable_lock(&perf_lock);
-	if (o == ev) {
-		o = NULL;                    /* Linux: to itself is a no-op */
-		drop = of;
-	} else if (o && (o->output || (o->cpu != ev->cpu) ||
-			 (o->target != ev->target && o->cpu < 0))) {
+	/* Linux: not to itself, only to a mapped buffer of the same CPU (and
+	 * task, for a task event on every CPU). */
+	if (o && (o == ev || o->output || !rb_mapped(o->rb) || o->cpu != ev->cpu ||
+		  (o->target != ev->target && o->cpu < 0))) {
 		r = -EINVAL;
-	} else if (ev->rb) {
-		r = -EBUSY;                  /* it has a buffer of its own */
+	} else if (rb_mapped(ev->rb)) {
+		r = -EINVAL;                 /* its own buffer is mapped */
 	}
 	if (!r) {
 		drop = ev->output ? ev->output->file : drop;
@@ -946,7 +952,7 @@ static int perf_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 		unlock_enable(&perf_lock, s);
 		return 0;
 	case IOC_REFRESH:
-		if (!ev_sampling(ev) || (ev->attr.flags & A_INHERIT) || (int64_t)arg <= 0)
+		if (!ev_sampling(ev) || (ev->attr.flags & A_INHERIT))
 			return -EINVAL;
 		s = disable_lock(&perf_lock);
 		ev_group_apply_locked(ev, false, IOC_REFRESH, arg);
@@ -1013,10 +1019,40 @@ static struct perf_rb *rb_alloc(uint32_t npages, bool overwrite)
 	return rb;
 }
 
+/* The buffer to map for npages, referenced for the mapping: ev's if it is
+ * mapped and that size, else nrb (installed, the unmapped old one returned
+ * in *old to free); NULL with *err.  perf_lock held. */
+static struct perf_rb *rb_pick_locked(struct perf_event *ev, uint64_t npages, struct perf_rb **nrb,
+				      struct perf_rb **old, int *err)
+{
+	KASSERT(simple_lock_held(&perf_lock));
+	struct perf_rb *rb = ev->rb;
+	if (ev->output) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (rb_mapped(rb)) {
+		if (rb->npages != npages) {
+			*err = -EINVAL;
+			return NULL;
+		}
+	} else if (*nrb) {
+		/* Linux: the buffer went with its last mapping; a new one. */
+		*old = rb;
+		rb = ev->rb = *nrb;
+		*nrb = NULL;
+	} else {
+		*err = -EAGAIN;              /* allocate one and come back */
+		return NULL;
+	}
+	vm_obj_ref(rb->obj);                 /* counts as mapped from now on */
+	return rb;
+}
+
 /* mmap: 1 + 2^n pages at offset 0, shared; a second mapping the same size
  * shares the buffer. */
 static int perf_fmmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t len, int prot,
-		     int flags, uint64_t off, vaddr_t *out)
+		      int flags, uint64_t off, vaddr_t *out)
 {
 	struct perf_event *ev = f->priv;
 	if (off != 0 || !(flags & MAP_SHARED) || len % PAGE_SIZE)
@@ -1027,33 +1063,27 @@ static int perf_fmmap(struct file *f, struct vm_map *map, vaddr_t addr, uint64_t
 	uint64_t data = npages - 1;
 	if (npages < 1 || (data & (data - 1)) || npages > (1u << 20))
 		return -EINVAL;
-	struct perf_rb *nrb = NULL;
-	uint64_t s = disable_lock(&perf_lock);
-	struct perf_rb *rb = ev->rb;
-	bool redirected = ev->output != NULL;
-	unlock_enable(&perf_lock, s);
-	if (redirected)
-		return -EINVAL;
-	if (rb && rb->npages != npages)
-		return -EINVAL;
-	if (!rb) {
+	struct perf_rb *nrb = NULL, *old = NULL, *rb;
+	int err = 0;
+	for (;;) {
+		uint64_t s = disable_lock(&perf_lock);
+		rb = rb_pick_locked(ev, npages, &nrb, &old, &err);
+		unlock_enable(&perf_lock, s);
+		if (rb || err != -EAGAIN)
+			break;
 		nrb = rb_alloc((uint32_t)npages, !(prot & PROT_WRITE));
 		if (!nrb)
 			return -ENOMEM;
-		s = disable_lock(&perf_lock);
-		if (!ev->rb) {
-			ev->rb = nrb;
-			nrb = NULL;
-		}
-		rb = ev->rb;
-		unlock_enable(&perf_lock, s);
-		if (nrb) {
-			rb_free(nrb);
-			if (rb->npages != npages)
-				return -EINVAL;
-		}
+		err = 0;
 	}
-	return vm_mmap_obj(map, addr, len, prot, flags, rb->obj, 0, out);
+	rb_free(nrb);                        /* not needed after all */
+	rb_free(old);
+	if (!rb)
+		return err;
+	struct vm_obj *obj = rb->obj;
+	err = vm_mmap_obj(map, addr, len, prot, flags, obj, 0, out);
+	vm_obj_unref(obj);                   /* the mapping holds its own */
+	return err;
 }
 
 static void ev_free(struct perf_event *ev)
@@ -1586,7 +1616,12 @@ SYSCALL(298, perf_event_open)
 
 	r = 0;
 	uint64_t s = disable_lock(&perf_lock);
-	if (leader && !(flags & PERF_FLAG_FD_NO_GROUP)) {
+	/* FD_OUTPUT: its records go to the group fd's buffer (SET_OUTPUT's rules). */
+	if (leader && (flags & PERF_FLAG_FD_OUTPUT) &&
+	    (leader->output || !rb_mapped(leader->rb) || leader->cpu != ev->cpu ||
+	     (leader->target != ev->target && leader->cpu < 0)))
+		r = -EINVAL;
+	if (!r && leader && !(flags & PERF_FLAG_FD_NO_GROUP)) {
 		if (leader->leader != leader || leader->target != ev->target ||
 		    leader->cpu != ev->cpu) {
 			r = -EINVAL;
@@ -1604,9 +1639,8 @@ SYSCALL(298, perf_event_open)
 		ev->enabled = !(attr.flags & A_DISABLED);
 		ev_update_locked(ev);
 		ev_list_locked(ev);
-		if (leader && (flags & PERF_FLAG_FD_OUTPUT) && !leader->output &&
-		    leader->cpu == ev->cpu) {
-			ev->output = leader;     /* its records go to the group fd's buffer */
+		if (leader && (flags & PERF_FLAG_FD_OUTPUT)) {
+			ev->output = leader;
 			file_ref(gf);
 		}
 	}

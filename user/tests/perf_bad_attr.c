@@ -315,7 +315,10 @@ UT_TEST(random_attrs_flags_ioctls_and_mmaps_fail_cleanly)
 		/* Use it a little: a read, an ioctl, maybe a mapping. */
 		uint64_t buf[64];
 		size_t n = rnd() % 2 ? sizeof(buf) : rnd() % 40;
-		if (read((int)fd, buf, n) < 0 && !allowed(errno) && bad++ < 5)
+		ssize_t rn = read((int)fd, buf, n);
+		if (getenv("UTEST_PERF_FUZZ_LOG"))
+			ut_diag("fuzz %d read %zu -> %zd %s", i, n, rn, rn < 0 ? ut_errname(errno) : "");
+		if (rn < 0 && !allowed(errno) && bad++ < 5)
 			ut_diag("read: %s", ut_errname(errno));
 		unsigned long cmds[] = { IOC_ENABLE, IOC_DISABLE, IOC_RESET, IOC_REFRESH, IOC_PERIOD,
 					 IOC_ID, IOC_SET_OUTPUT, 0x2499 };
@@ -323,12 +326,19 @@ UT_TEST(random_attrs_flags_ioctls_and_mmaps_fail_cleanly)
 		uint64_t arg64 = rnd() % 5000000;
 		long arg = cmd == IOC_PERIOD || cmd == IOC_ID ? (long)&arg64 :
 			   cmd == IOC_SET_OUTPUT ? (long)fds[rnd() % 8] : (long)(rnd() % 4);
-		if (ioctl((int)fd, cmd, arg) < 0 && !allowed(errno) && bad++ < 5)
+		int ir = ioctl((int)fd, cmd, arg);
+		if (getenv("UTEST_PERF_FUZZ_LOG"))
+			ut_diag("fuzz %d ioctl %lx %s -> %d %s", i, cmd,
+				cmd == IOC_SET_OUTPUT ? "fd" : "", ir, ir < 0 ? ut_errname(errno) : "");
+		if (ir < 0 && !allowed(errno) && bad++ < 5)
 			ut_diag("ioctl %lx: %s", cmd, ut_errname(errno));
 		if (rnd() % 3 == 0) {
 			size_t pages = 1 + (rnd() % 2 ? (1u << (rnd() % 4)) : rnd() % 6);
 			void *m = mmap(NULL, pages * (size_t)pg, rnd() % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
 				       MAP_SHARED, (int)fd, 0);
+			if (getenv("UTEST_PERF_FUZZ_LOG"))
+				ut_diag("fuzz %d mmap %zu -> %s", i, pages,
+					m == MAP_FAILED ? ut_errname(errno) : "ok");
 			if (m != MAP_FAILED) {
 				ioctl((int)fd, IOC_ENABLE, 0);
 				for (volatile int k = 0; k < 20000; k++)
