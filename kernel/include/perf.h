@@ -27,6 +27,7 @@ void perf_tick_slow(struct trapframe *tf);
 void perf_fork_slow(struct thread *parent, struct thread *child);
 void perf_thread_exit_slow(struct thread *t);
 void perf_exec_slow(struct thread *t, uint64_t entry);
+void perf_comm_slow(struct thread *t);
 struct file;
 void perf_mmap_slow(struct file *f, uint64_t addr, uint64_t len, int prot, int flags,
 		    uint64_t off);
@@ -62,6 +63,13 @@ static inline void perf_exec(struct thread *t, uint64_t entry)
 {
 	if (unlikely(READ_ONCE(perf_active)))
 		perf_exec_slow(t, entry);
+}
+
+/* Thread t (the caller) was renamed (prctl PR_SET_NAME): COMM records. */
+static inline void perf_comm(struct thread *t)
+{
+	if (unlikely(READ_ONCE(perf_active)))
+		perf_comm_slow(t);
 }
 
 /* The caller mapped file f at addr (mmap(2) succeeded): MMAP records. */

@@ -1393,30 +1393,45 @@ static void perf_exec_mmap(struct thread *t, uint64_t entry)
 		perf_mmap_record(start, end - start, off, prot, MAP_PRIVATE, p->exe, 0);
 }
 
-void perf_exec_slow(struct thread *t, uint64_t entry)
+/* PERF_RECORD_COMM of thread t (the caller; exec: its new program's name)
+ * to the events that see it and ask (attr.comm).  perf_lock held. */
+static void perf_comm_locked(struct thread *t, bool exec)
 {
-	uint64_t s = disable_lock(&perf_lock);
+	int cpu = cpu_id();
 	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next) {
-		if (ev->target != t)
-			continue;
-		if ((ev->attr.flags & A_ENABLE_ON_EXEC) && !ev->enabled && !ev->parent)
-			ev_set_enabled_locked(ev, true);
 		struct perf_event *top = ev->parent ? ev->parent : ev;
-		if (!(top->attr.flags & A_COMM))
+		if (!(top->attr.flags & A_COMM) || !ev->on || !ev_sees(ev, t, cpu))
 			continue;
 		uint64_t w[24];
 		struct rec rr = { w, 0, 24 }, *r = &rr;
-		rec_header(r, REC_COMM, (top->attr.flags & A_COMM_EXEC) ? MISC_COMM_EXEC : 0);
+		rec_header(r, REC_COMM, exec ? MISC_COMM_EXEC : 0);
 		rec_u32x2(r, thr_pid(t), (uint32_t)t->tid);
 		uint64_t name[2] = { 0, 0 };
 		memcpy(name, t->name, THREAD_NAME < 16 ? THREAD_NAME : 15);
 		((char *)name)[15] = 0;
 		rec_u64(r, name[0]);
 		rec_u64(r, name[1]);
-		rec_sample_id(r, top, t);
-		if (ev_output_locked(top, r, false))
-			ev_wake_locked(ev_out_locked(top), POLLIN | POLLRDNORM);
+		rec_sample_id(r, ev, t);
+		if (ev_output_locked(ev, r, false))
+			ev_wake_locked(ev_out_locked(ev), POLLIN | POLLRDNORM);
 	}
+}
+
+void perf_comm_slow(struct thread *t)
+{
+	uint64_t s = disable_lock(&perf_lock);
+	perf_comm_locked(t, false);
+	unlock_enable(&perf_lock, s);
+}
+
+void perf_exec_slow(struct thread *t, uint64_t entry)
+{
+	uint64_t s = disable_lock(&perf_lock);
+	for (struct perf_event *ev = perf_all; ev; ev = ev->all_next)
+		if (ev->target == t && (ev->attr.flags & A_ENABLE_ON_EXEC) && !ev->enabled &&
+		    !ev->parent)
+			ev_set_enabled_locked(ev, true);
+	perf_comm_locked(t, true);           /* after enable_on_exec, as Linux */
 	unlock_enable(&perf_lock, s);
 	perf_exec_mmap(t, entry);
 }

@@ -1141,6 +1141,7 @@ SYSCALL(157, prctl)
 		memcpy(t->name, name, sizeof(name));
 		unlock_enable(&t->lock, fl);
 		simple_unlock(&p->lock);
+		perf_comm(t);                 /* COMM records (one flag test) */
 		return 0;
 	}
 	case PR_GET_NAME: {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 #define DATA_PAGES 8
 #define ST_ALL (S_IP | S_TID | S_TIME | S_CPU | S_PERIOD | S_ID | S_STREAM_ID | S_CALLCHAIN)
@@ -509,6 +510,38 @@ UT_TEST(mmap_of_an_executable_file_writes_mmap_records)
 		close(fd);
 		ring_close(&r);
 	}
+}
+
+UT_TEST(comm_record_at_rename_with_sample_id_all)
+{
+	struct pattr a;
+	sampling_attr(&a, SW_DUMMY, S_TID);
+	a.sample_period = 0;
+	a.flags |= A_COMM | A_SAMPLE_ID_ALL | (1ULL << 24);    /* comm_exec */
+	struct ring r;
+	T_ASSERT(ring_open(&r, &a, 0, -1, DATA_PAGES) == 0);
+	char old[16] = "";
+	prctl(PR_GET_NAME, old, 0, 0, 0);
+	T_OK(prctl(PR_SET_NAME, "perf-renamed", 0, 0, 0));
+	uint64_t buf[64];
+	int found = 0;
+	while (ring_next(&r, buf, sizeof(buf))) {
+		if (rec_type(buf) != REC_COMM)
+			continue;
+		uint32_t *w = (uint32_t *)(buf + 1);
+		char name[17] = { 0 };
+		memcpy(name, buf + 2, 16);
+		uint16_t misc = (uint16_t)(buf[0] >> 32);
+		if (w[0] == (uint32_t)getpid() && w[1] == (uint32_t)syscall(SYS_gettid) &&
+		    strcmp(name, "perf-renamed") == 0 && !(misc & (1 << 13)))
+			found++;
+		/* sample_id_all: the TID trailer. */
+		if (w[6] != (uint32_t)getpid())
+			found = -100;
+	}
+	T_EXPECT_EQ(found, 1);
+	prctl(PR_SET_NAME, old, 0, 0, 0);
+	ring_close(&r);
 }
 
 UT_TEST(second_mapping_shares_the_buffer)
