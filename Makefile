@@ -83,6 +83,7 @@ KERN_OBJS := \
 	kern/clockev.o \
 	kern/callout_test.o \
 	kern/timer.o \
+	kern/perf.o \
 	kern/timer_test.o \
 	kern/sched_test.o \
 	kern/sched_bench.o \

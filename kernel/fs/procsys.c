@@ -11,6 +11,7 @@
 #include "inotify.h"
 #include "keys.h"
 #include "lock.h"
+#include "perf.h"
 #include "proc.h"
 #include "sbuf.h"
 #include "syscall.h"
@@ -227,6 +228,16 @@ static int store_name(char *dst, const char *s)
 	return 0;
 }
 
+/* kernel/perf_event_*: perf_event_open's limits and access rule (perf.c) */
+static void show_perf_rate(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_perf_event_max_sample_rate)); }
+static int store_perf_rate(const char *s) { return store_int(&sysctl_perf_event_max_sample_rate, s, 1, INT32_MAX); }
+static void show_perf_stack(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_perf_event_max_stack)); }
+static int store_perf_stack(const char *s) { return store_int(&sysctl_perf_event_max_stack, s, 0, 250); }
+static void show_perf_mlock(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_perf_event_mlock_kb)); }
+static int store_perf_mlock(const char *s) { return store_int(&sysctl_perf_event_mlock_kb, s, 0, INT32_MAX); }
+static void show_perf_paranoid(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_perf_event_paranoid)); }
+static int store_perf_paranoid(const char *s) { return store_int(&sysctl_perf_event_paranoid, s, -1, 4); }
+
 static int store_hostname(const char *s) { return store_name(hostname, s); }
 static int store_domainname(const char *s) { return store_name(domainname, s); }
 
@@ -259,6 +270,10 @@ static const struct sysctl_file files[] = {
 	{ 1, "hostname", show_hostname, store_hostname },
 	{ 1, "osrelease", show_osrelease, NULL },
 	{ 1, "ostype", show_ostype, NULL },
+	{ 1, "perf_event_max_sample_rate", show_perf_rate, store_perf_rate },
+	{ 1, "perf_event_max_stack", show_perf_stack, store_perf_stack },
+	{ 1, "perf_event_mlock_kb", show_perf_mlock, store_perf_mlock },
+	{ 1, "perf_event_paranoid", show_perf_paranoid, store_perf_paranoid },
 	{ 1, "pid_max", show_pid_max, store_pid_max },
 	{ 1, "tainted", show_tainted, NULL },
 	{ 1, "threads-max", show_threads_max, store_threads_max },

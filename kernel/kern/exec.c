@@ -26,6 +26,7 @@
 #include "x86.h"
 #include "trace.h"
 #include "vdso.h"
+#include "perf.h"
 
 #define MAX_SCRIPT_DEPTH 4
 
@@ -257,6 +258,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	tf->rflags = 0x202;
 	t->fs_base = 0;
 	rseq_exec(t);
+	perf_exec(t, info.entry);       /* enable_on_exec, COMM, MMAP records (one flag test) */
 	wrmsr(MSR_FS_BASE, 0);
 	fpu_init_state(t->fpu);
 	fxrstor(t->fpu);

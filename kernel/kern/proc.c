@@ -33,6 +33,7 @@
 #include "waitq.h"
 #include "x86.h"
 #include "trace.h"
+#include "perf.h"
 
 #define PIDHASH 256
 #define PID_MAX_LIMIT 4194304       /* what kernel/pid_max may be raised to */
@@ -904,6 +905,7 @@ static int thread_clone(struct trapframe *tf, uint64_t flags, uint64_t child_sta
 		store_u32((void *)ptid, (uint32_t)tid);   /* errors ignored, as Linux */
 	TRACE(TEV_FORK, p->pid, tid, flags, 0);
 	int event = ptrace_fork_attach(t, flags);   /* TRACECLONE: t is traced too */
+	perf_fork(pt, t);                 /* inherited perf events (one flag test) */
 	thread_start(t);
 	ptrace_fork_event(event, tid);    /* PTRACE_EVENT_CLONE, the new id */
 	return tid;
@@ -1045,6 +1047,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	TRACE(TEV_FORK, p->pid, t->tid, flags, 0);
 	int cpid = p->pid;                /* p may be gone once it runs */
 	int event = ptrace_fork_attach(t, flags);
+	perf_fork(curthread(), t);        /* inherited perf events (one flag test) */
 	thread_start(t);
 	ptrace_fork_event(event, cpid);   /* traced with TRACEFORK and the like */
 	if (flags & CLONE_VFORK) {
@@ -1237,6 +1240,7 @@ __noreturn void proc_thread_exit(int status)
 	bool shared = READ_ONCE(p->nthreads) > 1 || (p->map && p->map->refcnt > 1);
 	futex_exit_thread(t, shared);
 	keys_thread_exit(t);
+	perf_thread_exit(t);              /* inherited perf events fold into their parents */
 	/* Off the address space before leaving the list: an exec or the last
 	 * thread may destroy it as soon as we are gone. */
 	pmap_deactivate();

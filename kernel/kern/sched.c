@@ -68,6 +68,7 @@
 #include "x86.h"
 #include "proc.h"
 #include "trace.h"
+#include "perf.h"
 
 #define TS_QUANTUM      5      /* ticks: time-share slice */
 /*
@@ -918,6 +919,7 @@ __noreturn void scheduler(void)
 		t->nswitch++;
 		s->st.switches++;
 		t->slice_tsc = rdtsc();
+		perf_switch(t, c->id, true);        /* one flag test (perf.c) */
 		if (c->kick_pending)
 			sched_flush_kicks();
 		swtch(&c->sched_ctx, t->ctx);
@@ -927,6 +929,7 @@ __noreturn void scheduler(void)
 		TRACE(TEV_SWITCH_OUT, t->tid, how, READ_ONCE(s->rq.nr), 0);
 		t->run_ns += tsc_to_ns(rdtsc() - t->slice_tsc);   /* one CPU's TSC */
 		t->slice_tsc = 0;
+		perf_switch(t, c->id, false);
 		t->pmap = c->pmap;                  /* what it had loaded */
 		if (t->proc) {
 			t->fs_base = rdmsr(MSR_FS_BASE);
@@ -1523,6 +1526,7 @@ void sched_tick(struct trapframe *tf)
 	}
 	if (t && t->state != TS_IDLE && t->proc)
 		timers_cpu_tick(t, tf && (tf->cs & 3) == 3);   /* CPU-time timers (timer.c) */
+	perf_tick(tf);                /* perf_event sampling (perf.c): one flag test */
 	callout_tick();               /* timed sleeps, timers (callout.c) */
 	if (s->st.ticks % HZ == 0) {
 		uint64_t n = (uint64_t)(READ_ONCE(s->rq.nr_ts) +

@@ -26,6 +26,7 @@
 #include "waitq.h"
 #include "x86.h"
 #include "timekeep.h"
+#include "perf.h"
 
 /* ---- processes ---- */
 
@@ -1015,6 +1016,8 @@ SYSCALL(126, capset)
 #define PR_GET_KEEPCAPS 7
 #define PR_SET_KEEPCAPS 8
 #define PR_SET_NAME 15
+#define PR_TASK_PERF_EVENTS_DISABLE 31
+#define PR_TASK_PERF_EVENTS_ENABLE 32
 #define PR_GET_NAME 16
 #define PR_GET_SECCOMP 21
 #define PR_SET_SECCOMP 22
@@ -1117,6 +1120,9 @@ SYSCALL(157, prctl)
 		return 0;
 	case PR_GET_PDEATHSIG:
 		return store_u32((void *)a1, (uint32_t)READ_ONCE(p->pdeathsig)) < 0 ? -EFAULT : 0;
+	case PR_TASK_PERF_EVENTS_DISABLE:
+	case PR_TASK_PERF_EVENTS_ENABLE:
+		return perf_task_events_enable((int)a0 == PR_TASK_PERF_EVENTS_ENABLE);
 	case PR_SET_NAME: {
 		/* Up to 15 bytes, NUL-terminated or not (Linux). */
 		char name[PROC_NAME] = { 0 };
@@ -1135,6 +1141,7 @@ SYSCALL(157, prctl)
 		memcpy(t->name, name, sizeof(name));
 		unlock_enable(&t->lock, fl);
 		simple_unlock(&p->lock);
+		perf_comm(t);                 /* COMM records (one flag test) */
 		return 0;
 	}
 	case PR_GET_NAME: {

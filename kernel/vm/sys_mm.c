@@ -10,6 +10,7 @@
 #include "syscall.h"
 #include "usercopy.h"
 #include "vm_map.h"
+#include "perf.h"
 
 static struct vm_map *curmap(void)
 {
@@ -32,6 +33,8 @@ SYSCALL(9, mmap)
 		if (f == NULL)
 			return -EBADF;
 		r = vm_mmap_file(curmap(), a0, a1, (int)a2, flags, f, a5, &out);
+		if (r == 0)
+			perf_mmap(f, out, a1, (int)a2, flags, a5);   /* one flag test */
 		file_unref(f);
 	} else {
 		r = vm_mmap(curmap(), a0, a1, (int)a2, flags, &out);

@@ -27,6 +27,7 @@
 #include "waitq.h"
 #include "vm_map.h"
 #include "x86.h"
+#include "perf.h"
 
 #define PF_PRESENT  0x01
 #define PF_WRITE    0x02
@@ -350,6 +351,7 @@ int vm_fault_flags(struct vm_map *map, vaddr_t va, int access, int vmf)
 	if (err == 0) {
 		fetch_and_add(&map->faults, 1);
 		curthread()->minflt++;     /* its own counter: getrusage's ru_minflt */
+		perf_cpu_fault();          /* CPU-wide perf counters: one flag test */
 	}
 	return err;
 }
