@@ -5,10 +5,12 @@
  * reloaded on every CPU running the process); exec leaves no LDT; func 2
  * reads the zeroed default; bad input gives Linux's errors (returned
  * zero-extended, as Linux does, and decoded here as LTP does). */
+#define _GNU_SOURCE
 #include "utest.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <ucontext.h>
 
 struct user_desc {
 	unsigned int entry_number;
@@ -317,6 +319,184 @@ UT_TEST(bad_input_is_refused)
 	int st;
 	T_ASSERT(waitpid(pid, &st, 0) == pid);
 	T_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+}
+
+/* A 32-bit code segment: enter32() far-jumps to ldt_code32 through
+ * to32_ptr and comes back through back_ptr (CS of 64-bit code, read at run
+ * time: Linux's and Concerto's differ).  The 32-bit code uses no stack; it
+ * counts down ecx (timer interrupts come and return to it), then leaves
+ * 0x32323232 in eax.  The upper halves of the registers are undefined after
+ * 32-bit code: enter32 keeps rsp in memory and the callee-saved registers
+ * on the stack. */
+__asm__(
+	".data\n"
+	".globl to32_ptr, back_ptr\n"
+	"to32_ptr: .long ldt_code32\n .word 0\n"
+	"back_ptr: .long back64\n .word 0\n"
+	"	.balign 8\n"
+	"saved_rsp: .quad 0\n"
+	".text\n"
+	".globl enter32\n"
+	"enter32:\n"
+	"	pushq %rbx\n pushq %rbp\n pushq %r12\n pushq %r13\n pushq %r14\n pushq %r15\n"
+	"	movq %rsp, saved_rsp(%rip)\n"
+	"	movl %edi, %ecx\n"
+	"	ljmpl *to32_ptr(%rip)\n"
+	"back64:\n"
+	"	movq saved_rsp(%rip), %rsp\n"   /* the upper halves do not survive */
+	"	popq %r15\n popq %r14\n popq %r13\n popq %r12\n popq %rbp\n popq %rbx\n"
+	"	ret\n"
+	".code32\n"
+	"ldt_code32:\n"
+	"1:	decl %ecx\n"
+	"	jnz 1b\n"
+	"	movl $0x32323232, %eax\n"
+	"	ljmpl *%ss:back_ptr\n"   /* ds is null */
+	".code64\n");
+extern struct { uint32_t off; uint16_t sel; } __attribute__((packed)) to32_ptr, back_ptr;
+uint32_t enter32(uint32_t spins);
+
+UT_TEST(a_32bit_code_segment_runs)
+{
+	if (ldt_missing())
+		return;
+	if ((uintptr_t)&to32_ptr > 0xffffffffUL || (uintptr_t)enter32 > 0xffffffffUL) {
+		ut_skip("program above 4 GiB (position independent)");
+		return;
+	}
+	struct user_desc u = { 0 };
+	u.entry_number = 7;
+	u.limit = 0xfffff;
+	u.limit_in_pages = 1;
+	u.seg_32bit = 1;
+	u.contents = 2;                          /* code, readable */
+	T_ASSERT(mldt(0x11, &u, sizeof u) == 0);
+	unsigned short cs;
+	__asm__ __volatile__("movw %%cs, %0" : "=r"(cs));
+	to32_ptr.sel = ldt_sel(7);
+	back_ptr.sel = cs;
+	T_EXPECT_EQ(enter32(1), 0x32323232U);
+	/* Long enough in 32-bit mode for interrupts and switches there. */
+	for (int i = 0; i < 3; i++)
+		T_EXPECT_EQ(enter32(20000000), 0x32323232U);
+}
+
+/* The stack segment from the LDT, then the entry cleared by another
+ * thread: the return to user mode after the next interrupt cannot load
+ * it.  Linux makes that a SIGSEGV of the thread. */
+static volatile unsigned short spin_ss;
+
+static void *spin_on_ldt_stack(void *arg)
+{
+	(void)arg;
+	__asm__ __volatile__("movw %w0, %%ss\n1: jmp 1b" :: "r"(spin_ss));
+	return NULL;
+}
+
+UT_TEST(a_stale_ss_gives_sigsegv_not_a_crash)
+{
+	if (ldt_missing())
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		struct user_desc u = data_desc(9, 0);
+		u.limit = 0xfffff;
+		u.limit_in_pages = 1;
+		if (mldt(0x11, &u, sizeof u) != 0)
+			_exit(2);
+		spin_ss = ldt_sel(9);
+		pthread_t th;
+		if (pthread_create(&th, NULL, spin_on_ldt_stack, NULL) != 0)
+			_exit(3);
+		usleep(50000);
+		struct user_desc z = { 0 };
+		z.entry_number = 9;
+		if (mldt(1, &z, sizeof z) != 0)
+			_exit(4);
+		for (;;)
+			usleep(100000);
+	}
+	int st;
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV))
+		ut_diag("child: %s", ut_status_str(st));
+}
+
+/* The same with a SIGSEGV handler: it runs in the spinning thread, with
+ * the registers the thread had (r12, rbx) and a rip in its loop. */
+static volatile uint64_t seen_r12, seen_rbx, seen_rip;
+static volatile int handled;
+extern char spin_loop_start[], spin_loop_end[];
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	ucontext_t *uc = ctx;
+	seen_r12 = uc->uc_mcontext.gregs[REG_R12];
+	seen_rbx = uc->uc_mcontext.gregs[REG_RBX];
+	seen_rip = uc->uc_mcontext.gregs[REG_RIP];
+	handled = 1;
+	syscall(SYS_exit, 0);                    /* this thread only */
+}
+
+static void *spin_with_values(void *arg)
+{
+	(void)arg;
+	__asm__ __volatile__(
+		"movq $0x1212121212121212, %%r12\n\t"
+		"movq $0x3434343434343434, %%rbx\n\t"
+		"movw %w0, %%ss\n"
+		"spin_loop_start:\n"
+		"1: jmp 1b\n"
+		"spin_loop_end:\n"
+		:: "r"(spin_ss) : "r12", "rbx");
+	return NULL;
+}
+
+UT_TEST(a_stale_ss_signal_has_the_threads_registers)
+{
+	if (ldt_missing())
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_segv;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGSEGV, &sa, NULL);
+		struct user_desc u = data_desc(10, 0);
+		u.limit = 0xfffff;
+		u.limit_in_pages = 1;
+		if (mldt(0x11, &u, sizeof u) != 0)
+			_exit(2);
+		spin_ss = ldt_sel(10);
+		pthread_t th;
+		if (pthread_create(&th, NULL, spin_with_values, NULL) != 0)
+			_exit(3);
+		usleep(50000);
+		struct user_desc z = { 0 };
+		z.entry_number = 10;
+		if (mldt(1, &z, sizeof z) != 0)
+			_exit(4);
+		while (!handled)
+			usleep(1000);
+		if (seen_r12 != 0x1212121212121212ULL)
+			_exit(5);
+		if (seen_rbx != 0x3434343434343434ULL)
+			_exit(6);
+		if (seen_rip < (uintptr_t)spin_loop_start || seen_rip > (uintptr_t)spin_loop_end)
+			_exit(7);
+		_exit(0);
+	}
+	int st;
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
 }
 
 int main(int argc, char **argv)
