@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/time.h>
 #include <ucontext.h>
 
 struct user_desc {
@@ -335,11 +336,14 @@ __asm__(
 	"back_ptr: .long back64\n .word 0\n"
 	"	.balign 8\n"
 	"saved_rsp: .quad 0\n"
+	".globl low_stack_top\n"
+	"low_stack_top: .quad 0\n"
 	".text\n"
 	".globl enter32\n"
 	"enter32:\n"
 	"	pushq %rbx\n pushq %rbp\n pushq %r12\n pushq %r13\n pushq %r14\n pushq %r15\n"
 	"	movq %rsp, saved_rsp(%rip)\n"
+	"	movq low_stack_top(%rip), %rsp\n"   /* 32-bit code's stack: below 4 GiB */
 	"	movl %edi, %ecx\n"
 	"	ljmpl *to32_ptr(%rip)\n"
 	"back64:\n"
@@ -354,15 +358,23 @@ __asm__(
 	"	ljmpl *%ss:back_ptr\n"   /* ds is null */
 	".code64\n");
 extern struct { uint32_t off; uint16_t sel; } __attribute__((packed)) to32_ptr, back_ptr;
+extern uint64_t low_stack_top;
 uint32_t enter32(uint32_t spins);
 
-UT_TEST(a_32bit_code_segment_runs)
+/* The code segment at entry 7 and a stack below 4 GiB for it (signals
+ * taken in 32-bit code put their frames there); 0 if set up. */
+static int setup32(void)
 {
-	if (ldt_missing())
-		return;
 	if ((uintptr_t)&to32_ptr > 0xffffffffUL || (uintptr_t)enter32 > 0xffffffffUL) {
 		ut_skip("program above 4 GiB (position independent)");
-		return;
+		return -1;
+	}
+	if (!low_stack_top) {
+		char *st = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+		if (st == MAP_FAILED)
+			return -1;
+		low_stack_top = (uintptr_t)st + 65536;
 	}
 	struct user_desc u = { 0 };
 	u.entry_number = 7;
@@ -370,15 +382,46 @@ UT_TEST(a_32bit_code_segment_runs)
 	u.limit_in_pages = 1;
 	u.seg_32bit = 1;
 	u.contents = 2;                          /* code, readable */
-	T_ASSERT(mldt(0x11, &u, sizeof u) == 0);
+	if (mldt(0x11, &u, sizeof u) != 0)
+		return -1;
 	unsigned short cs;
 	__asm__ __volatile__("movw %%cs, %0" : "=r"(cs));
-	to32_ptr.sel = ldt_sel(7);
+	to32_ptr.sel = (unsigned short)(7 << 3 | 7);
 	back_ptr.sel = cs;
+	return 0;
+}
+
+UT_TEST(a_32bit_code_segment_runs)
+{
+	if (ldt_missing() || setup32() != 0)
+		return;
 	T_EXPECT_EQ(enter32(1), 0x32323232U);
 	/* Long enough in 32-bit mode for interrupts and switches there. */
 	for (int i = 0; i < 3; i++)
 		T_EXPECT_EQ(enter32(20000000), 0x32323232U);
+}
+
+/* Signals taken in 32-bit code: the handler runs as 64-bit code and its
+ * return goes back to the 32-bit segment (CS restored from the frame). */
+static volatile int alarms;
+static void on_alarm(int sig) { (void)sig; alarms++; }
+
+UT_TEST(signals_return_to_32bit_code)
+{
+	if (ldt_missing() || setup32() != 0)
+		return;
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	T_ASSERT(sigaction(SIGALRM, &sa, &old) == 0);
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } }, off = { { 0, 0 }, { 0, 0 } };
+	alarms = 0;
+	T_ASSERT(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	for (int i = 0; i < 20 && alarms < 3; i++)
+		T_EXPECT_EQ(enter32(20000000), 0x32323232U);
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	T_EXPECT(alarms >= 3);
 }
 
 /* The stack segment from the LDT, then the entry cleared by another
