@@ -252,6 +252,87 @@ UT_TEST(a_data_segment_reads_memory_at_its_base)
 	munmap(b, 4096);
 }
 
+/* Writers of different entries at once (each write replaces the table),
+ * a thread loading a selector meanwhile, forks copying it: no write is
+ * lost, every read through the segment sees one of the two bases. */
+struct writer_arg {
+	int entry;
+	void *base;
+	volatile int *fail;
+};
+
+static void *ldt_writer(void *arg)
+{
+	struct writer_arg *w = arg;
+	for (int i = 0; i < 150; i++) {
+		struct user_desc u = data_desc(w->entry + (i % 5) * 2, w->base);
+		if (mldt(0x11, &u, sizeof u) != 0)
+			*w->fail = 1;
+	}
+	return NULL;
+}
+
+static volatile int race_stop, race_bad;
+
+static void *race_reader(void *arg)
+{
+	uint64_t *a = arg;
+	(void)a;
+	while (!race_stop) {
+		uint64_t v = read_gs8(ldt_sel(40));
+		if (v != 0x1111aaaa2222bbbbULL && v != 0x3333cccc4444ddddULL)
+			race_bad = 1;
+	}
+	clear_gs();
+	return NULL;
+}
+
+UT_TEST(racing_writers_readers_and_forks)
+{
+	if (ldt_missing())
+		return;
+	uint64_t *a = low_page(0x1111aaaa2222bbbbULL), *b = low_page(0x3333cccc4444ddddULL);
+	T_ASSERT(a && b);
+	struct user_desc u = data_desc(40, a);
+	T_ASSERT(mldt(0x11, &u, sizeof u) == 0);
+	volatile int fail = 0;
+	struct writer_arg w1 = { 50, a, &fail }, w2 = { 51, b, &fail };
+	race_stop = race_bad = 0;
+	pthread_t t1, t2, r;
+	T_ASSERT(pthread_create(&r, NULL, race_reader, a) == 0);
+	T_ASSERT(pthread_create(&t1, NULL, ldt_writer, &w1) == 0);
+	T_ASSERT(pthread_create(&t2, NULL, ldt_writer, &w2) == 0);
+	for (int i = 0; i < 30; i++) {
+		struct user_desc s = data_desc(40, (i & 1) ? b : a);
+		T_EXPECT(mldt(0x11, &s, sizeof s) == 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			uint64_t v = read_gs8(ldt_sel(40));
+			_exit(v == 0x1111aaaa2222bbbbULL || v == 0x3333cccc4444ddddULL ? 0 : 1);
+		}
+		int st;
+		T_EXPECT(waitpid(pid, &st, 0) == pid && UT_CHILD_OK(st));
+	}
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	race_stop = 1;
+	pthread_join(r, NULL);
+	T_EXPECT_EQ(fail, 0);
+	T_EXPECT_EQ(race_bad, 0);
+	/* Every entry of both writers is there. */
+	static uint32_t tab[2 * 64];
+	T_ASSERT(mldt(0, tab, sizeof tab) == sizeof tab);
+	for (int k = 0; k < 5; k++) {
+		struct user_desc e1 = data_desc(50 + k * 2, a), e2 = data_desc(51 + k * 2, b);
+		T_EXPECT_EQ(tab[(50 + k * 2) * 2 + 1] >> 24, (uint32_t)(uintptr_t)a >> 24);
+		T_EXPECT_EQ(tab[(51 + k * 2) * 2 + 1] >> 24, (uint32_t)(uintptr_t)b >> 24);
+		T_EXPECT_EQ(tab[(50 + k * 2) * 2] >> 16, e1.base_addr & 0xffff);
+		T_EXPECT_EQ(tab[(51 + k * 2) * 2] >> 16, e2.base_addr & 0xffff);
+	}
+	munmap(a, 4096);
+	munmap(b, 4096);
+}
+
 static int check_no_ldt_after_exec(void)
 {
 	char buf[16];
