@@ -84,9 +84,7 @@ static volatile int thread_fate;
 static void *thread_touch(void *arg)
 {
 	(void)arg;
-	/* Not opened in this thread: a fault here would kill the process, so
-	 * only ioperm's bookkeeping is checked; the creator's ports are the
-	 * creator's (Linux copies them into the new thread too). */
+	/* A new thread starts with a copy of its creator's ports (Linux). */
 	thread_fate = sys_ioperm(0x81, 1, 1) == 0 ? 0 : 1;
 	touch_port();
 	return NULL;
@@ -103,6 +101,45 @@ UT_TEST(each_thread_has_its_own)
 	T_EXPECT_EQ(thread_fate, 0);
 	T_ASSERT(sys_ioperm(0x80, 1, 0) == 0);
 	T_EXPECT_EQ(child_fate(touch_port), SIGSEGV);
+}
+
+/* A thread that never had the port, running after one that has it (on
+ * the same CPU with one CPU), still faults: the TSS's bitmap is the
+ * running thread's. */
+static volatile int opened;
+
+static void *late_toucher(void *arg)
+{
+	(void)arg;
+	while (!opened)
+		sched_yield();
+	for (int i = 0; i < 50; i++)
+		sched_yield();
+	(void)inb80();                            /* SIGSEGV: the whole child */
+	return NULL;
+}
+
+static void other_thread_faults(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, late_toucher, NULL) != 0)
+		_exit(3);
+	if (sys_ioperm(0x80, 1, 1) != 0)
+		_exit(4);
+	opened = 1;
+	for (int i = 0; i < 100000; i++) {
+		touch_port();
+		if (i % 16 == 0)
+			sched_yield();
+	}
+	_exit(5);                                 /* the other thread did not fault */
+}
+
+UT_TEST(a_thread_without_the_port_still_faults)
+{
+	if (missing())
+		return;
+	T_EXPECT_EQ(child_fate(other_thread_faults), SIGSEGV);
 }
 
 static int exec_check(void)

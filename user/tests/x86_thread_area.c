@@ -262,6 +262,52 @@ UT_TEST(threads_and_children_start_with_copies)
 	munmap(a, 4096);
 }
 
+/* A thread whose entry is empty, running after one whose entry is set
+ * (the same CPU with one CPU), cannot load its selector: the GDT's TLS
+ * entries are the running thread's. */
+static volatile int entry_set;
+
+static void *late_loader(void *arg)
+{
+	(void)arg;
+	while (!entry_set)
+		sched_yield();
+	for (int i = 0; i < 50; i++)
+		sched_yield();
+	read_gs8(12 << 3 | 3);                    /* SIGSEGV: the whole child */
+	return NULL;
+}
+
+UT_TEST(a_thread_without_the_entry_cannot_use_it)
+{
+	if (missing())
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		clear_all();
+		pthread_t th;
+		if (pthread_create(&th, NULL, late_loader, NULL) != 0)
+			_exit(3);
+		uint64_t *a = low_page(5);
+		struct user_desc u = data_desc(12, a);
+		if (!a || sta(&u) != 0)
+			_exit(4);
+		entry_set = 1;
+		for (int i = 0; i < 100000; i++) {
+			if (read_gs8(12 << 3 | 3) != 5)
+				_exit(6);
+			if (i % 16 == 0)
+				sched_yield();
+		}
+		_exit(5);
+	}
+	int st;
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV))
+		ut_diag("child: %s", ut_status_str(st));
+}
+
 static int after_exec(void)
 {
 	for (int i = 12; i <= 14; i++) {
