@@ -223,12 +223,13 @@ void x86_switch_in(struct cpu *c, struct thread *t)
 }
 
 /* Saves the selectors and the user GS base of a thread that may have
- * loaded its own (a TLS entry, an LDT). */
+ * loaded its own (a TLS entry, an LDT, or saved ones from before); all
+ * null and no GS base: nothing to load at its next switch-in. */
 void x86_switch_out(struct cpu *c, struct thread *t)
 {
 	struct thread_x86 *x = &t->x86;
-	if (!(x->flags & TX_TLS) && !c->ldt)
-		return;
+	if (!(x->flags & (TX_TLS | TX_SELS)) && !c->ldt)
+		return;                                 /* TX_IO alone: nothing to save */
 	uint16_t any = 0;
 	for (int i = 0; i < 4; i++)
 		any |= x->sel[i] = read_sel(i);
@@ -277,6 +278,8 @@ static struct ldt *ldt_alloc(uint32_t nr)
 
 int x86_fork(struct proc *p, struct proc *parent)
 {
+	if (!READ_ONCE(parent->ldt))
+		return 0;                               /* p->ldt is NULL (zeroed) */
 	simple_lock(&ldt_lock);
 	struct ldt *src = parent->ldt, *l = NULL;
 	if (src && (l = ldt_alloc(src->nr)))
