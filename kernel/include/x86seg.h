@@ -51,4 +51,8 @@ void x86_exec(struct thread *t, struct proc *p);
 void x86_thread_release(struct thread *t);
 void x86_proc_exit(struct proc *p);
 
+/* arch_prctl(ARCH_SET_GS, ARCH_GET_GS) of the calling thread. */
+void x86_set_gs_base(uint64_t base);
+uint64_t x86_get_gs_base(void);
+
 #endif

@@ -17,8 +17,10 @@
 
 /* ---- threads' user state ---- */
 
+#define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
+#define ARCH_GET_GS 0x1004
 
 SYSCALL(158, arch_prctl)
 {
@@ -37,6 +39,14 @@ SYSCALL(158, arch_prctl)
 	}
 	if (a0 == ARCH_GET_FS)   /* live: a selector loaded in user mode sets it too */
 		return store_u64((void *)a1, rdmsr(MSR_FS_BASE)) < 0 ? -EFAULT : 0;
+	if (a0 == ARCH_SET_GS) {
+		if (a1 >= 0x0000800000000000UL)
+			return -EPERM;
+		x86_set_gs_base(a1);     /* x86seg.c: kept at switches from now on */
+		return 0;
+	}
+	if (a0 == ARCH_GET_GS)
+		return store_u64((void *)a1, x86_get_gs_base()) < 0 ? -EFAULT : 0;
 	return -EINVAL;
 }
 

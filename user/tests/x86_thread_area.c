@@ -7,8 +7,10 @@
  * gives Linux's errors.  (Linux kernels built without 32-bit emulation
  * answer ENOSYS: every subtest then skips.) */
 #include "utest.h"
+#define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
+#define ARCH_GET_GS 0x1004
 #include <pthread.h>
 #include <sched.h>
 
@@ -27,6 +29,13 @@ struct user_desc {
 
 static long sta(struct user_desc *u) { return syscall(SYS_set_thread_area, u); }
 static long gta(struct user_desc *u) { return syscall(SYS_get_thread_area, u); }
+
+static int has_tls(void)
+{
+	struct user_desc u = { 0 };
+	u.entry_number = 12;
+	return !(gta(&u) < 0 && errno == ENOSYS);
+}
 
 static int missing(void)
 {
@@ -308,6 +317,91 @@ UT_TEST(a_thread_without_the_entry_cannot_use_it)
 		ut_diag("child: %s", ut_status_str(st));
 }
 
+/* arch_prctl(ARCH_SET_GS): the GS base per thread, kept across switches,
+ * copied into new threads and fork children, gone at exec; %gs null. */
+static uint64_t gs_read8(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("movq %%gs:8, %0" : "=r"(v));
+	return v;
+}
+
+static void *gs_thread(void *arg)
+{
+	uint64_t *out = arg;
+	out[0] = gs_read8();                      /* the creator's base, copied */
+	uint64_t *mine = (uint64_t *)out[1];
+	if (syscall(SYS_arch_prctl, ARCH_SET_GS, mine) != 0)
+		return NULL;
+	for (int i = 0; i < 20; i++) {
+		sched_yield();
+		if (gs_read8() != mine[1])
+			return NULL;
+	}
+	unsigned long b = 0;
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &b);
+	out[2] = b;
+	return NULL;
+}
+
+static int gs_after_exec(void)
+{
+	unsigned long b = 1;
+	if (syscall(SYS_arch_prctl, ARCH_GET_GS, &b) != 0)
+		return 3;
+	return b == 0 && get_gs() == 0 ? 0 : 4;
+}
+
+UT_TEST(arch_prctl_gs_base_is_per_thread)
+{
+	static uint64_t page_a[512] __attribute__((aligned(4096)));
+	static uint64_t page_b[512] __attribute__((aligned(4096)));
+	page_a[1] = 0xa1a1a1a1a1a1a1a1ULL;
+	page_b[1] = 0xb2b2b2b2b2b2b2b2ULL;
+	/* A TLS selector in %gs first: ARCH_SET_GS makes it null. */
+	if (has_tls()) {
+		uint64_t *low = low_page(9);
+		struct user_desc u = data_desc(12, low);
+		T_ASSERT(low && sta(&u) == 0);
+		T_EXPECT_EQ(read_gs8(12 << 3 | 3), 9);
+	}
+	T_ASSERT(syscall(SYS_arch_prctl, ARCH_SET_GS, page_a) == 0);
+	T_EXPECT_EQ(get_gs(), 0);
+	T_EXPECT_EQ(gs_read8(), 0xa1a1a1a1a1a1a1a1ULL);
+	unsigned long b = 0;
+	T_ASSERT(syscall(SYS_arch_prctl, ARCH_GET_GS, &b) == 0);
+	T_EXPECT_EQ(b, (uintptr_t)page_a);
+	uint64_t out[3] = { 0, (uintptr_t)page_b, 0 };
+	pthread_t th;
+	T_ASSERT(pthread_create(&th, NULL, gs_thread, out) == 0);
+	for (int i = 0; i < 20; i++) {
+		sched_yield();
+		T_EXPECT_EQ(gs_read8(), 0xa1a1a1a1a1a1a1a1ULL);
+	}
+	pthread_join(th, NULL);
+	T_EXPECT_EQ(out[0], 0xa1a1a1a1a1a1a1a1ULL);
+	T_EXPECT_EQ(out[2], (uintptr_t)page_b);
+	T_EXPECT_EQ(gs_read8(), 0xa1a1a1a1a1a1a1a1ULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(gs_read8() == 0xa1a1a1a1a1a1a1a1ULL ? 0 : 1);
+	int st;
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(UT_CHILD_OK(st));
+	pid = fork();
+	if (pid == 0) {
+		execl(ut_argv0, ut_argv0, "--gs-after-exec", (char *)NULL);
+		_exit(9);
+	}
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(UT_CHILD_OK(st));
+	T_EXPECT_ERRNO(syscall(SYS_arch_prctl, ARCH_SET_GS, 0x800000000000UL), EPERM);
+	T_EXPECT_ERRNO(syscall(SYS_arch_prctl, ARCH_GET_GS, UT_BADPTR_LOW), EFAULT);
+	T_ASSERT(syscall(SYS_arch_prctl, ARCH_SET_GS, 0) == 0);
+	if (has_tls())
+		clear_all();
+}
+
 static int after_exec(void)
 {
 	for (int i = 12; i <= 14; i++) {
@@ -385,5 +479,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--after-exec") == 0)
 		return after_exec();
+	if (argc > 1 && strcmp(argv[1], "--gs-after-exec") == 0)
+		return gs_after_exec();
 	return ut_main(argc, argv);
 }

@@ -468,6 +468,33 @@ SYSCALL(211, get_thread_area)
 	return copyout((void *)a0, &u, sizeof(u)) < 0 ? -EFAULT : 0;
 }
 
+/* ---- arch_prctl's GS base ---- */
+
+/*
+ * ARCH_SET_GS: %gs becomes null and the user GS base is base (Linux); the
+ * thread then has its selectors and GS base kept at its switches.
+ */
+void x86_set_gs_base(uint64_t base)
+{
+	struct thread *t = curthread();
+	uint64_t f = intr_disable();
+	struct cpu *c = mycpu();
+	load_user_gs(c, 0);
+	wrmsr(MSR_KERNEL_GS_BASE, base);
+	t->x86.gs_base = base;
+	t->x86.sel[3] = 0;
+	t->x86.flags |= TX_SELS;
+	c->seg_state |= CPU_SEG_SELS;
+	intr_restore(f);
+}
+
+/* ARCH_GET_GS: the live user GS base (in MSR_KERNEL_GS_BASE while in the
+ * kernel; a selector loaded in user mode sets it too). */
+uint64_t x86_get_gs_base(void)
+{
+	return rdmsr(MSR_KERNEL_GS_BASE);
+}
+
 /* ---- I/O ports ---- */
 
 /* Loads the caller's new I/O permissions on its CPU. */
@@ -541,7 +568,8 @@ SYSCALL(172, iopl)
 
 /*
  * A new thread's x86 state, a copy of the caller's (running): its TLS
- * entries, selectors and user GS base, iopl and I/O bitmap (Linux shares
+ * entries, selectors and user GS base (of a thread that has set or loaded
+ * any: others have none), iopl and I/O bitmap (Linux shares
  * the bitmap; we copy it: if that fails the child has none).  CLONE_SETTLS
  * sets the FS base: the FS selector is then null.
  */
@@ -558,7 +586,7 @@ void x86_clone(struct thread *t, struct thread *pt, bool settls)
 	x->flags = px->flags & TX_TLS;
 	if (x->iobm || x->iopl == 3)
 		x->flags |= TX_IO;
-	if ((px->flags & TX_TLS) || READ_ONCE(pt->proc->ldt)) {
+	if ((px->flags & (TX_TLS | TX_SELS)) || READ_ONCE(pt->proc->ldt)) {
 		uint64_t f = intr_disable();           /* one CPU's registers */
 		uint16_t any = 0;
 		for (int i = 0; i < 4; i++)
