@@ -228,8 +228,8 @@ void trap(struct trapframe *tf)
 	struct cpu *c = mycpu();
 	uint64_t v = tf->vector;
 
-	if (__builtin_expect(tf->rip == (uint64_t)trap_iret_insn, 0) && v < 32 && v != 2 &&
-	    !(tf->cs & 3))
+	if (__builtin_expect(tf->rip == (uint64_t)trap_iret_insn, 0) && !(tf->cs & 3) &&
+	    (v == 11 || v == 12 || v == 13))    /* #NP, #SS, #GP of that iretq */
 		bad_iret(tf);
 
 	if (v == 2) {
