@@ -60,7 +60,6 @@
 	X(LC_KEYS,         "keys",          49, IPL_NONE, SIMPLE, "the key retention service (keys.c): every key, keyring link list and per-uid quota record, and the keyring pointers of processes and threads; held across a whole add_key/keyctl operation but never a user copy; a leaf but for kmalloc/kfree") \
 	X(LC_FILE_LOCKS,   "file_locks",    49, IPL_NONE, SIMPLE, "an inode's advisory locks (flock.c): its POSIX/OFD and flock lock lists and blocked waiters; wakes a waiter under its wait queue's lock") \
 	X(LC_URING,        "uring",         49, IPL_NONE, SIMPLE, "an io_uring instance (kernel/fs/io_uring.c): its SQ head and CQ tail in the ring pages, CQ overflow list, pending requests, drain queue, registered files, buffers and eventfd; a leaf but for kmalloc/kfree: never held across a user copy, a file operation or a wakeup") \
-	X(LC_LDT,          "ldt",           49, IPL_NONE, SIMPLE, "every process's LDT pointer (x86seg.c: modify_ldt, fork's copy, exec and exit); a leaf but for kmalloc/kfree: the cross-CPU reload and the free of a replaced table come after it is dropped") \
 	X(LC_PMAP,         "pmap",          50, IPL_NONE, SIMPLE, "an address space's page tables; taken with interrupts enabled only (TLB shootdown)") \
 	X(LC_FLOCK_GRAPH,  "flock_graph",   50, IPL_NONE, SIMPLE, "the wait graph of blocked POSIX lock requests (deadlock detection) and the list of lock contexts (/proc/locks takes a context's lock only by try-lock)") \
 	X(LC_PTIMERS,      "ptimers",       51, IPL_HIGH, SIMPLE, "a process's timers: its table of POSIX and interval timers, their expiry state and overruns, its list of armed CPU-time timers (timer.c); taken by callout handlers and the clock tick, so above every lock a thread may hold with interrupts enabled (pmap)") \
@@ -84,7 +83,8 @@
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \
 	X(LC_CONSOLE,      "console",       90, IPL_HIGH, SIMPLE, "serial console output (whole lines)") \
-	X(LC_KLOG,         "klog",          91, IPL_HIGH, SIMPLE, "the kernel log ring (klog.c): appended inside the console lock, read by syslog(2)")
+	X(LC_KLOG,         "klog",          91, IPL_HIGH, SIMPLE, "the kernel log ring (klog.c): appended inside the console lock, read by syslog(2)") \
+	X(LC_LDT,          "ldt",           49, IPL_NONE, SIMPLE, "every process's LDT pointer (x86seg.c: modify_ldt, fork's copy, exec and exit); a leaf but for kmalloc/kfree: the cross-CPU reload and the free of a replaced table come after it is dropped")
 
 enum lock_class_id {
 	LC_NONE = 0,   /* an uninitialised lock has class 0 */
