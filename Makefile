@@ -57,7 +57,9 @@ ARCH_OBJS := \
 	arch/x86_64/syscall.o \
 	arch/x86_64/sigframe.o \
 	arch/x86_64/pmap.o \
-	arch/x86_64/usercopy.o
+	arch/x86_64/usercopy.o \
+	arch/x86_64/x86seg.o \
+	arch/x86_64/x86segs.o
 
 KERN_OBJS := \
 	kern/main.o \
@@ -92,6 +94,7 @@ KERN_OBJS := \
 	kern/syscall.o \
 	kern/sys_proc.o \
 	kern/sys_misc.o \
+	kern/sys_swap.o \
 	kern/random.o \
 	kern/membarrier.o \
 	kern/signal.o \

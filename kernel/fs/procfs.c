@@ -95,6 +95,12 @@ static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
 	vfs_filesystems_format(sb);
 }
 
+/* No swap areas (sys_swap.c): Linux's header line alone. */
+static void gen_swaps(struct sbuf *sb, const struct pnode *n __unused)
+{
+	sbuf_printf(sb, "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+}
+
 static void gen_version(struct sbuf *sb, const struct pnode *n __unused)
 {
 	sbuf_printf(sb, "Linux version 6.1.0-concerto (Concerto SMP kernel) #1 SMP Concerto\n");
@@ -615,6 +621,7 @@ static const struct pentry root_files[] = {
 	{ "mounts", gen_mounts, false },
 	{ "filesystems", gen_filesystems, false },
 	{ "version", gen_version, false },
+	{ "swaps", gen_swaps, false },
 	{ "lockstat", gen_lockstat, true },
 	{ "sched", gen_sched, false },
 	{ "trace", gen_none, true },          /* read and written by trace.c */

@@ -29,6 +29,21 @@ struct tss {
 
 struct smp_call;
 struct trace_rec;
+struct ldt;
+
+#define GDT_ENTRIES 16
+#define GDT_ENTRY_LDT 10
+#define GDT_ENTRY_TLS_MIN 12
+#define GDT_ENTRY_TLS_MAX 14
+#define GDT_TLS_ENTRIES 3
+#define IOBM_BYTES 8192            /* one bit per port, 65536 ports */
+#define IOBM_OFFSET_VALID   104    /* sizeof(struct tss): the bitmap follows it */
+#define IOBM_OFFSET_INVALID 0xffff /* past the limit: every port faults */
+
+/* cpu->seg_state: what x86seg.c loaded for the last user thread. */
+#define CPU_SEG_TLS  0x1           /* GDT TLS entries may be non-zero */
+#define CPU_SEG_IOBM 0x2           /* the TSS's I/O bitmap is valid */
+#define CPU_SEG_SELS 0x4           /* user selectors or user GS base may be set */
 
 /*
  * Tracing state of one CPU (kern/trace.c; trace.h's inline record path
@@ -83,8 +98,15 @@ struct cpu {
 	struct smp_call *call_head; /* (c) */
 	struct smp_call *call_tail; /* (c) */
 
-	uint64_t gdt[7];            /* [I] null, kcode, kdata, udata, ucode, tss(2) */
-	struct tss tss;             /* [I] */
+	/* GDT: null, kcode, kdata, udata, ucode, tss(2), -, -, -, ldt(2) at 10,
+	 * the three TLS entries at 12-14 (Linux's GDT_ENTRY_TLS_MIN), -. */
+	uint64_t gdt[GDT_ENTRIES];  /* [o] entries 10-14 written at a switch (x86seg.c) */
+	struct tss tss;             /* [o] iomap_base written at a switch (x86seg.c) */
+	uint8_t iobm[IOBM_BYTES + 1]; /* [o] the I/O permission bitmap the TSS points at
+				     * when the thread has one (the last byte stays 0xff) */
+	uint8_t seg_state;          /* [o] CPU_SEG_*: per-thread x86 state now loaded here */
+	uint32_t iobm_len;          /* [o] leading bytes of iobm that may not be 0xff */
+	struct ldt *ldt;            /* [o] the LDT in LDTR (NULL: none) */
 	uint64_t scratch;           /* [o] free for tests */
 	struct pmap *pmap;          /* [o] address space loaded in CR3 (NULL: kernel) */
 	bool pmap_lazy;             /* [o] pmap is the idle loop's, kept from the last
@@ -138,6 +160,7 @@ static inline int cpu_id(void)
 #define SEL_UDATA (0x18 | 3)
 #define SEL_UCODE (0x20 | 3)
 #define SEL_TSS   0x28
+#define SEL_LDT   (GDT_ENTRY_LDT << 3)
 
 void cpu_setup(struct cpu *c);   /* GDT, TSS, IDT, GS base on the running CPU */
 void idt_init(void);             /* build the shared IDT once */

@@ -84,7 +84,8 @@
 	X(LC_SMP_CALL,     "smp_call",      80, IPL_HIGH, SIMPLE, "a CPU's queue of cross-CPU call requests") \
 	X(LC_IOAPIC,       "ioapic",        85, IPL_HIGH, SIMPLE, "the I/O APIC register select/window pair") \
 	X(LC_CONSOLE,      "console",       90, IPL_HIGH, SIMPLE, "serial console output (whole lines)") \
-	X(LC_KLOG,         "klog",          91, IPL_HIGH, SIMPLE, "the kernel log ring (klog.c): appended inside the console lock, read by syslog(2)")
+	X(LC_KLOG,         "klog",          91, IPL_HIGH, SIMPLE, "the kernel log ring (klog.c): appended inside the console lock, read by syslog(2)") \
+	X(LC_LDT,          "ldt",           49, IPL_NONE, SIMPLE, "every process's LDT pointer (x86seg.c: modify_ldt, fork's copy, exec and exit); a leaf but for kmalloc/kfree: the cross-CPU reload and the free of a replaced table come after it is dropped")
 
 enum lock_class_id {
 	LC_NONE = 0,   /* an uninitialised lock has class 0 */

@@ -127,6 +127,7 @@ struct cred {
 #define CAP_SETPCAP 8
 #define CAP_LINUX_IMMUTABLE 9
 #define CAP_NET_BIND_SERVICE 10
+#define CAP_SYS_RAWIO 17
 #define CAP_SYS_PACCT 20
 #define CAP_SYS_TTY_CONFIG 26
 #define CAP_NET_ADMIN 12
@@ -180,6 +181,8 @@ struct proc {
 	int contpending;                /* (t) continued, not yet reported */
 	int did_exec;                   /* (t) setpgid by the parent: EACCES */
 	int subreaper;                  /* (t) PR_SET_CHILD_SUBREAPER */
+	struct ldt *ldt;                /* (ldt lock) modify_ldt's table, NULL: none; read
+					 * without it by context switches (x86seg.c) */
 	/* ptrace (kern/ptrace.c): a tracee is a thread (its pt_* fields,
 	 * thread.h); a tracer is the whole process. */
 	struct thread *tracees;         /* (t) the threads we trace, via t->pt_next */

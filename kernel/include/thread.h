@@ -22,6 +22,7 @@
 #include "callout.h"
 #include "cputime.h"
 #include "seccomp.h"
+#include "x86seg.h"
 
 enum thread_state {
 	TS_EMBRYO,      /* being created */
@@ -131,6 +132,7 @@ struct thread {
 	struct proc *proc;           /* [I] */
 	struct pmap *pmap;           /* (o) address space to load when it runs */
 	uint64_t fs_base;            /* (o) user FS base (arch_prctl) */
+	struct thread_x86 x86;       /* (o) LDT/TLS selectors, TLS entries, I/O bitmap */
 	uint64_t clear_child_tid;    /* (o) set_tid_address, CLONE_CHILD_CLEARTID */
 	uint64_t robust_list;        /* (o) set_robust_list: user head address */
 	uint64_t robust_len;         /* (o) its length */

@@ -46,6 +46,7 @@
 #define MAP_TYPE            0x0f
 #define MAP_FIXED           0x10
 #define MAP_ANONYMOUS       0x20
+#define MAP_32BIT           0x40     /* x86_64: below 2 GiB (an LDT or TLS base) */
 #define MAP_ANON            MAP_ANONYMOUS
 #define MAP_GROWSDOWN       0x0100
 #define MAP_DENYWRITE       0x0800

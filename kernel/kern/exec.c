@@ -256,6 +256,7 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 	tf->cs = 0x20 | 3;
 	tf->ss = 0x18 | 3;
 	tf->rflags = 0x202;
+	x86_exec(t, p);                 /* no LDT, TLS entries, selectors */
 	t->fs_base = 0;
 	rseq_exec(t);
 	perf_exec(t, info.entry);       /* enable_on_exec, COMM, MMAP records (one flag test) */

@@ -711,6 +711,7 @@ int proc_start_init(const char *path)
 static void proc_thread_release(struct thread *t)
 {
 	seccomp_thread_release(t);
+	x86_thread_release(t);
 	if (t->counted) {
 		struct uidinfo *ui = t->uidinfo;
 		fetch_and_add(&ui->nproc, -1UL);
@@ -830,6 +831,7 @@ static void clone_user_state(struct thread *t, struct trapframe *tf, uint64_t fl
 	struct thread *pt = curthread();
 	fxsave(t->fpu);                   /* the caller's registers, as they are now */
 	t->fs_base = (flags & CLONE_SETTLS) ? tls : rdmsr(MSR_FS_BASE);
+	x86_clone(t, pt, flags & CLONE_SETTLS);   /* TLS entries, selectors, I/O bitmap */
 	t->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
 	t->policy = pt->policy;
 	t->mpol = pt->mpol;               /* Linux: the child inherits the policy */
@@ -950,10 +952,12 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		p->fs = fs_info_copy(parent->fs);
 	}
 	struct thread *t = NULL;
-	if (p->map && p->fdt && p->fs)
+	int lerr = p->map ? x86_fork(p, parent) : 0;   /* a copy of the LDT */
+	if (p->map && p->fdt && p->fs && lerr == 0)
 		t = thread_create(curthread()->name, fork_child_start,
 				  (flags & CLONE_CHILD_SETTID) ? (void *)ctid : NULL);
 	if (!t) {
+		kfree(p->ldt);                /* never loaded */
 		if (p->fdt)
 			fdtable_close_all(p->fdt);
 		fs_info_unref(p->fs);
@@ -1429,6 +1433,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	struct vm_map *map = p->map;
 	p->map = NULL;
 	simple_unlock(&p->lock);
+	x86_proc_exit(p);                 /* the LDT */
 	fdtable_close_all(fdt);
 	fs_info_unref(fs);
 	if (map)

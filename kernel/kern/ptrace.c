@@ -464,6 +464,11 @@ static void regs_get(struct thread *t, uint64_t u[USER_REGS_N])
 		tf->r9, tf->r8, tf->rax, tf->rcx, tf->rdx, tf->rsi, tf->rdi, tf->error,
 		tf->rip, LINUX_USER_CS, tf->rflags, tf->rsp, LINUX_USER_SS, t->fs_base, 0, 0, 0, 0, 0,
 	};
+	if (t->x86.flags & TX_SELS) {    /* saved at its switch-out (x86seg.c) */
+		v[22] = t->x86.gs_base;
+		for (int i = 0; i < 4; i++)
+			v[23 + i] = t->x86.sel[i];
+	}
 	memcpy(u, v, sizeof(v));
 }
 

@@ -913,6 +913,10 @@ __noreturn void scheduler(void)
 		if (c->pmap != t->pmap)
 			pmap_activate(t->pmap);        /* NULL: the kernel's tables */
 		if (t->proc) {
+			/* LDT, TLS entries, I/O bitmap: only if one is in use */
+			if (__builtin_expect((t->x86.flags | c->seg_state) != 0 ||
+					     READ_ONCE(t->proc->ldt) != c->ldt, 0))
+				x86_switch_in(c, t);
 			wrmsr(MSR_FS_BASE, t->fs_base);
 			fxrstor(t->fpu);               /* the kernel itself never uses it */
 		}
@@ -932,6 +936,8 @@ __noreturn void scheduler(void)
 		perf_switch(t, c->id, false);
 		t->pmap = c->pmap;                  /* what it had loaded */
 		if (t->proc) {
+			if (__builtin_expect(t->x86.flags != 0 || c->ldt != NULL, 0))
+				x86_switch_out(c, t);
 			t->fs_base = rdmsr(MSR_FS_BASE);
 			fxsave(t->fpu);
 		}

@@ -17,8 +17,10 @@
 
 /* ---- threads' user state ---- */
 
+#define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
+#define ARCH_GET_GS 0x1004
 
 SYSCALL(158, arch_prctl)
 {
@@ -26,12 +28,25 @@ SYSCALL(158, arch_prctl)
 	if (a0 == ARCH_SET_FS) {
 		if (a1 >= 0x0000800000000000UL)
 			return -EPERM;
+		/* Linux: the FS selector becomes null, the base is a1. */
+		uint16_t sel;
+		__asm__ __volatile__("movw %%fs, %0" : "=r"(sel));
+		if (sel)
+			__asm__ __volatile__("movw %w0, %%fs" :: "r"(0));
 		t->fs_base = a1;
 		wrmsr(MSR_FS_BASE, a1);
 		return 0;
 	}
-	if (a0 == ARCH_GET_FS)
-		return store_u64((void *)a1, t->fs_base) < 0 ? -EFAULT : 0;
+	if (a0 == ARCH_GET_FS)   /* live: a selector loaded in user mode sets it too */
+		return store_u64((void *)a1, rdmsr(MSR_FS_BASE)) < 0 ? -EFAULT : 0;
+	if (a0 == ARCH_SET_GS) {
+		if (a1 >= 0x0000800000000000UL)
+			return -EPERM;
+		x86_set_gs_base(a1);     /* x86seg.c: kept at switches from now on */
+		return 0;
+	}
+	if (a0 == ARCH_GET_GS)
+		return store_u64((void *)a1, x86_get_gs_base()) < 0 ? -EFAULT : 0;
 	return -EINVAL;
 }
 

@@ -867,6 +867,9 @@ static int mmap_check(vaddr_t addr, uint64_t *lenp, int flags, uint64_t off)
 	return 0;
 }
 
+/* Linux's MAP_32BIT window ends at 2 GiB. */
+#define MAP_32BIT_TOP 0x80000000UL
+
 /* Choose the address of a new mapping.  Map locked for write. */
 static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int flags,
 			     vaddr_t *out, struct vm_reap *rp)
@@ -885,7 +888,8 @@ static int mmap_place_locked(struct vm_map *map, vaddr_t addr, uint64_t len, int
 		    range_free_locked(map, hint, hint + len))
 			addr = hint;
 		else
-			addr = vm_map_find_space_locked(map, len, map->mmap_top);
+			addr = vm_map_find_space_locked(map, len, (flags & MAP_32BIT) ?
+							MAP_32BIT_TOP : map->mmap_top);
 		if (addr == 0)
 			return -ENOMEM;
 	}

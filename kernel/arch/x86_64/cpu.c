@@ -74,7 +74,14 @@ void cpu_setup(struct cpu *c)
 	c->gdt[2] = 0x00cf92000000ffffUL;   /* kernel data */
 	c->gdt[3] = 0x00cff2000000ffffUL;   /* user data (DPL 3) */
 	c->gdt[4] = 0x00affa000000ffffUL;   /* user code, 64-bit (DPL 3) */
-	uint64_t base = (uint64_t)&c->tss, limit = sizeof(c->tss) - 1;
+	for (int i = 7; i < GDT_ENTRIES; i++)
+		c->gdt[i] = 0;
+	/* The TSS's limit covers the I/O bitmap after it; iomap_base points
+	 * past the limit (no bitmap: every port faults) until a thread that
+	 * has one runs (x86seg.c). */
+	_Static_assert(offsetof(struct cpu, iobm) == offsetof(struct cpu, tss) + sizeof(struct tss),
+		       "the I/O bitmap follows the TSS");
+	uint64_t base = (uint64_t)&c->tss, limit = sizeof(c->tss) + IOBM_BYTES;
 	c->gdt[5] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89UL << 40) |
 		    ((limit >> 16 & 0xf) << 48) | ((base >> 24 & 0xff) << 56);
 	c->gdt[6] = base >> 32;
@@ -82,7 +89,11 @@ void cpu_setup(struct cpu *c)
 	c->tss.ist[IST_NMI - 1] = c->ist_top[0];
 	c->tss.ist[IST_DF - 1] = c->ist_top[1];
 	c->tss.rsp[0] = c->kstack_top;
-	c->tss.iomap_base = sizeof(c->tss);
+	c->tss.iomap_base = IOBM_OFFSET_INVALID;
+	memset(c->iobm, 0xff, sizeof(c->iobm));
+	c->iobm_len = 0;
+	c->seg_state = 0;
+	c->ldt = NULL;
 
 	struct desc_ptr p = { sizeof(c->gdt) - 1, (uint64_t)c->gdt };
 	__asm__ __volatile__(
@@ -101,6 +112,7 @@ void cpu_setup(struct cpu *c)
 		"movw %%ax, %%gs\n\t"
 		:: "m"(p), "i"((uint64_t)SEL_KCODE), "i"(SEL_KDATA) : "rax", "memory");
 	__asm__ __volatile__("ltr %w0" :: "r"(SEL_TSS));
+	__asm__ __volatile__("lldt %w0" :: "r"(0));
 	idt_load();
 	cpu_set_gs(c);   /* after the gs reload, which cleared the base */
 }

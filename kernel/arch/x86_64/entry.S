@@ -38,8 +38,12 @@ vec\n:
 trap_common:
 	cld
 	testb $3, 24(%rsp)          /* CS of the interrupted context */
-	jz 1f
-	swapgs
+	jnz 0f
+	/* At the iretq to user mode (a fault of it: a CS or SS from an LDT
+	 * entry changed since; or an NMI): the user's GS is loaded. */
+	cmpq $trap_iret_insn, 16(%rsp)
+	jne 1f
+0:	swapgs
 1:	TF_SAVE_REGS
 	movq %rsp, %rdi
 	/* Link the frame chain through the interrupted rip for backtraces. */
@@ -53,9 +57,30 @@ trap_return:
 	TF_RESTORE_REGS
 	addq $16, %rsp              /* vector and error code */
 	testb $3, 8(%rsp)
-	jz 2f
-	swapgs
+	jnz 3f
+	/* Back to the iretq to user mode (an NMI there): user GS again. */
+	cmpq $trap_iret_insn, (%rsp)
+	jne 2f
+3:	swapgs
+	/* Only returns to user mode (and NMIs back to it) go out here: at
+	 * this instruction the user's GS is loaded (trap_common). */
+	.globl trap_iret_insn
+trap_iret_insn:
+	iretq
 2:	iretq
+
+/*
+ * bad_iret_resume(utf): trap.c's bad_iret rebuilt the thread's user
+ * trapframe after its iretq faulted (standard CS and SS); continue on it:
+ * the SIGSEGV, then out.  Interrupts disabled, kernel GS; does not return.
+ */
+	.globl bad_iret_resume
+bad_iret_resume:
+	movq %rdi, %rsp
+	xorq %rbp, %rbp
+	call bad_iret_exit
+	cli
+	jmp trap_return
 
 	.section .rodata
 	.align 8

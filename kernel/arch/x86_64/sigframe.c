@@ -121,7 +121,8 @@ int sigframe_setup(struct thread *t, struct trapframe *tf, int sig, const struct
 	struct rt_sigframe f;
 	memset(&f, 0, sizeof(f));
 	f.pretcode = ka->restorer;
-	f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	/* Linux: strict SS restore for frames of 64-bit code only. */
+	f.uc.uc_flags = UC_SIGCONTEXT_SS | (tf->cs == SEL_UCODE ? UC_STRICT_RESTORE_SS : 0);
 	f.uc.uc_stack.ss_sp = t->sig.ss_sp;
 	f.uc.uc_stack.ss_size = t->sig.ss_size;
 	f.uc.uc_stack.ss_flags = (int32_t)(t->sig.ss_size ? t->sig.ss_flags : SS_DISABLE);
@@ -196,8 +197,18 @@ SYSCALL(15, rt_sigreturn)
 	tf->rdx = sc->rdx; tf->rax = sc->rax; tf->rcx = sc->rcx; tf->rsp = sc->rsp;
 	tf->rip = sc->rip;
 	tf->rflags = (tf->rflags & ~(uint64_t)FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS) | RFLAGS_IF | 0x2;
-	tf->cs = SEL_UCODE;
-	tf->ss = SEL_UDATA;
+	/*
+	 * CS and SS as saved, at privilege 3 (Linux): a handler may return to
+	 * a 32-bit LDT code segment.  Without UC_STRICT_RESTORE_SS a frame of
+	 * 64-bit code gets the standard SS (Linux's force_valid_ss, for old
+	 * programs).  A selector that does not load faults in the iretq: a
+	 * SIGSEGV (trap.c bad_iret).
+	 */
+	tf->cs = sc->cs | 3;
+	if (tf->cs == SEL_UCODE && !(f.uc.uc_flags & UC_STRICT_RESTORE_SS))
+		tf->ss = SEL_UDATA;
+	else
+		tf->ss = sc->ss | 3;
 	fpu_load_current(t, fpu);
 	signal_set_blocked(t, f.uc.uc_sigmask);
 	(void)do_sigaltstack(t, &f.uc.uc_stack, NULL, tf->rsp);   /* errors ignored, as Linux */

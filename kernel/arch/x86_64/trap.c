@@ -184,10 +184,53 @@ static int page_fault(struct trapframe *tf, uint64_t cr2)
 	return r;
 }
 
+/*
+ * The iretq back to user mode faulted: the CS or SS it was to load names
+ * an LDT entry that another thread changed (modify_ldt) after this one
+ * loaded it.  As Linux, that is a #GP of user mode: the thread's user
+ * trapframe is rebuilt with the standard selectors and the fault's vector,
+ * and it goes out again from there (bad_iret_resume: a SIGSEGV first).
+ *
+ * The fault's frame was pushed just below the iret frame, over the lower
+ * part of the user trapframe: the registers come from the fault's frame
+ * (they held the user's values at the iretq), rip, rflags and rsp from the
+ * iret frame (untouched, at tf->rsp).  trap()'s stack lies below both.
+ */
+extern const char trap_iret_insn[];
+__noreturn void bad_iret_resume(struct trapframe *utf);
+
+static __noreturn void bad_iret(struct trapframe *tf)
+{
+	struct trapframe *utf = thread_utf(mycpu()->curthread);
+	const uint64_t *iret = (const uint64_t *)tf->rsp;   /* rip cs rflags rsp ss */
+	KASSERT((uint64_t)iret == (uint64_t)&utf->rip);
+	struct trapframe n = *tf;
+	n.rip = iret[0];
+	n.cs = SEL_UCODE;
+	n.rflags = iret[2];
+	n.rsp = iret[3];
+	n.ss = SEL_UDATA;
+	*utf = n;                               /* vector and error: the fault's */
+	bad_iret_resume(utf);
+}
+
+/* From bad_iret_resume, interrupts disabled: the signal, then out. */
+void bad_iret_exit(struct trapframe *utf);
+void bad_iret_exit(struct trapframe *utf)
+{
+	user_fault(utf, -EFAULT, 0);            /* SIGSEGV, si_addr 0 */
+	sti();
+	user_exit_work(utf);
+}
+
 void trap(struct trapframe *tf)
 {
 	struct cpu *c = mycpu();
 	uint64_t v = tf->vector;
+
+	if (__builtin_expect(tf->rip == (uint64_t)trap_iret_insn, 0) && !(tf->cs & 3) &&
+	    (v == 11 || v == 12 || v == 13))    /* #NP, #SS, #GP of that iretq */
+		bad_iret(tf);
 
 	if (v == 2) {
 		nmi(tf);
