@@ -10,7 +10,8 @@ linked ELF program or library brings its program interpreter and the
 shared libraries `ldd` lists, so that Debian's own programs (python3.11,
 perl, strace, ...) run in the guest as they run here.  Paths the spec
 already has are left as the spec has them (busybox's applet links stay).
-Sockets, pipes and device files are skipped.
+Sockets, pipes and device files are skipped.  glibc programs also get
+libgcc_s.so.1, which glibc opens at run time (pthread_exit).
 """
 
 import os
@@ -112,6 +113,13 @@ class Adder:
                     self.add(f[i + 1])
             elif f and f[0].startswith("/"):
                 self.add(f[0])           # the interpreter
+        # glibc loads libgcc_s with dlopen to unwind at pthread_exit and
+        # cancellation ("libgcc_s.so.1 must be installed"): ldd does not
+        # list it.
+        if "libc.so.6" in r.stdout:
+            for lib in ("/lib/x86_64-linux-gnu/libgcc_s.so.1",):
+                if os.path.exists(lib):
+                    self.add(lib)
 
 
 def main():

@@ -188,6 +188,7 @@ struct kiov {
 	size_t n, i;                     /* entries, current entry */
 	size_t off;                      /* bytes done in entry i */
 	size_t left;                     /* bytes left in all */
+	bool kernel;                     /* the bases are kernel addresses (sendfile, splice) */
 };
 /* Copy up to k bytes between the iterator's user memory and buf, advancing
  * it: 0 or -EFAULT (the iterator then stands where the fault was). */

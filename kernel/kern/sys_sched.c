@@ -321,6 +321,8 @@ SYSCALL(204, sched_getaffinity)
 	uint64_t len = a1;
 	if (len < KMASK_BYTES || (len & (sizeof(uint64_t) - 1)))
 		return -EINVAL;
+	if (pid < 0)
+		return -ESRCH;           /* Linux: no such process (not EINVAL) */
 	int r = 0;
 	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);
@@ -339,11 +341,11 @@ SYSCALL(203, sched_setaffinity)
 {
 	int pid = (int)a0;
 	uint64_t len = a1, mask = 0;
-	if (pid < 0)
-		return -EINVAL;
 	size_t n = MIN(len, (uint64_t)KMASK_BYTES);
 	if (copyin(&mask, (const void *)a2, n) < 0)
 		return -EFAULT;
+	if (pid < 0)
+		return -ESRCH;           /* Linux: the mask first, then the process */
 	int r = 0;
 	struct thread *p;
 	struct thread *t = thread_by_pid(pid, &p, &r);

@@ -72,6 +72,28 @@ static ssize_t sock_write(struct file *f, const void *ubuf, size_t n, uint64_t *
 	return unix_sendmsg(f->priv, &m, nonblocking(f, 0));
 }
 
+/* The kernel-buffer forms, for sendfile and splice (splice.c): the
+ * socket's own blocking mode, as Linux's sendfile to a socket. */
+static ssize_t sock_kread(struct file *f, void *buf, size_t n, uint64_t *off __unused)
+{
+	struct kmsg m;
+	struct kiovec v;
+	if (n == 0)
+		return 0;
+	kmsg_one(&m, &v, buf, n, 0);
+	m.iov.kernel = true;
+	return unix_recvmsg(f->priv, &m, nonblocking(f, 0));
+}
+
+static ssize_t sock_kwrite(struct file *f, const void *buf, size_t n, uint64_t *off __unused)
+{
+	struct kmsg m;
+	struct kiovec v;
+	kmsg_one(&m, &v, (void *)buf, n, 0);
+	m.iov.kernel = true;
+	return unix_sendmsg(f->priv, &m, nonblocking(f, 0));
+}
+
 static int sock_poll(struct file *f)
 {
 	return unix_poll(f->priv);
@@ -237,7 +259,8 @@ static void sock_release(struct file *f)
 }
 
 const struct file_ops sock_fops = {
-	.read = sock_read, .write = sock_write, .poll = sock_poll,
+	.read = sock_read, .write = sock_write, .kread = sock_kread, .kwrite = sock_kwrite,
+	.poll = sock_poll,
 	.poll_head = sock_poll_head, .ioctl = sock_ioctl, .release = sock_release,
 	.fasync = sock_fasync,
 	.unref_hint = unix_gc_hint,
@@ -282,8 +305,14 @@ static int kiov_copy(struct kiov *it, char *b, size_t k, bool out)
 		struct kiovec *v = &it->v[it->i];
 		size_t c = MIN(k, v->len - it->off);
 		char *u = (char *)v->base + it->off;
-		if (c && (out ? copyout(u, b, c) : copyin(b, u, c)))
+		if (c && it->kernel) {
+			if (out)
+				memcpy(u, b, c);
+			else
+				memcpy(b, u, c);
+		} else if (c && (out ? copyout(u, b, c) : copyin(b, u, c))) {
 			return -EFAULT;
+		}
 		b += c;
 		k -= c;
 		it->off += c;

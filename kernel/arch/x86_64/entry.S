@@ -42,6 +42,8 @@ trap_common:
 	/* At the iretq to user mode (a fault of it: a CS or SS from an LDT
 	 * entry changed since; or an NMI): the user's GS is loaded. */
 	cmpq $trap_iret_insn, 16(%rsp)
+	je 0f
+	cmpq $syscall_sysret_insn, 16(%rsp)     /* the same at syscall.S's sysretq */
 	jne 1f
 0:	swapgs
 1:	TF_SAVE_REGS
@@ -60,6 +62,8 @@ trap_return:
 	jnz 3f
 	/* Back to the iretq to user mode (an NMI there): user GS again. */
 	cmpq $trap_iret_insn, (%rsp)
+	je 3f
+	cmpq $syscall_sysret_insn, (%rsp)
 	jne 2f
 3:	swapgs
 	/* Only returns to user mode (and NMIs back to it) go out here: at

@@ -70,6 +70,9 @@ syscall_entry:
 	addq $16, %rsp                  /* vector and error */
 	movq 24(%rsp), %rsp             /* the user stack (iret frame's rsp) */
 	swapgs
+	/* At this instruction the user's GS is loaded (an NMI here: entry.S). */
+	.globl syscall_sysret_insn
+syscall_sysret_insn:
 	sysretq
 1:	jmp trap_return
 	.size syscall_entry, . - syscall_entry
