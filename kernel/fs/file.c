@@ -199,7 +199,9 @@ int file_open_inode(struct inode *ip, int flags, struct file **out)
 	const struct file_ops *fops = S_ISDIR(mode) ? &dir_fops : &reg_fops;
 	if (flags & O_PATH)
 		fops = &path_fops;
-	else if (ip->ops && ip->ops->open) {
+	else if (ip->ops && ip->ops->fops)
+		fops = ip->ops->fops;
+	if (!(flags & O_PATH) && ip->ops && ip->ops->open) {
 		int r = ip->ops->open(ip, flags);
 		if (r)
 			return r;

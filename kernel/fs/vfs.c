@@ -511,6 +511,11 @@ static struct superblock *sb_new(struct fs_type *type)
 	return sb;
 }
 
+uint32_t vfs_anon_dev(void)
+{
+	return fetch_and_add32(&next_dev, 1);
+}
+
 static void sb_free(struct superblock *sb)
 {
 	kfree(sb);
@@ -842,6 +847,30 @@ static struct inode *cross_mounts(struct inode *ip)
 	return ip;
 }
 
+/* *ipp (referenced) is a magic link with magic_walk: it becomes the inode
+ * it leads to (referenced; the link's reference dropped).  0 or -errno
+ * (the link released either way). */
+static int magic_walk(struct inode **ipp)
+{
+	struct inode *link = *ipp, *target = NULL;
+	struct file *f = NULL;
+	int r = link->ops->magic_target(link, &target, &f);
+	vnode_put(link);
+	if (r == 0 && !target && f && f->ip) {
+		target = f->ip;
+		vnode_ref(target);
+	}
+	file_unref(f);
+	if (r == 0 && !target)
+		r = -ENOENT;
+	if (r > 0)
+		r = -ENOENT;
+	*ipp = r ? NULL : target;
+	if (r)
+		vnode_put(target);
+	return r;
+}
+
 static ssize_t link_target(struct inode *ip, char *buf, size_t n)
 {
 	if (ip->ops)
@@ -958,6 +987,11 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 				err = -ELOOP;
 				goto fail;
 			}
+			if (ip->ops && ip->ops->magic_walk) {
+				if ((err = magic_walk(&ip)) != 0)
+					goto fail;
+				goto stepped;
+			}
 			ssize_t tlen = link_target(ip, tbuf, FS_PATH_MAX);
 			vnode_put(ip);
 			size_t rlen = strlen(rest);
@@ -988,6 +1022,7 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 			}
 			continue;
 		}
+stepped:
 		vnode_put(cur);
 		cur = ip;
 		if (trailing && !S_ISDIR(cur->mode)) {

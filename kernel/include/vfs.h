@@ -71,6 +71,12 @@ struct inode_ops {
 	 * (referenced: a pipe or other file with no inode), 1 if the link is
 	 * to be followed as a path, or -errno. */
 	int (*magic_target)(struct inode *link, struct inode **target, struct file **file);
+	/* A path walk through the link reaches magic_target's inode, not the
+	 * link's text (/proc/PID/ns/X: stat shows the namespace's nsfs inode). */
+	bool magic_walk;
+	/* Files opened on the inode use these operations (nsfs); NULL: the
+	 * VFS's own for its type. */
+	const struct file_ops *fops;
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
 
@@ -176,6 +182,9 @@ struct inode *vfs_root(void);
 /* References. */
 void vnode_ref(struct inode *ip);
 void vnode_put(struct inode *ip);
+
+/* A device number (st_dev) for a file system that is never mounted (nsfs). */
+uint32_t vfs_anon_dev(void);
 
 /* A new inode of sb (not linked anywhere, refcnt 1); NULL if out of memory. */
 struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);

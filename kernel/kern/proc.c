@@ -11,6 +11,7 @@
 #include "errno.h"
 #include "boot.h"
 #include "keys.h"
+#include "ns.h"
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
@@ -525,6 +526,7 @@ static void proc_free(struct proc *p)
 {
 	signal_free_proc(p);
 	timers_free(p);
+	nsproxy_put(p->nsproxy);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -769,7 +771,7 @@ void proc_wake_waiters_locked(struct proc *p)
 }
 
 /* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
- * (and the namespace flags: not configured). */
+ * (ns.c then checks the namespace flags themselves). */
 static int clone_flags_check(uint64_t flags)
 {
 	if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS))
@@ -784,10 +786,11 @@ static int clone_flags_check(uint64_t flags)
 		return -EINVAL;
 	if ((flags & CLONE_PIDFD) && (flags & (CLONE_THREAD | CLONE_DETACHED)))
 		return -EINVAL;
-	/* Namespaces: a kernel built without them says EINVAL. */
-	if (flags & CLONE_NEWALL)
+	/* Linux: no new user or pid namespace for a thread; a thread shares
+	 * its process's namespace set here, so no new namespace at all. */
+	if ((flags & CLONE_THREAD) && (flags & CLONE_NEWALL))
 		return -EINVAL;
-	return 0;
+	return ns_flags_check(flags & ~CSIGNAL);
 }
 
 /*
@@ -920,15 +923,22 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if (flags & CLONE_THREAD)
 		return thread_clone(tf, flags, child_stack, ptid, ctid, tls);
 	struct proc *parent = curproc();
+	struct nsproxy *nsp;
+	if ((r = ns_fork(parent, flags & ~CSIGNAL, &nsp)) < 0)
+		return r;
 	struct uidinfo *ui = nproc_charge(parent);
-	if (!ui)
+	if (!ui) {
+		nsproxy_put(nsp);
 		return -EAGAIN;
+	}
 	int err;
 	struct proc *p = proc_alloc(&err);
 	if (!p) {
+		nsproxy_put(nsp);
 		nproc_uncharge(ui);
 		return err;
 	}
+	p->nsproxy = nsp;                     /* proc_free drops it */
 	if (flags & CLONE_VM) {
 		vm_map_ref(parent->map);
 		p->map = parent->map;
@@ -959,6 +969,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
 		signal_free_proc(p);
+		nsproxy_put(p->nsproxy);
 		kfree(p);
 		nproc_uncharge(ui);
 		return -ENOMEM;

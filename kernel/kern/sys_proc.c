@@ -3,6 +3,7 @@
  * wait4, process groups and sessions, reboot.
  */
 #include "kernel.h"
+#include "ns.h"
 #include "sysctl.h"
 #include "atomic.h"
 #include "apic.h"
@@ -479,12 +480,14 @@ SYSCALL(322, execveat)
  * the whole process: threads share them here, Linux would give only the
  * caller a copy); CLONE_SYSVSEM has nothing to detach (SEM_UNDO lists are
  * never shared); CLONE_THREAD, SIGHAND and VM only in a single-threaded
- * process that shares neither (EINVAL otherwise, as Linux).  Namespaces
- * need root (EPERM) and are not offered (EINVAL: a kernel built without
- * them).
+ * process that shares neither (EINVAL otherwise, as Linux).  The CLONE_NEW*
+ * flags (ns.c) imply what Linux's do (NEWUSER: THREAD and FS; NEWNS: FS),
+ * need CAP_SYS_ADMIN (EPERM; a new user namespace would not) and are EINVAL
+ * for a namespace type not offered.  Nothing changes unless all succeed but
+ * the last step (a new namespace set after a new table or fs_info).
  */
-#define UNSHARE_NS (0x20000 | 0x4000000 | 0x8000000 | 0x10000000 | 0x20000000 | 0x40000000 | \
-		    0x2000000 | 0x80)   /* NEWNS, UTS, IPC, USER, PID, NET, CGROUP, TIME */
+#define UNSHARE_NS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | \
+		    CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME)
 #define UNSHARE_OK (CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM | CLONE_FILES | \
 		    CLONE_SYSVSEM | UNSHARE_NS)
 
@@ -493,6 +496,10 @@ SYSCALL(272, unshare)
 	uint64_t f = a0 & 0xffffffffUL;
 	if (f & ~(uint64_t)UNSHARE_OK)
 		return -EINVAL;
+	if (f & CLONE_NEWUSER)
+		f |= CLONE_THREAD | CLONE_FS;
+	if (f & CLONE_NEWNS)
+		f |= CLONE_FS;
 	struct proc *p = curproc();
 	if (f & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) {
 		if (READ_ONCE(p->nthreads) > 1)
@@ -500,13 +507,15 @@ SYSCALL(272, unshare)
 		if ((f & CLONE_VM) && READ_ONCE(p->map->refcnt) > 1)
 			return -EINVAL;
 	}
-	if (f & UNSHARE_NS)
-		return READ_ONCE(p->cred.euid) == 0 ? -EINVAL : -EPERM;
-	int r = 0;
+	int r = ns_flags_check(f & UNSHARE_NS);
+	if (r)
+		return r;
 	if (f & CLONE_FILES)
 		r = fdtable_unshare();
 	if (!r && (f & CLONE_FS))
 		r = fs_info_unshare();
+	if (!r)
+		r = ns_unshare(f & UNSHARE_NS);
 	return r;
 }
 

@@ -1,0 +1,82 @@
+/*
+ * Namespaces (kern/ns.c): each process names one namespace of every type
+ * through its namespace set (struct nsproxy, as Linux's), shared by fork
+ * and by the process's threads, replaced by clone/unshare with a CLONE_NEW*
+ * flag and by setns(2).
+ *
+ * Of the types only UTS (host and domain names) has namespaces beyond the
+ * initial one; the others (mnt, user, pid, net, cgroup, time, ipc) exist
+ * as their initial namespace (so /proc/PID/ns shows them and setns to them
+ * works), and asking for a new one is EINVAL, as a Linux kernel built
+ * without that namespace type says.
+ *
+ * Reference counts (all atomic): ns->refcnt counts the namespace sets that
+ * hold it and the nsfs inodes opened on it (/proc/PID/ns/X, setns fds);
+ * nsp->refcnt counts the processes using the set.  The initial namespaces
+ * and set are static with a reference that is never dropped.
+ *
+ * Lock key: (p) the process's p->lock, (u) the uts lock, [a] atomic,
+ * [I] immutable.
+ */
+#ifndef CONCERTO_NS_H
+#define CONCERTO_NS_H
+
+#include "types.h"
+
+struct proc;
+struct file;
+struct inode;
+
+enum { NS_UTS, NS_IPC, NS_MNT, NS_USER, NS_PID, NS_NET, NS_CGROUP, NS_TIME, NS_NTYPES };
+
+#define CLONE_NEWTIME 0x00000080    /* unshare/clone3 only (CSIGNAL's bits for clone) */
+#define NS_HOST_MAX 64
+
+struct ns {
+	int type;                       /* [I] NS_* */
+	uint32_t inum;                  /* [I] the nsfs inode number /proc/PID/ns shows */
+	volatile uint64_t refcnt;       /* [a] namespace sets and nsfs inodes */
+	struct ns *parent;              /* [I] referenced (pid, user; NULL for the initial) */
+	uint32_t owner_uid;             /* [I] user namespaces: the creator's euid */
+	/* UTS: the names (65 bytes each, NUL-terminated). */
+	char hostname[NS_HOST_MAX + 1];   /* (u) */
+	char domainname[NS_HOST_MAX + 1]; /* (u) */
+};
+
+struct nsproxy {
+	volatile uint64_t refcnt;       /* [a] processes using it */
+	struct ns *ns[NS_NTYPES];       /* [I] each referenced */
+};
+
+/* The CLONE_NEW* flag of a type, and the type of a flag (-1 if none). */
+uint64_t ns_type_flag(int type);
+/* The set a new process (fork without CLONE_NEW*: the parent's, referenced)
+ * or one with new namespaces for the CLONE_NEW* bits of flags.  0, or
+ * -EINVAL for a type not offered, -EPERM without CAP_SYS_ADMIN, -ENOMEM. */
+int ns_fork(struct proc *parent, uint64_t flags, struct nsproxy **out);
+/* The checks of clone's and unshare's CLONE_NEW* bits alone (EINVAL for a
+ * type not offered, EPERM without the capability). */
+int ns_flags_check(uint64_t flags);
+void nsproxy_put(struct nsproxy *nsp);
+/* The process's set (initial set if it has none yet). */
+void ns_proc_set(struct proc *p, struct nsproxy *nsp);
+/* unshare(2)'s namespace part for the caller (flags already checked). */
+int ns_unshare(uint64_t flags);
+void ns_put(struct ns *ns);
+/* Process pid's namespace of type, referenced, or NULL. */
+struct ns *ns_of_pid(int pid, int type);
+/* "uts:[4026531838]" for /proc/PID/ns/X (into buf, n bytes): length. */
+int ns_link_name(struct ns *ns, char *buf, size_t n);
+/* The /proc/PID/ns names: type of entry i (0..NS_NLINKS-1) and its name. */
+#define NS_NLINKS 10
+const char *ns_link_entry(int i, int *type);
+/* A new nsfs inode naming ns (referenced; it holds a reference to ns), or NULL. */
+struct inode *ns_inode(struct ns *ns);
+/* An open nsfs file for ns (takes a new reference for it): 0 and *out, or -errno. */
+int ns_file_open(struct ns *ns, struct file **out);
+/* The UTS names of the caller's namespace (NS_HOST_MAX + 1 bytes each). */
+void ns_uts_get(char *host, char *dom);
+/* Set the caller's namespace's host (which 0) or domain (1) name. */
+void ns_uts_set(int which, const char *name, size_t len);
+
+#endif
