@@ -88,12 +88,15 @@ static void gen_meminfo(struct sbuf *sb, const struct pnode *n __unused) { procg
 static void gen_uptime(struct sbuf *sb, const struct pnode *n __unused) { procgen_uptime(sb); }
 static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lockstat_format(sb); }
 static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
-static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
+static void gen_mounts(struct sbuf *sb, const struct pnode *n) { vfs_mounts_format(sb, n->pid); }
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
 static void gen_keys(struct sbuf *sb, const struct pnode *n __unused) { keys_format(sb); }
 static void gen_key_users(struct sbuf *sb, const struct pnode *n __unused) { key_users_format(sb); }
-static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
+static void gen_mountinfo(struct sbuf *sb, const struct pnode *n)
+{
+	vfs_mountinfo_format(sb, n->pid);
+}
 static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
 {
 	vfs_filesystems_format(sb);

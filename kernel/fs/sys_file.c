@@ -2313,9 +2313,35 @@ SYSCALL(270, pselect6)
 
 /* ---- mounts ---- */
 
+/* mount(target, MS_SHARED | MS_PRIVATE | ... [| MS_REC]): the propagation
+ * type of the mount whose root target is (recorded; every mount acts as
+ * private, vfs.c).  Exactly one type, and nothing but MS_REC and MS_SILENT
+ * beside it (EINVAL); CAP_SYS_ADMIN (EPERM); a mount's root (EINVAL). */
+static int mount_propagation(uint64_t utarget, uint64_t flags)
+{
+	uint64_t prop = flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE);
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, utarget, 0, &ip);
+	if (r)
+		return r;
+	if (!cap_capable(CAP_SYS_ADMIN))
+		r = -EPERM;
+	else if ((prop & (prop - 1)) || (flags & ~(prop | MS_REC | MS_SILENT | 0xC0ED0000UL)))
+		r = -EINVAL;
+	else
+		r = vfs_mount_propagation(ip, prop);
+	vnode_put(ip);
+	return r;
+}
+
 SYSCALL(165, mount)
 {
 	char type[32];
+	uint64_t flags = a3 & 0xffffffffUL;
+	if ((flags & 0xffff0000UL) == 0xC0ED0000UL)
+		flags &= 0xffff;              /* MS_MGC_VAL: the old magic, ignored */
+	if (flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
+		return mount_propagation(a1, flags);
 	if (!a2)
 		return -EINVAL;
 	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
@@ -2335,6 +2361,35 @@ SYSCALL(165, mount)
 		return r;
 	r = vfs_mount_at(dir, type, data);
 	vnode_put(dir);
+	return r;
+}
+
+/*
+ * pivot_root(new_root, put_old): vfs_pivot_root has the rules.  EPERM
+ * without CAP_SYS_ADMIN; ENOTDIR unless both are directories.
+ */
+SYSCALL(155, pivot_root)
+{
+	if (!cap_capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	struct inode *nr, *po;
+	int r = resolve(AT_FDCWD, a0, 0, &nr);
+	if (r)
+		return r;
+	if ((r = resolve(AT_FDCWD, a1, 0, &po)) != 0) {
+		vnode_put(nr);
+		return r;
+	}
+	struct inode *root = root_get();
+	if (!S_ISDIR(nr->mode) || !S_ISDIR(po->mode))
+		r = -ENOTDIR;
+	else
+		r = vfs_pivot_root(nr, po, root);
+	if (r == 0)
+		fs_info_move(nr, root);      /* root and cwd at the old root move */
+	vnode_put(root);
+	vnode_put(po);
+	vnode_put(nr);
 	return r;
 }
 

@@ -26,6 +26,7 @@
 struct proc;
 struct file;
 struct inode;
+struct mnt_table;
 
 enum { NS_UTS, NS_IPC, NS_MNT, NS_USER, NS_PID, NS_NET, NS_CGROUP, NS_TIME, NS_NTYPES };
 
@@ -38,6 +39,8 @@ struct ns {
 	volatile uint64_t refcnt;       /* [a] namespace sets and nsfs inodes */
 	struct ns *parent;              /* [I] referenced (pid, user; NULL for the initial) */
 	uint32_t owner_uid;             /* [I] user namespaces: the creator's euid */
+	struct mnt_table *mnt;          /* [I] mount namespaces: its mounts (vfs.c; NULL
+					 * for the initial: vfs_mnt_table_init) */
 	/* UTS: the names (65 bytes each, NUL-terminated). */
 	char hostname[NS_HOST_MAX + 1];   /* (u) */
 	char domainname[NS_HOST_MAX + 1]; /* (u) */
@@ -58,8 +61,10 @@ int ns_fork(struct proc *parent, uint64_t flags, struct nsproxy **out);
  * type not offered, EPERM without the capability). */
 int ns_flags_check(uint64_t flags);
 void nsproxy_put(struct nsproxy *nsp);
-/* The process's set (initial set if it has none yet). */
+/* p's set becomes nsp (the old one put). */
 void ns_proc_set(struct proc *p, struct nsproxy *nsp);
+/* The exiting process lets go of its set (no lock held). */
+void ns_proc_exit(struct proc *p);
 /* unshare(2)'s namespace part for the caller (flags already checked). */
 int ns_unshare(uint64_t flags);
 void ns_put(struct ns *ns);
@@ -74,6 +79,12 @@ const char *ns_link_entry(int i, int *type);
 struct inode *ns_inode(struct ns *ns);
 /* An open nsfs file for ns (takes a new reference for it): 0 and *out, or -errno. */
 int ns_file_open(struct ns *ns, struct file **out);
+/* The caller's mount table (the initial one for a kernel thread) and its
+ * namespace, referenced, in *ref (ns_put with no lock held). */
+struct mnt_table *ns_cur_mnt(struct ns **ref);
+/* Process pid's the same way, or NULL if there is no such process (or it
+ * exited). */
+struct mnt_table *ns_pid_mnt(int pid, struct ns **ref);
 /* The UTS names of the caller's namespace (NS_HOST_MAX + 1 bytes each). */
 void ns_uts_get(char *host, char *dom);
 /* Set the caller's namespace's host (which 0) or domain (1) name. */

@@ -242,7 +242,9 @@ struct proc {
 	int key_reqdef;                 /* (keys lock) KEYCTL_SET_REQKEY_KEYRING's default */
 	bool key_exited;                /* (keys lock) keys_proc_exit ran: no keyring now */
 	struct nsproxy *nsproxy;        /* (p) namespaces (ns.h): fork shares them, clone and
-					 * unshare with CLONE_NEW* and setns replace them */
+					 * unshare with CLONE_NEW* and setns replace them;
+					 * NULL: the initial ones, or none after exit */
+	bool ns_dropped;                /* (p) exit let go of nsproxy */
 	struct sem_undo *semundo;       /* (sysv_sem lock) SEM_UNDO records, applied at exit
 					 * (ipc/sem.c); none after fork */
 };

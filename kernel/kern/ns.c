@@ -26,14 +26,15 @@
 /* Linux's inode numbers of the initial namespaces (PROC_*_INIT_INO; mnt
  * and net are the first two numbers Linux hands out at boot). */
 static struct ns init_ns[NS_NTYPES] = {
-	[NS_UTS] = { NS_UTS, 0xEFFFFFFEU, 1, NULL, 0, "concerto", "(none)" },
-	[NS_IPC] = { NS_IPC, 0xEFFFFFFFU, 1, NULL, 0, "", "" },
-	[NS_MNT] = { NS_MNT, 0xF0000001U, 1, NULL, 0, "", "" },
-	[NS_USER] = { NS_USER, 0xEFFFFFFDU, 1, NULL, 0, "", "" },
-	[NS_PID] = { NS_PID, 0xEFFFFFFCU, 1, NULL, 0, "", "" },
-	[NS_NET] = { NS_NET, 0xF0000000U, 1, NULL, 0, "", "" },
-	[NS_CGROUP] = { NS_CGROUP, 0xEFFFFFFBU, 1, NULL, 0, "", "" },
-	[NS_TIME] = { NS_TIME, 0xEFFFFFFAU, 1, NULL, 0, "", "" },
+	[NS_UTS] = { .type = NS_UTS, .inum = 0xEFFFFFFEU, .refcnt = 1, .hostname = "concerto",
+		     .domainname = "(none)" },
+	[NS_IPC] = { .type = NS_IPC, .inum = 0xEFFFFFFFU, .refcnt = 1 },
+	[NS_MNT] = { .type = NS_MNT, .inum = 0xF0000001U, .refcnt = 1 },
+	[NS_USER] = { .type = NS_USER, .inum = 0xEFFFFFFDU, .refcnt = 1 },
+	[NS_PID] = { .type = NS_PID, .inum = 0xEFFFFFFCU, .refcnt = 1 },
+	[NS_NET] = { .type = NS_NET, .inum = 0xF0000000U, .refcnt = 1 },
+	[NS_CGROUP] = { .type = NS_CGROUP, .inum = 0xEFFFFFFBU, .refcnt = 1 },
+	[NS_TIME] = { .type = NS_TIME, .inum = 0xEFFFFFFAU, .refcnt = 1 },
 };
 
 static struct nsproxy init_nsproxy = {
@@ -53,7 +54,7 @@ static const uint64_t type_flag[NS_NTYPES] = {
 };
 
 /* The types a new namespace can be made of. */
-#define NS_OFFERED CLONE_NEWUTS
+#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS)
 #define CAP_SYS_CHROOT 18
 #define NS_ALL_FLAGS (CLONE_NEWALL | CLONE_NEWTIME)
 
@@ -78,6 +79,8 @@ void ns_put(struct ns *ns)
 		return;
 	KASSERT(!ns_is_initial(ns));
 	ns_put(ns->parent);
+	if (ns->mnt)
+		vfs_mnt_table_free(ns->mnt);
 	kfree(ns);
 }
 
@@ -110,6 +113,11 @@ void ns_proc_set(struct proc *p, struct nsproxy *nsp)
 	nsproxy_put(old);
 }
 
+static struct mnt_table *ns_mnt_table(struct ns *ns)
+{
+	return ns->mnt ? ns->mnt : vfs_mnt_table_init();
+}
+
 /* A new namespace of type copying what it starts with from old. */
 static struct ns *ns_new(int type, struct ns *old)
 {
@@ -120,6 +128,10 @@ static struct ns *ns_new(int type, struct ns *old)
 	ns->refcnt = 1;
 	ns->inum = fetch_and_add32(&next_inum, 1);
 	ns->owner_uid = READ_ONCE(curproc()->cred.euid);
+	if (type == NS_MNT && !(ns->mnt = vfs_mnt_table_copy(ns_mnt_table(old)))) {
+		kfree(ns);
+		return NULL;
+	}
 	if (type == NS_UTS) {
 		uint64_t s = disable_lock(&uts_lock);
 		memcpy(ns->hostname, old->hostname, sizeof(ns->hostname));
@@ -186,17 +198,58 @@ int ns_unshare(uint64_t flags)
 	return r;
 }
 
+/* p's namespace of type, referenced; NULL once p exited (its set is
+ * dropped then), the initial one if p never had a set.  Takes p->lock. */
+static struct ns *proc_ns(struct proc *p, int type)
+{
+	simple_lock(&p->lock);
+	struct ns *ns = p->nsproxy ? p->nsproxy->ns[type] : NULL;
+	if (!ns && READ_ONCE(p->state) == PS_ALIVE && !p->ns_dropped)
+		ns = &init_ns[type];
+	if (ns)
+		ns_ref(ns);
+	simple_unlock(&p->lock);
+	return ns;
+}
+
 struct ns *ns_of_pid(int pid, int type)
 {
 	struct proc *p = proc_lookup(pid);
 	if (!p)
 		return NULL;
-	struct nsproxy *nsp = proc_nsproxy(p);
+	struct ns *ns = proc_ns(p, type);
 	proc_unref(p);
-	struct ns *ns = nsp->ns[type];
-	ns_ref(ns);
-	nsproxy_put(nsp);
 	return ns;
+}
+
+struct mnt_table *ns_cur_mnt(struct ns **ref)
+{
+	struct thread *t = curthread();
+	struct proc *p = t ? t->proc : NULL;
+	struct ns *ns = p ? proc_ns(p, NS_MNT) : NULL;
+	if (!ns) {
+		ns = &init_ns[NS_MNT];
+		ns_ref(ns);
+	}
+	*ref = ns;
+	return ns_mnt_table(ns);
+}
+
+struct mnt_table *ns_pid_mnt(int pid, struct ns **ref)
+{
+	struct ns *ns = ns_of_pid(pid, NS_MNT);
+	*ref = ns;
+	return ns ? ns_mnt_table(ns) : NULL;
+}
+
+void ns_proc_exit(struct proc *p)
+{
+	simple_lock(&p->lock);
+	struct nsproxy *nsp = p->nsproxy;
+	p->nsproxy = NULL;
+	p->ns_dropped = true;
+	simple_unlock(&p->lock);
+	nsproxy_put(nsp);
 }
 
 /* ---- /proc/PID/ns ---- */
@@ -412,6 +465,12 @@ static int setns_install(struct nsproxy *src, struct ns *ns, uint64_t flags)
 	}
 	nsproxy_put(cur);
 	ns_proc_set(p, nsp);
+	if (flags & CLONE_NEWNS) {
+		/* Linux: root and cwd become the namespace's root */
+		struct inode *root = vfs_mnt_root(ns_mnt_table(nsp->ns[NS_MNT]));
+		fs_info_move(root, NULL);
+		vnode_put(root);
+	}
 	return 0;
 }
 

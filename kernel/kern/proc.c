@@ -1438,6 +1438,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	simple_unlock(&p->lock);
 	fdtable_close_all(fdt);
 	fs_info_unref(fs);
+	ns_proc_exit(p);                  /* after fs: a mount namespace's cwds are gone */
 	if (map)
 		vm_map_destroy(map);
 

@@ -223,4 +223,27 @@ UT_TEST(bad_input)
 	T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+UT_TEST(busybox_unshare_u_hostname)
+{
+	const char *bb = access("/bin/busybox", X_OK) == 0 ? "/bin/busybox" :
+			 access("/usr/bin/busybox", X_OK) == 0 ? "/usr/bin/busybox" : NULL;
+	if (geteuid() != 0 || !bb) {
+		ut_skip("needs root and busybox");
+		return;
+	}
+	save_names();
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "%s hostname inside && test \"$(%s hostname)\" = inside", bb, bb);
+	pid_t c = fork();
+	T_ASSERT(c >= 0);
+	if (c == 0) {
+		execl(bb, "unshare", "-u", bb, "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	T_EXPECT_EQ(waitpid(c, &st, 0), c);
+	T_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	T_EXPECT(host_is(orig_host));
+}
+
 UT_MAIN
