@@ -668,6 +668,11 @@ static const struct pentry net_files[] = {
 #define NNET_FILES ((int)(sizeof(net_files) / sizeof(net_files[0])))
 
 /* /proc/PID/ (gen NULL: the task directory). */
+/* /proc/PID/uid_map, gid_map, setgroups: its user namespace's (ns.c). */
+static void gen_pid_uid_map(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 0); }
+static void gen_pid_gid_map(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 1); }
+static void gen_pid_setgroups(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 2); }
+
 static const struct pentry pid_files[] = {
 	{ "stat", gen_pid_stat, false },
 	{ "status", gen_pid_status, false },
@@ -681,6 +686,9 @@ static const struct pentry pid_files[] = {
 	{ "statm", gen_pid_statm, false },
 	{ "oom_score", gen_pid_oom_score, false },
 	{ "oom_score_adj", gen_pid_oom_score_adj, true },
+	{ "uid_map", gen_pid_uid_map, true },
+	{ "gid_map", gen_pid_gid_map, true },
+	{ "setgroups", gen_pid_setgroups, true },
 	{ "task", NULL, false },
 };
 #define NPID_FILES ((int)(sizeof(pid_files) / sizeof(pid_files[0])))
@@ -1498,7 +1506,7 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 	return synth_snap_read(&p->snap, file_gen, p, buf, n, off);
 }
 
-static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off __unused)
+static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
 	if (p->kind == PK_FILE && !strcmp(root_files[p->idx].name, "trace"))
@@ -1509,6 +1517,12 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 		return off ? -EINVAL : procsys_store(p->idx, buf, n) ?: (ssize_t)n;
 	if (p->kind == PK_PIDFILE && !strcmp(pid_files[p->idx].name, "oom_score_adj"))
 		return oom_adj_write(p->pid, buf, n);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_uid_map)
+		return ns_map_write(p->pid, 0, buf, n, off);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_gid_map)
+		return ns_map_write(p->pid, 1, buf, n, off);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_setgroups)
+		return ns_map_write(p->pid, 2, buf, n, off);
 	if (p->kind != PK_FILE || (strcmp(root_files[p->idx].name, "lockstat") &&
 				   strcmp(root_files[p->idx].name, "leaktrace")))
 		return -EINVAL;

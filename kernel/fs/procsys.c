@@ -44,10 +44,11 @@ void uts_domainname(char *buf)
 	ns_uts_get(NULL, buf);
 }
 
-/* sethostname / setdomainname(name, len): CAP_SYS_ADMIN only. */
+/* sethostname / setdomainname(name, len): CAP_SYS_ADMIN over the UTS
+ * namespace (in the user namespace that owns it). */
 static int64_t set_uts(int which, uint64_t uname, uint64_t len)
 {
-	if (!cap_capable(CAP_SYS_ADMIN))
+	if (!ns_capable_type(NS_UTS, CAP_SYS_ADMIN))
 		return -EPERM;
 	if ((int64_t)len < 0 || len > HOST_MAX)
 		return -EINVAL;

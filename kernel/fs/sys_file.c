@@ -4,6 +4,7 @@
  * (pipe.c) and devices (kernel/dev).
  */
 #include "kernel.h"
+#include "ns.h"
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
@@ -1102,8 +1103,8 @@ static int kstat_out(const struct fs_stat *st, uint64_t ubuf)
 	k.ino = st->ino;
 	k.nlink = st->nlink;
 	k.mode = st->mode;
-	k.uid = st->uid;
-	k.gid = st->gid;
+	k.uid = ns_id_out(false, st->uid);    /* as the caller's user namespace sees them */
+	k.gid = ns_id_out(true, st->gid);
 	k.rdev = st->rdev;
 	k.size = (int64_t)st->size;
 	k.blksize = 4096;
@@ -1191,8 +1192,8 @@ SYSCALL(332, statx)
 		x.btime = (struct statx_ts){ st.btime, st.btime_ns, 0 };
 	x.blksize = 4096;
 	x.nlink = st.nlink;
-	x.uid = st.uid;
-	x.gid = st.gid;
+	x.uid = ns_id_out(false, st.uid);
+	x.gid = ns_id_out(true, st.gid);
 	x.mode = (uint16_t)st.mode;
 	x.ino = st.ino;
 	x.size = st.size;
@@ -1500,6 +1501,11 @@ static int setmode(struct inode *ip, uint32_t mode)
 
 static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 {
+	/* the caller's ids as kernel ids: one its user namespace does not map is EINVAL */
+	if (uid != (uint32_t)-1 && (uid = ns_id_in(false, uid)) == (uint32_t)-1)
+		return -EINVAL;
+	if (gid != (uint32_t)-1 && (gid = ns_id_in(true, gid)) == (uint32_t)-1)
+		return -EINVAL;
 	uint32_t cu, cg;
 	vfs_cred(&cu, &cg);
 	/* Linux: CAP_CHOWN may change both; the owner may change the group to
@@ -2324,7 +2330,7 @@ static int mount_propagation(uint64_t utarget, uint64_t flags)
 	int r = resolve(AT_FDCWD, utarget, 0, &ip);
 	if (r)
 		return r;
-	if (!cap_capable(CAP_SYS_ADMIN))
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
 		r = -EPERM;
 	else if ((prop & (prop - 1)) || (flags & ~(prop | MS_REC | MS_SILENT | 0xC0ED0000UL)))
 		r = -EINVAL;
@@ -2359,6 +2365,10 @@ SYSCALL(165, mount)
 	r = resolve(AT_FDCWD, a1, 0, &dir);
 	if (r)
 		return r;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN)) {
+		vnode_put(dir);
+		return -EPERM;          /* Linux: CAP_SYS_ADMIN over the mount namespace */
+	}
 	r = vfs_mount_at(dir, type, data);
 	vnode_put(dir);
 	return r;
@@ -2370,7 +2380,7 @@ SYSCALL(165, mount)
  */
 SYSCALL(155, pivot_root)
 {
-	if (!cap_capable(CAP_SYS_ADMIN))
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
 		return -EPERM;
 	struct inode *nr, *po;
 	int r = resolve(AT_FDCWD, a0, 0, &nr);
@@ -2397,6 +2407,8 @@ SYSCALL(166, umount2)
 {
 	if (a1 & ~0xfULL)
 		return -EINVAL;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		return -EPERM;
 	struct inode *ip;
 	int r = resolve(AT_FDCWD, a0, 0, &ip);
 	if (r)

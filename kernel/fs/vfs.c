@@ -51,10 +51,14 @@ bool vfs_in_group(uint32_t gid, bool real)
 	return false;
 }
 
-/* The caller's effective capabilities (every one for kernel threads). */
+/* The caller's effective capabilities (every one for kernel threads; none
+ * for a process in a user namespace other than the initial: its
+ * capabilities are not over files, which belong to the initial one). */
 static uint64_t cred_caps(void)
 {
 	struct proc *p = curproc();
+	if (p && !ns_user_is_init(p))
+		return 0;
 	return p ? READ_ONCE(p->cred.cap_eff) : CAP_FULL;
 }
 
@@ -108,6 +112,8 @@ int vfs_permission_real(struct inode *ip, int may)
 	uint64_t caps = ruid == 0 ? READ_ONCE(p->cred.cap_prm) : 0;
 	if (READ_ONCE(p->cred.securebits) & SECBIT_NO_SETUID_FIXUP)
 		caps = READ_ONCE(p->cred.cap_eff);
+	if (!ns_user_is_init(p))
+		caps = 0;                     /* as cred_caps */
 	return permission_as(ip, may, ruid, true, caps);
 }
 

@@ -33,12 +33,31 @@ enum { NS_UTS, NS_IPC, NS_MNT, NS_USER, NS_PID, NS_NET, NS_CGROUP, NS_TIME, NS_N
 #define CLONE_NEWTIME 0x00000080    /* unshare/clone3 only (CSIGNAL's bits for clone) */
 #define NS_HOST_MAX 64
 
+#define NS_MAP_MAX 5                /* extents of a uid or gid map (Linux: 340) */
+#define NS_LEVEL_MAX 32             /* a user namespace deeper than this has no child (ENOSPC) */
+#define NS_OVERFLOW_ID 65534        /* an id with no mapping, seen from inside */
+
+/* A user namespace's uid or gid map: ids first..first+count-1 inside are
+ * lower..lower+count-1 in the parent namespace.  Written once (n published
+ * last, with release order); read without a lock. */
+struct ns_idmap {
+	volatile uint32_t n;            /* [a] extents in e (0: not written yet) */
+	struct { uint32_t first, lower, count; } e[NS_MAP_MAX];   /* [I] once n is set */
+};
+
 struct ns {
 	int type;                       /* [I] NS_* */
 	uint32_t inum;                  /* [I] the nsfs inode number /proc/PID/ns shows */
 	volatile uint64_t refcnt;       /* [a] namespace sets and nsfs inodes */
-	struct ns *parent;              /* [I] referenced (pid, user; NULL for the initial) */
-	uint32_t owner_uid;             /* [I] user namespaces: the creator's euid */
+	struct ns *parent;              /* [I] referenced (user; NULL for the initial) */
+	struct ns *owner;               /* [I] referenced: the user namespace that owns it
+					 * (NULL: the initial user namespace itself) */
+	/* User namespaces. */
+	int level;                      /* [I] nesting depth: 0 for the initial */
+	uint32_t owner_uid, owner_gid;  /* [I] the creator's euid and egid (kernel ids) */
+	bool parent_could_setfcap;      /* [I] the creator had CAP_SETFCAP */
+	bool setgroups_deny;            /* (userns lock) /proc/PID/setgroups: "deny" */
+	struct ns_idmap uid_map, gid_map;   /* written once under the userns lock */
 	struct mnt_table *mnt;          /* [I] mount namespaces: its mounts (vfs.c; NULL
 					 * for the initial: vfs_mnt_table_init) */
 	/* UTS: the names (65 bytes each, NUL-terminated). */
@@ -61,6 +80,9 @@ int ns_fork(struct proc *parent, uint64_t flags, struct nsproxy **out);
  * type not offered, EPERM without the capability). */
 int ns_flags_check(uint64_t flags);
 void nsproxy_put(struct nsproxy *nsp);
+/* A new process's set (nsp's reference is its), and its end (proc_free). */
+void ns_proc_attach(struct proc *p, struct nsproxy *nsp);
+void ns_proc_free(struct proc *p);
 /* p's set becomes nsp (the old one put). */
 void ns_proc_set(struct proc *p, struct nsproxy *nsp);
 /* The exiting process lets go of its set (no lock held). */
@@ -85,6 +107,26 @@ struct mnt_table *ns_cur_mnt(struct ns **ref);
 /* Process pid's the same way, or NULL if there is no such process (or it
  * exited). */
 struct mnt_table *ns_pid_mnt(int pid, struct ns **ref);
+/* User namespaces.  Credentials hold kernel (initial namespace) ids; these
+ * translate for the caller: its view of kernel id kid (NS_OVERFLOW_ID if
+ * unmapped), and the kernel id of its id (-1 if unmapped). */
+uint32_t ns_id_out(bool gid, uint32_t kid);
+uint32_t ns_id_in(bool gid, uint32_t id);
+/* Is the caller in the initial user namespace?  (cap_capable: the
+ * capabilities of a process in another one count only there.) */
+bool ns_user_is_init(struct proc *p);
+/* Has the caller cap over the namespace of type it is in (in the user
+ * namespace that owns that namespace)? */
+bool ns_capable_type(int type, int cap);
+/* The capability sets of a process entering a new user namespace. */
+struct cred;
+void ns_cred_enter(struct cred *c);
+/* setgroups(2) allowed in the caller's user namespace (not "deny")? */
+bool ns_setgroups_allowed(void);
+/* /proc/PID/uid_map (which 0), gid_map (1), setgroups (2): text, write. */
+struct sbuf;
+void ns_map_format(struct sbuf *sb, int pid, int which);
+ssize_t ns_map_write(int pid, int which, const char *buf, size_t n, uint64_t off);
 /* The UTS names of the caller's namespace (NS_HOST_MAX + 1 bytes each). */
 void ns_uts_get(char *host, char *dom);
 /* Set the caller's namespace's host (which 0) or domain (1) name. */

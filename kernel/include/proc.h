@@ -70,6 +70,7 @@ struct thread;
 struct trapframe;
 struct key;
 struct nsproxy;
+struct ns;
 
 enum { PS_ALIVE = 1, PS_ZOMBIE = 2, PS_REAPED = 3 };
 #define NGROUPS_KERN 64      /* supplementary groups kept (Linux: 65536) */
@@ -245,6 +246,8 @@ struct proc {
 					 * unshare with CLONE_NEW* and setns replace them;
 					 * NULL: the initial ones, or none after exit */
 	bool ns_dropped;                /* (p) exit let go of nsproxy */
+	struct ns *userns;              /* (c) its user namespace, referenced (NULL: the
+					 * initial); changed only single-threaded */
 	struct sem_undo *semundo;       /* (sysv_sem lock) SEM_UNDO records, applied at exit
 					 * (ipc/sem.c); none after fork */
 };

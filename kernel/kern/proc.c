@@ -526,7 +526,7 @@ static void proc_free(struct proc *p)
 {
 	signal_free_proc(p);
 	timers_free(p);
-	nsproxy_put(p->nsproxy);
+	ns_proc_free(p);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -807,7 +807,8 @@ static struct uidinfo *nproc_charge(struct proc *parent)
 	struct uidinfo *ui = parent->uidinfo;
 	uid_ref(ui);
 	bool exempt = parent->cred.ruid == 0 ||
-		      (parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN)));
+		      ((parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN))) &&
+		       ns_user_is_init(parent));
 	simple_unlock(&parent->lock);
 	uint64_t n = fetch_and_add(&ui->nproc, 1);
 	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && !exempt) {
@@ -938,7 +939,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 		nproc_uncharge(ui);
 		return err;
 	}
-	p->nsproxy = nsp;                     /* proc_free drops it */
+	ns_proc_attach(p, nsp);               /* proc_free drops it */
 	if (flags & CLONE_VM) {
 		vm_map_ref(parent->map);
 		p->map = parent->map;
@@ -969,7 +970,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
 		signal_free_proc(p);
-		nsproxy_put(p->nsproxy);
+		ns_proc_free(p);
 		kfree(p);
 		nproc_uncharge(ui);
 		return -ENOMEM;
@@ -992,6 +993,8 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->oom_score_adj = READ_ONCE(parent->oom_score_adj);
 	p->oom_score_adj_min = READ_ONCE(parent->oom_score_adj_min);
 	p->cred = parent->cred;
+	if (flags & CLONE_NEWUSER)
+		ns_cred_enter(&p->cred);      /* every capability in its new user namespace */
 	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
 	keys_fork(p, parent);             /* the session keyring is inherited */
