@@ -27,6 +27,7 @@ struct proc;
 struct file;
 struct inode;
 struct mnt_table;
+struct ipc_ns;
 
 enum { NS_UTS, NS_IPC, NS_MNT, NS_USER, NS_PID, NS_NET, NS_CGROUP, NS_TIME, NS_NTYPES };
 
@@ -60,6 +61,8 @@ struct ns {
 	struct ns_idmap uid_map, gid_map;   /* written once under the userns lock */
 	struct mnt_table *mnt;          /* [I] mount namespaces: its mounts (vfs.c; NULL
 					 * for the initial: vfs_mnt_table_init) */
+	struct ipc_ns *ipc;             /* [I] IPC namespaces: its tables (ipc.h; NULL for
+					 * the initial: ipc_ns_init) */
 	/* UTS: the names (65 bytes each, NUL-terminated). */
 	char hostname[NS_HOST_MAX + 1];   /* (u) */
 	char domainname[NS_HOST_MAX + 1]; /* (u) */
@@ -104,6 +107,8 @@ int ns_file_open(struct ns *ns, struct file **out);
 /* The caller's mount table (the initial one for a kernel thread) and its
  * namespace, referenced, in *ref (ns_put with no lock held). */
 struct mnt_table *ns_cur_mnt(struct ns **ref);
+/* The caller's IPC namespace's tables, referenced (ipc_ns_put). */
+struct ipc_ns *ns_cur_ipc(void);
 /* Process pid's the same way, or NULL if there is no such process (or it
  * exited). */
 struct mnt_table *ns_pid_mnt(int pid, struct ns **ref);

@@ -14,6 +14,7 @@
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
+#include "ipc.h"
 #include "kmem.h"
 #include "lock.h"
 #include "ns.h"
@@ -62,7 +63,7 @@ static const uint64_t type_flag[NS_NTYPES] = {
 };
 
 /* The types a new namespace can be made of. */
-#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER)
+#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWIPC)
 #define CAP_SYS_CHROOT 18
 #define CAP_SETFCAP 31
 #define NS_ALL_FLAGS (CLONE_NEWALL | CLONE_NEWTIME)
@@ -91,6 +92,8 @@ void ns_put(struct ns *ns)
 	ns_put(ns->owner);
 	if (ns->mnt)
 		vfs_mnt_table_free(ns->mnt);
+	if (ns->ipc)
+		ipc_ns_shutdown(ns->ipc);
 	kfree(ns);
 }
 
@@ -216,8 +219,9 @@ static struct ns *ns_new(int type, struct ns *old, struct ns *owner)
 	}
 	ns->owner = owner;
 	ns_ref(owner);
-	if (type == NS_MNT && !(ns->mnt = vfs_mnt_table_copy(ns_mnt_table(old)))) {
-		kfree(ns);
+	if ((type == NS_IPC && !(ns->ipc = ipc_ns_new())) ||
+	    (type == NS_MNT && !(ns->mnt = vfs_mnt_table_copy(ns_mnt_table(old))))) {
+		ns_put(ns);                   /* its owner and parent with it */
 		return NULL;
 	}
 	if (type == NS_UTS) {
@@ -324,6 +328,8 @@ int ns_unshare(uint64_t flags)
 	int r = ns_fork(p, flags, &nsp);
 	if (r)
 		return r;
+	if (flags & CLONE_NEWIPC)
+		sem_exit(p);              /* Linux: SEM_UNDO records stay with the old one */
 	ns_proc_set(p, nsp);
 	if (flags & CLONE_NEWUSER) {
 		simple_lock(&p->lock);
@@ -368,6 +374,21 @@ struct mnt_table *ns_cur_mnt(struct ns **ref)
 	}
 	*ref = ns;
 	return ns_mnt_table(ns);
+}
+
+struct ipc_ns *ns_cur_ipc(void)
+{
+	struct proc *p = curproc();
+	struct ns *ns = p ? proc_ns(p, NS_IPC) : NULL;
+	struct ipc_ns *ipc = ns && ns->ipc ? ns->ipc : ipc_ns_init();
+	ipc_ns_ref(ipc);                  /* while ns is referenced: it holds ipc's */
+	ns_put(ns);
+	return ipc;
+}
+
+struct ipc_ns *ipc_ns_cur(void)
+{
+	return ns_cur_ipc();
 }
 
 struct mnt_table *ns_pid_mnt(int pid, struct ns **ref)
@@ -611,6 +632,8 @@ static int setns_install(struct nsproxy *src, struct ns *ns, uint64_t flags)
 		nsp->ns[i] = n;
 	}
 	nsproxy_put(cur);
+	if (flags & CLONE_NEWIPC)
+		sem_exit(p);              /* SEM_UNDO records stay with the old namespace */
 	ns_proc_set(p, nsp);
 	if (flags & CLONE_NEWUSER) {
 		simple_lock(&p->lock);

@@ -790,6 +790,9 @@ static int clone_flags_check(uint64_t flags)
 	 * its process's namespace set here, so no new namespace at all. */
 	if ((flags & CLONE_THREAD) && (flags & CLONE_NEWALL))
 		return -EINVAL;
+	/* Linux: a new IPC namespace cannot share the SEM_UNDO list */
+	if ((flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) == (CLONE_NEWIPC | CLONE_SYSVSEM))
+		return -EINVAL;
 	return ns_flags_check(flags & ~CSIGNAL);
 }
 
