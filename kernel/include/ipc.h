@@ -86,6 +86,8 @@ struct ipc_ids {
 	uint16_t seq;                /* (i) next sequence number */
 	uint64_t total, total_bytes; /* (i) the type's totals: semaphores (sem), pages
 				      * (shm), messages and their bytes (msg) */
+	bool dead;                   /* (i) its namespace ended: nothing is added (a
+				      * call that began before gets EIDRM) */
 };
 
 struct mqueue;
@@ -94,6 +96,7 @@ struct ipc_ns {
 	struct ipc_ids shm, sem, msg;
 	struct mqueue *mq_names;     /* (mqueue lock) named POSIX message queues */
 	int mq_count;                /* (mqueue lock) */
+	bool mq_dead;                /* (mqueue lock) the namespace ended: no new names */
 };
 
 /* The caller's IPC namespace, referenced (ipc_ns_put when done). */

@@ -4,16 +4,23 @@
  * and by the process's threads, replaced by clone/unshare with a CLONE_NEW*
  * flag and by setns(2).
  *
- * Of the types only UTS (host and domain names) has namespaces beyond the
- * initial one; the others (mnt, user, pid, net, cgroup, time, ipc) exist
- * as their initial namespace (so /proc/PID/ns shows them and setns to them
- * works), and asking for a new one is EINVAL, as a Linux kernel built
- * without that namespace type says.
+ * Types with namespaces beyond the initial one: UTS (host and domain
+ * names), mount (vfs.c's mount tables), user (id maps, capabilities that
+ * count inside only) and IPC (ipc.h's tables).  The others (pid, net,
+ * cgroup, time) exist as their initial namespace (so /proc/PID/ns shows
+ * them and setns to them works), and asking for a new one is EINVAL, as a
+ * Linux kernel built without that namespace type says.
+ *
+ * Every namespace is owned by a user namespace (ns->owner): capabilities
+ * over it are those the caller has in its owner (Linux's ns_capable).
  *
  * Reference counts (all atomic): ns->refcnt counts the namespace sets that
- * hold it and the nsfs inodes opened on it (/proc/PID/ns/X, setns fds);
- * nsp->refcnt counts the processes using the set.  The initial namespaces
- * and set are static with a reference that is never dropped.
+ * hold it, the nsfs inodes opened on it (/proc/PID/ns/X, setns fds), the
+ * namespaces it owns or parents, p->userns, and callers using it for a
+ * moment; nsp->refcnt counts the processes using the set.  The initial
+ * namespaces and set are static with a reference never dropped.  A
+ * namespace's last reference may be dropped only with no lock held (a
+ * mount namespace's end takes vfs_ns, an IPC one's the table locks).
  *
  * Lock key: (p) the process's p->lock, (u) the uts lock, [a] atomic,
  * [I] immutable.

@@ -113,6 +113,8 @@ struct ipc_obj *ipc_at_locked(struct ipc_ids *ids, int idx)
 int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t mode)
 {
 	KASSERT(simple_lock_held(&ids->lock));
+	if (ids->dead)
+		return -EIDRM;                  /* its namespace ended meanwhile */
 	int idx = 0;
 	while (idx < ids->max && ids->slot[idx])
 		idx++;

@@ -265,6 +265,8 @@ SYSCALL(240, mq_open)
 			q->refcnt++;
 	} else if (!fresh) {
 		r = create_err ? create_err : -ENOENT;
+	} else if (ns->mq_dead) {
+		r = -ENOENT;              /* its namespace ended meanwhile */
 	} else if (ns->mq_count >= MQ_QUEUES_MAX && !cap_capable(CAP_SYS_RESOURCE)) {
 		r = -ENOSPC;
 	} else {
@@ -315,6 +317,7 @@ void mq_ns_shutdown(struct ipc_ns *ns)
 {
 	for (;;) {
 		simple_lock(&mqueue_lock);
+		ns->mq_dead = true;
 		struct mqueue *q = ns->mq_names;
 		if (q)
 			mq_unname_locked(q);

@@ -460,6 +460,7 @@ void msg_ns_shutdown(struct ipc_ns *ns)
 	struct ipc_ids *ids = &ns->msg;
 	for (;;) {
 		simple_lock(&ids->lock);
+		ids->dead = true;
 		struct msq *q = ids->top ? (struct msq *)ipc_at_locked(ids, ids->top - 1) : NULL;
 		if (q)
 			msq_rmid_locked(q);

@@ -703,6 +703,7 @@ void sem_ns_shutdown(struct ipc_ns *ns)
 	struct ipc_ids *ids = &ns->sem;
 	for (;;) {
 		simple_lock(&ids->lock);
+		ids->dead = true;
 		struct sem_set *s = ids->top ? (struct sem_set *)ipc_at_locked(ids, ids->top - 1) : NULL;
 		struct sem_undo *list = s ? sem_rmid_locked(s) : NULL;
 		simple_unlock(&ids->lock);

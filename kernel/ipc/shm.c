@@ -386,6 +386,7 @@ void shm_ns_shutdown(struct ipc_ns *ns)
 	for (;;) {
 		struct vm_obj *drop = NULL;
 		simple_lock(&ids->lock);
+		ids->dead = true;
 		for (int i = 0; i < ids->top && !drop; i++) {
 			struct shm_seg *s = (struct shm_seg *)ids->slot[i];
 			if (s && !(s->perm.mode & SHM_DEST)) {

@@ -1,11 +1,17 @@
 /*
  * Namespaces (ns.h): the per-process namespace set, the namespaces'
  * lifetimes, the nsfs files /proc/PID/ns/X opens (setns(2) and the NS_GET_*
- * ioctls take them), unshare's and clone's CLONE_NEW* part, and the UTS
- * namespace's names (uname, sethostname, /proc/sys/kernel/hostname).
+ * ioctls take them), unshare's and clone's CLONE_NEW* part, the UTS
+ * namespace's names (uname, sethostname, /proc/sys/kernel/hostname), and
+ * user namespaces: capabilities over a namespace, id translation, the
+ * uid_map/gid_map/setgroups files.  Mount tables are vfs.c's, IPC tables
+ * ipc_util.c's.
  *
  * A process's set p->nsproxy is read and replaced under p->lock (class
- * proc); the UTS names under the uts lock (a leaf, taken inside p->lock).
+ * proc); the UTS names under the uts lock (a leaf, taken inside p->lock);
+ * a user namespace's maps and setgroups flag are written under the userns
+ * lock (a leaf) and read without it (a map's extent count is published
+ * last, with release order).
  * A set is never changed once published: unshare and setns build a new one
  * and swap the pointer.  Threads share their process's set (Linux gives
  * each thread its own; setns and unshare here change the whole process).
