@@ -408,4 +408,34 @@ UT_TEST(bad_input)
 	close(user);
 }
 
+/* busybox "unshare -r -u": an unprivileged user is root in the new user
+ * namespace and may name its own UTS namespace. */
+static int busybox_r(void *arg)
+{
+	const char *bb = arg;
+	if (drop() != 0)
+		return 1;
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+		 "test \"$(%s id -u)\" = 0 && test \"$(%s id -g)\" = 0 && "
+		 "%s hostname rootless && test \"$(%s hostname)\" = rootless",
+		 bb, bb, bb, bb);
+	execl(bb, "unshare", "-r", "-u", bb, "sh", "-c", cmd, (char *)NULL);
+	return 127;
+}
+
+UT_TEST(busybox_unshare_r_is_root_inside)
+{
+	const char *bb = access("/bin/busybox", X_OK) == 0 ? "/bin/busybox" :
+			 access("/usr/bin/busybox", X_OK) == 0 ? "/usr/bin/busybox" : NULL;
+	if (geteuid() != 0 || !bb) {
+		ut_skip("needs root and busybox");
+		return;
+	}
+	int st = ut_child(busybox_r, (void *)bb);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+}
+
 UT_MAIN
