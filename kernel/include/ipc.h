@@ -79,7 +79,8 @@ struct ipc_obj {
 /* One type's table.  Lock key: (i) lock. */
 struct ipc_ids {
 	struct simple_lock lock;
-	struct ipc_obj **slot;       /* [I] array of max entries; (i) its contents */
+	struct ipc_obj **slot;       /* (i) array of max entries (a new namespace's is
+				      * made at its first object; NULL until then) */
 	int max;                     /* [I] SHMMNI, SEMMNI or MSGMNI */
 	int top;                     /* (i) 1 + the highest index in use */
 	int used;                    /* (i) objects in the table */
@@ -117,7 +118,8 @@ void mq_ns_shutdown(struct ipc_ns *ns);
 struct ipc_obj *ipc_find_key_locked(struct ipc_ids *ids, int32_t key);
 struct ipc_obj *ipc_find_id_locked(struct ipc_ids *ids, int id);
 /* Enters o (key, mode's low bits set by the caller) with the caller as
- * owner and creator: its id, or -ENOSPC when the table is full. */
+ * owner and creator: its id, or -ENOSPC when the table is full, -ENOMEM
+ * (a new namespace's slots), -EIDRM (its namespace ended). */
 int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t mode);
 void ipc_remove_locked(struct ipc_ids *ids, struct ipc_obj *o);
 /* The object at index idx (SHM_STAT, /proc/sysvipc), or NULL. */

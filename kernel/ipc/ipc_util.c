@@ -30,12 +30,10 @@ struct ipc_ns *ipc_ns_init(void)
 	return &init_ipc;
 }
 
-static bool ids_init(struct ipc_ids *ids, int lc, int max)
+static void ids_init(struct ipc_ids *ids, int lc, int max)
 {
 	simple_lock_init(&ids->lock, lc);
-	ids->max = max;
-	ids->slot = kzalloc((size_t)max * sizeof(ids->slot[0]));
-	return ids->slot != NULL;
+	ids->max = max;               /* the slots come with the first object */
 }
 
 struct ipc_ns *ipc_ns_new(void)
@@ -44,14 +42,9 @@ struct ipc_ns *ipc_ns_new(void)
 	if (!ns)
 		return NULL;
 	ns->refcnt = 1;
-	if (!ids_init(&ns->shm, LC_SYSV_SHM, SHMMNI) || !ids_init(&ns->sem, LC_SYSV_SEM, SEMMNI) ||
-	    !ids_init(&ns->msg, LC_SYSV_MSG, MSGMNI)) {
-		kfree(ns->shm.slot);
-		kfree(ns->sem.slot);
-		kfree(ns->msg.slot);
-		kfree(ns);
-		return NULL;
-	}
+	ids_init(&ns->shm, LC_SYSV_SHM, SHMMNI);
+	ids_init(&ns->sem, LC_SYSV_SEM, SEMMNI);
+	ids_init(&ns->msg, LC_SYSV_MSG, MSGMNI);
 	return ns;
 }
 
@@ -115,6 +108,13 @@ int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t
 	KASSERT(simple_lock_held(&ids->lock));
 	if (ids->dead)
 		return -EIDRM;                  /* its namespace ended meanwhile */
+	if (!ids->slot) {
+		/* a new namespace's first object (kmem_pool ranks above the
+		 * sysv locks; an allocation never sleeps) */
+		ids->slot = kzalloc((size_t)ids->max * sizeof(ids->slot[0]));
+		if (!ids->slot)
+			return -ENOMEM;
+	}
 	int idx = 0;
 	while (idx < ids->max && ids->slot[idx])
 		idx++;
