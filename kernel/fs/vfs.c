@@ -725,7 +725,7 @@ struct mnt_table {
 	struct mount *root;             /* (n) the root mount (covered NULL) */
 };
 
-static struct mount init_root_mount;
+static struct mount init_root_mount = { .propagation = MS_SHARED };   /* as before: "shared:1" */
 static struct mnt_table init_mnt = { &init_root_mount, &init_root_mount };
 
 struct mnt_table *vfs_mnt_table_init(void)
