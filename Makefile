@@ -102,6 +102,7 @@ KERN_OBJS := \
 	kern/sys_sched.o \
 	kern/futex.o \
 	kern/pidfd.o \
+	kern/ns.o \
 	kern/keys.o \
 	kern/ptrace.o \
 	kern/rseq.o \

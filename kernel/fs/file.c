@@ -199,7 +199,9 @@ int file_open_inode(struct inode *ip, int flags, struct file **out)
 	const struct file_ops *fops = S_ISDIR(mode) ? &dir_fops : &reg_fops;
 	if (flags & O_PATH)
 		fops = &path_fops;
-	else if (ip->ops && ip->ops->open) {
+	else if (ip->ops && ip->ops->fops)
+		fops = ip->ops->fops;
+	if (!(flags & O_PATH) && ip->ops && ip->ops->open) {
 		int r = ip->ops->open(ip, flags);
 		if (r)
 			return r;
@@ -449,6 +451,35 @@ void fs_info_unref(struct fs_info *fs)
 	vnode_put(fs->cwd);
 	vnode_put(fs->root);
 	kfree(fs);
+}
+
+void fs_info_move(struct inode *ip, struct inode *only_if)
+{
+	struct fs_info *fs = cur_fs();
+	vnode_ref(ip);
+	vnode_ref(ip);
+	fetch_and_add(&ip->sb->active, 1);
+	simple_lock(&fs->lock);
+	struct inode *oroot = NULL, *ocwd = NULL;
+	if (!only_if || fs->root == only_if) {
+		oroot = fs->root;
+		fs->root = ip;
+	}
+	if (!only_if || fs->cwd == only_if) {
+		ocwd = fs->cwd;
+		fs->cwd = ip;
+	}
+	simple_unlock(&fs->lock);
+	if (!oroot)
+		vnode_put(ip);
+	if (ocwd)
+		fetch_and_add(&ocwd->sb->active, -1UL);
+	else {
+		fetch_and_add(&ip->sb->active, -1UL);
+		vnode_put(ip);
+	}
+	vnode_put(oroot);
+	vnode_put(ocwd);
 }
 
 struct fs_info *cur_fs(void)

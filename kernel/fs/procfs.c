@@ -24,6 +24,8 @@
  *                        their table locks)
  *   /proc/PID/{mounts,mountinfo}, /proc/PID/{exe,cwd,root} (links),
  *   /proc/PID/fd/N       a link per open descriptor naming its file
+ *   /proc/PID/ns/X       a magic link per namespace type ("uts:[4026531838]");
+ *                        opening or stat'ing it reaches its nsfs inode (ns.c)
  *   /proc/sys/...        tunables (procsys.c)
  *
  * Locking: none of its own.  A node's identity (kind, pid, tid) is
@@ -54,6 +56,7 @@
 #include "timekeep.h"
 #include "trace.h"
 #include "net.h"
+#include "ns.h"
 #include "page.h"
 #include "pipe.h"
 #include "vdso.h"
@@ -62,14 +65,15 @@
 
 enum pkind { PK_ROOT, PK_FILE, PK_SELF, PK_PIDDIR, PK_PIDFILE, PK_TASKDIR, PK_TIDDIR,
 	PK_TIDFILE, PK_SVDIR, PK_SVFILE, PK_FDDIR, PK_FDLINK, PK_PIDLINK, PK_SYSDIR,
-	PK_SYSFILE, PK_NETDIR, PK_NETFILE };
+	PK_SYSFILE, PK_NETDIR, PK_NETFILE, PK_NSDIR, PK_NSLINK };
 
 /* [I] after creation. */
 struct pnode {
 	enum pkind kind;
 	int idx;               /* PK_FILE, PK_PIDFILE, PK_TIDFILE: index in its table;
 				* PK_SELF: 0 self, 1 thread-self; PK_FDLINK: the fd;
-				* PK_PIDLINK: pid_links; PK_SYSDIR: directory (-1:
+				* PK_PIDLINK: pid_links; PK_NSLINK: ns_link_entry;
+				* PK_SYSDIR: directory (-1:
 				* /proc/sys); PK_SYSFILE: file (procsys.c) */
 	int pid;               /* the process (all but PK_ROOT, PK_FILE, PK_SELF) */
 	int tid;               /* the thread shown: pid for /proc/PID, else TID */
@@ -84,12 +88,15 @@ static void gen_meminfo(struct sbuf *sb, const struct pnode *n __unused) { procg
 static void gen_uptime(struct sbuf *sb, const struct pnode *n __unused) { procgen_uptime(sb); }
 static void gen_lockstat(struct sbuf *sb, const struct pnode *n __unused) { lockstat_format(sb); }
 static void gen_sched(struct sbuf *sb, const struct pnode *n __unused) { sched_stats_format(sb); }
-static void gen_mounts(struct sbuf *sb, const struct pnode *n __unused) { vfs_mounts_format(sb); }
+static void gen_mounts(struct sbuf *sb, const struct pnode *n) { vfs_mounts_format(sb, n->pid); }
 static void gen_locks(struct sbuf *sb, const struct pnode *n __unused) { flock_format(sb); }
 static void gen_leaktrace(struct sbuf *sb, const struct pnode *n __unused) { leaktrace_format(sb); }
 static void gen_keys(struct sbuf *sb, const struct pnode *n __unused) { keys_format(sb); }
 static void gen_key_users(struct sbuf *sb, const struct pnode *n __unused) { key_users_format(sb); }
-static void gen_mountinfo(struct sbuf *sb, const struct pnode *n __unused) { vfs_mountinfo_format(sb); }
+static void gen_mountinfo(struct sbuf *sb, const struct pnode *n)
+{
+	vfs_mountinfo_format(sb, n->pid);
+}
 static void gen_filesystems(struct sbuf *sb, const struct pnode *n __unused)
 {
 	vfs_filesystems_format(sb);
@@ -668,6 +675,11 @@ static const struct pentry net_files[] = {
 #define NNET_FILES ((int)(sizeof(net_files) / sizeof(net_files[0])))
 
 /* /proc/PID/ (gen NULL: the task directory). */
+/* /proc/PID/uid_map, gid_map, setgroups: its user namespace's (ns.c). */
+static void gen_pid_uid_map(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 0); }
+static void gen_pid_gid_map(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 1); }
+static void gen_pid_setgroups(struct sbuf *sb, const struct pnode *n) { ns_map_format(sb, n->pid, 2); }
+
 static const struct pentry pid_files[] = {
 	{ "stat", gen_pid_stat, false },
 	{ "status", gen_pid_status, false },
@@ -681,6 +693,9 @@ static const struct pentry pid_files[] = {
 	{ "statm", gen_pid_statm, false },
 	{ "oom_score", gen_pid_oom_score, false },
 	{ "oom_score_adj", gen_pid_oom_score_adj, true },
+	{ "uid_map", gen_pid_uid_map, true },
+	{ "gid_map", gen_pid_gid_map, true },
+	{ "setgroups", gen_pid_setgroups, true },
 	{ "task", NULL, false },
 };
 #define NPID_FILES ((int)(sizeof(pid_files) / sizeof(pid_files[0])))
@@ -715,7 +730,7 @@ static const struct pentry *pnode_entry(const struct pnode *n)
 /* ---- inodes ---- */
 
 static const struct inode_ops root_ops, piddir_ops, taskdir_ops, tiddir_ops, file_ops,
-	self_ops, sysvipc_ops, fddir_ops, sysdir_ops, plink_ops, netdir_ops;
+	self_ops, sysvipc_ops, fddir_ops, sysdir_ops, plink_ops, netdir_ops, nsdir_ops, nslink_ops;
 
 static struct pnode *pn(struct inode *ip)
 {
@@ -800,6 +815,14 @@ static void pnode_type(const struct pnode *n, uint32_t *mode, const struct inode
 	case PK_PIDLINK:
 		*mode = S_IFLNK | 0777;
 		*ops = &plink_ops;
+		return;
+	case PK_NSDIR:
+		*mode = S_IFDIR | 0511;            /* Linux: dr-x--x--x */
+		*ops = &nsdir_ops;
+		return;
+	case PK_NSLINK:
+		*mode = S_IFLNK | 0777;
+		*ops = &nslink_ops;
 		return;
 	case PK_SYSFILE:
 		*mode = S_IFREG | (procsys_file_writable(n->idx) ? 0644 : 0444);
@@ -1046,9 +1069,10 @@ static bool piddir_alive(const struct pnode *n)
 }
 
 /* /proc/PID/ links and the fd directory, after pid_files. */
-static const char *const pid_links[] = { "exe", "cwd", "root", "fd" };
-#define NPID_LINKS 4
+static const char *const pid_links[] = { "exe", "cwd", "root", "fd", "ns" };
+#define NPID_LINKS 5
 #define PID_LINK_FD 3
+#define PID_LINK_NS 4
 
 static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
 {
@@ -1058,8 +1082,9 @@ static int piddir_lookup(struct inode *dir, const char *name, size_t len, struct
 	for (int i = 0; i < NPID_LINKS && r == -ENOENT; i++)
 		if (synth_name_is(name, len, pid_links[i])) {
 			const struct pnode *d = pn(dir);
-			*out = pnode_new(dir, i == PID_LINK_FD ? PK_FDDIR : PK_PIDLINK, i, d->pid,
-					 d->tid);
+			enum pkind k = i == PID_LINK_FD ? PK_FDDIR :
+				       i == PID_LINK_NS ? PK_NSDIR : PK_PIDLINK;
+			*out = pnode_new(dir, k, i, d->pid, d->tid);
 			r = *out ? 0 : -ENOMEM;
 		}
 	return r;
@@ -1076,7 +1101,7 @@ static uint64_t piddir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit,
 	for (; cookie >= first && cookie < first + NPID_LINKS; cookie++) {
 		int i = (int)(cookie - first);
 		if (emit(arg, pid_links[i], strlen(pid_links[i]), dir->ino * 16 + cookie,
-			 i == PID_LINK_FD ? 4 : 10, cookie + 1))
+			 i == PID_LINK_FD || i == PID_LINK_NS ? 4 : 10, cookie + 1))
 			break;
 	}
 	return cookie;
@@ -1250,6 +1275,81 @@ static ssize_t plink_readlink(struct inode *ip, char *buf, size_t n)
 	return len;
 }
 
+/* ---- /proc/PID/ns ---- */
+
+static int nsdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
+{
+	const struct pnode *d = pn(dir);
+	if (!piddir_alive(d))
+		return -ENOENT;
+	for (int i = 0; i < NS_NLINKS; i++) {
+		int type;
+		if (synth_name_is(name, len, ns_link_entry(i, &type))) {
+			*out = pnode_new(dir, PK_NSLINK, i, d->pid, d->tid);
+			return *out ? 0 : -ENOMEM;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Cookies: 0 ".", 1 "..", then 2 + entry. */
+static uint64_t nsdir_readdir(struct inode *dir, uint64_t cookie, emit_fn emit, void *arg)
+{
+	bool full;
+	cookie = synth_emit_dots(dir, cookie, emit, arg, &full);
+	if (full)
+		return cookie;
+	for (; cookie < 2 + (uint64_t)NS_NLINKS; cookie++) {
+		int type;
+		const char *name = ns_link_entry((int)cookie - 2, &type);
+		if (emit(arg, name, strlen(name), dir->ino * 16 + cookie, 10, cookie + 1))
+			break;
+	}
+	return cookie;
+}
+
+/* The namespace link ip shows, referenced, or NULL with *err set (the
+ * ptrace access check first, as Linux). */
+static struct ns *nslink_ns(struct inode *ip, int *err)
+{
+	const struct pnode *pnd = pn(ip);
+	if ((*err = may_inspect(pnd->pid)) != 0)
+		return NULL;
+	int type;
+	ns_link_entry(pnd->idx, &type);
+	struct ns *ns = ns_of_pid(pnd->pid, type);
+	*err = ns ? 0 : -ENOENT;
+	return ns;
+}
+
+static ssize_t nslink_readlink(struct inode *ip, char *buf, size_t n)
+{
+	int err;
+	struct ns *ns = nslink_ns(ip, &err);
+	if (!ns)
+		return err;
+	char tmp[48];
+	int len = ns_link_name(ns, tmp, sizeof(tmp));
+	ns_put(ns);
+	len = (int)MIN((size_t)len, n);
+	memcpy(buf, tmp, (size_t)len);
+	return len;
+}
+
+/* Opened or walked through: the namespace's nsfs inode. */
+static int nslink_target(struct inode *ip, struct inode **target, struct file **file)
+{
+	*target = NULL;
+	*file = NULL;
+	int err;
+	struct ns *ns = nslink_ns(ip, &err);
+	if (!ns)
+		return err;
+	*target = ns_inode(ns);
+	ns_put(ns);
+	return *target ? 0 : -ENOMEM;
+}
+
 /* ---- /proc/sys ---- */
 
 static int sysdir_lookup(struct inode *dir, const char *name, size_t len, struct inode **out)
@@ -1413,7 +1513,7 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 	return synth_snap_read(&p->snap, file_gen, p, buf, n, off);
 }
 
-static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off __unused)
+static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t off)
 {
 	struct pnode *p = pn(ip);
 	if (p->kind == PK_FILE && !strcmp(root_files[p->idx].name, "trace"))
@@ -1424,6 +1524,12 @@ static ssize_t file_write(struct inode *ip, const void *buf, size_t n, uint64_t 
 		return off ? -EINVAL : procsys_store(p->idx, buf, n) ?: (ssize_t)n;
 	if (p->kind == PK_PIDFILE && !strcmp(pid_files[p->idx].name, "oom_score_adj"))
 		return oom_adj_write(p->pid, buf, n);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_uid_map)
+		return ns_map_write(p->pid, 0, buf, n, off);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_gid_map)
+		return ns_map_write(p->pid, 1, buf, n, off);
+	if (p->kind == PK_PIDFILE && pid_files[p->idx].gen == gen_pid_setgroups)
+		return ns_map_write(p->pid, 2, buf, n, off);
 	if (p->kind != PK_FILE || (strcmp(root_files[p->idx].name, "lockstat") &&
 				   strcmp(root_files[p->idx].name, "leaktrace")))
 		return -EINVAL;
@@ -1480,6 +1586,13 @@ static const struct inode_ops fddir_ops = {
 };
 static const struct inode_ops sysdir_ops = {
 	.lookup = sysdir_lookup, .readdir = sysdir_readdir, .release = pnode_release,
+};
+static const struct inode_ops nsdir_ops = {
+	.lookup = nsdir_lookup, .readdir = nsdir_readdir, .release = pnode_release,
+};
+static const struct inode_ops nslink_ops = {
+	.readlink = nslink_readlink, .release = pnode_release, .magic = true,
+	.magic_target = nslink_target, .magic_walk = true,
 };
 static const struct inode_ops plink_ops = {
 	.readlink = plink_readlink, .release = pnode_release, .magic = true,

@@ -28,10 +28,8 @@ static int synth_mount(struct superblock *tsb, const char *type, struct inode **
 	if (r)
 		return r;
 	r = vfs_mount_at(d, type, NULL);
-	if (!r) {
-		*root = d->mounted->root;
-		vnode_ref(*root);
-	}
+	if (!r)
+		*root = vfs_mounted_root(d);
 	vnode_put(d);
 	return r;
 }

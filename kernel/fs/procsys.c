@@ -6,6 +6,7 @@
  * writing (mode 0644, owner root); writing a read-only one fails EACCES.
  */
 #include "kernel.h"
+#include "ns.h"
 #include "errno.h"
 #include "file.h"
 #include "inotify.h"
@@ -33,50 +34,34 @@ static volatile uint64_t file_max = 9223372036854775807ULL;
 static volatile int threads_max = 31767;
 static volatile int overcommit = 0;
 
-/* Lock key: (u) uts_lock. */
-static struct simple_lock uts_lock = SIMPLE_LOCK_INIT(LC_UTS);
-static char hostname[HOST_MAX + 1] = "concerto";   /* (u) */
-static char domainname[HOST_MAX + 1] = "(none)";   /* (u) */
-
+/* The host and domain names are the caller's UTS namespace's (ns.c). */
 void uts_hostname(char *buf)
 {
-	uint64_t ipl = disable_lock(&uts_lock);
-	memcpy(buf, hostname, sizeof(hostname));
-	unlock_enable(&uts_lock, ipl);
+	ns_uts_get(buf, NULL);
 }
 
 void uts_domainname(char *buf)
 {
-	uint64_t ipl = disable_lock(&uts_lock);
-	memcpy(buf, domainname, sizeof(domainname));
-	unlock_enable(&uts_lock, ipl);
+	ns_uts_get(NULL, buf);
 }
 
-/* Set name (len bytes, not NUL-terminated) into dst. */
-static void uts_set(char *dst, const char *name, size_t len)
+/* sethostname / setdomainname(name, len): CAP_SYS_ADMIN over the UTS
+ * namespace (in the user namespace that owns it). */
+static int64_t set_uts(int which, uint64_t uname, uint64_t len)
 {
-	uint64_t ipl = disable_lock(&uts_lock);
-	memcpy(dst, name, len);
-	dst[len] = '\0';
-	unlock_enable(&uts_lock, ipl);
-}
-
-/* sethostname / setdomainname(name, len): CAP_SYS_ADMIN only. */
-static int64_t set_uts(char *dst, uint64_t uname, uint64_t len)
-{
-	if (!cap_capable(CAP_SYS_ADMIN))
+	if (!ns_capable_type(NS_UTS, CAP_SYS_ADMIN))
 		return -EPERM;
 	if ((int64_t)len < 0 || len > HOST_MAX)
 		return -EINVAL;
 	char tmp[HOST_MAX];
 	if (copyin(tmp, (const void *)uname, len) < 0)
 		return -EFAULT;
-	uts_set(dst, tmp, len);
+	ns_uts_set(which, tmp, len);
 	return 0;
 }
 
-SYSCALL(170, sethostname) { return set_uts(hostname, a0, a1); }
-SYSCALL(171, setdomainname) { return set_uts(domainname, a0, a1); }
+SYSCALL(170, sethostname) { return set_uts(0, a0, a1); }
+SYSCALL(171, setdomainname) { return set_uts(1, a0, a1); }
 
 /* ---- values ---- */
 
@@ -217,14 +202,14 @@ static int store_key_root_maxbytes(const char *s) { return store_int(&key_quota_
 static int store_key_gc_delay(const char *s) { return store_int(&key_gc_delay, s, 0, INT32_MAX); }
 static int store_key_persistent(const char *s) { return store_int(&key_persistent_expiry, s, 0, INT32_MAX); }
 
-static int store_name(char *dst, const char *s)
+static int store_name(int which, const char *s)
 {
 	size_t len = strlen(s);
 	while (len && s[len - 1] == '\n')
 		len--;
 	if (len > HOST_MAX)
 		return -EINVAL;
-	uts_set(dst, s, len);
+	ns_uts_set(which, s, len);
 	return 0;
 }
 
@@ -238,8 +223,8 @@ static int store_perf_mlock(const char *s) { return store_int(&sysctl_perf_event
 static void show_perf_paranoid(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_perf_event_paranoid)); }
 static int store_perf_paranoid(const char *s) { return store_int(&sysctl_perf_event_paranoid, s, -1, 4); }
 
-static int store_hostname(const char *s) { return store_name(hostname, s); }
-static int store_domainname(const char *s) { return store_name(domainname, s); }
+static int store_hostname(const char *s) { return store_name(0, s); }
+static int store_domainname(const char *s) { return store_name(1, s); }
 
 /* ---- the tree ---- */
 

@@ -4,6 +4,7 @@
  * (pipe.c) and devices (kernel/dev).
  */
 #include "kernel.h"
+#include "ns.h"
 #include "atomic.h"
 #include "errno.h"
 #include "file.h"
@@ -1102,8 +1103,8 @@ static int kstat_out(const struct fs_stat *st, uint64_t ubuf)
 	k.ino = st->ino;
 	k.nlink = st->nlink;
 	k.mode = st->mode;
-	k.uid = st->uid;
-	k.gid = st->gid;
+	k.uid = ns_id_out(false, st->uid);    /* as the caller's user namespace sees them */
+	k.gid = ns_id_out(true, st->gid);
 	k.rdev = st->rdev;
 	k.size = (int64_t)st->size;
 	k.blksize = 4096;
@@ -1191,8 +1192,8 @@ SYSCALL(332, statx)
 		x.btime = (struct statx_ts){ st.btime, st.btime_ns, 0 };
 	x.blksize = 4096;
 	x.nlink = st.nlink;
-	x.uid = st.uid;
-	x.gid = st.gid;
+	x.uid = ns_id_out(false, st.uid);
+	x.gid = ns_id_out(true, st.gid);
 	x.mode = (uint16_t)st.mode;
 	x.ino = st.ino;
 	x.size = st.size;
@@ -1500,6 +1501,11 @@ static int setmode(struct inode *ip, uint32_t mode)
 
 static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 {
+	/* the caller's ids as kernel ids: one its user namespace does not map is EINVAL */
+	if (uid != (uint32_t)-1 && (uid = ns_id_in(false, uid)) == (uint32_t)-1)
+		return -EINVAL;
+	if (gid != (uint32_t)-1 && (gid = ns_id_in(true, gid)) == (uint32_t)-1)
+		return -EINVAL;
 	uint32_t cu, cg;
 	vfs_cred(&cu, &cg);
 	/* Linux: CAP_CHOWN may change both; the owner may change the group to
@@ -2313,9 +2319,35 @@ SYSCALL(270, pselect6)
 
 /* ---- mounts ---- */
 
+/* mount(target, MS_SHARED | MS_PRIVATE | ... [| MS_REC]): the propagation
+ * type of the mount whose root target is (recorded; every mount acts as
+ * private, vfs.c).  Exactly one type, and nothing but MS_REC and MS_SILENT
+ * beside it (EINVAL); CAP_SYS_ADMIN (EPERM); a mount's root (EINVAL). */
+static int mount_propagation(uint64_t utarget, uint64_t flags)
+{
+	uint64_t prop = flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE);
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, utarget, 0, &ip);
+	if (r)
+		return r;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		r = -EPERM;
+	else if ((prop & (prop - 1)) || (flags & ~(prop | MS_REC | MS_SILENT | 0xC0ED0000UL)))
+		r = -EINVAL;
+	else
+		r = vfs_mount_propagation(ip, prop);
+	vnode_put(ip);
+	return r;
+}
+
 SYSCALL(165, mount)
 {
 	char type[32];
+	uint64_t flags = a3 & 0xffffffffUL;
+	if ((flags & 0xffff0000UL) == 0xC0ED0000UL)
+		flags &= 0xffff;              /* MS_MGC_VAL: the old magic, ignored */
+	if (flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
+		return mount_propagation(a1, flags);
 	if (!a2)
 		return -EINVAL;
 	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
@@ -2333,8 +2365,41 @@ SYSCALL(165, mount)
 	r = resolve(AT_FDCWD, a1, 0, &dir);
 	if (r)
 		return r;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN)) {
+		vnode_put(dir);
+		return -EPERM;          /* Linux: CAP_SYS_ADMIN over the mount namespace */
+	}
 	r = vfs_mount_at(dir, type, data);
 	vnode_put(dir);
+	return r;
+}
+
+/*
+ * pivot_root(new_root, put_old): vfs_pivot_root has the rules.  EPERM
+ * without CAP_SYS_ADMIN; ENOTDIR unless both are directories.
+ */
+SYSCALL(155, pivot_root)
+{
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		return -EPERM;
+	struct inode *nr, *po;
+	int r = resolve(AT_FDCWD, a0, 0, &nr);
+	if (r)
+		return r;
+	if ((r = resolve(AT_FDCWD, a1, 0, &po)) != 0) {
+		vnode_put(nr);
+		return r;
+	}
+	struct inode *root = root_get();
+	if (!S_ISDIR(nr->mode) || !S_ISDIR(po->mode))
+		r = -ENOTDIR;
+	else
+		r = vfs_pivot_root(nr, po, root);
+	if (r == 0)
+		fs_info_move(nr, root);      /* root and cwd at the old root move */
+	vnode_put(root);
+	vnode_put(po);
+	vnode_put(nr);
 	return r;
 }
 
@@ -2342,6 +2407,8 @@ SYSCALL(166, umount2)
 {
 	if (a1 & ~0xfULL)
 		return -EINVAL;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		return -EPERM;
 	struct inode *ip;
 	int r = resolve(AT_FDCWD, a0, 0, &ip);
 	if (r)

@@ -8,6 +8,7 @@
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
+#include "ns.h"
 #include "page.h"
 #include "proc.h"
 #include "sbuf.h"
@@ -50,10 +51,14 @@ bool vfs_in_group(uint32_t gid, bool real)
 	return false;
 }
 
-/* The caller's effective capabilities (every one for kernel threads). */
+/* The caller's effective capabilities (every one for kernel threads; none
+ * for a process in a user namespace other than the initial: its
+ * capabilities are not over files, which belong to the initial one). */
 static uint64_t cred_caps(void)
 {
 	struct proc *p = curproc();
+	if (p && !ns_user_is_init(p))
+		return 0;
 	return p ? READ_ONCE(p->cred.cap_eff) : CAP_FULL;
 }
 
@@ -107,6 +112,8 @@ int vfs_permission_real(struct inode *ip, int may)
 	uint64_t caps = ruid == 0 ? READ_ONCE(p->cred.cap_prm) : 0;
 	if (READ_ONCE(p->cred.securebits) & SECBIT_NO_SETUID_FIXUP)
 		caps = READ_ONCE(p->cred.cap_eff);
+	if (!ns_user_is_init(p))
+		caps = 0;                     /* as cred_caps */
 	return permission_as(ip, may, ruid, true, caps);
 }
 
@@ -411,7 +418,7 @@ int vfs_lookup_child(struct inode *dir, const char *name, size_t len, struct ino
 static struct complex_lock ns_lock;        /* class vfs_ns */
 static struct fs_type *fstypes;            /* (n) */
 static struct superblock *root_sb;         /* [I] after vfs_init */
-static struct superblock *mounts;          /* (n) */
+static struct superblock *mounts;          /* (n) every mounted file system (ustat) */
 static volatile uint32_t next_dev = 1;     /* [a] */
 static volatile uint32_t vfs_state;        /* [a] 0, 1 starting, 2 ready */
 
@@ -509,6 +516,11 @@ static struct superblock *sb_new(struct fs_type *type)
 	sb->next_ino = 1;
 	sb->dev = fetch_and_add32(&next_dev, 1);
 	return sb;
+}
+
+uint32_t vfs_anon_dev(void)
+{
+	return fetch_and_add32(&next_dev, 1);
 }
 
 static void sb_free(struct superblock *sb)
@@ -689,60 +701,327 @@ void tmpfs_destroy(struct superblock *sb)
 		sb_free(sb);
 }
 
+/*
+ * Mounts and mount namespaces.  A mount is a file system (superblock)
+ * mounted on a directory in one mount namespace's table; CLONE_NEWNS copies
+ * every mount of the caller's table, so one superblock can be mounted in
+ * several namespaces (at the same place).  ip->mounted counts the mounts on
+ * ip in every namespace (a hint: a walk that finds 0 looks no further);
+ * sb->nmounts counts the mounts of sb: the last one's removal (umount, or
+ * the namespace's end) destroys it.  Tables and mounts are under ns_lock
+ * (class vfs_ns).  Propagation types (MS_SHARED, MS_SLAVE, ...) are recorded
+ * but every mount behaves as private: a mount or umount is seen in its own
+ * namespace only.
+ */
+struct mount {
+	struct superblock *sb;          /* [I] */
+	struct inode *covered;          /* (n) referenced; NULL: the namespace's root */
+	struct mount *next;             /* (n) the table's list, newest first */
+	uint64_t propagation;           /* (n) the MS_* type last set (mount(2)) */
+};
+
+struct mnt_table {
+	struct mount *mounts;           /* (n) its mounts, the root's included */
+	struct mount *root;             /* (n) the root mount (covered NULL) */
+};
+
+static struct mount init_root_mount = { .propagation = MS_SHARED };   /* as before: "shared:1" */
+static struct mnt_table init_mnt = { &init_root_mount, &init_root_mount };
+
+struct mnt_table *vfs_mnt_table_init(void)
+{
+	return &init_mnt;
+}
+
+/* The caller's mount table, with a reference to its namespace in *ref
+ * (ns_put when done, with no lock held). */
+static struct mnt_table *cur_mnt(struct ns **ref)
+{
+	return ns_cur_mnt(ref);
+}
+
+/* The mount of t on dir, or NULL (ns_lock held). */
+static struct mount *mount_on_locked(struct mnt_table *t, struct inode *dir)
+{
+	for (struct mount *m = t->mounts; m; m = m->next)
+		if (m->covered == dir)
+			return m;
+	return NULL;
+}
+
+/* The mount of sb in t, or NULL (ns_lock held). */
+static struct mount *mount_of_locked(struct mnt_table *t, struct superblock *sb)
+{
+	for (struct mount *m = t->mounts; m; m = m->next)
+		if (m->sb == sb)
+			return m;
+	return NULL;
+}
+
+/* The directory the mount of ip's file system hides in t, if ip is the
+ * root of a file system mounted there, else NULL (ns_lock held). */
+static struct inode *covered_of_locked(struct mnt_table *t, struct inode *ip)
+{
+	if (ip != ip->sb->root)
+		return NULL;
+	struct mount *m = mount_of_locked(t, ip->sb);
+	return m ? m->covered : NULL;
+}
+
+/* m leaves its table's list (ns_lock held): the directory it covered is
+ * put in *covered (the caller puts it with ns_lock dropped); true if it
+ * was sb's last mount (the caller destroys sb then). */
+static bool mount_detach_locked(struct mnt_table *t, struct mount *m, struct inode **covered)
+{
+	for (struct mount **pp = &t->mounts; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	*covered = m->covered;
+	if (m->covered)
+		fetch_and_add32(&m->covered->mounted, -1u);
+	struct superblock *sb = m->sb;
+	if (--sb->nmounts)
+		return false;
+	for (struct superblock **pp = &mounts; *pp; pp = &(*pp)->next)
+		if (*pp == sb) {
+			*pp = sb->next;
+			break;
+		}
+	return true;
+}
+
+/* A file system whose last mount went: names freed, gone with its last inode. */
+static void sb_destroy(struct superblock *sb)
+{
+	inotify_umount(sb);
+	tmpfs_destroy(sb);
+}
+
+struct mnt_table *vfs_mnt_table_copy(struct mnt_table *from)
+{
+	struct mnt_table *t = kzalloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	lock_write(&ns_lock);
+	struct mount **tail = &t->mounts;
+	bool failed = false;
+	for (struct mount *m = from->mounts; m && !failed; m = m->next) {
+		struct mount *c = kmalloc(sizeof(*c), 0);
+		if (!c) {
+			failed = true;
+			break;
+		}
+		*c = *m;
+		c->next = NULL;
+		*tail = c;
+		tail = &c->next;
+		if (c->covered) {
+			vnode_ref(c->covered);
+			fetch_and_add32(&c->covered->mounted, 1);
+		}
+		c->sb->nmounts++;
+		if (m == from->root)
+			t->root = c;
+	}
+	lock_done(&ns_lock);
+	if (failed) {
+		vfs_mnt_table_free(t);      /* nothing in it is sb's last mount */
+		return NULL;
+	}
+	return t;
+}
+
+void vfs_mnt_table_free(struct mnt_table *t)
+{
+	KASSERT(t != &init_mnt);
+	while (t->mounts) {
+		struct inode *covered;
+		lock_write(&ns_lock);
+		struct mount *m = t->mounts;
+		bool last = mount_detach_locked(t, m, &covered);
+		lock_done(&ns_lock);
+		if (last)
+			sb_destroy(m->sb);
+		vnode_put(covered);
+		kfree(m);
+	}
+	kfree(t);
+}
+
 int vfs_mount_at(struct inode *dir, const char *type, const void *data)
 {
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	struct mount *m = kzalloc(sizeof(*m));
 	lock_write(&ns_lock);
-	struct fs_type *t = fstypes;
-	while (t && strcmp(t->name, type) != 0)
-		t = t->next;
+	struct fs_type *ft = fstypes;
+	while (ft && strcmp(ft->name, type) != 0)
+		ft = ft->next;
 	int r = 0;
 	struct superblock *sb = NULL;
-	if (!t)
+	if (!ft)
 		r = -ENODEV;
-	else if (dir->mounted)
+	else if (mount_on_locked(t, dir))
 		r = -EBUSY;
-	else if (!(sb = sb_new(t)))
+	else if (!m || !(sb = sb_new(ft)))
 		r = -ENOMEM;
-	else if ((r = t->fill(sb, data)) != 0)
+	else if ((r = ft->fill(sb, data)) != 0)
 		kfree(sb);
 	if (r == 0) {
 		vnode_ref(dir);
-		sb->covered = dir;
+		m->sb = sb;
+		m->covered = dir;
+		m->propagation = MS_PRIVATE;
+		m->next = t->mounts;
+		t->mounts = m;
+		sb->nmounts = 1;
 		sb->next = mounts;
 		mounts = sb;
-		__atomic_store_n(&dir->mounted, sb, __ATOMIC_RELEASE);
+		fetch_and_add32(&dir->mounted, 1);
 	}
 	lock_done(&ns_lock);
+	ns_put(ref);
+	if (r)
+		kfree(m);
 	return r;
 }
 
 int vfs_umount(struct inode *root)
 {
 	struct superblock *sb = root->sb;
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
 	lock_write(&ns_lock);
 	int r = 0;
-	if (sb->root != root || sb == root_sb || !sb->covered)
+	struct mount *m = sb->root == root ? mount_of_locked(t, sb) : NULL;
+	if (!m || m == t->root)
 		r = -EINVAL;
-	else if (root->mounted || sb->active > 0)
+	else if (mount_on_locked(t, root) || (sb->nmounts == 1 && sb->active > 0))
 		r = -EBUSY;
-	struct inode *covered = sb->covered;
+	struct inode *covered = NULL;
+	bool last = false;
+	if (r == 0)
+		last = mount_detach_locked(t, m, &covered);
+	lock_done(&ns_lock);
+	ns_put(ref);
 	if (r == 0) {
-		__atomic_store_n(&covered->mounted, NULL, __ATOMIC_RELEASE);
-		for (struct superblock **pp = &mounts; *pp; pp = &(*pp)->next)
-			if (*pp == sb) {
-				*pp = sb->next;
-				break;
-			}
+		vnode_put(root);          /* the caller's */
+		if (last)
+			sb_destroy(sb);
+		vnode_put(covered);
+		kfree(m);
+	}
+	return r;
+}
+
+struct inode *vfs_mnt_root(struct mnt_table *t)
+{
+	lock_read(&ns_lock);
+	struct inode *r = t->root->sb->root;
+	vnode_ref(r);
+	lock_done(&ns_lock);
+	return r;
+}
+
+/* The root of what the caller's namespace mounts on dir, referenced, or NULL. */
+struct inode *vfs_mounted_root(struct inode *dir)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_read(&ns_lock);
+	struct mount *m = mount_on_locked(t, dir);
+	struct inode *r = m ? m->sb->root : NULL;
+	if (r)
+		vnode_ref(r);
+	lock_done(&ns_lock);
+	ns_put(ref);
+	return r;
+}
+
+/* Records propagation type prop (one MS_* type) on the mount whose root is
+ * ip in the caller's namespace: 0, or -EINVAL if ip is not a mount's root. */
+int vfs_mount_propagation(struct inode *ip, uint64_t prop)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_write(&ns_lock);
+	struct mount *m = ip == ip->sb->root ? mount_of_locked(t, ip->sb) : NULL;
+	if (m)
+		m->propagation = prop;
+	lock_done(&ns_lock);
+	ns_put(ref);
+	return m ? 0 : -EINVAL;
+}
+
+/* Is to reached from from by going up (parents and mount points) in t? */
+static bool reachable_locked(struct mnt_table *t, struct inode *from, struct inode *to)
+{
+	struct inode *ip = from;
+	for (int steps = 0; steps < 4096; steps++) {
+		if (ip == to)
+			return true;
+		if (ip == ip->sb->root) {
+			struct inode *c = covered_of_locked(t, ip);
+			if (!c)
+				return false;
+			ip = c;
+			continue;
+		}
+		struct inode *p = ip->u.dir.parent;
+		if (!p || p == ip)
+			return false;
+		ip = p;
+	}
+	return false;
+}
+
+/*
+ * pivot_root(2) in the caller's mount namespace: new_root (the root of a
+ * mount) becomes the namespace's root, the old root is mounted on put_old
+ * (at or under new_root), and the caller's root and cwd move from the old
+ * root to the new one.  Linux's checks: EBUSY if either is on the current
+ * root's file system, EINVAL if the current root or new_root is not a
+ * mount's root or put_old is not under new_root or new_root is not under
+ * the root, ENOENT for a removed new_root.  Differences: other processes'
+ * roots and cwds stay where they were, and the initial root (a tmpfs that
+ * is not Linux's rootfs) may be pivoted.
+ */
+int vfs_pivot_root(struct inode *nr, struct inode *po, struct inode *cur_root)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_write(&ns_lock);
+	struct mount *rootm = t->root, *nm = NULL;
+	int r = 0;
+	if (nr->dead)
+		r = -ENOENT;
+	else if (nr->sb == cur_root->sb || po->sb == cur_root->sb)
+		r = -EBUSY;
+	else if (cur_root != cur_root->sb->root || mount_of_locked(t, cur_root->sb) != rootm)
+		r = -EINVAL;                  /* the root is not the namespace's root mount */
+	else if (nr != nr->sb->root || !(nm = mount_of_locked(t, nr->sb)) || nm == rootm)
+		r = -EINVAL;                  /* new_root is not a mount point */
+	else if (!reachable_locked(t, po, nr) || !reachable_locked(t, nr, cur_root))
+		r = -EINVAL;
+	else if (mount_on_locked(t, po))
+		r = -EBUSY;
+	struct inode *old_covered = NULL;
+	if (r == 0) {
+		old_covered = nm->covered;
+		fetch_and_add32(&old_covered->mounted, -1u);
+		nm->covered = NULL;
+		vnode_ref(po);
+		rootm->covered = po;
+		fetch_and_add32(&po->mounted, 1);
+		t->root = nm;
 	}
 	lock_done(&ns_lock);
-	if (r == 0) {
-		inotify_umount(sb);
-		vnode_put(root);          /* the caller's */
-		tmpfs_destroy(sb);
-		vnode_put(covered);
-	}
+	ns_put(ref);
+	vnode_put(old_covered);
 	return r;
 }
 
@@ -771,6 +1050,8 @@ void vfs_init(void)
 	if (!root_sb || tmpfs_fill(root_sb, NULL) != 0)
 		panic("vfs: no memory for the root file system");
 	root_sb->root->mode = S_IFDIR | 0755;
+	init_root_mount.sb = root_sb;
+	root_sb->nmounts = 1;
 	__atomic_store_n(&vfs_state, 2, __ATOMIC_RELEASE);
 	initramfs_populate(root_sb->root);
 	/* /dev (devfs) and /tmp. */
@@ -806,11 +1087,18 @@ uint64_t vfs_dev(struct inode *ip)
 /* ".." of cur (referenced), crossing mount points upward; not above root. */
 static int dotdot(struct inode *root, struct inode *cur, struct inode **out)
 {
-	while (cur != root && cur == cur->sb->root && cur->sb->covered) {
-		struct inode *c = cur->sb->covered;
-		vnode_ref(c);
-		vnode_put(cur);
-		cur = c;
+	if (cur != root && cur == cur->sb->root) {
+		struct ns *ref;
+		struct mnt_table *t = cur_mnt(&ref);
+		lock_read(&ns_lock);
+		struct inode *c;
+		while (cur != root && (c = covered_of_locked(t, cur)) != NULL) {
+			vnode_ref(c);
+			vnode_put(cur);           /* still referenced: the mount's root */
+			cur = c;
+		}
+		lock_done(&ns_lock);
+		ns_put(ref);
 	}
 	if (cur == root) {
 		*out = cur;
@@ -832,14 +1120,45 @@ static int dotdot(struct inode *root, struct inode *cur, struct inode **out)
 /* Follow mounts down from ip (referenced). */
 static struct inode *cross_mounts(struct inode *ip)
 {
-	struct superblock *sb;
-	while ((sb = __atomic_load_n(&ip->mounted, __ATOMIC_ACQUIRE)) != NULL) {
-		struct inode *r = sb->root;
+	if (!__atomic_load_n(&ip->mounted, __ATOMIC_ACQUIRE))
+		return ip;
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_read(&ns_lock);
+	struct mount *m;
+	while ((m = mount_on_locked(t, ip)) != NULL) {
+		struct inode *r = m->sb->root;
 		vnode_ref(r);
-		vnode_put(ip);
+		vnode_put(ip);                /* still referenced: the mount's */
 		ip = r;
 	}
+	lock_done(&ns_lock);
+	ns_put(ref);
 	return ip;
+}
+
+/* *ipp (referenced) is a magic link with magic_walk: it becomes the inode
+ * it leads to (referenced; the link's reference dropped).  0 or -errno
+ * (the link released either way). */
+static int magic_walk(struct inode **ipp)
+{
+	struct inode *link = *ipp, *target = NULL;
+	struct file *f = NULL;
+	int r = link->ops->magic_target(link, &target, &f);
+	vnode_put(link);
+	if (r == 0 && !target && f && f->ip) {
+		target = f->ip;
+		vnode_ref(target);
+	}
+	file_unref(f);
+	if (r == 0 && !target)
+		r = -ENOENT;
+	if (r > 0)
+		r = -ENOENT;
+	*ipp = r ? NULL : target;
+	if (r)
+		vnode_put(target);
+	return r;
 }
 
 static ssize_t link_target(struct inode *ip, char *buf, size_t n)
@@ -958,6 +1277,11 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 				err = -ELOOP;
 				goto fail;
 			}
+			if (ip->ops && ip->ops->magic_walk) {
+				if ((err = magic_walk(&ip)) != 0)
+					goto fail;
+				goto stepped;
+			}
 			ssize_t tlen = link_target(ip, tbuf, FS_PATH_MAX);
 			vnode_put(ip);
 			size_t rlen = strlen(rest);
@@ -988,6 +1312,7 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 			}
 			continue;
 		}
+stepped:
 		vnode_put(cur);
 		cur = ip;
 		if (trailing && !S_ISDIR(cur->mode)) {
@@ -1487,7 +1812,9 @@ void vfs_stat(struct inode *ip, struct fs_stat *st)
 		st->blocks = READ_ONCE(ip->u.reg.npages) * (PAGE_SIZE / 512);   /* Linux: held pages */
 }
 
-int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
+/* vfs_path_of in mount table t. */
+static int path_of_in(struct mnt_table *t, struct inode *root, struct inode *dir, char *buf,
+		      size_t n)
 {
 	if (n < 2)
 		return -ERANGE;
@@ -1500,9 +1827,10 @@ int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
 		r = -ENOENT;
 	while (r == 0 && ip != root) {
 		if (ip == ip->sb->root) {
-			if (!ip->sb->covered)
+			struct inode *c = covered_of_locked(t, ip);
+			if (!c)
 				break;              /* above the process root: stop at / */
-			ip = ip->sb->covered;
+			ip = c;
 			continue;
 		}
 		struct dentry *d = ip->u.dir.self;
@@ -1527,6 +1855,15 @@ int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
 	size_t len = n - 1 - pos;
 	memmove(buf, buf + pos, len + 1);
 	return (int)len;
+}
+
+int vfs_path_of(struct inode *root, struct inode *dir, char *buf, size_t n)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	int r = path_of_in(t, root, dir, buf, n);
+	ns_put(ref);
+	return r;
 }
 
 /* Lexically clean absolute path p in place: "//", "." and ".." go. */
@@ -1683,33 +2020,85 @@ int initramfs_load(const void *buf, size_t len)
 	return initramfs_load_tree(vfs_root(), buf, len, NULL);
 }
 
-/* /proc/PID/mountinfo: one line per mounted file system, root first:
- * mount id, parent id, major:minor, root, mount point, options, "-",
- * type, source, super options.  Ids are 20 + the file system's device. */
-void vfs_mountinfo_format(struct sbuf *out)
+/* The mounts of process pid's namespace (0: the caller's), oldest first,
+ * into list (at most max; the directories referenced, NULL for the root);
+ * the count, or -ESRCH.  *rootip: the namespace's root, referenced. */
+struct mnt_line {
+	const char *type;                   /* fs_type names are static */
+	struct inode *covered;
+	uint32_t dev, pdev;
+	uint64_t propagation;
+};
+
+static int mount_lines(int pid, struct mnt_line *list, int max, struct mnt_table **tp,
+		       struct ns **ref, struct inode **rootip)
 {
-	struct mnt { const char *type; struct inode *covered; uint32_t dev, pdev; } list[32];
+	struct mnt_table *t = pid ? ns_pid_mnt(pid, ref) : cur_mnt(ref);
+	if (!t)
+		return -ESRCH;
+	*tp = t;
 	int n = 0;
 	lock_read(&ns_lock);
-	for (struct superblock *sb = mounts; sb && n < 32; sb = sb->next) {
-		if (sb == root_sb || !sb->covered)
-			continue;
-		list[n] = (struct mnt){ sb->type->name, sb->covered, sb->dev, sb->covered->sb->dev };
-		vnode_ref(sb->covered);
+	for (struct mount *m = t->mounts; m; m = m->next)
 		n++;
+	int skip = n > max ? n - max : 0, i = 0;
+	n = 0;
+	for (struct mount *m = t->mounts; m; m = m->next, i++) {
+		if (i < skip)
+			continue;
+		struct mnt_line *l = &list[n++];
+		l->type = m->sb->type->name;
+		l->covered = m->covered;
+		l->dev = m->sb->dev;
+		l->pdev = m->covered ? m->covered->sb->dev : 0;
+		l->propagation = m->propagation;
+		if (m->covered)
+			vnode_ref(m->covered);
 	}
+	*rootip = t->root->sb->root;
+	vnode_ref(*rootip);
 	lock_done(&ns_lock);
-	uint32_t rdev = root_sb ? root_sb->dev : 0;
-	sbuf_printf(out, "%u 1 0:%u / / rw,relatime shared:1 - %s rootfs rw\n", 20 + rdev, rdev,
-		    root_sb ? root_sb->type->name : "tmpfs");
+	for (int a = 0, b = n - 1; a < b; a++, b--) {      /* oldest first */
+		struct mnt_line x = list[a];
+		list[a] = list[b];
+		list[b] = x;
+	}
+	return n;
+}
+
+#define MS_SHARED_FLAG 0x100000
+
+/* /proc/PID/mountinfo: one line per mount of the process's namespace, root
+ * first: mount id, parent id, major:minor, root, mount point, options,
+ * optional fields ("shared:N" for a mount made shared), "-", type, source,
+ * super options.  Ids are 20 + the file system's device. */
+void vfs_mountinfo_format(struct sbuf *out, int pid)
+{
+	struct mnt_line list[32];
+	struct mnt_table *t;
+	struct ns *ref;
+	struct inode *root;
+	int n = mount_lines(pid, list, 32, &t, &ref, &root);
+	if (n < 0)
+		return;
 	char *path = kmalloc(FS_PATH_MAX, 0);
-	for (int i = n - 1; i >= 0; i--) {
-		if (path && vfs_path_of(vfs_root(), list[i].covered, path, FS_PATH_MAX) >= 0)
-			sbuf_printf(out, "%u %u 0:%u / %s rw,relatime - %s %s rw\n", 20 + list[i].dev,
-				    20 + list[i].pdev, list[i].dev, path, list[i].type, list[i].type);
-		vnode_put(list[i].covered);
+	for (int i = 0; i < n; i++) {
+		struct mnt_line *l = &list[i];
+		const char *src = l->covered || l->dev != root_sb->dev ? l->type : "rootfs";
+		char shared[24] = "";
+		if (l->propagation == MS_SHARED_FLAG)
+			ksnprintf(shared, sizeof(shared), " shared:%u", l->dev);
+		if (!l->covered)
+			sbuf_printf(out, "%u 1 0:%u / / rw,relatime%s - %s %s rw\n", 20 + l->dev, l->dev,
+				    shared, l->type, src);
+		else if (path && path_of_in(t, root, l->covered, path, FS_PATH_MAX) >= 0)
+			sbuf_printf(out, "%u %u 0:%u / %s rw,relatime%s - %s %s rw\n", 20 + l->dev,
+				    20 + l->pdev, l->dev, path, shared, l->type, src);
+		vnode_put(l->covered);
 	}
 	kfree(path);
+	vnode_put(root);
+	ns_put(ref);
 }
 
 /* /proc/mounts: one line per mounted file system, root first (fstab format). */
@@ -1734,26 +2123,26 @@ int vfs_ustat(uint32_t dev, uint64_t *bfree, uint64_t *ffree)
 	return r;
 }
 
-void vfs_mounts_format(struct sbuf *out)
+void vfs_mounts_format(struct sbuf *out, int pid)
 {
-	struct mnt { const char *type; struct inode *covered; } list[32];
-	int n = 0;
-	lock_read(&ns_lock);
-	for (struct superblock *sb = mounts; sb && n < 32; sb = sb->next) {
-		if (sb == root_sb || !sb->covered)
-			continue;
-		list[n].type = sb->type->name;      /* fs_type names are static */
-		list[n].covered = sb->covered;
-		vnode_ref(sb->covered);
-		n++;
-	}
-	lock_done(&ns_lock);
-	sbuf_printf(out, "rootfs / %s rw 0 0\n", root_sb ? root_sb->type->name : "tmpfs");
+	struct mnt_line list[32];
+	struct mnt_table *t;
+	struct ns *ref;
+	struct inode *root;
+	int n = mount_lines(pid, list, 32, &t, &ref, &root);
+	if (n < 0)
+		return;
 	char *path = kmalloc(FS_PATH_MAX, 0);
-	for (int i = n - 1; i >= 0; i--) {          /* oldest first */
-		if (path && vfs_path_of(vfs_root(), list[i].covered, path, FS_PATH_MAX) >= 0)
-			sbuf_printf(out, "%s %s %s rw 0 0\n", list[i].type, path, list[i].type);
-		vnode_put(list[i].covered);
+	for (int i = 0; i < n; i++) {
+		struct mnt_line *l = &list[i];
+		if (!l->covered)
+			sbuf_printf(out, "%s / %s rw 0 0\n",
+				    l->dev == root_sb->dev ? "rootfs" : l->type, l->type);
+		else if (path && path_of_in(t, root, l->covered, path, FS_PATH_MAX) >= 0)
+			sbuf_printf(out, "%s %s %s rw 0 0\n", l->type, path, l->type);
+		vnode_put(l->covered);
 	}
 	kfree(path);
+	vnode_put(root);
+	ns_put(ref);
 }

@@ -225,6 +225,9 @@ void fs_info_unref(struct fs_info *fs);          /* exit: the last one frees */
 /* For system calls. */
 struct fdtable *cur_fdt(void);
 struct fs_info *cur_fs(void);
+/* The caller's root and cwd become directory ip (each only if it is
+ * only_if, when that is not NULL): setns to a mount namespace, pivot_root. */
+void fs_info_move(struct inode *ip, struct inode *only_if);
 struct file *fd_get(int fd);                      /* referenced, or NULL */
 /* fd_get of fds[i] into out[i] for each i < n under one hold of the table
  * lock (poll, select); a negative or closed descriptor gives NULL. */

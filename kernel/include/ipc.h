@@ -3,10 +3,19 @@
  * message queues: Linux x86_64 numbers, structures and limits.  See
  * docs/userspace.md "System V and POSIX IPC" for the design and locks.
  *
- * Each System V type has one id table (struct ipc_ids) whose lock guards
- * the table and every object of the type (kernel/ipc/{shm,sem,msg}.c).  An
- * object starts with a struct ipc_obj: its key, owner, creator, mode and
- * the sequence number that makes its id (seq << 15 | index, as Linux).
+ * Each System V type has one id table (struct ipc_ids) per IPC namespace
+ * whose lock guards the table and every object of the type in it
+ * (kernel/ipc/{shm,sem,msg}.c).  An object starts with a struct ipc_obj:
+ * its key, owner, creator, mode and the sequence number that makes its id
+ * (seq << 15 | index, as Linux).
+ *
+ * IPC namespaces (struct ipc_ns): the three tables and the POSIX message
+ * queues' names.  A system call works in the caller's (ipc_ns_cur, a
+ * reference held for the call); a shared memory segment holds one on its
+ * namespace for its life (its release hook takes the table lock).  When the
+ * namespace itself ends (ns.c: its last process and nsfs file are gone)
+ * ipc_ns_shutdown removes every object as IPC_RMID and mq_unlink would;
+ * the tables go with the last reference.
  */
 #ifndef CONCERTO_IPC_H
 #define CONCERTO_IPC_H
@@ -55,7 +64,9 @@ struct uipc_perm {
 
 /* The common head of every System V object.  Lock key: (i) its table's
  * lock; [I] immutable after creation. */
+struct ipc_ids;
 struct ipc_obj {
+	struct ipc_ids *ids;         /* [I] its table (set by ipc_add_locked) */
 	int32_t key;                 /* (i) IPC_PRIVATE once removed */
 	uint32_t uid, gid;           /* (i) owner (IPC_SET) */
 	uint32_t cuid, cgid;         /* [I] creator */
@@ -68,18 +79,47 @@ struct ipc_obj {
 /* One type's table.  Lock key: (i) lock. */
 struct ipc_ids {
 	struct simple_lock lock;
-	struct ipc_obj **slot;       /* [I] array of max entries; (i) its contents */
+	struct ipc_obj **slot;       /* (i) array of max entries (a new namespace's is
+				      * made at its first object; NULL until then) */
 	int max;                     /* [I] SHMMNI, SEMMNI or MSGMNI */
 	int top;                     /* (i) 1 + the highest index in use */
 	int used;                    /* (i) objects in the table */
 	uint16_t seq;                /* (i) next sequence number */
+	uint64_t total, total_bytes; /* (i) the type's totals: semaphores (sem), pages
+				      * (shm), messages and their bytes (msg) */
+	bool dead;                   /* (i) its namespace ended: nothing is added (a
+				      * call that began before gets EIDRM) */
 };
+
+struct mqueue;
+struct ipc_ns {
+	volatile uint64_t refcnt;    /* [a] its namespace, shm segments, calls under way */
+	struct ipc_ids shm, sem, msg;
+	struct mqueue *mq_names;     /* (mqueue lock) named POSIX message queues */
+	int mq_count;                /* (mqueue lock) */
+	bool mq_dead;                /* (mqueue lock) the namespace ended: no new names */
+};
+
+/* The caller's IPC namespace, referenced (ipc_ns_put when done). */
+struct ipc_ns *ipc_ns_cur(void);
+void ipc_ns_ref(struct ipc_ns *ns);
+void ipc_ns_put(struct ipc_ns *ns);
+/* ns.c: the initial namespace's, a new one (NULL: no memory), its end. */
+struct ipc_ns *ipc_ns_init(void);
+struct ipc_ns *ipc_ns_new(void);
+void ipc_ns_shutdown(struct ipc_ns *ns);
+/* Each type's part of ipc_ns_shutdown (no lock held). */
+void shm_ns_shutdown(struct ipc_ns *ns);
+void sem_ns_shutdown(struct ipc_ns *ns);
+void msg_ns_shutdown(struct ipc_ns *ns);
+void mq_ns_shutdown(struct ipc_ns *ns);
 
 /* The table's lock must be held for all of these. */
 struct ipc_obj *ipc_find_key_locked(struct ipc_ids *ids, int32_t key);
 struct ipc_obj *ipc_find_id_locked(struct ipc_ids *ids, int id);
 /* Enters o (key, mode's low bits set by the caller) with the caller as
- * owner and creator: its id, or -ENOSPC when the table is full. */
+ * owner and creator: its id, or -ENOSPC when the table is full, -ENOMEM
+ * (a new namespace's slots), -EIDRM (its namespace ended). */
 int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t mode);
 void ipc_remove_locked(struct ipc_ids *ids, struct ipc_obj *o);
 /* The object at index idx (SHM_STAT, /proc/sysvipc), or NULL. */

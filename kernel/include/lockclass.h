@@ -74,8 +74,9 @@
 	X(LC_GRUNQ,        "global_runq",   58, IPL_HIGH, SIMPLE, "the global run queue of unbound fixed-priority threads (and, as runq, the TS_WAKING -> RUNNABLE store of a thread queued on it)") \
 	X(LC_FIFO,         "fifo",          59, IPL_HIGH, SIMPLE, "every FIFO inode's pipe pointer and its pipe's open count and reader/writer open generations (pipe.c); taken at open and at the last release of a FIFO end, from any context a file is dropped in, so high; wakes after dropping it") \
 	X(LC_KMEM_POOL,    "kmem_pool",     60, IPL_HIGH, SIMPLE, "one kmalloc size class: its slab lists and counts") \
+	X(LC_USERNS,       "userns",        49, IPL_NONE, SIMPLE, "a user namespace's uid and gid maps and setgroups flag while they are written (ns.c: /proc/PID/uid_map, gid_map, setgroups; readers go without it); a leaf") \
 	X(LC_ACCT,         "acct",          49, IPL_NONE, SIMPLE, "the process-accounting file (acct.c: the inode acct(2) switched to); a leaf: only a reference taken under it") \
-	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "the host and domain names (procsys.c: sethostname, uname, /proc/sys/kernel/hostname); a leaf: only a copy under it") \
+	X(LC_UTS,          "uts",           61, IPL_HIGH, SIMPLE, "every UTS namespace's host and domain names (ns.c: sethostname, uname, /proc/sys/kernel/hostname; taken inside p->lock); a leaf: only a copy under it") \
 	X(LC_FASYNC,       "fasync",        62, IPL_HIGH, SIMPLE, "every source's list of O_ASYNC files (fown.c: pipes, FIFOs); a leaf: owners are copied out and signalled after it is dropped") \
 	X(LC_NTP,          "ntp",           63, IPL_HIGH, SIMPLE, "adjtimex's clock state (time.c): status, offset, frequency, errors, tick; takes nothing; held with interrupts off (above callout)") \
 	X(LC_VVAR,         "vvar",          64, IPL_HIGH, SIMPLE, "the vDSO's data page (time.c): its sequence count and fields, and the realtime offset; written by CPU 0's tick and by setting the clock; takes nothing; held with interrupts off") \

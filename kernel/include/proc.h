@@ -69,6 +69,8 @@ struct fs_info;
 struct thread;
 struct trapframe;
 struct key;
+struct nsproxy;
+struct ns;
 
 enum { PS_ALIVE = 1, PS_ZOMBIE = 2, PS_REAPED = 3 };
 #define NGROUPS_KERN 64      /* supplementary groups kept (Linux: 65536) */
@@ -243,6 +245,12 @@ struct proc {
 	struct key *key_uid, *key_uid_ses; /* (keys lock) user and user-session keyrings used */
 	int key_reqdef;                 /* (keys lock) KEYCTL_SET_REQKEY_KEYRING's default */
 	bool key_exited;                /* (keys lock) keys_proc_exit ran: no keyring now */
+	struct nsproxy *nsproxy;        /* (p) namespaces (ns.h): fork shares them, clone and
+					 * unshare with CLONE_NEW* and setns replace them;
+					 * NULL: the initial ones, or none after exit */
+	bool ns_dropped;                /* (p) exit let go of nsproxy */
+	struct ns *userns;              /* (c) its user namespace, referenced (NULL: the
+					 * initial); changed only single-threaded */
 	struct sem_undo *semundo;       /* (sysv_sem lock) SEM_UNDO records, applied at exit
 					 * (ipc/sem.c); none after fork */
 };

@@ -71,6 +71,12 @@ struct inode_ops {
 	 * (referenced: a pipe or other file with no inode), 1 if the link is
 	 * to be followed as a path, or -errno. */
 	int (*magic_target)(struct inode *link, struct inode **target, struct file **file);
+	/* A path walk through the link reaches magic_target's inode, not the
+	 * link's text (/proc/PID/ns/X: stat shows the namespace's nsfs inode). */
+	bool magic_walk;
+	/* Files opened on the inode use these operations (nsfs); NULL: the
+	 * VFS's own for its type. */
+	const struct file_ops *fops;
 	void (*release)(struct inode *ip);          /* the inode is being freed */
 };
 
@@ -99,7 +105,8 @@ struct inode {
 	struct timespec64 atime, mtime, ctime;  /* (m) */
 	unsigned seals;                     /* (l) write to change: F_SEAL_* (memfd.c) */
 	struct timespec64 btime;            /* [I] birth time (statx) */
-	struct superblock *mounted;         /* (n) a file system mounted here */
+	volatile uint32_t mounted;          /* [a] mounts on it, in every mount namespace
+					     * (changed under vfs_ns; vfs.c finds the caller's) */
 	bool dead;                          /* (m) directory removed */
 	struct flock_ctx *flctx;            /* [a] advisory locks (flock.c): set once */
 	volatile uint32_t nopen, nwrite;    /* [a] open files (not O_PATH), for writing (leases) */
@@ -155,7 +162,7 @@ struct fs_type {
 struct superblock {
 	struct fs_type *type;               /* [I] */
 	struct inode *root;                 /* [I] referenced */
-	struct inode *covered;              /* (n) the directory it hides (referenced) */
+	uint32_t nmounts;                   /* (n) its mounts (mount namespaces share them) */
 	volatile uint64_t next_ino;         /* [a] */
 	volatile uint64_t active;           /* [a] open files and cwds in it */
 	volatile uint64_t ninodes;          /* [a] inodes alive */
@@ -176,6 +183,9 @@ struct inode *vfs_root(void);
 /* References. */
 void vnode_ref(struct inode *ip);
 void vnode_put(struct inode *ip);
+
+/* A device number (st_dev) for a file system that is never mounted (nsfs). */
+uint32_t vfs_anon_dev(void);
 
 /* A new inode of sb (not linked anywhere, refcnt 1); NULL if out of memory. */
 struct inode *vnode_alloc(struct superblock *sb, uint32_t mode);
@@ -303,10 +313,28 @@ char *vfs_abs_path(struct inode *root, struct inode *start, const char *path);
 /* mount(2)/umount2(2) helpers. */
 int vfs_mount_at(struct inode *dir, const char *type, const void *data);
 int vfs_umount(struct inode *root_of_fs);
+/* Mount namespaces (vfs.c "Mounts and mount namespaces"): a table of mounts. */
+struct mnt_table;
+struct mnt_table *vfs_mnt_table_init(void);          /* the initial namespace's */
+struct mnt_table *vfs_mnt_table_copy(struct mnt_table *from);   /* NULL: no memory */
+void vfs_mnt_table_free(struct mnt_table *t);        /* no lock held */
+struct inode *vfs_mnt_root(struct mnt_table *t);     /* its root directory, referenced */
+/* The root of what the caller's namespace mounts on dir (referenced), or NULL. */
+struct inode *vfs_mounted_root(struct inode *dir);
+/* mount(2)'s propagation flags */
+#define MS_REC        0x4000
+#define MS_SILENT     0x8000
+#define MS_UNBINDABLE 0x20000
+#define MS_PRIVATE    0x40000
+#define MS_SLAVE      0x80000
+#define MS_SHARED     0x100000
+int vfs_mount_propagation(struct inode *ip, uint64_t prop);
+int vfs_pivot_root(struct inode *new_root, struct inode *put_old, struct inode *cur_root);
 
 struct sbuf;
-void vfs_mounts_format(struct sbuf *out);          /* /proc/mounts */
-void vfs_mountinfo_format(struct sbuf *out);       /* /proc/PID/mountinfo */
+/* /proc/mounts, /proc/PID/mountinfo of process pid's mount namespace (0: the caller's) */
+void vfs_mounts_format(struct sbuf *out, int pid);
+void vfs_mountinfo_format(struct sbuf *out, int pid);
 void vfs_filesystems_format(struct sbuf *out);     /* /proc/filesystems */
 
 /* Name cache statistics and tests. */

@@ -6,12 +6,73 @@
 #include "kernel.h"
 #include "errno.h"
 #include "ipc.h"
+#include "kmem.h"
+#include "ns.h"
+#include "atomic.h"
 #include "proc.h"
 #include "signal.h"
 #include "thread.h"
 #include "timekeep.h"
 #include "usercopy.h"
 #include "vfs.h"
+
+/* The initial namespace's tables (static: they exist from boot). */
+static struct ipc_obj *init_shm_slots[SHMMNI], *init_sem_slots[SEMMNI], *init_msg_slots[MSGMNI];
+static struct ipc_ns init_ipc = {
+	.refcnt = 1,
+	.shm = { .lock = SIMPLE_LOCK_INIT(LC_SYSV_SHM), .slot = init_shm_slots, .max = SHMMNI },
+	.sem = { .lock = SIMPLE_LOCK_INIT(LC_SYSV_SEM), .slot = init_sem_slots, .max = SEMMNI },
+	.msg = { .lock = SIMPLE_LOCK_INIT(LC_SYSV_MSG), .slot = init_msg_slots, .max = MSGMNI },
+};
+
+struct ipc_ns *ipc_ns_init(void)
+{
+	return &init_ipc;
+}
+
+static void ids_init(struct ipc_ids *ids, int lc, int max)
+{
+	simple_lock_init(&ids->lock, lc);
+	ids->max = max;               /* the slots come with the first object */
+}
+
+struct ipc_ns *ipc_ns_new(void)
+{
+	struct ipc_ns *ns = kzalloc(sizeof(*ns));
+	if (!ns)
+		return NULL;
+	ns->refcnt = 1;
+	ids_init(&ns->shm, LC_SYSV_SHM, SHMMNI);
+	ids_init(&ns->sem, LC_SYSV_SEM, SEMMNI);
+	ids_init(&ns->msg, LC_SYSV_MSG, MSGMNI);
+	return ns;
+}
+
+void ipc_ns_ref(struct ipc_ns *ns)
+{
+	fetch_and_add(&ns->refcnt, 1);
+}
+
+void ipc_ns_put(struct ipc_ns *ns)
+{
+	if (fetch_and_add(&ns->refcnt, -1UL) != 1)
+		return;
+	KASSERT(ns != &init_ipc);
+	KASSERT(ns->shm.used == 0 && ns->sem.used == 0 && ns->msg.used == 0 && !ns->mq_names);
+	kfree(ns->shm.slot);
+	kfree(ns->sem.slot);
+	kfree(ns->msg.slot);
+	kfree(ns);
+}
+
+void ipc_ns_shutdown(struct ipc_ns *ns)
+{
+	msg_ns_shutdown(ns);
+	sem_ns_shutdown(ns);
+	shm_ns_shutdown(ns);
+	mq_ns_shutdown(ns);
+	ipc_ns_put(ns);                     /* the namespace's reference */
+}
 
 struct ipc_obj *ipc_find_key_locked(struct ipc_ids *ids, int32_t key)
 {
@@ -45,6 +106,15 @@ struct ipc_obj *ipc_at_locked(struct ipc_ids *ids, int idx)
 int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t mode)
 {
 	KASSERT(simple_lock_held(&ids->lock));
+	if (ids->dead)
+		return -EIDRM;                  /* its namespace ended meanwhile */
+	if (!ids->slot) {
+		/* a new namespace's first object (kmem_pool ranks above the
+		 * sysv locks; an allocation never sleeps) */
+		ids->slot = kzalloc((size_t)ids->max * sizeof(ids->slot[0]));
+		if (!ids->slot)
+			return -ENOMEM;
+	}
 	int idx = 0;
 	while (idx < ids->max && ids->slot[idx])
 		idx++;
@@ -60,6 +130,7 @@ int ipc_add_locked(struct ipc_ids *ids, struct ipc_obj *o, int32_t key, uint32_t
 		ids->seq = 0;
 	o->id = (o->seq << IPCMNI_SHIFT) | idx;
 	o->removed = false;
+	o->ids = ids;
 	ids->slot[idx] = o;
 	ids->used++;
 	if (idx >= ids->top)
@@ -106,18 +177,21 @@ void ipc_perm_out(const struct ipc_obj *o, struct uipc_perm *u)
 {
 	memset(u, 0, sizeof(*u));
 	u->key = o->key;
-	u->uid = o->uid;
-	u->gid = o->gid;
-	u->cuid = o->cuid;
-	u->cgid = o->cgid;
+	u->uid = ns_id_out(false, o->uid);      /* as the caller's user namespace sees them */
+	u->gid = ns_id_out(true, o->gid);
+	u->cuid = ns_id_out(false, o->cuid);
+	u->cgid = ns_id_out(true, o->cgid);
 	u->mode = o->mode;
 	u->seq = o->seq;
 }
 
 void ipc_perm_set(struct ipc_obj *o, const struct uipc_perm *u)
 {
-	o->uid = u->uid;
-	o->gid = u->gid;
+	uint32_t uid = ns_id_in(false, u->uid), gid = ns_id_in(true, u->gid);
+	if (uid != (uint32_t)-1)
+		o->uid = uid;
+	if (gid != (uint32_t)-1)
+		o->gid = gid;
 	o->mode = (o->mode & ~0777u) | (u->mode & 0777);
 }
 

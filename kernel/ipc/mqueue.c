@@ -23,8 +23,14 @@
  * removed only by mq_open and mq_unlink (the file system has no create or
  * unlink).
  *
- * Locking: one lock, mqueue_lock (class mqueue), guards the name table and
- * every queue's messages, sleepers, notification and attributes.  It is
+ * Names are per IPC namespace (ipc.h: ns->mq_names): mq_open, mq_unlink
+ * and the file system (whoever looks, not whoever mounted it: a
+ * simplification) see the caller's; a queue keeps its messages while open
+ * after its namespace ended (its names are removed then).
+ *
+ * Locking: one lock, mqueue_lock (class mqueue), guards every namespace's
+ * name table and every queue's messages, sleepers, notification and
+ * attributes.  It is
  * dropped before user copies, poll wakeups and signals.  A queue's memory
  * lives while the name or an open descriptor refers to it (refcnt).
  *
@@ -72,6 +78,7 @@ struct mq_sleeper {
 
 struct mqueue {
 	struct mqueue *hnext;            /* (q) the name table, while named */
+	struct ipc_ns *ns;               /* (q) the namespace naming it, while named */
 	char name[MQ_NAME_MAX + 1];      /* [I] */
 	bool named;                      /* (q) */
 	volatile uint64_t refcnt;        /* (q) the name + open files */
@@ -101,15 +108,13 @@ struct ksigevent_mq {
 };
 
 static struct simple_lock mqueue_lock = SIMPLE_LOCK_INIT(LC_MQUEUE);
-static struct mqueue *mq_names;           /* (q) */
-static int mq_count;                      /* (q) named queues */
 
 static const struct file_ops mq_fops;
 
-static struct mqueue *mq_lookup_locked(const char *name)
+static struct mqueue *mq_lookup_locked(struct ipc_ns *ns, const char *name)
 {
 	KASSERT(simple_lock_held(&mqueue_lock));
-	for (struct mqueue *q = mq_names; q; q = q->hnext)
+	for (struct mqueue *q = ns->mq_names; q; q = q->hnext)
 		if (strcmp(q->name, name) == 0)
 			return q;
 	return NULL;
@@ -118,13 +123,14 @@ static struct mqueue *mq_lookup_locked(const char *name)
 static void mq_unname_locked(struct mqueue *q)
 {
 	KASSERT(simple_lock_held(&mqueue_lock));
-	for (struct mqueue **pp = &mq_names; *pp; pp = &(*pp)->hnext)
+	for (struct mqueue **pp = &q->ns->mq_names; *pp; pp = &(*pp)->hnext)
 		if (*pp == q) {
 			*pp = q->hnext;
 			break;
 		}
 	q->named = false;
-	mq_count--;
+	q->ns->mq_count--;
+	q->ns = NULL;
 }
 
 /* Drop a reference (mqueue_lock not held); the last frees q. */
@@ -247,8 +253,9 @@ SYSCALL(240, mq_open)
 		kfree(fresh);
 		return -ENOMEM;
 	}
+	struct ipc_ns *ns = ipc_ns_cur();
 	simple_lock(&mqueue_lock);
-	struct mqueue *q = mq_lookup_locked(name);
+	struct mqueue *q = mq_lookup_locked(ns, name);
 	if (q) {
 		if ((oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 			r = -EEXIST;
@@ -258,18 +265,22 @@ SYSCALL(240, mq_open)
 			q->refcnt++;
 	} else if (!fresh) {
 		r = create_err ? create_err : -ENOENT;
-	} else if (mq_count >= MQ_QUEUES_MAX && !cap_capable(CAP_SYS_RESOURCE)) {
+	} else if (ns->mq_dead) {
+		r = -ENOENT;              /* its namespace ended meanwhile */
+	} else if (ns->mq_count >= MQ_QUEUES_MAX && !cap_capable(CAP_SYS_RESOURCE)) {
 		r = -ENOSPC;
 	} else {
 		q = fresh;
 		fresh = NULL;
 		q->named = true;
-		q->hnext = mq_names;
-		mq_names = q;
-		mq_count++;
+		q->ns = ns;
+		q->hnext = ns->mq_names;
+		ns->mq_names = q;
+		ns->mq_count++;
 		q->refcnt++;              /* the file's */
 	}
 	simple_unlock(&mqueue_lock);
+	ipc_ns_put(ns);
 	kfree(fresh);
 	if (r) {
 		file_unref(f);            /* priv NULL: release does nothing */
@@ -283,8 +294,9 @@ SYSCALL(240, mq_open)
 static int mq_unlink_name(const char *name)
 {
 	int r = 0;
+	struct ipc_ns *ns = ipc_ns_cur();
 	simple_lock(&mqueue_lock);
-	struct mqueue *q = mq_lookup_locked(name);
+	struct mqueue *q = mq_lookup_locked(ns, name);
 	uint32_t euid = READ_ONCE(curproc()->cred.euid);
 	if (!q)
 		r = -ENOENT;
@@ -293,9 +305,27 @@ static int mq_unlink_name(const char *name)
 	else
 		mq_unname_locked(q);
 	simple_unlock(&mqueue_lock);
+	ipc_ns_put(ns);
 	if (r == 0)
 		mq_unref(q);            /* the name's reference */
 	return r;
+}
+
+/* The namespace ends: its names go, as by mq_unlink (a queue still open
+ * lives on unnamed). */
+void mq_ns_shutdown(struct ipc_ns *ns)
+{
+	for (;;) {
+		simple_lock(&mqueue_lock);
+		ns->mq_dead = true;
+		struct mqueue *q = ns->mq_names;
+		if (q)
+			mq_unname_locked(q);
+		simple_unlock(&mqueue_lock);
+		if (!q)
+			return;
+		mq_unref(q);
+	}
 }
 
 SYSCALL(241, mq_unlink)
@@ -681,11 +711,13 @@ static int mqfs_lookup(struct inode *dir, const char *name, size_t len, struct i
 		return -ENAMETOOLONG;
 	memcpy(nm, name, len);
 	nm[len] = 0;
+	struct ipc_ns *ns = ipc_ns_cur();
 	simple_lock(&mqueue_lock);
-	struct mqueue *q = mq_lookup_locked(nm);
+	struct mqueue *q = mq_lookup_locked(ns, nm);
 	if (q)
 		q->refcnt++;
 	simple_unlock(&mqueue_lock);
+	ipc_ns_put(ns);
 	if (!q)
 		return -ENOENT;
 	struct inode *ip = vnode_alloc(dir->sb, S_IFREG | q->mode);
@@ -720,13 +752,15 @@ static uint64_t mqfs_readdir(struct inode *dir, uint64_t cookie,
 	for (;;) {
 		char nm[MQ_NAME_MAX + 1];
 		uint64_t i = 2;
+		struct ipc_ns *ns = ipc_ns_cur();
 		simple_lock(&mqueue_lock);
-		struct mqueue *q = mq_names;
+		struct mqueue *q = ns->mq_names;
 		for (; q && i < cookie; q = q->hnext)
 			i++;
 		if (q)
 			strlcpy(nm, q->name, sizeof(nm));
 		simple_unlock(&mqueue_lock);
+		ipc_ns_put(ns);
 		if (!q || emit(arg, nm, strlen(nm), 0x100000 + cookie, 8, cookie + 1))
 			return cookie;
 		cookie++;

@@ -1,8 +1,9 @@
 /*
  * System V message queues: msgget, msgsnd, msgrcv, msgctl (Linux semantics).
  *
- * One lock (msg_ids.lock, class sysv_msg) guards the id table and every
- * queue: its messages, its sleeping receivers and senders.  A message is
+ * One lock per IPC namespace (its msg table's, class sysv_msg) guards the
+ * id table and every queue in it: its messages, its sleeping receivers and
+ * senders.  A message is
  * copied in before the lock is taken and out after it is dropped.  A send
  * first offers the message to the sleeping receivers in order (the first
  * whose type matches takes it directly; one whose buffer is too small
@@ -11,7 +12,8 @@
  * frees room wakes the sleeping senders to try again.  Each sleeper waits
  * on its own wait queue (ipc.h).
  *
- * Lock key: (i) msg_ids.lock, [I] immutable after creation.
+ * Lock key: (i) the table's lock (q->perm.ids->lock), [I] immutable after
+ * creation.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -74,16 +76,10 @@ struct msginfo {
 	uint16_t msgseg;
 };
 
-static struct ipc_obj *msg_slots[MSGMNI];
-static struct ipc_ids msg_ids = {
-	.lock = SIMPLE_LOCK_INIT(LC_SYSV_MSG), .slot = msg_slots, .max = MSGMNI,
-};
-static uint64_t msg_total, msg_total_bytes;   /* (i) messages queued everywhere */
-
-static struct msq *msq_find_locked(int id)
+static struct msq *msq_find_locked(struct ipc_ids *ids, int id)
 {
-	KASSERT(simple_lock_held(&msg_ids.lock));
-	return (struct msq *)ipc_find_id_locked(&msg_ids, id);
+	KASSERT(simple_lock_held(&ids->lock));
+	return (struct msq *)ipc_find_id_locked(ids, id);
 }
 
 static void sleeper_link(struct msg_sleeper **head, struct msg_sleeper *w)
@@ -102,10 +98,10 @@ static void sleeper_unlink(struct msg_sleeper *w)
 		w->next->pprev = w->pprev;
 }
 
-/* Wake every sleeper of list *head with status. */
-static void sleepers_done_locked(struct msg_sleeper **head, int status)
+/* Wake every sleeper of list *head (of queue q) with status. */
+static void sleepers_done_locked(struct msq *q, struct msg_sleeper **head, int status)
 {
-	KASSERT(simple_lock_held(&msg_ids.lock));
+	KASSERT(simple_lock_held(&q->perm.ids->lock));
 	while (*head) {
 		struct msg_sleeper *w = *head;
 		sleeper_unlink(w);
@@ -136,9 +132,11 @@ SYSCALL(68, msgget)
 		fresh->qbytes = MSGMNB;
 	}
 	int r;
-	simple_lock(&msg_ids.lock);
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
 	struct msq *q = key == IPC_PRIVATE ? NULL :
-			(struct msq *)ipc_find_key_locked(&msg_ids, key);
+			(struct msq *)ipc_find_key_locked(ids, key);
 	if (q) {
 		if ((flg & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL))
 			r = -EEXIST;
@@ -148,11 +146,12 @@ SYSCALL(68, msgget)
 		r = -ENOENT;
 	} else {
 		fresh->ctime = ipc_now();
-		r = ipc_add_locked(&msg_ids, &fresh->perm, key, (uint32_t)flg);
+		r = ipc_add_locked(ids, &fresh->perm, key, (uint32_t)flg);
 		if (r >= 0)
 			fresh = NULL;
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	kfree(fresh);
 	return r;
 }
@@ -160,7 +159,7 @@ SYSCALL(68, msgget)
 /* Hand m to the first sleeping receiver that wants it: true if taken. */
 static bool msg_pipeline_locked(struct msq *q, struct kmsg *m)
 {
-	KASSERT(simple_lock_held(&msg_ids.lock));
+	KASSERT(simple_lock_held(&q->perm.ids->lock));
 	struct msg_sleeper *r = q->receivers;
 	while (r) {
 		struct msg_sleeper *next = r->next;
@@ -202,8 +201,10 @@ SYSCALL(69, msgsnd)
 	}
 	int pid = curproc()->pid;
 	int r;
-	simple_lock(&msg_ids.lock);
-	struct msq *q = msq_find_locked(id);
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
+	struct msq *q = msq_find_locked(ids, id);
 	r = q ? ipc_permission(&q->perm, 2) : -EINVAL;
 	while (r == 0) {
 		if (msg_pipeline_locked(q, m)) {
@@ -213,8 +214,8 @@ SYSCALL(69, msgsnd)
 			q->tailp = &m->next;
 			q->qnum++;
 			q->cbytes += size;
-			msg_total++;
-			msg_total_bytes += size;
+			ids->total++;
+			ids->total_bytes += size;
 			m = NULL;
 		} else if (flg & IPC_NOWAIT) {
 			r = -EAGAIN;
@@ -223,16 +224,16 @@ SYSCALL(69, msgsnd)
 			struct msg_sleeper w;
 			ipc_sleeper_init(&w.sl);
 			sleeper_link(&q->senders, &w);
-			simple_unlock(&msg_ids.lock);
+			simple_unlock(&ids->lock);
 			r = ipc_sleeper_wait(&w.sl, 0);
-			simple_lock(&msg_ids.lock);
+			simple_lock(&ids->lock);
 			if (w.sl.status == IPC_PENDING) {   /* interrupted; q still there */
 				sleeper_unlink(&w);
 				r = -ERESTARTNOHAND;
 			} else {
 				r = w.sl.status;           /* 0: room was made, or -EIDRM */
 			}
-			if (r == 0 && msq_find_locked(id) != q)
+			if (r == 0 && msq_find_locked(ids, id) != q)
 				r = -EIDRM;
 			continue;
 		}
@@ -240,7 +241,8 @@ SYSCALL(69, msgsnd)
 		q->stime = ipc_now();
 		break;
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	kfree(m);
 	return r;
 }
@@ -249,7 +251,7 @@ SYSCALL(69, msgsnd)
  * link; NULL if none. */
 static struct kmsg **msg_find_locked(struct msq *q, int64_t type, int mode)
 {
-	KASSERT(simple_lock_held(&msg_ids.lock));
+	KASSERT(simple_lock_held(&q->perm.ids->lock));
 	struct kmsg **best = NULL;
 	for (struct kmsg **mp = &q->head; *mp; mp = &(*mp)->next) {
 		if (!type_matches((*mp)->type, type, mode))
@@ -287,8 +289,10 @@ SYSCALL(70, msgrcv)
 		type = type == INT64_MIN ? INT64_MAX : -type;
 	struct kmsg *m = NULL;
 	int64_t r;
-	simple_lock(&msg_ids.lock);
-	struct msq *q = msq_find_locked(id);
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
+	struct msq *q = msq_find_locked(ids, id);
 	r = q ? ipc_permission(&q->perm, 4) : -EINVAL;
 	if (r == 0) {
 		struct kmsg **mp = msg_find_locked(q, type, mode);
@@ -301,11 +305,11 @@ SYSCALL(70, msgrcv)
 				q->tailp = mp;
 			q->qnum--;
 			q->cbytes -= m->size;
-			msg_total--;
-			msg_total_bytes -= m->size;
+			ids->total--;
+			ids->total_bytes -= m->size;
 			q->lrpid = curproc()->pid;
 			q->rtime = ipc_now();
-			sleepers_done_locked(&q->senders, 0);
+			sleepers_done_locked(q, &q->senders, 0);
 		} else if (flg & IPC_NOWAIT) {
 			r = -ENOMSG;
 		} else {
@@ -318,9 +322,9 @@ SYSCALL(70, msgrcv)
 			w.pid = curproc()->pid;
 			w.got = NULL;
 			sleeper_link(&q->receivers, &w);
-			simple_unlock(&msg_ids.lock);
+			simple_unlock(&ids->lock);
 			r = ipc_sleeper_wait(&w.sl, 0);
-			simple_lock(&msg_ids.lock);
+			simple_lock(&ids->lock);
 			if (w.sl.status == IPC_PENDING) {
 				sleeper_unlink(&w);
 				r = -ERESTARTNOHAND;
@@ -330,12 +334,25 @@ SYSCALL(70, msgrcv)
 			}
 		}
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	if (m) {
 		r = msg_copyout(ubuf, m, maxsize);
 		kfree(m);
 	}
 	return r;
+}
+
+/* q leaves its table; its sleepers get EIDRM (msq_free it after unlocking). */
+static void msq_rmid_locked(struct msq *q)
+{
+	struct ipc_ids *ids = q->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
+	ipc_remove_locked(ids, &q->perm);
+	ids->total -= q->qnum;
+	ids->total_bytes -= q->cbytes;
+	sleepers_done_locked(q, &q->receivers, -EIDRM);
+	sleepers_done_locked(q, &q->senders, -EIDRM);
 }
 
 static void msq_free(struct msq *q)
@@ -355,14 +372,17 @@ static int msg_info(int cmd, uint64_t ubuf)
 		.msgmnb = MSGMNB, .msgmni = MSGMNI, .msgssz = 16, .msgtql = MSGMNB,
 		.msgseg = 0xffff,
 	};
-	simple_lock(&msg_ids.lock);
-	int top = msg_ids.top;
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
+	int top = ids->top;
 	if (cmd == MSG_INFO) {
-		mi.msgpool = msg_ids.used;
-		mi.msgmap = (int)msg_total;
-		mi.msgtql = (int)msg_total_bytes;
+		mi.msgpool = ids->used;
+		mi.msgmap = (int)ids->total;
+		mi.msgtql = (int)ids->total_bytes;
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	if (copyout((void *)ubuf, &mi, sizeof(mi)))
 		return -EFAULT;
 	return top > 0 ? top - 1 : 0;
@@ -387,9 +407,11 @@ SYSCALL(71, msgctl)
 	}
 	int64_t r = 0;
 	struct msq *dead = NULL;
-	simple_lock(&msg_ids.lock);
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
 	struct msq *q = cmd == MSG_STAT || cmd == MSG_STAT_ANY ?
-		(struct msq *)ipc_at_locked(&msg_ids, id) : msq_find_locked(id);
+		(struct msq *)ipc_at_locked(ids, id) : msq_find_locked(ids, id);
 	if (!q) {
 		r = -EINVAL;
 	} else if (cmd == IPC_STAT || cmd == MSG_STAT || cmd == MSG_STAT_ANY) {
@@ -416,17 +438,14 @@ SYSCALL(71, msgctl)
 			ipc_perm_set(&q->perm, &ds.msg_perm);
 			q->qbytes = ds.msg_qbytes;
 			q->ctime = ipc_now();
-			sleepers_done_locked(&q->senders, 0);   /* the room may have grown */
+			sleepers_done_locked(q, &q->senders, 0);   /* the room may have grown */
 		}
 	} else {            /* IPC_RMID */
-		ipc_remove_locked(&msg_ids, &q->perm);
-		msg_total -= q->qnum;
-		msg_total_bytes -= q->cbytes;
-		sleepers_done_locked(&q->receivers, -EIDRM);
-		sleepers_done_locked(&q->senders, -EIDRM);
+		msq_rmid_locked(q);
 		dead = q;
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	if (dead)
 		msq_free(dead);
 	if (r >= 0 && (cmd == IPC_STAT || cmd == MSG_STAT || cmd == MSG_STAT_ANY) &&
@@ -435,12 +454,31 @@ SYSCALL(71, msgctl)
 	return r;
 }
 
+/* The namespace ends: every queue goes, as by IPC_RMID. */
+void msg_ns_shutdown(struct ipc_ns *ns)
+{
+	struct ipc_ids *ids = &ns->msg;
+	for (;;) {
+		simple_lock(&ids->lock);
+		ids->dead = true;
+		struct msq *q = ids->top ? (struct msq *)ipc_at_locked(ids, ids->top - 1) : NULL;
+		if (q)
+			msq_rmid_locked(q);
+		simple_unlock(&ids->lock);
+		if (!q)
+			return;
+		msq_free(q);
+	}
+}
+
 void msg_proc_format(struct sbuf *sb)
 {
 	sbuf_printf(sb, "       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n");
-	simple_lock(&msg_ids.lock);
-	for (int i = 0; i < msg_ids.top; i++) {
-		struct msq *q = (struct msq *)msg_ids.slot[i];
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->msg;
+	simple_lock(&ids->lock);
+	for (int i = 0; i < ids->top; i++) {
+		struct msq *q = (struct msq *)ids->slot[i];
 		if (!q)
 			continue;
 		char oct[8];
@@ -449,5 +487,6 @@ void msg_proc_format(struct sbuf *sb)
 			    q->lspid, q->lrpid, q->perm.uid, q->perm.gid, q->perm.cuid,
 			    q->perm.cgid, q->stime, q->rtime, q->ctime);
 	}
-	simple_unlock(&msg_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 }

@@ -1,7 +1,8 @@
 /*
  * System V semaphores: semget, semop, semtimedop, semctl (Linux semantics).
  *
- * One lock (sem_ids.lock, class sysv_sem) guards the id table, every set,
+ * One lock per IPC namespace (its sem table's, class sysv_sem) guards the
+ * id table, every set in it,
  * its waiters and every SEM_UNDO record.  A semop that cannot complete
  * lists a waiter (on its stack) on the semaphore it is blocked on when it
  * has one operation, on its set's list of complex operations otherwise, and
@@ -14,7 +15,8 @@
  * semaphore, on the process's list (p->semundo) and the set's; the last
  * thread's exit applies it (sem_exit), IPC_RMID frees them.
  *
- * Lock key: (i) sem_ids.lock, [I] immutable after creation.
+ * Lock key: (i) the table's lock (s->perm.ids->lock), [I] immutable after
+ * creation.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -92,16 +94,10 @@ struct seminfo {
 	int semmap, semmni, semmns, semmnu, semmsl, semopm, semume, semusz, semvmx, semaem;
 };
 
-static struct ipc_obj *sem_slots[SEMMNI];
-static struct ipc_ids sem_ids = {
-	.lock = SIMPLE_LOCK_INIT(LC_SYSV_SEM), .slot = sem_slots, .max = SEMMNI,
-};
-static long sem_total;                     /* (i) semaphores in all sets */
-
-static struct sem_set *sem_find_locked(int id)
+static struct sem_set *sem_find_locked(struct ipc_ids *ids, int id)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
-	return (struct sem_set *)ipc_find_id_locked(&sem_ids, id);
+	KASSERT(simple_lock_held(&ids->lock));
+	return (struct sem_set *)ipc_find_id_locked(ids, id);
 }
 
 /* Append w to the list at *head (FIFO). */
@@ -129,7 +125,8 @@ static void waiter_unlink(struct sem_waiter *w)
 static int sem_try_locked(struct sem_set *s, const struct sembuf *sops, int nsops,
 			  struct sem_undo *un, int pid, int *block)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	int i, err = 0;
 	for (i = 0; i < nsops; i++) {
 		const struct sembuf *op = &sops[i];
@@ -170,7 +167,8 @@ static int sem_try_locked(struct sem_set *s, const struct sembuf *sops, int nsop
  * now.  True if one changed values. */
 static bool sem_retry_list_locked(struct sem_set *s, struct sem_waiter **head)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	bool changed = false;
 	struct sem_waiter *w = *head;
 	while (w) {
@@ -193,7 +191,8 @@ static bool sem_retry_list_locked(struct sem_set *s, struct sem_waiter **head)
 /* Values of s changed: complete every waiter that can go now. */
 static void sem_update_locked(struct sem_set *s)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	bool again = true;
 	while (again && s->nwait) {
 		again = false;
@@ -209,7 +208,8 @@ static void sem_update_locked(struct sem_set *s)
  * for zero (zero true). */
 static int sem_count_locked(struct sem_set *s, int num, bool zero)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	int n = 0;
 	for (struct sem_waiter *w = s->sems[num].wait; w; w = w->next)
 		n += (w->sops[0].sem_op == 0) == zero;
@@ -222,7 +222,8 @@ static int sem_count_locked(struct sem_set *s, int num, bool zero)
 
 static void undo_unlink_locked(struct sem_undo *un)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = un->set->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	*un->pprev = un->pnext;
 	if (un->pnext)
 		un->pnext->pprev = un->pprev;
@@ -233,7 +234,8 @@ static void undo_unlink_locked(struct sem_undo *un)
 
 static struct sem_undo *undo_find_locked(struct proc *p, struct sem_set *s)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	for (struct sem_undo *un = p->semundo; un; un = un->pnext)
 		if (un->set == s)
 			return un;
@@ -244,9 +246,10 @@ static struct sem_undo *undo_find_locked(struct proc *p, struct sem_set *s)
  * records to free after unlocking (via pnext). */
 static struct sem_undo *sem_rmid_locked(struct sem_set *s)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
-	ipc_remove_locked(&sem_ids, &s->perm);
-	sem_total -= s->nsems;
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
+	ipc_remove_locked(ids, &s->perm);
+	ids->total -= s->nsems;
 	for (int i = 0; i < s->nsems; i++)
 		while (s->sems[i].wait) {
 			struct sem_waiter *w = s->sems[i].wait;
@@ -278,7 +281,7 @@ static void undo_free_list(struct sem_undo *list)
 	}
 }
 
-SYSCALL(64, semget)
+static int64_t semget_in(struct ipc_ids *ids, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	int32_t key = (int32_t)a0;
 	int nsems = (int)a1, flg = (int)a2;
@@ -294,9 +297,9 @@ SYSCALL(64, semget)
 		fresh->nsems = nsems;
 	}
 	int r;
-	simple_lock(&sem_ids.lock);
+	simple_lock(&ids->lock);
 	struct sem_set *s = key == IPC_PRIVATE ? NULL :
-			    (struct sem_set *)ipc_find_key_locked(&sem_ids, key);
+			    (struct sem_set *)ipc_find_key_locked(ids, key);
 	if (s) {
 		if ((flg & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL))
 			r = -EEXIST;
@@ -308,32 +311,32 @@ SYSCALL(64, semget)
 		r = -ENOENT;
 	} else if (nsems == 0) {
 		r = -EINVAL;
-	} else if (sem_total + nsems > (long)SEMMNS) {
+	} else if (ids->total + nsems > (long)SEMMNS) {
 		r = -ENOSPC;
 	} else {
 		fresh->ctime = ipc_now();
-		r = ipc_add_locked(&sem_ids, &fresh->perm, key, (uint32_t)flg);
+		r = ipc_add_locked(ids, &fresh->perm, key, (uint32_t)flg);
 		if (r >= 0) {
-			sem_total += nsems;
+			ids->total += nsems;
 			fresh = NULL;
 		}
 	}
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
 	kfree(fresh);
 	return r;
 }
 
 /* The caller's undo record for set id (made if missing), with the lock
  * held on return and *sp the set; -EINVAL/-EIDRM/-ENOMEM unlocked. */
-static int undo_get(int id, struct sem_set **sp, struct sem_undo **out)
+static int undo_get(struct ipc_ids *ids, int id, struct sem_set **sp, struct sem_undo **out)
 {
 	struct proc *p = curproc();
 	struct sem_undo *fresh = NULL;
 	for (;;) {
-		simple_lock(&sem_ids.lock);
-		struct sem_set *s = sem_find_locked(id);
+		simple_lock(&ids->lock);
+		struct sem_set *s = sem_find_locked(ids, id);
 		if (!s) {
-			simple_unlock(&sem_ids.lock);
+			simple_unlock(&ids->lock);
 			kfree(fresh);
 			return fresh ? -EIDRM : -EINVAL;
 		}
@@ -359,7 +362,7 @@ static int undo_get(int id, struct sem_set **sp, struct sem_undo **out)
 			return 0;
 		}
 		int n = s->nsems;
-		simple_unlock(&sem_ids.lock);
+		simple_unlock(&ids->lock);
 		kfree(fresh);
 		fresh = kzalloc(sizeof(*fresh) + (size_t)n * sizeof(int16_t));
 		if (!fresh)
@@ -370,7 +373,8 @@ static int undo_get(int id, struct sem_set **sp, struct sem_undo **out)
 	}
 }
 
-static int64_t do_semtimedop(int id, uint64_t usops, uint64_t nsops, uint64_t uts)
+static int64_t do_semtimedop(struct ipc_ids *ids, int id, uint64_t usops, uint64_t nsops,
+			     uint64_t uts)
 {
 	if ((int64_t)nsops < 1 || id < 0)
 		return -EINVAL;
@@ -399,16 +403,16 @@ static int64_t do_semtimedop(int id, uint64_t usops, uint64_t nsops, uint64_t ut
 	struct sem_set *s;
 	struct sem_undo *un = NULL;
 	if (undo) {
-		r = undo_get(id, &s, &un);
+		r = undo_get(ids, id, &s, &un);
 		if (r) {
 			kfree(sops);
 			return r;
 		}
 	} else {
-		simple_lock(&sem_ids.lock);
-		s = sem_find_locked(id);
+		simple_lock(&ids->lock);
+		s = sem_find_locked(ids, id);
 		if (!s) {
-			simple_unlock(&sem_ids.lock);
+			simple_unlock(&ids->lock);
 			kfree(sops);
 			return -EINVAL;
 		}
@@ -425,7 +429,7 @@ static int64_t do_semtimedop(int id, uint64_t usops, uint64_t nsops, uint64_t ut
 		sem_update_locked(s);
 	}
 	if (r != 1) {
-		simple_unlock(&sem_ids.lock);
+		simple_unlock(&ids->lock);
 		kfree(sops);
 		return r;
 	}
@@ -436,10 +440,10 @@ static int64_t do_semtimedop(int id, uint64_t usops, uint64_t nsops, uint64_t ut
 	w.pid = curproc()->pid;
 	waiter_link(nsops == 1 ? &s->sems[sops[0].sem_num].wait : &s->complex, &w);
 	s->nwait++;
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
 	r = ipc_sleeper_wait(&w.sl, deadline);
 	if (r == -ETIMEDOUT || r == -EINTR) {
-		simple_lock(&sem_ids.lock);
+		simple_lock(&ids->lock);
 		if (w.sl.status == IPC_PENDING) {   /* the set is still there */
 			waiter_unlink(&w);
 			s->nwait--;
@@ -447,18 +451,28 @@ static int64_t do_semtimedop(int id, uint64_t usops, uint64_t nsops, uint64_t ut
 		} else {
 			r = w.sl.status;
 		}
-		simple_unlock(&sem_ids.lock);
+		simple_unlock(&ids->lock);
 	}
 	kfree(sops);
 	return r;
 }
 
-SYSCALL(65, semop) { return do_semtimedop((int)a0, a1, a2, 0); }
-SYSCALL(220, semtimedop) { return do_semtimedop((int)a0, a1, a2, a3); }
+/* The calls work in the caller's IPC namespace, referenced meanwhile. */
+static int64_t semop_in_ns(int id, uint64_t usops, uint64_t nsops, uint64_t uts)
+{
+	struct ipc_ns *ns = ipc_ns_cur();
+	int64_t r = do_semtimedop(&ns->sem, id, usops, nsops, uts);
+	ipc_ns_put(ns);
+	return r;
+}
+
+SYSCALL(65, semop) { return semop_in_ns((int)a0, a1, a2, 0); }
+SYSCALL(220, semtimedop) { return semop_in_ns((int)a0, a1, a2, a3); }
 
 static void sem_stat_locked(struct sem_set *s, struct semid64_ds *ds)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	memset(ds, 0, sizeof(*ds));
 	ipc_perm_out(&s->perm, &ds->sem_perm);
 	ds->sem_otime = s->otime;
@@ -466,20 +480,20 @@ static void sem_stat_locked(struct sem_set *s, struct semid64_ds *ds)
 	ds->sem_nsems = (uint64_t)s->nsems;
 }
 
-static int sem_info(int cmd, uint64_t ubuf)
+static int sem_info(struct ipc_ids *ids, int cmd, uint64_t ubuf)
 {
 	struct seminfo si = {
 		.semmap = SEMMNS, .semmni = SEMMNI, .semmns = SEMMNS, .semmnu = SEMMNS,
 		.semmsl = SEMMSL, .semopm = SEMOPM, .semume = SEMOPM, .semusz = 20,
 		.semvmx = SEMVMX, .semaem = SEMVMX,
 	};
-	simple_lock(&sem_ids.lock);
-	int top = sem_ids.top;
+	simple_lock(&ids->lock);
+	int top = ids->top;
 	if (cmd == SEM_INFO) {
-		si.semusz = sem_ids.used;
-		si.semaem = (int)sem_total;
+		si.semusz = ids->used;
+		si.semaem = (int)ids->total;
 	}
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
 	if (copyout((void *)ubuf, &si, sizeof(si)))
 		return -EFAULT;
 	return top > 0 ? top - 1 : 0;
@@ -488,7 +502,8 @@ static int sem_info(int cmd, uint64_t ubuf)
 /* Clear every process's undo adjustment of semaphore num (-1: all). */
 static void undo_clear_locked(struct sem_set *s, int num)
 {
-	KASSERT(simple_lock_held(&sem_ids.lock));
+	struct ipc_ids *ids = s->perm.ids;
+	KASSERT(simple_lock_held(&ids->lock));
 	for (struct sem_undo *un = s->undos; un; un = un->snext) {
 		if (num >= 0)
 			un->adj[num] = 0;
@@ -499,13 +514,13 @@ static void undo_clear_locked(struct sem_set *s, int num)
 
 /* GETALL and SETALL: the array goes through a kernel buffer, copied with
  * no lock held. */
-static int sem_all(int id, int cmd, uint64_t uarr)
+static int sem_all(struct ipc_ids *ids, int id, int cmd, uint64_t uarr)
 {
-	simple_lock(&sem_ids.lock);
-	struct sem_set *s = sem_find_locked(id);
+	simple_lock(&ids->lock);
+	struct sem_set *s = sem_find_locked(ids, id);
 	int n = s ? s->nsems : 0;
 	int r = !s ? -EINVAL : ipc_permission(&s->perm, cmd == GETALL ? 4 : 2);
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
 	if (r)
 		return r;
 	uint16_t *v = kmalloc((size_t)n * sizeof(uint16_t), 0);
@@ -518,8 +533,8 @@ static int sem_all(int id, int cmd, uint64_t uarr)
 				r = -ERANGE;
 	}
 	if (r == 0) {
-		simple_lock(&sem_ids.lock);
-		s = sem_find_locked(id);
+		simple_lock(&ids->lock);
+		s = sem_find_locked(ids, id);
 		if (!s) {
 			r = -EIDRM;
 		} else if (cmd == GETALL) {
@@ -534,7 +549,7 @@ static int sem_all(int id, int cmd, uint64_t uarr)
 			s->ctime = ipc_now();
 			sem_update_locked(s);
 		}
-		simple_unlock(&sem_ids.lock);
+		simple_unlock(&ids->lock);
 	}
 	if (r == 0 && cmd == GETALL && copyout((void *)uarr, v, (size_t)n * sizeof(uint16_t)))
 		r = -EFAULT;
@@ -542,17 +557,17 @@ static int sem_all(int id, int cmd, uint64_t uarr)
 	return r;
 }
 
-SYSCALL(66, semctl)
+static int64_t semctl_in(struct ipc_ids *ids, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	int id = (int)a0, num = (int)a1, cmd = (int)a2 & ~IPC_64;
 	struct semid64_ds ds;
 	switch (cmd) {
 	case IPC_INFO:
 	case SEM_INFO:
-		return sem_info(cmd, a3);
+		return sem_info(ids, cmd, a3);
 	case GETALL:
 	case SETALL:
-		return sem_all(id, cmd, a3);
+		return sem_all(ids, id, cmd, a3);
 	case IPC_SET:
 		if (copyin(&ds, (const void *)a3, sizeof(ds)))
 			return -EFAULT;
@@ -565,11 +580,11 @@ SYSCALL(66, semctl)
 	}
 	int64_t r = 0;
 	struct sem_undo *freelist = NULL;
-	simple_lock(&sem_ids.lock);
+	simple_lock(&ids->lock);
 	struct sem_set *s = cmd == SEM_STAT || cmd == SEM_STAT_ANY ?
-		(struct sem_set *)ipc_at_locked(&sem_ids, id) : sem_find_locked(id);
+		(struct sem_set *)ipc_at_locked(ids, id) : sem_find_locked(ids, id);
 	if (!s) {
-		simple_unlock(&sem_ids.lock);
+		simple_unlock(&ids->lock);
 		return -EINVAL;
 	}
 	bool numcmd = cmd == GETVAL || cmd == GETPID || cmd == GETNCNT || cmd == GETZCNT ||
@@ -622,7 +637,7 @@ SYSCALL(66, semctl)
 		    sem_count_locked(s, num, cmd == GETZCNT);
 		break;
 	}
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
 	if (freelist) {
 		undo_free_list(freelist);
 		kfree(s);
@@ -635,12 +650,32 @@ SYSCALL(66, semctl)
 	return r;
 }
 
+SYSCALL(64, semget)
+{
+	struct ipc_ns *ns = ipc_ns_cur();
+	int64_t r = semget_in(&ns->sem, a0, a1, a2);
+	ipc_ns_put(ns);
+	return r;
+}
+
+SYSCALL(66, semctl)
+{
+	struct ipc_ns *ns = ipc_ns_cur();
+	int64_t r = semctl_in(&ns->sem, a0, a1, a2, a3);
+	ipc_ns_put(ns);
+	return r;
+}
+
+/* p (the caller) applies and drops its SEM_UNDO records: its exit, or its
+ * leaving the IPC namespace they belong to (unshare, setns). */
 void sem_exit(struct proc *p)
 {
 	if (!READ_ONCE(p->semundo))
 		return;
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->sem;
 	struct sem_undo *list = NULL;
-	simple_lock(&sem_ids.lock);
+	simple_lock(&ids->lock);
 	while (p->semundo) {
 		struct sem_undo *un = p->semundo;
 		struct sem_set *s = un->set;
@@ -656,16 +691,37 @@ void sem_exit(struct proc *p)
 		list = un;
 		sem_update_locked(s);
 	}
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 	undo_free_list(list);
+}
+
+/* The namespace ends: every set goes, as by IPC_RMID (no process is in
+ * it, so none waits or has undo records). */
+void sem_ns_shutdown(struct ipc_ns *ns)
+{
+	struct ipc_ids *ids = &ns->sem;
+	for (;;) {
+		simple_lock(&ids->lock);
+		ids->dead = true;
+		struct sem_set *s = ids->top ? (struct sem_set *)ipc_at_locked(ids, ids->top - 1) : NULL;
+		struct sem_undo *list = s ? sem_rmid_locked(s) : NULL;
+		simple_unlock(&ids->lock);
+		if (!s)
+			return;
+		undo_free_list(list);
+		kfree(s);
+	}
 }
 
 void sem_proc_format(struct sbuf *sb)
 {
 	sbuf_printf(sb, "       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n");
-	simple_lock(&sem_ids.lock);
-	for (int i = 0; i < sem_ids.top; i++) {
-		struct sem_set *s = (struct sem_set *)sem_ids.slot[i];
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->sem;
+	simple_lock(&ids->lock);
+	for (int i = 0; i < ids->top; i++) {
+		struct sem_set *s = (struct sem_set *)ids->slot[i];
 		if (!s)
 			continue;
 		char oct[8];
@@ -673,5 +729,6 @@ void sem_proc_format(struct sbuf *sb)
 			    s->perm.key, s->perm.id, ipc_octal(s->perm.mode & 0777, oct), s->nsems, s->perm.uid,
 			    s->perm.gid, s->perm.cuid, s->perm.cgid, s->otime, s->ctime);
 	}
-	simple_unlock(&sem_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 }

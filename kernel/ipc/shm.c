@@ -12,12 +12,14 @@
  * hook, run when the last region goes, takes it out of the table and
  * frees it.
  *
- * Locking: shm_ids.lock (class sysv_shm) guards the table and the
- * segments' fields.  The release hook runs where vm_obj_unref is called:
+ * Locking: the IPC namespace's shm table lock (class sysv_shm) guards the
+ * table and its segments' fields.  A segment holds a reference to its
+ * namespace's tables for its life: its release hook takes the lock.  The release hook runs where vm_obj_unref is called:
  * inside the map lock (class vm_map, a complex lock), so sysv_shm ranks above
  * it; no VM call is made with it held.
  *
- * Lock key: (i) shm_ids.lock, [I] immutable after creation.
+ * Lock key: (i) the table's lock (s->ns->shm.lock), [I] immutable after
+ * creation.
  */
 #include "kernel.h"
 #include "errno.h"
@@ -48,6 +50,7 @@
 struct shm_seg {
 	struct ipc_obj perm;             /* mode: SHM_DEST, SHM_LOCKED above the bits */
 	struct vm_obj *obj;              /* [I] its pages; a reference until SHM_DEST */
+	struct ipc_ns *ns;               /* [I] its namespace's tables, referenced */
 	uint64_t size;                   /* [I] bytes asked for */
 	int64_t atime, dtime, ctime;     /* (i) */
 	int cpid, lpid;                  /* (i) */
@@ -71,16 +74,10 @@ struct shm_info {
 	uint64_t shm_tot, shm_rss, shm_swp, swap_attempts, swap_successes;
 };
 
-static struct ipc_obj *shm_slots[SHMMNI];
-static struct ipc_ids shm_ids = {
-	.lock = SIMPLE_LOCK_INIT(LC_SYSV_SHM), .slot = shm_slots, .max = SHMMNI,
-};
-static uint64_t shm_tot;                 /* (i) pages of all segments */
-
-static struct shm_seg *shm_find_locked(int id)
+static struct shm_seg *shm_find_locked(struct ipc_ids *ids, int id)
 {
-	KASSERT(simple_lock_held(&shm_ids.lock));
-	return (struct shm_seg *)ipc_find_id_locked(&shm_ids, id);
+	KASSERT(simple_lock_held(&ids->lock));
+	return (struct shm_seg *)ipc_find_id_locked(ids, id);
 }
 
 /* Attaches now: regions referring to the object. */
@@ -97,13 +94,15 @@ static uint64_t shm_nattch(struct shm_seg *s)
 static void shm_obj_release(struct vm_obj *obj)
 {
 	struct shm_seg *s = obj->priv;
-	simple_lock(&shm_ids.lock);
+	struct ipc_ns *ns = s->ns;
+	simple_lock(&ns->shm.lock);
 	if (!s->perm.removed) {          /* else never entered (shmget failed) */
-		ipc_remove_locked(&shm_ids, &s->perm);
-		shm_tot -= obj->size >> PAGE_SHIFT;
+		ipc_remove_locked(&ns->shm, &s->perm);
+		ns->shm.total -= obj->size >> PAGE_SHIFT;
 	}
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&ns->shm.lock);
 	kfree(s);
+	ipc_ns_put(ns);
 }
 
 static const struct vm_obj_ops shm_obj_ops = { .release = shm_obj_release };
@@ -116,7 +115,7 @@ static bool shm_is_seg_obj(struct vm_obj *obj)
 /* A reference on s's object unless its count already reached 0. */
 static bool shm_tryref_locked(struct shm_seg *s)
 {
-	KASSERT(simple_lock_held(&shm_ids.lock));
+	KASSERT(simple_lock_held(&s->ns->shm.lock));
 	uint64_t old = READ_ONCE(s->obj->refcnt);
 	while (old) {
 		if (__atomic_compare_exchange_n(&s->obj->refcnt, &old, old + 1, false,
@@ -126,8 +125,9 @@ static bool shm_tryref_locked(struct shm_seg *s)
 	return false;
 }
 
-SYSCALL(29, shmget)
+static int64_t shmget_in(struct ipc_ns *ns, uint64_t a0, uint64_t a1, uint64_t a2)
 {
+	struct ipc_ids *ids = &ns->shm;
 	int32_t key = (int32_t)a0;
 	uint64_t size = a1;
 	int flg = (int)a2;
@@ -143,12 +143,14 @@ SYSCALL(29, shmget)
 			kfree(fresh);
 			return -ENOMEM;
 		}
+		fresh->ns = ns;
+		ipc_ns_ref(ns);                   /* the release hook puts it */
 		fresh->size = size;
 	}
 	int r;
-	simple_lock(&shm_ids.lock);
+	simple_lock(&ids->lock);
 	struct shm_seg *s = key == IPC_PRIVATE ? NULL :
-			    (struct shm_seg *)ipc_find_key_locked(&shm_ids, key);
+			    (struct shm_seg *)ipc_find_key_locked(ids, key);
 	if (s) {
 		if ((flg & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL))
 			r = -EEXIST;
@@ -160,22 +162,30 @@ SYSCALL(29, shmget)
 		r = -ENOENT;
 	} else if (!size_ok) {
 		r = -EINVAL;
-	} else if (shm_tot + (fresh->obj->size >> PAGE_SHIFT) > SHMALL) {
+	} else if (ids->total + (fresh->obj->size >> PAGE_SHIFT) > SHMALL) {
 		r = -ENOSPC;
 	} else {
 		fresh->cpid = curproc()->pid;
 		fresh->ctime = ipc_now();
-		r = ipc_add_locked(&shm_ids, &fresh->perm, key, (uint32_t)flg);
+		r = ipc_add_locked(ids, &fresh->perm, key, (uint32_t)flg);
 		if (r >= 0) {
-			shm_tot += fresh->obj->size >> PAGE_SHIFT;
+			ids->total += fresh->obj->size >> PAGE_SHIFT;
 			fresh = NULL;
 		}
 	}
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&ids->lock);
 	if (fresh) {
 		fresh->perm.removed = true;       /* the release hook has nothing to unlist */
 		vm_obj_unref(fresh->obj);         /* frees fresh */
 	}
+	return r;
+}
+
+SYSCALL(29, shmget)
+{
+	struct ipc_ns *ns = ipc_ns_cur();
+	int64_t r = shmget_in(ns, a0, a1, a2);
+	ipc_ns_put(ns);
 	return r;
 }
 
@@ -195,12 +205,15 @@ SYSCALL(30, shmat)
 	int prot = PROT_READ | ((flg & SHM_RDONLY) ? 0 : PROT_WRITE) |
 		   ((flg & SHM_EXEC) ? PROT_EXEC : 0);
 	int may = 4 | ((flg & SHM_RDONLY) ? 0 : 2) | ((flg & SHM_EXEC) ? 1 : 0);
-	simple_lock(&shm_ids.lock);
-	struct shm_seg *s = shm_find_locked(id);
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->shm;
+	simple_lock(&ids->lock);
+	struct shm_seg *s = shm_find_locked(ids, id);
 	int r = s ? ipc_permission(&s->perm, may) : -EINVAL;
 	if (r == 0 && !shm_tryref_locked(s))
 		r = -EIDRM;
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);                  /* the object's reference keeps s and its tables */
 	if (r)
 		return r;
 	struct vm_obj *obj = s->obj;
@@ -212,10 +225,10 @@ SYSCALL(30, shmat)
 	if (r == -EEXIST)
 		r = -EINVAL;
 	if (r == 0) {
-		simple_lock(&shm_ids.lock);
+		simple_lock(&s->ns->shm.lock);
 		s->atime = ipc_now();
 		s->lpid = curproc()->pid;
-		simple_unlock(&shm_ids.lock);
+		simple_unlock(&s->ns->shm.lock);
 	}
 	vm_obj_unref(obj);          /* the region holds its own; may free s */
 	return r ? r : (int64_t)out;
@@ -245,10 +258,10 @@ SYSCALL(67, shmdt)
 	lock_done(&map->lock);
 	if (!obj)
 		return -EINVAL;
-	simple_lock(&shm_ids.lock);
+	simple_lock(&s->ns->shm.lock);
 	s->dtime = ipc_now();
 	s->lpid = curproc()->pid;
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&s->ns->shm.lock);
 	int err = vm_munmap(map, addr, end - addr);
 	vm_obj_unref(obj);
 	return err;
@@ -256,7 +269,7 @@ SYSCALL(67, shmdt)
 
 static void shm_stat_locked(struct shm_seg *s, struct shmid64_ds *ds)
 {
-	KASSERT(simple_lock_held(&shm_ids.lock));
+	KASSERT(simple_lock_held(&s->ns->shm.lock));
 	memset(ds, 0, sizeof(*ds));
 	ipc_perm_out(&s->perm, &ds->shm_perm);
 	ds->shm_segsz = s->size;
@@ -268,7 +281,7 @@ static void shm_stat_locked(struct shm_seg *s, struct shmid64_ds *ds)
 	ds->shm_nattch = shm_nattch(s);
 }
 
-static int shm_info(int cmd, uint64_t ubuf)
+static int shm_info(struct ipc_ids *ids, int cmd, uint64_t ubuf)
 {
 	struct shminfo64 si = {
 		.shmmax = SHMMAX, .shmmin = SHMMIN, .shmmni = SHMMNI, .shmseg = SHMMNI,
@@ -276,14 +289,14 @@ static int shm_info(int cmd, uint64_t ubuf)
 	};
 	struct shm_info in;
 	memset(&in, 0, sizeof(in));
-	simple_lock(&shm_ids.lock);
-	int top = shm_ids.top;
-	in.used_ids = shm_ids.used;
-	in.shm_tot = shm_tot;
-	for (int i = 0; i < shm_ids.top; i++)
-		if (shm_ids.slot[i])
-			in.shm_rss += READ_ONCE(((struct shm_seg *)shm_ids.slot[i])->obj->npages);
-	simple_unlock(&shm_ids.lock);
+	simple_lock(&ids->lock);
+	int top = ids->top;
+	in.used_ids = ids->used;
+	in.shm_tot = ids->total;
+	for (int i = 0; i < ids->top; i++)
+		if (ids->slot[i])
+			in.shm_rss += READ_ONCE(((struct shm_seg *)ids->slot[i])->obj->npages);
+	simple_unlock(&ids->lock);
 	int bad = cmd == IPC_INFO ? copyout((void *)ubuf, &si, sizeof(si)) :
 		  copyout((void *)ubuf, &in, sizeof(in));
 	if (bad)
@@ -291,14 +304,14 @@ static int shm_info(int cmd, uint64_t ubuf)
 	return top > 0 ? top - 1 : 0;
 }
 
-SYSCALL(31, shmctl)
+static int64_t shmctl_in(struct ipc_ids *ids, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	int id = (int)a0, cmd = (int)a1 & ~IPC_64;
 	struct shmid64_ds ds;
 	switch (cmd) {
 	case IPC_INFO:
 	case SHM_INFO:
-		return shm_info(cmd, a2);
+		return shm_info(ids, cmd, a2);
 	case IPC_SET:
 		if (copyin(&ds, (const void *)a2, sizeof(ds)))
 			return -EFAULT;
@@ -313,9 +326,9 @@ SYSCALL(31, shmctl)
 		return -EINVAL;
 	int64_t r = 0;
 	struct vm_obj *drop = NULL;
-	simple_lock(&shm_ids.lock);
+	simple_lock(&ids->lock);
 	struct shm_seg *s = cmd == SHM_STAT || cmd == SHM_STAT_ANY ?
-		(struct shm_seg *)ipc_at_locked(&shm_ids, id) : shm_find_locked(id);
+		(struct shm_seg *)ipc_at_locked(ids, id) : shm_find_locked(ids, id);
 	if (!s) {
 		r = -EINVAL;
 	} else if (cmd == IPC_STAT || cmd == SHM_STAT || cmd == SHM_STAT_ANY) {
@@ -348,7 +361,7 @@ SYSCALL(31, shmctl)
 		s->perm.key = IPC_PRIVATE;
 		drop = s->obj;          /* the last detach (or this) frees it */
 	}
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&ids->lock);
 	if (drop)
 		vm_obj_unref(drop);
 	if (r >= 0 && (cmd == IPC_STAT || cmd == SHM_STAT || cmd == SHM_STAT_ANY) &&
@@ -357,12 +370,46 @@ SYSCALL(31, shmctl)
 	return r;
 }
 
+SYSCALL(31, shmctl)
+{
+	struct ipc_ns *ns = ipc_ns_cur();
+	int64_t r = shmctl_in(&ns->shm, a0, a1, a2);
+	ipc_ns_put(ns);
+	return r;
+}
+
+/* The namespace ends: every segment is removed as by IPC_RMID (one still
+ * attached lives on until its last detach). */
+void shm_ns_shutdown(struct ipc_ns *ns)
+{
+	struct ipc_ids *ids = &ns->shm;
+	for (;;) {
+		struct vm_obj *drop = NULL;
+		simple_lock(&ids->lock);
+		ids->dead = true;
+		for (int i = 0; i < ids->top && !drop; i++) {
+			struct shm_seg *s = (struct shm_seg *)ids->slot[i];
+			if (s && !(s->perm.mode & SHM_DEST)) {
+				s->perm.mode |= SHM_DEST;
+				s->perm.key = IPC_PRIVATE;
+				drop = s->obj;
+			}
+		}
+		simple_unlock(&ids->lock);
+		if (!drop)
+			return;
+		vm_obj_unref(drop);
+	}
+}
+
 void shm_proc_format(struct sbuf *sb)
 {
 	sbuf_printf(sb, "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n");
-	simple_lock(&shm_ids.lock);
-	for (int i = 0; i < shm_ids.top; i++) {
-		struct shm_seg *s = (struct shm_seg *)shm_ids.slot[i];
+	struct ipc_ns *ns = ipc_ns_cur();
+	struct ipc_ids *ids = &ns->shm;
+	simple_lock(&ids->lock);
+	for (int i = 0; i < ids->top; i++) {
+		struct shm_seg *s = (struct shm_seg *)ids->slot[i];
 		if (!s)
 			continue;
 		char oct[8];
@@ -372,5 +419,6 @@ void shm_proc_format(struct sbuf *sb)
 			    s->perm.cgid, s->atime, s->dtime, s->ctime,
 			    READ_ONCE(s->obj->npages) << PAGE_SHIFT, 0UL);
 	}
-	simple_unlock(&shm_ids.lock);
+	simple_unlock(&ids->lock);
+	ipc_ns_put(ns);
 }

@@ -57,6 +57,7 @@
  * FUTEX_OWNER_DIED if the robust list set it).
  */
 #include "kernel.h"
+#include "ns.h"
 #include "atomic.h"
 #include "errno.h"
 #include "futex.h"
@@ -1697,7 +1698,7 @@ static bool may_inspect(struct thread *t)
 	simple_lock(&p->lock);
 	struct cred pc = p->cred;
 	simple_unlock(&p->lock);
-	if (mc.cap_eff & CAP_BIT(CAP_SYS_PTRACE))
+	if ((mc.cap_eff & CAP_BIT(CAP_SYS_PTRACE)) && ns_user_is_init(me))
 		return true;
 	return mc.ruid == pc.ruid && mc.ruid == pc.euid && mc.ruid == pc.suid &&
 	       mc.rgid == pc.rgid && mc.rgid == pc.egid && mc.rgid == pc.sgid;

@@ -170,7 +170,7 @@ static bool may_inspect_locked(struct proc *p)
 {
 	KASSERT(simple_lock_held(&p->lock));
 	struct proc *cp = curproc();
-	if (p == cp || (cp->cred.cap_eff & CAP_BIT(CAP_SYS_PTRACE)))
+	if (p == cp || cap_capable(CAP_SYS_PTRACE))
 		return true;
 	const struct cred *c = &cp->cred, *t = &p->cred;
 	return c->ruid == t->ruid && c->ruid == t->euid && c->ruid == t->suid &&

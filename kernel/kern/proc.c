@@ -11,6 +11,7 @@
 #include "errno.h"
 #include "boot.h"
 #include "keys.h"
+#include "ns.h"
 #include "kmem.h"
 #include "lock.h"
 #include "pmap.h"
@@ -526,6 +527,7 @@ static void proc_free(struct proc *p)
 {
 	signal_free_proc(p);
 	timers_free(p);
+	ns_proc_free(p);
 	pgrp_unref(p->pgrp);
 	uid_put(p->uidinfo);
 	kfree(p->cmdline);
@@ -771,7 +773,7 @@ void proc_wake_waiters_locked(struct proc *p)
 }
 
 /* Checks clone flags: 0, or -EINVAL for the combinations Linux refuses
- * (and the namespace flags: not configured). */
+ * (ns.c then checks the namespace flags themselves). */
 static int clone_flags_check(uint64_t flags)
 {
 	if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS))
@@ -786,10 +788,14 @@ static int clone_flags_check(uint64_t flags)
 		return -EINVAL;
 	if ((flags & CLONE_PIDFD) && (flags & (CLONE_THREAD | CLONE_DETACHED)))
 		return -EINVAL;
-	/* Namespaces: a kernel built without them says EINVAL. */
-	if (flags & CLONE_NEWALL)
+	/* Linux: no new user or pid namespace for a thread; a thread shares
+	 * its process's namespace set here, so no new namespace at all. */
+	if ((flags & CLONE_THREAD) && (flags & CLONE_NEWALL))
 		return -EINVAL;
-	return 0;
+	/* Linux: a new IPC namespace cannot share the SEM_UNDO list */
+	if ((flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) == (CLONE_NEWIPC | CLONE_SYSVSEM))
+		return -EINVAL;
+	return ns_flags_check(flags & ~CSIGNAL);
 }
 
 /*
@@ -806,7 +812,8 @@ static struct uidinfo *nproc_charge(struct proc *parent)
 	struct uidinfo *ui = parent->uidinfo;
 	uid_ref(ui);
 	bool exempt = parent->cred.ruid == 0 ||
-		      (parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN)));
+		      ((parent->cred.cap_eff & (CAP_BIT(CAP_SYS_RESOURCE) | CAP_BIT(CAP_SYS_ADMIN))) &&
+		       ns_user_is_init(parent));
 	simple_unlock(&parent->lock);
 	uint64_t n = fetch_and_add(&ui->nproc, 1);
 	if (n >= READ_ONCE(parent->rlim_cur[RLIMIT_NPROC]) && !exempt) {
@@ -924,15 +931,22 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	if (flags & CLONE_THREAD)
 		return thread_clone(tf, flags, child_stack, ptid, ctid, tls);
 	struct proc *parent = curproc();
+	struct nsproxy *nsp;
+	if ((r = ns_fork(parent, flags & ~CSIGNAL, &nsp)) < 0)
+		return r;
 	struct uidinfo *ui = nproc_charge(parent);
-	if (!ui)
+	if (!ui) {
+		nsproxy_put(nsp);
 		return -EAGAIN;
+	}
 	int err;
 	struct proc *p = proc_alloc(&err);
 	if (!p) {
+		nsproxy_put(nsp);
 		nproc_uncharge(ui);
 		return err;
 	}
+	ns_proc_attach(p, nsp);               /* proc_free drops it */
 	if (flags & CLONE_VM) {
 		vm_map_ref(parent->map);
 		p->map = parent->map;
@@ -965,6 +979,7 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 			vm_map_destroy(p->map);
 		pid_set(p->pid, PE_PROC, NULL);
 		signal_free_proc(p);
+		ns_proc_free(p);
 		kfree(p);
 		nproc_uncharge(ui);
 		return -ENOMEM;
@@ -987,6 +1002,8 @@ int proc_fork(struct trapframe *tf, uint64_t flags, uint64_t child_stack, uint64
 	p->oom_score_adj = READ_ONCE(parent->oom_score_adj);
 	p->oom_score_adj_min = READ_ONCE(parent->oom_score_adj_min);
 	p->cred = parent->cred;
+	if (flags & CLONE_NEWUSER)
+		ns_cred_enter(&p->cred);      /* every capability in its new user namespace */
 	p->personality = parent->personality;
 	simple_unlock(&parent->lock);
 	keys_fork(p, parent);             /* the session keyring is inherited */
@@ -1436,6 +1453,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	x86_proc_exit(p);                 /* the LDT */
 	fdtable_close_all(fdt);
 	fs_info_unref(fs);
+	ns_proc_exit(p);                  /* after fs: a mount namespace's cwds are gone */
 	if (map)
 		vm_map_destroy(map);
 

@@ -3,6 +3,7 @@
  * wait4, process groups and sessions, reboot.
  */
 #include "kernel.h"
+#include "ns.h"
 #include "sysctl.h"
 #include "atomic.h"
 #include "apic.h"
@@ -102,15 +103,27 @@ SYSCALL(247, waitid) { return proc_waitid((int)a0, (int)a1, a2, (int)a3, a4); }
 
 #define NOCHANGE 0xffffffffU
 
+/* Capabilities count in the caller's own user namespace: cap_capable asks
+ * for them in the initial one (where every resource not in a namespace
+ * lives), so a process in another user namespace has none there. */
 bool cap_capable(int cap)
 {
-	return (READ_ONCE(curproc()->cred.cap_eff) & CAP_BIT(cap)) != 0;
+	struct proc *p = curproc();
+	return (READ_ONCE(p->cred.cap_eff) & CAP_BIT(cap)) != 0 && ns_user_is_init(p);
 }
 
-/* CAP_SETGID for the group-id calls, CAP_SETUID for the user-id ones. */
+/* CAP_SETGID for the group-id calls, CAP_SETUID for the user-id ones, in
+ * the caller's own user namespace (the ids are its ids). */
 static bool capable(bool gid)
 {
-	return cap_capable(gid ? CAP_SETGID : CAP_SETUID);
+	return (READ_ONCE(curproc()->cred.cap_eff) & CAP_BIT(gid ? CAP_SETGID : CAP_SETUID)) != 0;
+}
+
+/* The kernel uid that is root in the caller's user namespace (-1 if it
+ * maps none): the capability rules below treat it as Linux treats 0. */
+static uint32_t ns_root_uid(void)
+{
+	return ns_id_in(false, 0);
 }
 
 /*
@@ -124,14 +137,16 @@ static void cap_setuid_fixup(struct cred *c, uint32_t or, uint32_t oe, uint32_t 
 {
 	if (c->securebits & SECBIT_NO_SETUID_FIXUP)
 		return;
-	if ((or == 0 || oe == 0 || os == 0) && c->ruid != 0 && c->euid != 0 && c->suid != 0) {
+	uint32_t root = ns_root_uid();
+	if ((or == root || oe == root || os == root) && c->ruid != root && c->euid != root &&
+	    c->suid != root) {
 		if (!(c->securebits & SECBIT_KEEP_CAPS))
 			c->cap_prm = c->cap_eff = 0;
 		c->cap_amb = 0;
 	}
-	if (oe == 0 && c->euid != 0)
+	if (oe == root && c->euid != root)
 		c->cap_eff = 0;
-	if (oe != 0 && c->euid == 0)
+	if (oe != root && c->euid == root)
 		c->cap_eff = c->cap_prm;
 }
 
@@ -141,9 +156,10 @@ static void cap_setfsuid_fixup(struct cred *c, uint32_t old_fsuid)
 {
 	if (c->securebits & SECBIT_NO_SETUID_FIXUP)
 		return;
-	if (old_fsuid == 0 && c->fsuid != 0)
+	uint32_t root = ns_root_uid();
+	if (old_fsuid == root && c->fsuid != root)
 		c->cap_eff &= ~CAP_FS_SET;
-	if (old_fsuid != 0 && c->fsuid == 0)
+	if (old_fsuid != root && c->fsuid == root)
 		c->cap_eff |= c->cap_prm & CAP_FS_SET;
 }
 
@@ -152,9 +168,10 @@ static void cap_setfsuid_fixup(struct cred *c, uint32_t old_fsuid)
  * others keep the ambient set.  SECBIT_KEEP_CAPS is cleared (Linux). */
 void cap_exec(struct cred *c)
 {
-	if ((c->ruid == 0 || c->euid == 0) && !(c->securebits & SECBIT_NOROOT)) {
+	uint32_t root = ns_root_uid();      /* root of the caller's user namespace */
+	if ((c->ruid == root || c->euid == root) && !(c->securebits & SECBIT_NOROOT)) {
 		c->cap_prm = c->cap_bset | c->cap_inh;
-		c->cap_eff = c->euid == 0 ? c->cap_prm : 0;
+		c->cap_eff = c->euid == root ? c->cap_prm : 0;
 	} else {
 		c->cap_prm = c->cap_eff = c->cap_amb;
 	}
@@ -163,10 +180,22 @@ void cap_exec(struct cred *c)
 	c->securebits &= ~SECBIT_KEEP_CAPS;
 }
 
-SYSCALL(102, getuid) { return curproc()->cred.ruid; }
-SYSCALL(107, geteuid) { return curproc()->cred.euid; }
-SYSCALL(104, getgid) { return curproc()->cred.rgid; }
-SYSCALL(108, getegid) { return curproc()->cred.egid; }
+/* Ids cross the system-call boundary as the caller's user namespace sees
+ * them (ns_id_out, ns_id_in): unmapped ids read as 65534, and an id the
+ * namespace does not map cannot be set (EINVAL). */
+SYSCALL(102, getuid) { return ns_id_out(false, curproc()->cred.ruid); }
+SYSCALL(107, geteuid) { return ns_id_out(false, curproc()->cred.euid); }
+SYSCALL(104, getgid) { return ns_id_out(true, curproc()->cred.rgid); }
+SYSCALL(108, getegid) { return ns_id_out(true, curproc()->cred.egid); }
+
+/* The kernel id of id (NOCHANGE stays NOCHANGE); false if unmapped. */
+static bool id_in(bool gid, uint32_t *id)
+{
+	if (*id == NOCHANGE)
+		return true;
+	*id = ns_id_in(gid, *id);
+	return *id != NOCHANGE;
+}
 
 /* Applies new real/effective/saved ids (NOCHANGE keeps one); fs follows
  * the effective id.  gid: the group ids. */
@@ -212,7 +241,7 @@ static void ids(bool gid, uint32_t *r, uint32_t *e, uint32_t *s)
 
 static int do_setid(bool gid, uint32_t id)
 {
-	if (id == NOCHANGE)
+	if (id == NOCHANGE || !id_in(gid, &id))
 		return -EINVAL;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
@@ -225,6 +254,8 @@ static int do_setid(bool gid, uint32_t id)
 
 static int do_setreid(bool gid, uint32_t nr, uint32_t ne)
 {
+	if (!id_in(gid, &nr) || !id_in(gid, &ne))
+		return -EINVAL;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
 	bool cap = capable(gid);
@@ -240,6 +271,8 @@ static int do_setreid(bool gid, uint32_t nr, uint32_t ne)
 
 static int do_setresid(bool gid, uint32_t nr, uint32_t ne, uint32_t ns)
 {
+	if (!id_in(gid, &nr) || !id_in(gid, &ne) || !id_in(gid, &ns))
+		return -EINVAL;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
 	if (!capable(gid)) {
@@ -255,6 +288,9 @@ static int do_getresid(bool gid, uint64_t ur, uint64_t ue, uint64_t us)
 {
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
+	r = ns_id_out(gid, r);
+	e = ns_id_out(gid, e);
+	s = ns_id_out(gid, s);
 	if (store_u32((void *)ur, r) < 0 || store_u32((void *)ue, e) < 0 ||
 	    store_u32((void *)us, s) < 0)
 		return -EFAULT;
@@ -269,6 +305,8 @@ static int do_setfsid(bool gid, uint32_t id)
 	uint32_t old = gid ? c->fsgid : c->fsuid;
 	uint32_t r, e, s;
 	ids(gid, &r, &e, &s);
+	if (!id_in(gid, &id))
+		id = NOCHANGE;                /* unmapped: nothing changes */
 	if (id != NOCHANGE && (capable(gid) || id == r || id == e || id == s || id == old)) {
 		simple_lock(&p->lock);
 		if (gid) {
@@ -279,7 +317,7 @@ static int do_setfsid(bool gid, uint32_t id)
 		}
 		simple_unlock(&p->lock);
 	}
-	return (int)old;
+	return (int)ns_id_out(gid, old);
 }
 
 SYSCALL(105, setuid) { return do_setid(false, (uint32_t)a0); }
@@ -308,6 +346,8 @@ SYSCALL(115, getgroups)
 		return n;
 	if (size < n)
 		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		g[i] = ns_id_out(true, g[i]);
 	if (n && copyout((void *)a1, g, n * sizeof(uint32_t)) < 0)
 		return -EFAULT;
 	return n;
@@ -325,9 +365,14 @@ SYSCALL(116, setgroups)
 		return -EINVAL;
 	if (size > NGROUPS_KERN)
 		return -ENOMEM;     /* more than this kernel keeps */
+	if (!ns_setgroups_allowed())
+		return -EPERM;      /* /proc/PID/setgroups says "deny" */
 	uint32_t g[NGROUPS_KERN];
 	if (size && copyin(g, (void *)a1, size * sizeof(uint32_t)) < 0)
 		return -EFAULT;
+	for (int i = 0; i < size; i++)
+		if ((g[i] = ns_id_in(true, g[i])) == NOCHANGE)
+			return -EINVAL;
 	simple_lock(&p->lock);
 	p->cred.ngroups = size;
 	memcpy(p->cred.groups, g, size * sizeof(uint32_t));
@@ -480,12 +525,14 @@ SYSCALL(322, execveat)
  * the whole process: threads share them here, Linux would give only the
  * caller a copy); CLONE_SYSVSEM has nothing to detach (SEM_UNDO lists are
  * never shared); CLONE_THREAD, SIGHAND and VM only in a single-threaded
- * process that shares neither (EINVAL otherwise, as Linux).  Namespaces
- * need root (EPERM) and are not offered (EINVAL: a kernel built without
- * them).
+ * process that shares neither (EINVAL otherwise, as Linux).  The CLONE_NEW*
+ * flags (ns.c) imply what Linux's do (NEWUSER: THREAD and FS; NEWNS: FS),
+ * need CAP_SYS_ADMIN (EPERM; a new user namespace would not) and are EINVAL
+ * for a namespace type not offered.  Nothing changes unless all succeed but
+ * the last step (a new namespace set after a new table or fs_info).
  */
-#define UNSHARE_NS (0x20000 | 0x4000000 | 0x8000000 | 0x10000000 | 0x20000000 | 0x40000000 | \
-		    0x2000000 | 0x80)   /* NEWNS, UTS, IPC, USER, PID, NET, CGROUP, TIME */
+#define UNSHARE_NS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | \
+		    CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME)
 #define UNSHARE_OK (CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM | CLONE_FILES | \
 		    CLONE_SYSVSEM | UNSHARE_NS)
 
@@ -494,6 +541,10 @@ SYSCALL(272, unshare)
 	uint64_t f = a0 & 0xffffffffUL;
 	if (f & ~(uint64_t)UNSHARE_OK)
 		return -EINVAL;
+	if (f & CLONE_NEWUSER)
+		f |= CLONE_THREAD | CLONE_FS;
+	if (f & CLONE_NEWNS)
+		f |= CLONE_FS;
 	struct proc *p = curproc();
 	if (f & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) {
 		if (READ_ONCE(p->nthreads) > 1)
@@ -501,13 +552,15 @@ SYSCALL(272, unshare)
 		if ((f & CLONE_VM) && READ_ONCE(p->map->refcnt) > 1)
 			return -EINVAL;
 	}
-	if (f & UNSHARE_NS)
-		return READ_ONCE(p->cred.euid) == 0 ? -EINVAL : -EPERM;
-	int r = 0;
+	int r = ns_flags_check(f & UNSHARE_NS);
+	if (r)
+		return r;
 	if (f & CLONE_FILES)
 		r = fdtable_unshare();
 	if (!r && (f & CLONE_FS))
 		r = fs_info_unshare();
+	if (!r)
+		r = ns_unshare(f & UNSHARE_NS);
 	return r;
 }
 
