@@ -34,6 +34,7 @@
  * pipe end): -EAGAIN.
  */
 #include "kernel.h"
+#include "net.h"
 #include "errno.h"
 #include "file.h"
 #include "kmem.h"
@@ -446,8 +447,8 @@ SYSCALL(40, sendfile)
 		res = -ESPIPE;
 	else if ((r = fpos_init(&ip, in, a2)))
 		res = r;
-	else if (pipe_of(in) || !can_source(in))
-		res = -EINVAL;
+	else if (pipe_of(in) || !can_source(in) || sock_of(in))
+		res = -EINVAL;           /* Linux: a socket is no sendfile source */
 	else if (!opipe && (!can_sink(out) || (out->flags & O_APPEND)))
 		res = -EINVAL;
 	else
