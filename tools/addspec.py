@@ -32,7 +32,8 @@ def spec_paths(lines):
 
 class Adder:
     def __init__(self, have):
-        self.have = have          # paths already in the image
+        self.have = have          # paths with an entry in the image
+        self.done = set()         # paths added (a directory: with what is in it)
         self.out = []
         self.elf_done = set()
 
@@ -70,8 +71,9 @@ class Adder:
         parent = os.path.dirname(path)
         self.ensure_dir(parent)
         path = os.path.join(os.path.realpath(parent), os.path.basename(path))
-        if path in self.have:
+        if path in self.done:
             return
+        self.done.add(path)
         if any(c.isspace() for c in path):
             print(f"addspec: {path}: left out (the spec format has no spaces)", file=sys.stderr)
             return
@@ -79,15 +81,20 @@ class Adder:
             st = os.lstat(path)
         except OSError as e:
             sys.exit(f"addspec: {path}: {e.strerror}")
+        # An entry unless the image has one (the spec's own, or a directory
+        # made on the way to something added before).
+        new = path not in self.have
         self.have.add(path)
         mode = stat.S_IMODE(st.st_mode)
         if stat.S_ISLNK(st.st_mode):
-            self.link(path, follow_dirs=not in_tree)
+            if new:
+                self.link(path, follow_dirs=not in_tree)
         elif stat.S_ISDIR(st.st_mode):
-            self.out.append(f"dir {path} {mode:o} 0 0")
+            if new:
+                self.out.append(f"dir {path} {mode:o} 0 0")
             for name in sorted(os.listdir(path)):
                 self.add(os.path.join(path, name), in_tree=True)
-        elif stat.S_ISREG(st.st_mode):
+        elif stat.S_ISREG(st.st_mode) and new:
             self.out.append(f"file {path} {path} {mode:o} 0 0")
             self.elf_deps(path)
 
