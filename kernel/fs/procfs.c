@@ -1510,6 +1510,14 @@ static ssize_t file_read(struct inode *ip, void *buf, size_t n, uint64_t off)
 		return -ESRCH;
 	if (p->kind == PK_FILE && !strcmp(pnode_entry(p)->name, "trace"))
 		return trace_read(buf, n, off);
+	if ((p->kind == PK_PIDFILE || p->kind == PK_TIDFILE) &&
+	    (pnode_entry(p)->gen == gen_pid_maps || pnode_entry(p)->gen == gen_pid_environ)) {
+		/* Linux: the address space and environment only to a reader
+		 * that may ptrace the process (PTRACE_MODE_READ) */
+		int r = may_inspect(p->pid);
+		if (r)
+			return r == -ENOENT ? -ESRCH : r;
+	}
 	return synth_snap_read(&p->snap, file_gen, p, buf, n, off);
 }
 

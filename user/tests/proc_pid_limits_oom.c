@@ -109,6 +109,34 @@ UT_TEST(oom_score_adj_reads_back_and_is_inherited)
 		ut_diag("child: %s", ut_status_str(st));
 }
 
+static int inspect_as_nobody(void *arg)
+{
+	(void)arg;
+	char b[256], path[64];
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	/* its own: yes; its parent's (root's): no (at the open on Linux, at
+	 * the read here: EACCES either way) */
+	UT_CHECK_RET(1, read_file("/proc/self/maps", b, sizeof b), 0);
+	int pp = getppid();
+	snprintf(path, sizeof path, "/proc/%d/maps", pp);
+	UT_CHECK_RET(2, read_file(path, b, sizeof b), EACCES);
+	snprintf(path, sizeof path, "/proc/%d/environ", pp);
+	UT_CHECK_RET(3, read_file(path, b, sizeof b), EACCES);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/maps", pp, pp);
+	UT_CHECK_RET(4, read_file(path, b, sizeof b), EACCES);
+	return 0;
+}
+
+UT_TEST(maps_and_environ_only_to_a_process_that_may_ptrace)
+{
+	char b[256];
+	T_EXPECT(read_file("/proc/self/maps", b, sizeof b) > 0);
+	int st = ut_child_as_nobody(inspect_as_nobody, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+}
+
 UT_TEST(environ_shows_the_environment_exec_gave)
 {
 	pid_t p = fork();
