@@ -7,6 +7,7 @@
  * zero-extended, as Linux does, and decoded here as LTP does). */
 #define _GNU_SOURCE
 #include "utest.h"
+#include "x86segutil.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -57,36 +58,6 @@ static struct user_desc data_desc(int idx, void *base)
 	u.limit = 0xfff;
 	u.seg_32bit = 1;
 	return u;
-}
-
-/* A page below 4 GiB (an LDT base has 32 bits) holding a marker. */
-static uint64_t *low_page(uint64_t marker)
-{
-	uint64_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	p[1] = marker;
-	return p;
-}
-
-static uint64_t read_gs8(unsigned short sel)
-{
-	uint64_t v;
-	__asm__ __volatile__("movw %w1, %%gs\n\tmovq %%gs:8, %0" : "=r"(v) : "r"(sel) : "memory");
-	return v;
-}
-
-static unsigned short get_gs(void)
-{
-	unsigned short s;
-	__asm__ __volatile__("movw %%gs, %0" : "=r"(s));
-	return s;
-}
-
-static void clear_gs(void)
-{
-	__asm__ __volatile__("movw %w0, %%gs" :: "r"(0));
 }
 
 static int no_ldt_at_start(void *arg)

@@ -7,6 +7,7 @@
  * gives Linux's errors.  (Linux kernels built without 32-bit emulation
  * answer ENOSYS: every subtest then skips.) */
 #include "utest.h"
+#include "x86segutil.h"
 #define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
@@ -68,29 +69,6 @@ static struct user_desc empty_desc(int idx)
 	return u;
 }
 
-static uint64_t *low_page(uint64_t marker)
-{
-	uint64_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	p[1] = marker;
-	return p;
-}
-
-static uint64_t read_gs8(unsigned short sel)
-{
-	uint64_t v;
-	__asm__ __volatile__("movw %w1, %%gs\n\tmovq %%gs:8, %0" : "=r"(v) : "r"(sel) : "memory");
-	return v;
-}
-static unsigned short get_gs(void)
-{
-	unsigned short s;
-	__asm__ __volatile__("movw %%gs, %0" : "=r"(s));
-	return s;
-}
-static void clear_gs(void) { __asm__ __volatile__("movw %w0, %%gs" :: "r"(0)); }
 
 static void clear_all(void)
 {
