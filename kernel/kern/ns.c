@@ -23,6 +23,7 @@
 #include "ipc.h"
 #include "kmem.h"
 #include "lock.h"
+#include "net.h"
 #include "ns.h"
 #include "page.h"
 #include "proc.h"
@@ -69,7 +70,7 @@ static const uint64_t type_flag[NS_NTYPES] = {
 };
 
 /* The types a new namespace can be made of. */
-#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWIPC)
+#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET)
 #define CAP_SYS_CHROOT 18
 #define CAP_SETFCAP 31
 #define NS_ALL_FLAGS (CLONE_NEWALL | CLONE_NEWTIME)
@@ -100,6 +101,7 @@ void ns_put(struct ns *ns)
 		vfs_mnt_table_free(ns->mnt);
 	if (ns->ipc)
 		ipc_ns_shutdown(ns->ipc);
+	netns_put(ns->net);               /* its sockets may keep it a while */
 	kfree(ns);
 }
 
@@ -226,6 +228,7 @@ static struct ns *ns_new(int type, struct ns *old, struct ns *owner)
 	ns->owner = owner;
 	ns_ref(owner);
 	if ((type == NS_IPC && !(ns->ipc = ipc_ns_new())) ||
+	    (type == NS_NET && !(ns->net = netns_new())) ||
 	    (type == NS_MNT && !(ns->mnt = vfs_mnt_table_copy(ns_mnt_table(old))))) {
 		ns_put(ns);                   /* its owner and parent with it */
 		return NULL;
@@ -390,6 +393,16 @@ struct ipc_ns *ns_cur_ipc(void)
 	ipc_ns_ref(ipc);                  /* while ns is referenced: it holds ipc's */
 	ns_put(ns);
 	return ipc;
+}
+
+struct netns *netns_cur(void)
+{
+	struct proc *p = curproc();
+	struct ns *ns = p ? proc_ns(p, NS_NET) : NULL;
+	struct netns *n = ns && ns->net ? ns->net : netns_init();
+	netns_ref(n);                     /* while ns is referenced: it holds n's */
+	ns_put(ns);
+	return n;
 }
 
 struct ipc_ns *ipc_ns_cur(void)
