@@ -478,8 +478,8 @@ int inet_bind(struct usock *s, const struct ksockaddr *a)
 	if (!ep_local(ep.a) || (ep_v4(ep.a) && !ep_any4(ep.a) && s->family == AF_INET6 &&
 				READ_ONCE(s->in.v6only)))
 		return -EADDRNOTAVAIL;
-	if (!ep_wild(ep.a) && !READ_ONCE(s->net->lo_up))
-		return -EADDRNOTAVAIL;           /* lo down: it has no address */
+	if (!ep_v4(ep.a) && !ep_wild(ep.a) && !READ_ONCE(s->net->lo_up))
+		return -EADDRNOTAVAIL;           /* lo down: no ::1 (Linux still binds 127.x) */
 	if (s->utype == SOCK_RAW) {
 		/* a raw socket's address only: no port */
 		simple_lock(&names_lock);
@@ -531,8 +531,10 @@ int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep)
 		return -ENETUNREACH;
 	if (ep_wild(ep->a))
 		ep_loopback(ep->a, v4);          /* Linux: the wildcard means this host */
-	if (!ep_local(ep->a) || !READ_ONCE(s->net->lo_up))
-		return -ENETUNREACH;             /* no route but lo's (none while it is down) */
+	if (!ep_local(ep->a))
+		return -ENETUNREACH;             /* no route but lo */
+	if (!READ_ONCE(s->net->lo_up))
+		return v4 ? -ENETUNREACH : -EADDRNOTAVAIL;   /* lo down: no route, no ::1 (Linux) */
 	return 0;
 }
 

@@ -43,6 +43,7 @@
 #define IFLA_BROADCAST 2
 #define IFLA_IFNAME    3
 #define IFLA_MTU       4
+#define IFLA_QDISC     6
 #define IFLA_TXQLEN    13
 #define IFLA_OPERSTATE 16
 #define IFA_ADDRESS    1
@@ -136,6 +137,10 @@ static void link_msg(struct netns *net, struct reply *r, const struct nlmsghdr *
 	attr(r, IFLA_IFNAME, "lo", 3);
 	attr_u32(r, IFLA_MTU, LO_MTU);
 	attr_u32(r, IFLA_TXQLEN, 1000);
+	if (up)
+		attr(r, IFLA_QDISC, "noqueue", 8);
+	else
+		attr(r, IFLA_QDISC, "noop", 5);   /* Linux: a down lo has no queue set up */
 	uint8_t oper = up ? 0 : 2;       /* IF_OPER_UNKNOWN as Linux's lo, or IF_OPER_DOWN */
 	attr(r, IFLA_OPERSTATE, &oper, 1);
 	attr(r, IFLA_ADDRESS, mac, 6);
