@@ -5,7 +5,7 @@
  * namespace's names (uname, sethostname, /proc/sys/kernel/hostname), and
  * user namespaces: capabilities over a namespace, id translation, the
  * uid_map/gid_map/setgroups files.  Mount tables are vfs.c's, IPC tables
- * ipc_util.c's.
+ * ipc_util.c's, a network namespace's state (struct netns) net/netns.c's.
  *
  * A process's set p->nsproxy is read and replaced under p->lock (class
  * proc); the UTS names under the uts lock (a leaf, taken inside p->lock);
