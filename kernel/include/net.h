@@ -50,8 +50,11 @@ struct file;
  * refcnt counts the struct ns holding it and every socket in it; the last
  * put frees it (only kfree: any lock may be held).  Lock key: [a] atomic.
  */
+struct ns;
 struct netns {
 	volatile uint64_t refcnt;        /* [a] its struct ns + its sockets */
+	struct ns *owner;                /* [I] the user namespace owning it (referenced;
+					  * NULL: the initial one) */
 	volatile uint32_t lo_up;         /* [a] lo is IFF_UP */
 	volatile int somaxconn;          /* [a] /proc/sys/net/core/somaxconn */
 };
@@ -63,6 +66,9 @@ void netns_put(struct netns *n);
 struct netns *netns_init(void);
 /* The caller's network namespace, referenced (netns_put); ns.c. */
 struct netns *netns_cur(void);
+/* Has the caller cap over n (in the user namespace owning it: Linux's
+ * ns_capable(net->user_ns, cap))?  ns.c. */
+bool netns_capable(struct netns *n, int cap);
 /* lo's interface flags (IFF_*) in n. */
 uint32_t netns_lo_flags(struct netns *n);
 #define ARPHRD_LOOPBACK 772

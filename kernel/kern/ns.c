@@ -233,6 +233,10 @@ static struct ns *ns_new(int type, struct ns *old, struct ns *owner)
 		ns_put(ns);                   /* its owner and parent with it */
 		return NULL;
 	}
+	if (type == NS_NET) {
+		ns->net->owner = owner;       /* capabilities over its sockets (netns_capable) */
+		ns_ref(owner);
+	}
 	if (type == NS_UTS) {
 		uint64_t s = disable_lock(&uts_lock);
 		memcpy(ns->hostname, old->hostname, sizeof(ns->hostname));
@@ -759,6 +763,11 @@ void ns_uts_set(int which, const char *name, size_t len)
 }
 
 /* ---- user namespaces: capabilities over a namespace, ids, maps ---- */
+
+bool netns_capable(struct netns *n, int cap)
+{
+	return ns_capable(n->owner ? n->owner : INIT_USERNS, cap);
+}
 
 bool ns_capable_type(int type, int cap)
 {

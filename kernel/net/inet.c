@@ -489,7 +489,7 @@ int inet_bind(struct usock *s, const struct ksockaddr *a)
 		simple_unlock(&names_lock);
 		return 0;
 	}
-	if (ep.port && ep.port < 1024 && !cap_capable(CAP_NET_BIND_SERVICE))
+	if (ep.port && ep.port < 1024 && !netns_capable(s->net, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	simple_lock(&names_lock);
 	r = bind_locked(s, ep.a, ep.port);
@@ -639,6 +639,16 @@ int inet_getname(struct usock *s, bool peer, struct ksockaddr *a)
 
 /* ---- socket(2) ---- */
 
+/* CAP_NET_RAW over the caller's network namespace (where a new socket is
+ * made): Linux lets a user namespace's root open raw sockets in its own. */
+static bool raw_capable(void)
+{
+	struct netns *n = netns_cur();
+	bool r = netns_capable(n, CAP_NET_RAW);
+	netns_put(n);
+	return r;
+}
+
 /* The protocol of a new socket of the type, or -errno (Linux inet_create). */
 static int create_check(int type, int protocol)
 {
@@ -656,7 +666,7 @@ static int create_check(int type, int protocol)
 			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
 		return -EPROTONOSUPPORT;
 	case SOCK_RAW:
-		if (!cap_capable(CAP_NET_RAW))
+		if (!raw_capable())
 			return -EPERM;
 		return protocol ? protocol : -EPROTONOSUPPORT;   /* raw.c */
 	}

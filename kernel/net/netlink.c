@@ -189,7 +189,7 @@ static void error_msg(struct reply *r, const struct nlmsghdr *req, uint32_t port
 static int set_link(struct netns *net, const uint8_t *body, uint32_t blen)
 {
 	const struct ifinfomsg *i = blen >= sizeof(*i) ? (const void *)body : NULL;
-	if (!ns_capable_type(NS_NET, CAP_NET_ADMIN))
+	if (!netns_capable(net, CAP_NET_ADMIN))
 		return -EPERM;
 	if (!i || i->index != LO_INDEX)
 		return -EOPNOTSUPP;           /* no new links; lo is named by index */
@@ -214,7 +214,7 @@ static void answer(struct netns *net, struct reply *r, const struct nlmsghdr *re
 		e = set_link(net, body, blen);   /* RTM_NEWLINK, RTM_SETLINK */
 	} else if ((req->type & 3) != 2) {
 		/* RTM_NEW*, RTM_DEL*, RTM_SET*: the network does not change */
-		e = cap_capable(CAP_NET_ADMIN) ? -EOPNOTSUPP : -EPERM;
+		e = netns_capable(net, CAP_NET_ADMIN) ? -EOPNOTSUPP : -EPERM;
 	} else if (req->type == RTM_GETLINK) {
 		const struct ifinfomsg *i = blen >= sizeof(*i) ? (const void *)body : NULL;
 		if (dump) {

@@ -10,6 +10,7 @@
 #include "atomic.h"
 #include "kmem.h"
 #include "net.h"
+#include "ns.h"
 
 #define SOMAXCONN_DEFAULT 4096
 
@@ -41,6 +42,7 @@ void netns_put(struct netns *n)
 	if (!n || fetch_and_add(&n->refcnt, -1UL) != 1)
 		return;
 	KASSERT(n != &init_netns);
+	ns_put(n->owner);       /* a user namespace: its end takes no lock */
 	kfree(n);
 }
 

@@ -214,8 +214,8 @@ static int netdev_ioctl(struct netns *net, uint64_t cmd, uint64_t arg)
 		break;
 	case SIOCSIFFLAGS:
 		/* IFF_UP is the one flag that changes: lo up or down (CAP_NET_ADMIN
-		 * over the caller's network namespace) */
-		if (!ns_capable_type(NS_NET, CAP_NET_ADMIN))
+		 * over the socket's network namespace) */
+		if (!netns_capable(net, CAP_NET_ADMIN))
 			return -EPERM;
 		WRITE_ONCE(net->lo_up, (flags & IFF_UP) ? 1u : 0u);
 		return 0;

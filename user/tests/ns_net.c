@@ -524,6 +524,8 @@ static int unpriv(void *arg)
 	UT_CHECK_RET(3, s, 0);
 	UT_CHECK_RET(4, lo_set(s, true), EPERM);
 	UT_CHECK_RET(5, ioctl(s, SIOCSIFFLAGS, (void *)1), EFAULT);
+	UT_CHECK_RET(13, socket(AF_INET, SOCK_RAW, IPPROTO_ICMP), EPERM);
+	UT_CHECK_RET(14, tcp_listener(80, NULL), EACCES);
 	close(s);
 	/* with a user namespace of its own: allowed, and lo is its to bring up */
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
@@ -534,6 +536,13 @@ static int unpriv(void *arg)
 		UT_CHECK_RET(8, lo_set(s, true), 0);
 		if (!(lo_flags(s) & IFF_UP))
 			return 9;
+		/* its root has the network capabilities there: a low port, raw */
+		int l = tcp_listener(80, NULL);
+		UT_CHECK_RET(11, l, 0);
+		close(l);
+		int raw = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		UT_CHECK_RET(12, raw, 0);
+		close(raw);
 	} else if (errno != EPERM && errno != ENOSPC) {
 		return 10;            /* unprivileged user namespaces may be disabled on a host */
 	}
