@@ -262,10 +262,11 @@ int netlink_create(int type, int protocol, struct usock **out)
 	return 0;
 }
 
-static bool port_used_locked(int32_t port)
+/* Is port bound in network namespace net?  (Port ids are per namespace.) */
+static bool port_used_locked(struct netns *net, int32_t port)
 {
 	for (struct usock *o = usock_all_locked(); o; o = o->all_next)
-		if (o->family == AF_NETLINK && o->nl.bound && o->nl.port == port)
+		if (o->family == AF_NETLINK && o->nl.bound && o->nl.port == port && o->net == net)
 			return true;
 	return false;
 }
@@ -278,9 +279,9 @@ static int bind_locked(struct usock *s, int32_t port)
 		return port == 0 || port == s->nl.port ? 0 : -EINVAL;
 	if (port == 0) {
 		port = curproc()->pid;
-		while (port_used_locked(port))
+		while (port_used_locked(s->net, port))
 			port = next_port--;
-	} else if (port_used_locked(port)) {
+	} else if (port_used_locked(s->net, port)) {
 		return -EADDRINUSE;
 	}
 	s->nl.port = port;

@@ -483,6 +483,59 @@ UT_TEST(namespace_outlives_its_processes_through_a_socket_and_a_file)
 	close(sp[0]);
 }
 
+/* ---- netlink ---- */
+
+#define NETLINK_ROUTE 0
+struct sockaddr_nl {                /* <linux/netlink.h>, which musl lacks */
+	sa_family_t nl_family;
+	unsigned short nl_pad;
+	uint32_t nl_pid;
+	uint32_t nl_groups;
+};
+
+static int nl_bind(unsigned port)
+{
+	int s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	if (s < 0)
+		return -1;
+	struct sockaddr_nl a;
+	memset(&a, 0, sizeof a);
+	a.nl_family = AF_NETLINK;
+	a.nl_pid = port;
+	if (bind(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+static int nl_inside(void *arg)
+{
+	unsigned port = *(unsigned *)arg;
+	UT_CHECK_RET(1, unshare(CLONE_NEWNET), 0);
+	int s = nl_bind(port);          /* the parent's id is free here */
+	UT_CHECK_RET(2, s, 0);
+	UT_CHECK_RET(3, nl_bind(port), EADDRINUSE);
+	close(s);
+	return 0;
+}
+
+UT_TEST(netlink_port_ids_are_per_namespace)
+{
+	if (!need_root())
+		return;
+	unsigned port = 0x4e530000u + (unsigned)(getpid() & 0xffff);
+	int s = T_OK(nl_bind(port));
+	T_EXPECT_ERRNO(nl_bind(port), EADDRINUSE);
+	int st = ut_child(nl_inside, &port);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+	close(s);
+}
+
 /* ---- sysctl ---- */
 
 static int somaxconn_inside(void *arg)
