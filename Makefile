@@ -187,7 +187,8 @@ NET_OBJS := \
 	net/unix.o \
 	net/inet.o \
 	net/netlink.o \
-	net/raw.o
+	net/raw.o \
+	net/netns.o
 
 OBJS := $(addprefix $(BUILD)/kernel/,$(ARCH_OBJS) $(KERN_OBJS) $(VM_OBJS) $(DEV_OBJS) $(FS_OBJS) $(IPC_OBJS) \
 	$(NET_OBJS))

@@ -6,6 +6,7 @@
  * writing (mode 0644, owner root); writing a read-only one fails EACCES.
  */
 #include "kernel.h"
+#include "net.h"
 #include "ns.h"
 #include "errno.h"
 #include "file.h"
@@ -159,9 +160,21 @@ static void show_dnotify(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sy
 static int store_dnotify(const char *s) { return store_int(&sysctl_dir_notify_enable, s, 0, 1); }
 
 /* net: the listen backlog cap, the loopback's buffers and ports */
-volatile int sysctl_somaxconn = 4096;
-static void show_somaxconn(struct sbuf *sb) { sbuf_printf(sb, "%d\n", READ_ONCE(sysctl_somaxconn)); }
-static int store_somaxconn(const char *s) { return store_int(&sysctl_somaxconn, s, 0, INT32_MAX); }
+/* net.core.somaxconn: the reader's (writer's) network namespace's */
+static void show_somaxconn(struct sbuf *sb)
+{
+	struct netns *n = netns_cur();
+	sbuf_printf(sb, "%d\n", READ_ONCE(n->somaxconn));
+	netns_put(n);
+}
+
+static int store_somaxconn(const char *s)
+{
+	struct netns *n = netns_cur();
+	int r = store_int(&n->somaxconn, s, 0, INT32_MAX);
+	netns_put(n);
+	return r;
+}
 static void show_sockbuf(struct sbuf *sb) { sbuf_printf(sb, "212992\n"); }
 static void show_tainted(struct sbuf *sb) { sbuf_printf(sb, "0\n"); }   /* never tainted */
 static void show_port_range(struct sbuf *sb) { sbuf_printf(sb, "32768\t60999\n"); }

@@ -32,8 +32,45 @@ struct file;
 /* The one network device, lo (socket.c's ioctls, netlink.c, inet.c). */
 #define LO_INDEX        1
 #define LO_MTU          65536
-#define LO_IFF          0x49    /* IFF_UP | IFF_LOOPBACK | IFF_RUNNING */
+#define IFF_UP          0x1
+#define IFF_LOOPBACK    0x8
+#define IFF_RUNNING     0x40
+#define LO_IFF          0x49    /* IFF_UP | IFF_LOOPBACK | IFF_RUNNING: lo when up */
 #define IFF_LOWER_UP    0x10000
+
+/*
+ * A network namespace's state (netns.c): what a struct ns of type NS_NET
+ * holds (ns->net; the initial one is static).  Its lo device is up (with
+ * 127.0.0.1/8 and ::1) or down (no address: binding to a loopback address
+ * is EADDRNOTAVAIL, sending to one ENETUNREACH); a new namespace's lo
+ * starts down, as Linux's.  Sockets, the port table entries and abstract
+ * AF_UNIX names are tagged with the netns of the socket (usock->net,
+ * referenced): a socket stays in the namespace it was made in.
+ *
+ * refcnt counts the struct ns holding it and every socket in it; the last
+ * put frees it (only kfree: any lock may be held).  Lock key: [a] atomic.
+ */
+struct ns;
+struct netns {
+	volatile uint64_t refcnt;        /* [a] its struct ns + its sockets */
+	struct ns *owner;                /* [I] the user namespace owning it (referenced;
+					  * NULL: the initial one) */
+	volatile uint32_t lo_up;         /* [a] lo is IFF_UP */
+	volatile int somaxconn;          /* [a] /proc/sys/net/core/somaxconn */
+};
+/* A new netns (lo down), or NULL. */
+struct netns *netns_new(void);
+void netns_ref(struct netns *n);
+void netns_put(struct netns *n);
+/* The initial namespace's (never freed). */
+struct netns *netns_init(void);
+/* The caller's network namespace, referenced (netns_put); ns.c. */
+struct netns *netns_cur(void);
+/* Has the caller cap over n (in the user namespace owning it: Linux's
+ * ns_capable(net->user_ns, cap))?  ns.c. */
+bool netns_capable(struct netns *n, int cap);
+/* lo's interface flags (IFF_*) in n. */
+uint32_t netns_lo_flags(struct netns *n);
 #define ARPHRD_LOOPBACK 772
 
 #define IPPROTO_IP     0
@@ -248,6 +285,8 @@ struct poll_head *unix_poll_head(struct usock *s);
 /* The file of socket s is made (socket, socketpair, accept). */
 void unix_set_file(struct usock *s, struct file *f);
 int unix_type(struct usock *s);
+/* The network namespace s lives in (referenced by s). */
+struct netns *unix_net(struct usock *s);
 int unix_family(struct usock *s);
 /* file_ops.unref_hint: a reference to a unix socket file went (not the
  * last): descriptors in flight may have become garbage. */

@@ -6,8 +6,8 @@
  *
  * Types with namespaces beyond the initial one: UTS (host and domain
  * names), mount (vfs.c's mount tables), user (id maps, capabilities that
- * count inside only) and IPC (ipc.h's tables).  The others (pid, net,
- * cgroup, time) exist as their initial namespace (so /proc/PID/ns shows
+ * count inside only), IPC (ipc.h's tables) and network (net.h's struct
+ * netns).  The others (pid, cgroup, time) exist as their initial namespace (so /proc/PID/ns shows
  * them and setns to them works), and asking for a new one is EINVAL, as a
  * Linux kernel built without that namespace type says.
  *
@@ -35,6 +35,7 @@ struct file;
 struct inode;
 struct mnt_table;
 struct ipc_ns;
+struct netns;
 
 enum { NS_UTS, NS_IPC, NS_MNT, NS_USER, NS_PID, NS_NET, NS_CGROUP, NS_TIME, NS_NTYPES };
 
@@ -70,6 +71,8 @@ struct ns {
 					 * for the initial: vfs_mnt_table_init) */
 	struct ipc_ns *ipc;             /* [I] IPC namespaces: its tables (ipc.h; NULL for
 					 * the initial: ipc_ns_init) */
+	struct netns *net;              /* [I] network namespaces: its state (net.h,
+					 * referenced; NULL for the initial: netns_init) */
 	/* UTS: the names (65 bytes each, NUL-terminated). */
 	char hostname[NS_HOST_MAX + 1];   /* (u) */
 	char domainname[NS_HOST_MAX + 1]; /* (u) */

@@ -16,7 +16,6 @@ extern volatile int sysctl_pid_max;             /* kernel/pid_max: pids wrap bel
 extern volatile int sysctl_lease_break_time;    /* fs/lease-break-time, seconds */
 extern volatile uint64_t sysctl_aio_max_nr;     /* fs/aio-max-nr: io_setup events in all (aio.c) */
 extern volatile int sysctl_dir_notify_enable;   /* fs/dir-notify-enable: dnotify on */
-extern volatile int sysctl_somaxconn;           /* net/core/somaxconn: listen backlog cap */
 extern volatile uint64_t aio_nr;                /* fs/aio-nr: io_setup events now (read-only) */
 
 /* The tree for procfs.c: directories 0..procsys_ndirs-1 under /proc/sys,

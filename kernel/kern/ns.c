@@ -5,7 +5,7 @@
  * namespace's names (uname, sethostname, /proc/sys/kernel/hostname), and
  * user namespaces: capabilities over a namespace, id translation, the
  * uid_map/gid_map/setgroups files.  Mount tables are vfs.c's, IPC tables
- * ipc_util.c's.
+ * ipc_util.c's, a network namespace's state (struct netns) net/netns.c's.
  *
  * A process's set p->nsproxy is read and replaced under p->lock (class
  * proc); the UTS names under the uts lock (a leaf, taken inside p->lock);
@@ -23,6 +23,7 @@
 #include "ipc.h"
 #include "kmem.h"
 #include "lock.h"
+#include "net.h"
 #include "ns.h"
 #include "page.h"
 #include "proc.h"
@@ -69,7 +70,7 @@ static const uint64_t type_flag[NS_NTYPES] = {
 };
 
 /* The types a new namespace can be made of. */
-#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWIPC)
+#define NS_OFFERED (CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET)
 #define CAP_SYS_CHROOT 18
 #define CAP_SETFCAP 31
 #define NS_ALL_FLAGS (CLONE_NEWALL | CLONE_NEWTIME)
@@ -100,6 +101,7 @@ void ns_put(struct ns *ns)
 		vfs_mnt_table_free(ns->mnt);
 	if (ns->ipc)
 		ipc_ns_shutdown(ns->ipc);
+	netns_put(ns->net);               /* its sockets may keep it a while */
 	kfree(ns);
 }
 
@@ -226,9 +228,14 @@ static struct ns *ns_new(int type, struct ns *old, struct ns *owner)
 	ns->owner = owner;
 	ns_ref(owner);
 	if ((type == NS_IPC && !(ns->ipc = ipc_ns_new())) ||
+	    (type == NS_NET && !(ns->net = netns_new())) ||
 	    (type == NS_MNT && !(ns->mnt = vfs_mnt_table_copy(ns_mnt_table(old))))) {
 		ns_put(ns);                   /* its owner and parent with it */
 		return NULL;
+	}
+	if (type == NS_NET) {
+		ns->net->owner = owner;       /* capabilities over its sockets (netns_capable) */
+		ns_ref(owner);
 	}
 	if (type == NS_UTS) {
 		uint64_t s = disable_lock(&uts_lock);
@@ -390,6 +397,16 @@ struct ipc_ns *ns_cur_ipc(void)
 	ipc_ns_ref(ipc);                  /* while ns is referenced: it holds ipc's */
 	ns_put(ns);
 	return ipc;
+}
+
+struct netns *netns_cur(void)
+{
+	struct proc *p = curproc();
+	struct ns *ns = p ? proc_ns(p, NS_NET) : NULL;
+	struct netns *n = ns && ns->net ? ns->net : netns_init();
+	netns_ref(n);                     /* while ns is referenced: it holds n's */
+	ns_put(ns);
+	return n;
 }
 
 struct ipc_ns *ipc_ns_cur(void)
@@ -746,6 +763,11 @@ void ns_uts_set(int which, const char *name, size_t len)
 }
 
 /* ---- user namespaces: capabilities over a namespace, ids, maps ---- */
+
+bool netns_capable(struct netns *n, int cap)
+{
+	return ns_capable(n->owner ? n->owner : INIT_USERNS, cap);
+}
 
 bool ns_capable_type(int type, int cap)
 {

@@ -398,7 +398,7 @@ static int port_check_locked(struct usock *s, const uint8_t *a, uint16_t p, bool
 {
 	KASSERT(simple_lock_held(&names_lock));
 	for (struct usock *o = ports[p % PORT_HASH]; o; o = o->in.port_next) {
-		if (o == s || o->protocol != s->protocol || o->in.bound.port != p)
+		if (o == s || o->protocol != s->protocol || o->in.bound.port != p || o->net != s->net)
 			continue;
 		if (!overlap(a, s->in.v6only, o->in.bound.a, o->in.v6only))
 			continue;
@@ -413,10 +413,10 @@ static int port_check_locked(struct usock *s, const uint8_t *a, uint16_t p, bool
 	return 0;
 }
 
-static bool port_used_locked(int protocol, uint16_t p)
+static bool port_used_locked(struct netns *net, int protocol, uint16_t p)
 {
 	for (struct usock *o = ports[p % PORT_HASH]; o; o = o->in.port_next)
-		if (o->protocol == protocol && o->in.bound.port == p)
+		if (o->protocol == protocol && o->in.bound.port == p && o->net == net)
 			return true;
 	return false;
 }
@@ -459,7 +459,7 @@ static int bind_locked(struct usock *s, const uint8_t *a, uint16_t port)
 	uint32_t n = EPHEMERAL_HI - EPHEMERAL_LO + 1;
 	for (uint32_t i = 0; i < n; i++) {
 		uint16_t p = (uint16_t)(EPHEMERAL_LO + ephemeral_next++ % n);
-		if (!port_used_locked(s->protocol, p)) {
+		if (!port_used_locked(s->net, s->protocol, p)) {
 			port_insert_locked(s, a, p);
 			return 0;
 		}
@@ -478,6 +478,8 @@ int inet_bind(struct usock *s, const struct ksockaddr *a)
 	if (!ep_local(ep.a) || (ep_v4(ep.a) && !ep_any4(ep.a) && s->family == AF_INET6 &&
 				READ_ONCE(s->in.v6only)))
 		return -EADDRNOTAVAIL;
+	if (!ep_v4(ep.a) && !ep_wild(ep.a) && !READ_ONCE(s->net->lo_up))
+		return -EADDRNOTAVAIL;           /* lo down: no ::1 (Linux still binds 127.x) */
 	if (s->utype == SOCK_RAW) {
 		/* a raw socket's address only: no port */
 		simple_lock(&names_lock);
@@ -487,7 +489,7 @@ int inet_bind(struct usock *s, const struct ksockaddr *a)
 		simple_unlock(&names_lock);
 		return 0;
 	}
-	if (ep.port && ep.port < 1024 && !cap_capable(CAP_NET_BIND_SERVICE))
+	if (ep.port && ep.port < 1024 && !netns_capable(s->net, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	simple_lock(&names_lock);
 	r = bind_locked(s, ep.a, ep.port);
@@ -531,18 +533,20 @@ int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep)
 		ep_loopback(ep->a, v4);          /* Linux: the wildcard means this host */
 	if (!ep_local(ep->a))
 		return -ENETUNREACH;             /* no route but lo */
+	if (!READ_ONCE(s->net->lo_up))
+		return v4 ? -ENETUNREACH : -EADDRNOTAVAIL;   /* lo down: no route, no ::1 (Linux) */
 	return 0;
 }
 
-/* The socket of the protocol bound to a port that receives at ep: one
- * bound to the address itself is preferred to a wildcard.  Names lock
+/* The socket of the protocol in net bound to a port that receives at ep:
+ * one bound to the address itself is preferred to a wildcard.  Names lock
  * held; referenced. */
-static struct usock *lookup_locked(int protocol, int type_state, const struct inet_ep *ep,
-				   const struct inet_ep *src)
+static struct usock *lookup_locked(struct netns *net, int protocol, int type_state,
+				   const struct inet_ep *ep, const struct inet_ep *src)
 {
 	struct usock *best = NULL;
 	for (struct usock *o = ports[ep->port % PORT_HASH]; o; o = o->in.port_next) {
-		if (o->protocol != protocol || o->in.bound.port != ep->port)
+		if (o->protocol != protocol || o->in.bound.port != ep->port || o->net != net)
 			continue;
 		if (type_state == US_LISTEN && READ_ONCE(o->state) != US_LISTEN)
 			continue;
@@ -569,18 +573,18 @@ static struct usock *lookup_locked(int protocol, int type_state, const struct in
 	return best;
 }
 
-struct usock *inet_find_listener(const struct inet_ep *ep)
+struct usock *inet_find_listener(struct netns *net, const struct inet_ep *ep)
 {
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(IPPROTO_TCP, US_LISTEN, ep, NULL);
+	struct usock *t = lookup_locked(net, IPPROTO_TCP, US_LISTEN, ep, NULL);
 	simple_unlock(&names_lock);
 	return t;
 }
 
-struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src)
+struct usock *inet_find_dgram(struct netns *net, const struct inet_ep *ep, const struct inet_ep *src)
 {
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(IPPROTO_UDP, -1, ep, src);
+	struct usock *t = lookup_locked(net, IPPROTO_UDP, -1, ep, src);
 	simple_unlock(&names_lock);
 	return t;
 }
@@ -635,6 +639,16 @@ int inet_getname(struct usock *s, bool peer, struct ksockaddr *a)
 
 /* ---- socket(2) ---- */
 
+/* CAP_NET_RAW over the caller's network namespace (where a new socket is
+ * made): Linux lets a user namespace's root open raw sockets in its own. */
+static bool raw_capable(void)
+{
+	struct netns *n = netns_cur();
+	bool r = netns_capable(n, CAP_NET_RAW);
+	netns_put(n);
+	return r;
+}
+
 /* The protocol of a new socket of the type, or -errno (Linux inet_create). */
 static int create_check(int type, int protocol)
 {
@@ -652,7 +666,7 @@ static int create_check(int type, int protocol)
 			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
 		return -EPROTONOSUPPORT;
 	case SOCK_RAW:
-		if (!cap_capable(CAP_NET_RAW))
+		if (!raw_capable())
 			return -EPERM;
 		return protocol ? protocol : -EPROTONOSUPPORT;   /* raw.c */
 	}
@@ -664,7 +678,7 @@ int inet_create(int family, int type, int protocol, struct usock **out)
 	int proto = create_check(type, protocol);
 	if (proto < 0)
 		return proto;
-	struct usock *s = usock_new(type == SOCK_RAW ? SOCK_DGRAM : type);
+	struct usock *s = usock_new(type == SOCK_RAW ? SOCK_DGRAM : type, NULL);
 	if (!s)
 		return -ENOMEM;
 	s->family = family;
@@ -757,7 +771,7 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	struct umsg *m = usock_build(s, km, len, &e);
 	if (!m)
 		return e;
-	struct usock *r = inet_find_dgram(&dst, &src);
+	struct usock *r = inet_find_dgram(s->net, &dst, &src);
 	if (!r) {
 		/* ICMP port unreachable: an error for a connected socket */
 		umsg_free(m);
@@ -791,6 +805,7 @@ bool inet_dgram_room_locked(struct usock *r, size_t len)
 
 /* ---- /proc/net ---- */
 
+/* /proc/net/dev, if_inet6, route: the reader's namespace's lo. */
 void net_proc_dev(struct sbuf *sb)
 {
 	sbuf_printf(sb, "Inter-|   Receive                                                |  Transmit\n"
@@ -802,7 +817,10 @@ void net_proc_dev(struct sbuf *sb)
 
 void net_proc_if_inet6(struct sbuf *sb)
 {
-	sbuf_printf(sb, "00000000000000000000000000000001 01 80 10 80       lo\n");
+	struct netns *net = netns_cur();
+	if (READ_ONCE(net->lo_up))       /* ::1 only while lo is up */
+		sbuf_printf(sb, "00000000000000000000000000000001 01 80 10 80       lo\n");
+	netns_put(net);
 }
 
 void net_proc_route(struct sbuf *sb)
@@ -830,9 +848,11 @@ void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
 			     "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
 			     "retrnsmt   uid  timeout inode\n");
 	int fam = v6 ? AF_INET6 : AF_INET, proto = tcp ? IPPROTO_TCP : IPPROTO_UDP, sl = 0;
+	struct netns *net = netns_cur();          /* the reader's namespace's sockets */
 	simple_lock(&names_lock);
 	for (struct usock *s = usock_all_locked(); s; s = s->all_next) {
-		if (s->family != fam || s->protocol != proto || (!s->in.in_ports && !READ_ONCE(s->peer)))
+		if (s->family != fam || s->protocol != proto || s->net != net ||
+		    (!s->in.in_ports && !READ_ONCE(s->peer)))
 			continue;
 		struct inet_ep local = s->in.local, rem = { { 0 }, 0 };
 		if (!v6)
@@ -858,6 +878,7 @@ void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
 			    st, 0u, (unsigned)READ_ONCE(s->qbytes), 0u);
 	}
 	simple_unlock(&names_lock);
+	netns_put(net);
 }
 
 /* ---- control messages on receive ---- */

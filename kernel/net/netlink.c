@@ -17,6 +17,7 @@
 #include "errno.h"
 #include "kmem.h"
 #include "net.h"
+#include "ns.h"
 #include "proc.h"
 #include "sockpriv.h"
 #include "thread.h"
@@ -42,13 +43,13 @@
 #define IFLA_BROADCAST 2
 #define IFLA_IFNAME    3
 #define IFLA_MTU       4
+#define IFLA_QDISC     6
 #define IFLA_TXQLEN    13
 #define IFLA_OPERSTATE 16
 #define IFA_ADDRESS    1
 #define IFA_LOCAL      2
 #define IFA_LABEL      3
 
-#define LO_FLAGS        (LO_IFF | IFF_LOWER_UP)
 #define IFA_F_PERMANENT 0x80
 #define RT_SCOPE_HOST   254
 
@@ -124,16 +125,23 @@ static void attr_u32(struct reply *r, uint16_t type, uint32_t v)
 	attr(r, type, &v, sizeof(v));
 }
 
-static void link_msg(struct reply *r, const struct nlmsghdr *req, uint32_t port, uint16_t flags)
+static void link_msg(struct netns *net, struct reply *r, const struct nlmsghdr *req, uint32_t port,
+		     uint16_t flags)
 {
 	msg_begin(r, RTM_NEWLINK, flags, req, port);
-	struct ifinfomsg i = { 0, 0, ARPHRD_LOOPBACK, LO_INDEX, LO_FLAGS, 0 };
+	bool up = READ_ONCE(net->lo_up);
+	struct ifinfomsg i = { 0, 0, ARPHRD_LOOPBACK, LO_INDEX,
+			       netns_lo_flags(net) | (up ? IFF_LOWER_UP : 0), 0 };
 	put(r, &i, sizeof(i));
 	static const uint8_t mac[6];
 	attr(r, IFLA_IFNAME, "lo", 3);
 	attr_u32(r, IFLA_MTU, LO_MTU);
 	attr_u32(r, IFLA_TXQLEN, 1000);
-	uint8_t oper = 0;                /* IF_OPER_UNKNOWN, as Linux's lo */
+	if (up)
+		attr(r, IFLA_QDISC, "noqueue", 8);
+	else
+		attr(r, IFLA_QDISC, "noop", 5);   /* Linux: a down lo has no queue set up */
+	uint8_t oper = up ? 0 : 2;       /* IF_OPER_UNKNOWN as Linux's lo, or IF_OPER_DOWN */
 	attr(r, IFLA_OPERSTATE, &oper, 1);
 	attr(r, IFLA_ADDRESS, mac, 6);
 	attr(r, IFLA_BROADCAST, mac, 6);
@@ -176,8 +184,24 @@ static void error_msg(struct reply *r, const struct nlmsghdr *req, uint32_t port
 	msg_end(r);
 }
 
-/* The answer to one request (body: its payload, blen bytes). */
-static void answer(struct reply *r, const struct nlmsghdr *req, const uint8_t *body, uint32_t blen,
+/* RTM_NEWLINK / RTM_SETLINK: lo up or down (the IFF_UP bit of change;
+ * change 0 means every flag, as Linux).  0 or -errno. */
+static int set_link(struct netns *net, const uint8_t *body, uint32_t blen)
+{
+	const struct ifinfomsg *i = blen >= sizeof(*i) ? (const void *)body : NULL;
+	if (!netns_capable(net, CAP_NET_ADMIN))
+		return -EPERM;
+	if (!i || i->index != LO_INDEX)
+		return -EOPNOTSUPP;           /* no new links; lo is named by index */
+	uint32_t change = i->change ? i->change : ~0u;
+	if (change & IFF_UP)
+		WRITE_ONCE(net->lo_up, (i->flags & IFF_UP) ? 1u : 0u);
+	return 0;
+}
+
+/* The answer to one request (body: its payload, blen bytes) for a socket
+ * of network namespace net. */
+static void answer(struct netns *net, struct reply *r, const struct nlmsghdr *req, const uint8_t *body, uint32_t blen,
 		   uint32_t port)
 {
 	bool dump = (req->flags & NLM_F_DUMP) == NLM_F_DUMP;
@@ -186,26 +210,29 @@ static void answer(struct reply *r, const struct nlmsghdr *req, const uint8_t *b
 		e = req->type == NLMSG_NOOP || req->type == NLMSG_DONE ? 0 : -EINVAL;
 	} else if (req->type > RTM_MAX) {
 		e = -EOPNOTSUPP;
+	} else if (req->type == RTM_NEWLINK || req->type == RTM_NEWLINK + 3) {
+		e = set_link(net, body, blen);   /* RTM_NEWLINK, RTM_SETLINK */
 	} else if ((req->type & 3) != 2) {
 		/* RTM_NEW*, RTM_DEL*, RTM_SET*: the network does not change */
-		e = cap_capable(CAP_NET_ADMIN) ? -EOPNOTSUPP : -EPERM;
+		e = netns_capable(net, CAP_NET_ADMIN) ? -EOPNOTSUPP : -EPERM;
 	} else if (req->type == RTM_GETLINK) {
 		const struct ifinfomsg *i = blen >= sizeof(*i) ? (const void *)body : NULL;
 		if (dump) {
-			link_msg(r, req, port, NLM_F_MULTI);
+			link_msg(net, r, req, port, NLM_F_MULTI);
 			done_msg(r, req, port);
 			return;
 		}
 		if (i && i->index != LO_INDEX && i->index != 0)
 			e = -ENODEV;
 		else
-			link_msg(r, req, port, 0);
+			link_msg(net, r, req, port, 0);
 	} else if (dump) {
 		if (req->type == RTM_GETADDR) {
 			int fam = blen >= 1 ? body[0] : AF_UNSPEC;
-			if (fam == AF_UNSPEC || fam == AF_INET)
+			bool up = READ_ONCE(net->lo_up);    /* lo's addresses only while up */
+			if (up && (fam == AF_UNSPEC || fam == AF_INET))
 				addr_msg(r, req, port, false);
-			if (fam == AF_UNSPEC || fam == AF_INET6)
+			if (up && (fam == AF_UNSPEC || fam == AF_INET6))
 				addr_msg(r, req, port, true);
 		}
 		done_msg(r, req, port);          /* routes, neighbours...: none */
@@ -225,7 +252,7 @@ int netlink_create(int type, int protocol, struct usock **out)
 		return -ESOCKTNOSUPPORT;
 	if (protocol != NETLINK_ROUTE)
 		return -EPROTONOSUPPORT;         /* sock_diag, audit, uevents... */
-	struct usock *s = usock_new(SOCK_DGRAM);
+	struct usock *s = usock_new(SOCK_DGRAM, NULL);
 	if (!s)
 		return -ENOMEM;
 	s->family = AF_NETLINK;
@@ -235,10 +262,11 @@ int netlink_create(int type, int protocol, struct usock **out)
 	return 0;
 }
 
-static bool port_used_locked(int32_t port)
+/* Is port bound in network namespace net?  (Port ids are per namespace.) */
+static bool port_used_locked(struct netns *net, int32_t port)
 {
 	for (struct usock *o = usock_all_locked(); o; o = o->all_next)
-		if (o->family == AF_NETLINK && o->nl.bound && o->nl.port == port)
+		if (o->family == AF_NETLINK && o->nl.bound && o->nl.port == port && o->net == net)
 			return true;
 	return false;
 }
@@ -251,9 +279,9 @@ static int bind_locked(struct usock *s, int32_t port)
 		return port == 0 || port == s->nl.port ? 0 : -EINVAL;
 	if (port == 0) {
 		port = curproc()->pid;
-		while (port_used_locked(port))
+		while (port_used_locked(s->net, port))
 			port = next_port--;
-	} else if (port_used_locked(port)) {
+	} else if (port_used_locked(s->net, port)) {
 		return -EADDRINUSE;
 	}
 	s->nl.port = port;
@@ -395,7 +423,7 @@ ssize_t netlink_send(struct usock *s, struct kmsg *km)
 			break;                       /* Linux: the rest is ignored */
 		rep->len = 0;
 		if (req.flags & NLM_F_REQUEST)
-			answer(rep, &req, buf + off + sizeof(req), req.len - (uint32_t)sizeof(req), port);
+			answer(s->net, rep, &req, buf + off + sizeof(req), req.len - (uint32_t)sizeof(req), port);
 		if (rep->len)
 			queue_reply(s, rep);
 		off += NL_ALIGN(req.len);

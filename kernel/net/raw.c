@@ -70,9 +70,10 @@ static uint16_t icmp6_sum(const uint8_t *src, const uint8_t *dst, const uint8_t 
 
 /* ---- delivery ---- */
 
-/* Queue a copy of pkt (n bytes) from src on every raw socket of family
- * and protocol that may hear it. */
-static void deliver(int family, int protocol, const struct inet_ep *src, const struct inet_ep *dst,
+/* Queue a copy of pkt (n bytes) from src on every raw socket of network
+ * namespace net, family and protocol that may hear it. */
+static void deliver(struct netns *net, int family, int protocol, const struct inet_ep *src,
+		    const struct inet_ep *dst,
 		    const uint8_t *pkt, size_t n)
 {
 	struct usock *to[MAX_RECEIVERS];
@@ -80,7 +81,7 @@ static void deliver(int family, int protocol, const struct inet_ep *src, const s
 	simple_lock(&names_lock);
 	for (struct usock *s = usock_all_locked(); s && k < MAX_RECEIVERS; s = s->all_next) {
 		if (s->family != family || s->utype != SOCK_RAW || s->protocol != protocol ||
-		    READ_ONCE(s->dead))
+		    s->net != net || READ_ONCE(s->dead))
 			continue;
 		usock_ref(s);
 		to[k++] = s;
@@ -133,7 +134,7 @@ static void ip4_header(uint8_t *h, size_t len, int protocol, int ttl, int tos, c
 }
 
 /* The kernel's answers to an IPv4 packet to this host: ICMP echo. */
-static void answer4(const uint8_t *pkt, size_t n)
+static void answer4(struct netns *net, const uint8_t *pkt, size_t n)
 {
 	size_t hl = (size_t)(pkt[0] & 0xf) * 4;
 	if (pkt[9] != IPPROTO_ICMP || n < hl + 8 || pkt[hl] != ICMP_ECHO || pkt[hl + 1] != 0)
@@ -156,11 +157,12 @@ static void answer4(const uint8_t *pkt, size_t n)
 	struct inet_ep from, to;
 	memcpy(from.a, src, 16);
 	memcpy(to.a, dst, 16);
-	deliver(AF_INET, IPPROTO_ICMP, &from, &to, r, IPV4_HDR + ilen);
+	deliver(net, AF_INET, IPPROTO_ICMP, &from, &to, r, IPV4_HDR + ilen);
 	kfree(r);
 }
 
-static void answer6(const struct inet_ep *src, const struct inet_ep *dst, const uint8_t *msg, size_t n)
+static void answer6(struct netns *net, const struct inet_ep *src, const struct inet_ep *dst,
+		    const uint8_t *msg, size_t n)
 {
 	if (n < 8 || msg[0] != ICMP6_ECHO || msg[1] != 0)
 		return;
@@ -171,7 +173,7 @@ static void answer6(const struct inet_ep *src, const struct inet_ep *dst, const 
 	r[0] = ICMP6_ECHOREPLY;
 	put16(r + 2, 0);
 	put16(r + 2, icmp6_sum(dst->a, src->a, r, n));
-	deliver(AF_INET6, IPPROTO_ICMPV6, dst, src, r, n);
+	deliver(net, AF_INET6, IPPROTO_ICMPV6, dst, src, r, n);
 	kfree(r);
 }
 
@@ -249,8 +251,8 @@ ssize_t raw_send(struct usock *s, struct kmsg *km)
 			memcpy(from.a + 12, pkt + 12, 4);   /* a header's own source */
 			struct inet_ep to = dst;
 			memcpy(to.a + 12, pkt + 16, 4);
-			deliver(AF_INET, pkt[9], &from, &to, pkt, (size_t)len);
-			answer4(pkt, (size_t)len);
+			deliver(s->net, AF_INET, pkt[9], &from, &to, pkt, (size_t)len);
+			answer4(s->net, pkt, (size_t)len);
 			kfree(pkt);
 		}
 		kfree(data);
@@ -261,9 +263,9 @@ ssize_t raw_send(struct usock *s, struct kmsg *km)
 		put16(data + 2, 0);
 		put16(data + 2, icmp6_sum(src.a, dst.a, data, n));
 	}
-	deliver(AF_INET6, s->protocol, &src, &dst, data, n);
+	deliver(s->net, AF_INET6, s->protocol, &src, &dst, data, n);
 	if (s->protocol == IPPROTO_ICMPV6)
-		answer6(&src, &dst, data, n);
+		answer6(s->net, &src, &dst, data, n);
 	kfree(data);
 	return (ssize_t)n;
 }

@@ -10,6 +10,7 @@
 #include "file.h"
 #include "kmem.h"
 #include "net.h"
+#include "ns.h"
 #include "poll.h"
 #include "proc.h"
 #include "signal.h"
@@ -155,13 +156,15 @@ static void ifr_addr(struct kifreq *r, uint32_t host_addr)
 	memcpy(r->u.addr + 4, &be, 4);
 }
 
-static int ifconf(uint64_t arg)
+static int ifconf(struct netns *net, uint64_t arg)
 {
 	struct kifconf c;
 	if (copyin(&c, (void *)arg, sizeof(c)))
 		return -EFAULT;
 	int n = 0;
-	if (c.buf && c.len >= (int)sizeof(struct kifreq)) {
+	if (!READ_ONCE(net->lo_up)) {
+		n = 0;                           /* lo has no address while down */
+	} else if (c.buf && c.len >= (int)sizeof(struct kifreq)) {
 		struct kifreq r;
 		memset(&r, 0, sizeof(r));
 		memcpy(r.name, "lo", 3);
@@ -176,12 +179,13 @@ static int ifconf(uint64_t arg)
 	return copyout((void *)arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
-/* The device ioctls Linux answers on any socket (netdevice(7)): -ENOTTY if
- * cmd is not one of them. */
-static int netdev_ioctl(uint64_t cmd, uint64_t arg)
+/* The device ioctls Linux answers on any socket (netdevice(7)), for the
+ * lo of the socket's network namespace net: -ENOTTY if cmd is not one of
+ * them. */
+static int netdev_ioctl(struct netns *net, uint64_t cmd, uint64_t arg)
 {
 	if (cmd == SIOCGIFCONF)
-		return ifconf(arg);
+		return ifconf(net, arg);
 	if (cmd != SIOCGIFNAME && cmd != SIOCGIFFLAGS && cmd != SIOCSIFFLAGS &&
 	    cmd != SIOCGIFADDR && cmd != SIOCGIFDSTADDR && cmd != SIOCGIFBRDADDR &&
 	    cmd != SIOCGIFNETMASK && cmd != SIOCGIFMETRIC && cmd != SIOCGIFMTU &&
@@ -201,18 +205,28 @@ static int netdev_ioctl(uint64_t cmd, uint64_t arg)
 	r.name[IFNAMSIZ - 1] = 0;
 	if (strcmp(r.name, "lo"))
 		return -ENODEV;
+	int flags = (int16_t)r.u.ival;
 	memset(&r.u, 0, sizeof(r.u));
+	bool up = READ_ONCE(net->lo_up);
 	switch (cmd) {
 	case SIOCGIFFLAGS:
-		r.u.ival = LO_IFF;
+		r.u.ival = (int)netns_lo_flags(net);
 		break;
 	case SIOCSIFFLAGS:
-		/* lo stays up; only the privileged may ask */
-		return cap_capable(CAP_NET_ADMIN) ? 0 : -EPERM;
+		/* IFF_UP is the one flag that changes: lo up or down (CAP_NET_ADMIN
+		 * over the socket's network namespace) */
+		if (!netns_capable(net, CAP_NET_ADMIN))
+			return -EPERM;
+		WRITE_ONCE(net->lo_up, (flags & IFF_UP) ? 1u : 0u);
+		return 0;
 	case SIOCGIFADDR:
+		if (!up)
+			return -EADDRNOTAVAIL;
 		ifr_addr(&r, 0x7f000001);
 		break;
 	case SIOCGIFNETMASK:
+		if (!up)
+			return -EADDRNOTAVAIL;
 		ifr_addr(&r, 0xff000000);
 		break;
 	case SIOCGIFDSTADDR:
@@ -244,7 +258,7 @@ static int sock_ioctl(struct file *f, uint64_t cmd, uint64_t arg)
 		return put_int(arg, unix_atmark(f->priv));
 	if (cmd == SIOCOUTQ)
 		return put_int(arg, 0);          /* nothing waits to be sent */
-	return netdev_ioctl(cmd, arg);
+	return netdev_ioctl(unix_net(f->priv), cmd, arg);
 }
 
 static int sock_fasync(struct file *f, int fd, bool on)

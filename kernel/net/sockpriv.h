@@ -93,6 +93,7 @@ struct usock {
 	struct fasync *fasync;           /* (fasync lock) O_ASYNC files of it (fown.h) */
 	volatile uint64_t refcnt;        /* [a] file + peers + listener queue */
 	int type;                        /* [I] */
+	struct netns *net;               /* [I] its network namespace (referenced) */
 	volatile int state;              /* (s) US_* */
 	volatile int shut;               /* (s) RCV_SHUT, SEND_SHUT */
 	volatile bool dead;              /* (s) released */
@@ -149,8 +150,9 @@ extern struct simple_lock names_lock;
 
 void usock_ref(struct usock *s);
 void usock_unref(struct usock *s);
-/* A new socket of the type (on the list of all sockets), or NULL. */
-struct usock *usock_new(int type);
+/* A new socket of the type (on the list of all sockets) in network
+ * namespace net (NULL: the caller's), or NULL. */
+struct usock *usock_new(int type, struct netns *net);
 /* Wake the sleepers of wq (all, or one) and the pollers of s. */
 void usock_wake(struct usock *s, struct waitq *wq, bool one, uint32_t events);
 /* One interruptible sleep on wq (its lock held) until the deadline (0:
@@ -168,10 +170,10 @@ int inet_autobind(struct usock *s);
 int inet_listen_check(struct usock *s);
 /* A destination: 0 with *ep (a wildcard made the loopback), or -errno. */
 int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep);
-/* The listener for a connection to ep (referenced), or NULL. */
-struct usock *inet_find_listener(const struct inet_ep *ep);
-/* The datagram socket that receives at ep from src (referenced), or NULL. */
-struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src);
+/* The listener in net for a connection to ep (referenced), or NULL. */
+struct usock *inet_find_listener(struct netns *net, const struct inet_ep *ep);
+/* The datagram socket in net that receives at ep from src (referenced), or NULL. */
+struct usock *inet_find_dgram(struct netns *net, const struct inet_ep *ep, const struct inet_ep *src);
 /* The source end point of s for destination dst (names lock held). */
 void inet_source_locked(struct usock *s, const struct inet_ep *dst, struct inet_ep *out);
 /* Set the local name of a connected client or an accepted socket. */

@@ -72,6 +72,7 @@ void usock_unref(struct usock *s)
 		return;
 	KASSERT(!s->qhead && !s->acc_head && !s->peer);
 	kfree(s->addr);
+	netns_put(s->net);
 	kfree(s);
 }
 
@@ -83,11 +84,14 @@ static void cred_self(struct kucred *c)
 	c->gid = p->cred.egid;
 }
 
-struct usock *usock_new(int type)
+struct usock *usock_new(int type, struct netns *net)
 {
 	struct usock *s = kzalloc(sizeof(*s));
 	if (!s)
 		return NULL;
+	if (net)
+		netns_ref(net);
+	s->net = net ? net : netns_cur();
 	complex_lock_init(&s->io, LC_UNIX_IO, 0);
 	simple_lock_init(&s->lock, LC_UNIX_SOCK);
 	waitq_init(&s->rwait);
@@ -109,6 +113,11 @@ struct usock *usock_new(int type)
 	return s;
 }
 
+struct netns *unix_net(struct usock *s)
+{
+	return s->net;
+}
+
 int unix_create(int type, int protocol, struct usock **out)
 {
 	if (protocol != 0 && protocol != AF_UNIX)
@@ -117,7 +126,7 @@ int unix_create(int type, int protocol, struct usock **out)
 		type = SOCK_DGRAM;
 	if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_SEQPACKET)
 		return -ESOCKTNOSUPPORT;
-	struct usock *s = usock_new(type);
+	struct usock *s = usock_new(type, NULL);
 	if (!s)
 		return -ENOMEM;
 	*out = s;
@@ -302,15 +311,17 @@ static bool addr_is_abstract(const struct ksockaddr *a)
 }
 
 /* The bound socket with address a (abstract) or inode ip (path); referenced.
- * Names lock held.  Abstract names are per socket type (Linux). */
-static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, int type)
+ * Names lock held.  Abstract names are per socket type and per network
+ * namespace net (Linux); path names are the file system's. */
+static struct usock *lookup_locked(const struct ksockaddr *a, struct inode *ip, int type,
+				   struct netns *net)
 {
 	KASSERT(simple_lock_held(&names_lock));
 	for (struct usock *s = all_socks; s; s = s->all_next) {
 		if (!s->in_table)
 			continue;
 		if (ip ? s->bound_ip == ip :
-		    (!s->bound_ip && s->type == type && s->addr->len == a->len &&
+		    (!s->bound_ip && s->type == type && s->net == net && s->addr->len == a->len &&
 		     !memcmp(s->addr->b, a->b, a->len))) {
 			usock_ref(s);
 			return s;
@@ -398,13 +409,13 @@ int unix_bind(struct usock *s, const struct ksockaddr *a)
 			for (int i = 0; i < 5; i++)
 				na->b[3 + i] = "0123456789abcdef"[(v >> (16 - 4 * i)) & 0xf];
 			na->len = 8;
-			struct usock *o = lookup_locked(na, NULL, s->type);
+			struct usock *o = lookup_locked(na, NULL, s->type, s->net);
 			if (!o)
 				break;
 			fetch_and_add(&o->refcnt, -1UL);   /* still bound: not the last */
 		}
 	} else if (!ip) {
-		struct usock *o = lookup_locked(na, NULL, s->type);
+		struct usock *o = lookup_locked(na, NULL, s->type, s->net);
 		if (o) {
 			fetch_and_add(&o->refcnt, -1UL);
 			r = -EADDRINUSE;
@@ -427,7 +438,7 @@ int unix_bind(struct usock *s, const struct ksockaddr *a)
 
 /* The bound socket that address a names, referenced: 0, -ENOENT, -EACCES,
  * -ECONNREFUSED. */
-static int find_target(const struct ksockaddr *a, int type, struct usock **out)
+static int find_target(const struct ksockaddr *a, int type, struct netns *net, struct usock **out)
 {
 	struct inode *ip = NULL;
 	if (!addr_is_abstract(a)) {
@@ -453,7 +464,7 @@ static int find_target(const struct ksockaddr *a, int type, struct usock **out)
 		}
 	}
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(a, ip, type);
+	struct usock *t = lookup_locked(a, ip, type, net);
 	simple_unlock(&names_lock);
 	if (ip)
 		vnode_put(ip);
@@ -513,7 +524,7 @@ int unix_listen(struct usock *s, int backlog)
 {
 	if (s->type == SOCK_DGRAM)
 		return -EOPNOTSUPP;
-	int cap = READ_ONCE(sysctl_somaxconn);
+	int cap = READ_ONCE(s->net->somaxconn);
 	if ((unsigned)backlog > (unsigned)cap)
 		backlog = cap;
 	int r = 0;
@@ -548,7 +559,7 @@ static int dgram_connect(struct usock *s, const struct ksockaddr *a)
 {
 	struct usock *t = NULL;
 	if (a->len >= 2 && a->b[0] != AF_UNSPEC) {
-		int r = find_target(a, s->type, &t);
+		int r = find_target(a, s->type, s->net, &t);
 		if (r)
 			return r;
 		if (t->type != s->type) {
@@ -607,7 +618,7 @@ static int inet_connect(struct usock *s, const struct ksockaddr *a, bool nonbloc
 	r = inet_autobind(s);
 	if (r)
 		return r == -EAGAIN ? -EADDRNOTAVAIL : r;
-	struct usock *t = inet_find_listener(&dst);
+	struct usock *t = inet_find_listener(s->net, &dst);
 	if (!t) {
 		r = -ECONNREFUSED;
 	} else {
@@ -644,7 +655,7 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 	if (a->len <= 2)
 		return -EINVAL;
 	struct usock *t;
-	int r = find_target(a, s->type, &t);
+	int r = find_target(a, s->type, s->net, &t);
 	if (r)
 		return r;
 	return connect_to(s, t, NULL, nonblock);
@@ -656,7 +667,7 @@ int unix_connect(struct usock *s, const struct ksockaddr *a, bool nonblock)
 static int connect_to(struct usock *s, struct usock *t, const struct inet_ep *dst, bool nonblock)
 {
 	int r = 0;
-	struct usock *e = usock_new(s->type);
+	struct usock *e = usock_new(s->type, t->net);   /* the listener's namespace */
 	struct ksockaddr *eaddr = dst ? NULL : kmalloc(sizeof(*eaddr), 0);
 	if (e && dst) {
 		e->family = t->family;
@@ -1092,7 +1103,7 @@ static ssize_t dgram_send(struct usock *s, struct kmsg *km, bool nonblock)
 	if (km->name.len) {
 		if (km->name.len <= 2 || km->name.len > SUN_LEN_MAX || km->name.b[0] != AF_UNIX)
 			return -EINVAL;
-		e = find_target(&km->name, s->type, &r);
+		e = find_target(&km->name, s->type, s->net, &r);
 		if (e)
 			return e;
 		if (r->type != SOCK_DGRAM) {
@@ -1843,13 +1854,15 @@ void unix_gc_hint(void)
 	unix_gc();
 }
 
-/* /proc/net/unix: every AF_UNIX socket, its state and name. */
+/* /proc/net/unix: every AF_UNIX socket of the reader's network namespace,
+ * its state and name. */
 void unix_proc_format(struct sbuf *sb)
 {
 	sbuf_printf(sb, "Num       RefCount Protocol Flags    Type St Inode Path\n");
+	struct netns *net = netns_cur();
 	simple_lock(&names_lock);
 	for (struct usock *s = all_socks; s; s = s->all_next) {
-		if (s->family != AF_UNIX)
+		if (s->family != AF_UNIX || s->net != net)
 			continue;
 		int st = s->state == US_CONNECTED ? 3 : 1;   /* SS_CONNECTED, SS_UNCONNECTED */
 		/* the address column shows zeros, as Linux does to the unprivileged */
@@ -1871,4 +1884,5 @@ void unix_proc_format(struct sbuf *sb)
 		sbuf_printf(sb, "\n");
 	}
 	simple_unlock(&names_lock);
+	netns_put(net);
 }
