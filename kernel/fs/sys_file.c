@@ -311,6 +311,112 @@ static int open_magic(struct inode **ipp, int flags, int64_t *fd)
 	return 0;
 }
 
+/*
+ * Path to create at when path's last component is the dangling symbolic
+ * link ip (open with O_CREAT follows it as Linux does): the link's target,
+ * relative to path's directory unless absolute.  *pathp is replaced (a new
+ * kmalloc'd string).  0 or -errno.
+ */
+static int creat_follow(char **pathp, struct inode *ip)
+{
+	char *path = *pathp, *np = kmalloc(FS_PATH_MAX, 0);
+	if (!np)
+		return -ENOMEM;
+	ssize_t tl = fs_readlink(ip, np, FS_PATH_MAX - 1);
+	if (tl <= 0) {
+		kfree(np);
+		return tl < 0 ? (int)tl : -ENOENT;
+	}
+	np[tl] = 0;
+	size_t dl = 0;                       /* path's directory part, with its '/' */
+	for (size_t i = 0; np[0] != '/' && path[i]; i++)
+		if (path[i] == '/')
+			dl = i + 1;
+	if (dl + (size_t)tl + 1 > FS_PATH_MAX) {
+		kfree(np);
+		return -ENAMETOOLONG;
+	}
+	memmove(np + dl, np, (size_t)tl + 1);
+	memcpy(np, path, dl);
+	kfree(path);
+	*pathp = np;
+	return 0;
+}
+
+/*
+ * open's O_CREAT lookup: the existing file at *pathp (a final symbolic
+ * link followed unless O_NOFOLLOW) or, if there is none, a new regular file
+ * (*created).  A dangling final link is followed to create its target, at
+ * most 40 links deep (ELOOP), as Linux; with O_EXCL it is EEXIST.  *pathp
+ * may be replaced by the target's path.  0 with *ipp referenced, or -errno.
+ */
+static int open_creat(int dirfd, char **pathp, int flags, uint32_t mode,
+		      const struct resolve *rs, struct inode **ipp, bool *created)
+{
+	struct inode *ip = NULL;
+	int r;
+	for (int links = 0;; links++) {
+		struct lookup lk;
+		r = lookup_at_r(dirfd, *pathp, LK_PARENT | rs->lk, rs->anchored, &lk);
+		if (r)
+			return r;
+		struct inode *dir = lk.ip;
+		if (lk.lastlen == 0 || (lk.lastlen <= 2 && lk.last[0] == '.' &&
+					(lk.lastlen == 1 || lk.last[1] == '.'))) {
+			vnode_put(dir);
+			return -EISDIR;
+		}
+		bool dangling = false;
+		r = vfs_permission(dir, MAY_EXEC);
+		if (r == 0)
+			r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+		if (r == 0) {
+			if (flags & O_EXCL) {
+				r = -EEXIST;
+			} else if (S_ISLNK(ip->mode) && !(flags & O_NOFOLLOW)) {
+				struct lookup l2;
+				r = lookup_at_r(dirfd, *pathp, rs->lk | LK_STOP_MAGIC, rs->anchored, &l2);
+				if (r == 0) {
+					vnode_put(ip);
+					ip = l2.ip;
+				} else if (r == -ENOENT && !lk.trailing_slash &&
+					   !(ip->ops && ip->ops->magic_target)) {
+					dangling = true;
+				}
+			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
+				r = -ENOTDIR;
+			}
+		} else if (r == -ENOENT) {
+			if (lk.trailing_slash) {
+				r = -EISDIR;
+			} else {
+				r = vfs_create(dir, lk.last, lk.lastlen,
+					       S_IFREG | (mode & 07777 & ~cur_umask()), 0, NULL, &ip);
+				if (r == -EEXIST && !(flags & O_EXCL))
+					r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+				else if (r == 0)
+					*created = true;
+			}
+		}
+		vnode_put(dir);
+		if (dangling) {
+			r = links >= 40 ? -ELOOP : creat_follow(pathp, ip);
+			vnode_put(ip);
+			ip = NULL;
+			if (r)
+				return r;
+			continue;
+		}
+		if (r) {
+			if (ip)
+				vnode_put(ip);
+			return r;
+		}
+		*ipp = ip;
+		return 0;
+	}
+}
+
 static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			   const struct resolve *rs)
 {
@@ -336,46 +442,7 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 	struct inode *ip = NULL;
 	bool created = false;
 	if (flags & O_CREAT) {
-		struct lookup lk;
-		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
-		if (r)
-			goto out;
-		struct inode *dir = lk.ip;
-		if (lk.lastlen == 0 || (lk.lastlen <= 2 && lk.last[0] == '.' &&
-					(lk.lastlen == 1 || lk.last[1] == '.'))) {
-			vnode_put(dir);
-			r = -EISDIR;
-			goto out;
-		}
-		r = vfs_permission(dir, MAY_EXEC);
-		if (r == 0)
-			r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
-		if (r == 0) {
-			if (flags & O_EXCL) {
-				r = -EEXIST;
-			} else if (S_ISLNK(ip->mode) && !(flags & O_NOFOLLOW)) {
-				struct lookup l2;
-				vnode_put(ip);
-				ip = NULL;
-				r = lookup_at_r(dirfd, path, rs->lk | LK_STOP_MAGIC, rs->anchored, &l2);
-				if (r == 0)
-					ip = l2.ip;
-			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
-				r = -ENOTDIR;
-			}
-		} else if (r == -ENOENT) {
-			if (lk.trailing_slash) {
-				r = -EISDIR;
-			} else {
-				r = vfs_create(dir, lk.last, lk.lastlen,
-					       S_IFREG | (mode & 07777 & ~cur_umask()), 0, NULL, &ip);
-				if (r == -EEXIST && !(flags & O_EXCL))
-					r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
-				else if (r == 0)
-					created = true;
-			}
-		}
-		vnode_put(dir);
+		r = open_creat(dirfd, &path, flags, mode, rs, &ip, &created);
 		if (r)
 			goto out_ip;
 	} else {
