@@ -1356,6 +1356,8 @@ static int64_t do_faccessat(int dirfd, uint64_t upath, int mode, int flags)
 	/* access(2) asks for the real ids; AT_EACCESS for the effective ones */
 	r = !mode ? 0 : (flags & AT_EACCESS) ? vfs_permission(ip, mode) :
 		vfs_permission_real(ip, mode);
+	if (r == 0 && (mode & MAY_EXEC) && S_ISREG(ip->mode) && vfs_noexec(ip))
+		r = -EACCES;                 /* Linux: no executing on a noexec mount */
 	vnode_put(ip);
 	return r;
 }
@@ -2407,6 +2409,24 @@ static int mount_propagation(uint64_t utarget, uint64_t flags)
 	return r;
 }
 
+/* mount(target, MS_REMOUNT | flags): the per-mount flags (nosuid, nodev,
+ * noexec) of the mount whose root target is become those in flags (data,
+ * the file system's options, is not looked at).  CAP_SYS_ADMIN (EPERM);
+ * a mount's root (EINVAL). */
+static int mount_remount(uint64_t utarget, uint64_t flags)
+{
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, utarget, 0, &ip);
+	if (r)
+		return r;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		r = -EPERM;
+	else
+		r = vfs_mount_set_flags(ip, flags);
+	vnode_put(ip);
+	return r;
+}
+
 SYSCALL(165, mount)
 {
 	char type[32];
@@ -2415,6 +2435,8 @@ SYSCALL(165, mount)
 		flags &= 0xffff;              /* MS_MGC_VAL: the old magic, ignored */
 	if (flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
 		return mount_propagation(a1, flags);
+	if (flags & MS_REMOUNT)
+		return mount_remount(a1, flags);
 	if (!a2)
 		return -EINVAL;
 	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
@@ -2437,6 +2459,11 @@ SYSCALL(165, mount)
 		return -EPERM;          /* Linux: CAP_SYS_ADMIN over the mount namespace */
 	}
 	r = vfs_mount_at(dir, type, data);
+	struct inode *root = r ? NULL : vfs_mounted_root(dir);
+	if (root) {
+		vfs_mount_set_flags(root, flags);
+		vnode_put(root);
+	}
 	vnode_put(dir);
 	return r;
 }
