@@ -71,6 +71,7 @@ struct file;
 #define IPV6_LEAVE_GROUP  21
 /* IPPROTO_IPV6 options */
 #define IPV6_UNICAST_HOPS   16
+#define IPV6_MULTICAST_IF   17
 #define IPV6_MULTICAST_HOPS 18
 #define IPV6_MULTICAST_LOOP 19
 #define IPV6_MTU_DISCOVER   23

@@ -257,6 +257,97 @@ static bool connected(struct usock *s)
 	return s->type == SOCK_STREAM ? READ_ONCE(s->state) == US_CONNECTED : READ_ONCE(s->in.dst_set);
 }
 
+/* The interface with local IPv4 address be (network order): lo for
+ * 127.0.0.0/8, else 0 (none). */
+static int dev_of_addr(uint32_t be)
+{
+	return (__builtin_bswap32(be) >> 24) == 127 ? LO_INDEX : 0;
+}
+
+/* IP_MULTICAST_IF: an in_addr, ip_mreq or ip_mreqn naming the interface
+ * for multicast sends (Linux: by index, else by address; both zero: the
+ * default again). */
+static int mc_set_if4(struct usock *s, const void *val, uint32_t len)
+{
+	uint32_t m[3] = { 0, 0, 0 };     /* ip_mreqn: multiaddr, address, ifindex */
+	if (len < 4)
+		return -EINVAL;
+	if (len >= 12)
+		memcpy(m, val, 12);
+	else if (len >= 8)
+		memcpy(m, val, 8);
+	else
+		memcpy(&m[1], val, 4);
+	int idx = (int)m[2];
+	if (idx == 0 && m[1] != 0)
+		idx = dev_of_addr(m[1]);
+	else if (idx != 0 && idx != LO_INDEX)
+		idx = 0;
+	if (idx == 0 && (m[1] != 0 || m[2] != 0))
+		return -EADDRNOTAVAIL;
+	simple_lock(&s->lock);
+	s->in.mc_index = idx;
+	s->in.mc_addr = m[1];
+	simple_unlock(&s->lock);
+	return 0;
+}
+
+/* Join (or leave) group g (IPv4 mapped) on lo. */
+static int mc_member(struct usock *s, const uint8_t *g, bool join)
+{
+	int r = join ? 0 : -EADDRNOTAVAIL;
+	simple_lock(&s->lock);
+	int n = s->in.mc_ngroups, i = 0;
+	while (i < n && memcmp(s->in.mc_groups[i], g, 16))
+		i++;
+	if (join && i < n)
+		r = -EADDRINUSE;
+	else if (join && n == INET_MC_MAX)
+		r = -ENOBUFS;
+	else if (join)
+		memcpy(s->in.mc_groups[s->in.mc_ngroups++], g, 16);
+	else if (i < n) {
+		memcpy(s->in.mc_groups[i], s->in.mc_groups[n - 1], 16);
+		s->in.mc_ngroups--;
+		r = 0;
+	}
+	simple_unlock(&s->lock);
+	return r;
+}
+
+/* IP_ADD/DROP_MEMBERSHIP (ip_mreq or ip_mreqn) and IPV6_JOIN/LEAVE_GROUP
+ * (ipv6_mreq): memberships kept per socket; lo is the one interface, and
+ * a join that names none finds no route to the group (Linux with only lo:
+ * ENODEV).  Multicast datagrams are not delivered. */
+static int mc_membership(struct usock *s, bool v6, bool join, const void *val, uint32_t len)
+{
+	uint8_t g[16];
+	int idx;
+	if (v6) {
+		if (len < 20)
+			return -EINVAL;
+		memcpy(g, val, 16);
+		memcpy(&idx, (const uint8_t *)val + 16, 4);
+		if (g[0] != 0xff)
+			return -EINVAL;
+	} else {
+		uint32_t m[3] = { 0, 0, 0 };
+		if (len < 8)
+			return -EINVAL;
+		memcpy(m, val, len >= 12 ? 12 : 8);
+		uint32_t h = __builtin_bswap32(m[0]);
+		if ((h >> 28) != 0xe)
+			return -EINVAL;
+		ep_set_v4(g, m[0]);
+		idx = m[2] ? (int)m[2] : m[1] ? dev_of_addr(m[1]) : 0;
+	}
+	if (!join && idx == 0)               /* leaving: IPv6 matches any interface; */
+		return v6 ? mc_member(s, g, false) : -ENODEV;   /* IPv4 routes */
+	if (idx != LO_INDEX)
+		return join ? -ENODEV : -EADDRNOTAVAIL;
+	return mc_member(s, g, join);
+}
+
 int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len)
 {
 	int rr;
@@ -275,12 +366,12 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 	}
 	if ((lvl == OPT_IP && opt == IP_TRANSPARENT) && !cap_capable(CAP_NET_ADMIN))
 		return -EPERM;
-	/* lo is no multicast device: joining a group finds none (Linux with
-	 * only lo: ENODEV); leaving one never joined EADDRNOTAVAIL */
-	if ((lvl == OPT_IP && opt == IP_ADD_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_JOIN_GROUP))
-		return len < 8 ? -EINVAL : -ENODEV;
-	if ((lvl == OPT_IP && opt == IP_DROP_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_LEAVE_GROUP))
-		return len < 8 ? -EINVAL : -EADDRNOTAVAIL;
+	if (lvl == OPT_IP && (opt == IP_ADD_MEMBERSHIP || opt == IP_DROP_MEMBERSHIP))
+		return mc_membership(s, false, opt == IP_ADD_MEMBERSHIP, val, len);
+	if (lvl == OPT_IPV6 && (opt == IPV6_JOIN_GROUP || opt == IPV6_LEAVE_GROUP))
+		return mc_membership(s, true, opt == IPV6_JOIN_GROUP, val, len);
+	if (lvl == OPT_IP && opt == IP_MULTICAST_IF)
+		return mc_set_if4(s, val, len);
 	int v = 0;
 	if (len >= sizeof(int))
 		memcpy(&v, val, sizeof(int));
@@ -288,6 +379,14 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 		v = *(const uint8_t *)val;   /* Linux: IP options take a byte too */
 	else
 		return -EINVAL;
+	if (lvl == OPT_IPV6 && opt == IPV6_MULTICAST_IF) {
+		if (v != 0 && v != LO_INDEX)
+			return -ENODEV;          /* no such interface */
+		simple_lock(&s->lock);
+		s->in.mc_index = v;
+		simple_unlock(&s->lock);
+		return 0;
+	}
 	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
 		simple_lock(&names_lock);
 		if (s->in.in_ports)
@@ -350,6 +449,10 @@ int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *le
 	}
 	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
 		v = READ_ONCE(s->in.v6only);
+	} else if (lvl == OPT_IPV6 && opt == IPV6_MULTICAST_IF) {
+		v = READ_ONCE(s->in.mc_index);
+	} else if (lvl == OPT_IP && opt == IP_MULTICAST_IF) {
+		v = (int)READ_ONCE(s->in.mc_addr);       /* Linux: the in_addr */
 	} else if ((lvl == OPT_IP && opt == IP_MTU) || (lvl == OPT_IPV6 && opt == IPV6_MTU)) {
 		if (!connected(s))
 			return -ENOTCONN;
