@@ -1640,6 +1640,14 @@ static int64_t do_fchmodat(int dirfd, uint64_t upath, uint32_t mode, int flags)
 
 SYSCALL(90, chmod) { return do_fchmodat(AT_FDCWD, a0, (uint32_t)a1, 0); }
 SYSCALL(268, fchmodat) { return do_fchmodat((int)a0, a1, (uint32_t)a2, 0); }
+/* fchmodat2 (Linux 6.6): fchmodat with flags; a symbolic link itself
+ * (AT_SYMLINK_NOFOLLOW) EOPNOTSUPP */
+SYSCALL(452, fchmodat2)
+{
+	if ((int)a3 & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	return do_fchmodat((int)a0, a1, (uint32_t)a2, (int)a3);
+}
 SYSCALL(91, fchmod)
 {
 	struct file *f = fd_get((int)a0);

@@ -1191,6 +1191,31 @@ static int magic_walk(struct inode **ipp)
 	return r;
 }
 
+/* *ipp (referenced) is a magic link without magic_walk (/proc/PID/fd/N,
+ * exe, cwd, root): if it leads to an open file's inode, the walk jumps
+ * there as Linux's does (an O_PATH descriptor of a symbolic link reaches
+ * the link itself, a deleted file its inode): 0 with *ipp that inode
+ * (the link's reference dropped).  1 with *ipp unchanged if it is to be
+ * followed as its text (a path, a pipe); -errno with the link released. */
+static int magic_jump(struct inode **ipp)
+{
+	struct inode *link = *ipp, *target = NULL;
+	struct file *f = NULL;
+	int r = link->ops->magic_target(link, &target, &f);
+	file_unref(f);
+	if (r == 0 && target) {
+		vnode_put(link);
+		*ipp = target;
+		return 0;
+	}
+	if (r < 0) {
+		vnode_put(link);
+		*ipp = NULL;
+		return r;
+	}
+	return 1;
+}
+
 static ssize_t link_target(struct inode *ip, char *buf, size_t n)
 {
 	if (ip->ops)
@@ -1311,6 +1336,15 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 				if ((err = magic_walk(&ip)) != 0)
 					goto fail;
 				goto stepped;
+			}
+			if (ip->ops && ip->ops->magic_target) {
+				int j = magic_jump(&ip);
+				if (j < 0) {
+					err = j;
+					goto fail;
+				}
+				if (j == 0)
+					goto stepped;
 			}
 			ssize_t tlen = link_target(ip, tbuf, FS_PATH_MAX);
 			vnode_put(ip);
