@@ -13,8 +13,9 @@
 # Prints every line but the noise of -test.v (=== RUN/PAUSE/CONT, --- PASS);
 # the whole console goes to build/gotest/K/K.log.  Environment:
 #   GT_ARGS     more test flags for every package (e.g. '-test.short',
-#               '-test.run ^TestFoo$'); GT_ARGS_pkg for one package, with
-#               / and . in its name as _ (GT_ARGS_os_exec='-test.run Pipe')
+#               '-test.run ^TestFoo$'), words split at blanks (no spaces in a
+#               regexp); GT_ARGS_pkg for one package, with / and . in its
+#               name as _ (GT_ARGS_net='-test.skip Lookup|Resolver')
 #   GT_T        per-package limit in seconds (default 600)
 #   GT_CMDLINE  more of Concerto's command line (e.g. 'lockmode=4 leaktrace')
 #   GT_ALL=1    show every line
@@ -57,8 +58,10 @@ python3 tools/addspec.py build/initramfs.spec $dirs > "$out/spec"
 	for p in "$@"; do
 		n=$(echo "$p" | tr '/.' '__')
 		eval "a=\${GT_ARGS_$n:-}"
+		# each word quoted for the guest's shell (a regexp may have | or *)
+		q=$(set -f; for w in $GT_ARGS $a; do printf " '%s'" "$w"; done)
 		echo "cd $GOROOT/src/$p; echo '=== PKG $p'"
-		echo "timeout -s KILL $T /gotest/$n.test -test.v -test.timeout=${T}s $GT_ARGS $a > /tmp/out 2>&1; r=\$?"
+		echo "timeout -s KILL $T /gotest/$n.test -test.v -test.timeout=${T}s$q > /tmp/out 2>&1; r=\$?"
 		echo "$filt /tmp/out; echo \"=== PKG $p: exit \$r\""
 	done
 	echo "echo '=== done'"
