@@ -35,8 +35,10 @@ dirs="$GOROOT/lib/time $GOROOT/VERSION $GOROOT/go.env"
 for p in "$@"; do
 	n=$(echo "$p" | tr '/.' '__')
 	CGO_ENABLED=0 go test -c -o "$out/bin/$n.test" "$p"
-	dirs="$dirs $GOROOT/src/$p"
 done
+# package trees, a parent before its children (addspec takes a directory
+# it has already made for a child as done)
+for p in $(printf '%s\n' "$@" | sort -u); do dirs="$dirs $GOROOT/src/$p"; done
 python3 tools/addspec.py build/initramfs.spec $dirs > "$out/spec"
 {
 	echo "dir /gotest 755 0 0"

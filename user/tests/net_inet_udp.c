@@ -284,7 +284,7 @@ UT_TEST(control_messages_tell_destination_ttl_and_time)
 }
 
 /* Go's ListenMulticastUDP on lo (TestIPv4MulticastListener): two sockets
- * bound to the group with SO_REUSEADDR, IP_MULTICAST_IF by index, a
+ * bound to the group's port with SO_REUSEADDR, IP_MULTICAST_IF by index, a
  * membership on lo; joining twice EADDRINUSE, leaving twice EADDRNOTAVAIL,
  * a unicast group EINVAL, short options EINVAL, an unknown interface. */
 UT_TEST(ipv4_multicast_interface_and_membership_on_lo)
@@ -297,7 +297,7 @@ UT_TEST(ipv4_multicast_interface_and_membership_on_lo)
 		T_ASSERT(s[i] >= 0);
 		int one = 1;
 		T_OK(setsockopt(s[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
-		struct sockaddr_in g = sin4("224.0.0.254", 12346);
+		struct sockaddr_in g = sin4("0.0.0.0", 12346);     /* as Go binds */
 		T_OK(bind(s[i], (struct sockaddr *)&g, sizeof(g)));
 		struct ip_mreqn mn = { .imr_ifindex = lo };
 		T_OK(setsockopt(s[i], IPPROTO_IP, IP_MULTICAST_IF, &mn, sizeof(mn)));
