@@ -663,6 +663,8 @@ static void gen_net_tcp6(struct sbuf *sb, const struct pnode *n __unused) { inet
 static void gen_net_udp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, false); }
 static void gen_net_udp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, true); }
 static void gen_net_unix(struct sbuf *sb, const struct pnode *n __unused) { unix_proc_format(sb); }
+static void gen_net_igmp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_igmp(sb, false); }
+static void gen_net_igmp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_igmp(sb, true); }
 static void gen_net_if6(struct sbuf *sb, const struct pnode *n __unused) { net_proc_if_inet6(sb); }
 static void gen_net_route(struct sbuf *sb, const struct pnode *n __unused) { net_proc_route(sb); }
 
@@ -670,6 +672,8 @@ static void gen_net_route(struct sbuf *sb, const struct pnode *n __unused) { net
 static const struct pentry net_files[] = {
 	{ "dev", gen_net_dev, false },
 	{ "if_inet6", gen_net_if6, false },
+	{ "igmp", gen_net_igmp, false },
+	{ "igmp6", gen_net_igmp6, false },
 	{ "route", gen_net_route, false },
 	{ "tcp", gen_net_tcp, false },
 	{ "tcp6", gen_net_tcp6, false },

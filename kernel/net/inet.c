@@ -963,6 +963,74 @@ void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
 	simple_unlock(&names_lock);
 }
 
+/* /proc/net/igmp (v6: igmp6): lo's multicast groups, as Linux lists them —
+ * the all-hosts group(s) lo is always in, then each group a socket joined,
+ * once, with the number of sockets in it ("Users"). */
+#define IGMP_PROC_MAX 128
+
+struct mc_count {
+	uint8_t g[16];
+	int users;
+};
+
+static void mc_count_add(struct mc_count *c, int *n, const uint8_t *g)
+{
+	for (int i = 0; i < *n; i++)
+		if (!memcmp(c[i].g, g, 16)) {
+			c[i].users++;
+			return;
+		}
+	if (*n < IGMP_PROC_MAX) {
+		memcpy(c[*n].g, g, 16);
+		c[(*n)++].users = 1;
+	}
+}
+
+void inet_proc_igmp(struct sbuf *sb, bool v6)
+{
+	struct mc_count *c = kmalloc(IGMP_PROC_MAX * sizeof(*c), 0);
+	if (!c)
+		return;
+	int n = 0;
+	uint8_t g[16] = { 0xff, 0x02, [15] = 1 };       /* ff02::1, ff01::1 */
+	if (v6) {
+		mc_count_add(c, &n, g);
+		g[1] = 0x01;
+		mc_count_add(c, &n, g);
+	} else {
+		ep_set_v4(g, __builtin_bswap32(0xe0000001));   /* 224.0.0.1 */
+		mc_count_add(c, &n, g);
+	}
+	simple_lock(&names_lock);
+	for (struct usock *s = usock_all_locked(); s; s = s->all_next) {
+		if (s->family != AF_INET && s->family != AF_INET6)
+			continue;
+		simple_lock(&s->lock);
+		for (int i = 0; i < s->in.mc_ngroups; i++)
+			if (ep_v4(s->in.mc_groups[i]) != v6)
+				mc_count_add(c, &n, s->in.mc_groups[i]);
+		simple_unlock(&s->lock);
+	}
+	simple_unlock(&names_lock);
+	if (!v6) {
+		sbuf_printf(sb, "Idx\tDevice    : Count Querier\tGroup    Users Timer\tReporter\n");
+		sbuf_printf(sb, "%d\t%-10s: %5d %7s\n", LO_INDEX, "lo", n, "V3");
+	}
+	for (int i = 0; i < n; i++) {
+		if (!v6) {
+			uint32_t a;                  /* the address as a native integer, as Linux */
+			memcpy(&a, c[i].g + 12, 4);
+			sbuf_printf(sb, "\t\t\t\t%08X %5d 0:00000000\t\t0\n", a, c[i].users);
+			continue;
+		}
+		sbuf_printf(sb, "%-4d %-15s ", LO_INDEX, "lo");
+		for (int k = 0; k < 16; k++)
+			sbuf_printf(sb, "%02x", c[i].g[k]);
+		sbuf_printf(sb, " %5d %08X %d\n", c[i].users, 0xcu, 0);
+	}
+	kfree(c);
+}
+
 /* ---- control messages on receive ---- */
 
 #define SCM_TIMESTAMP   SO_TIMESTAMP

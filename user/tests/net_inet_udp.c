@@ -2,7 +2,8 @@
  * boundaries and carry the sender's address, unbound senders get a port,
  * connected sockets hear only their peer and learn of a closed port,
  * a full receiver drops instead of blocking the sender, port sharing,
- * multicast options on lo (IP_MULTICAST_IF, memberships), and bad input. */
+ * multicast options on lo (IP_MULTICAST_IF, memberships, /proc/net/igmp),
+ * and bad input. */
 #include "sockutil.h"
 #include "inetutil.h"
 #include <arpa/inet.h>
@@ -283,6 +284,21 @@ UT_TEST(control_messages_tell_destination_ttl_and_time)
 	close(b);
 }
 
+/* Does /proc/net/FILE have a line with both a and b? */
+static int proc_net_has(const char *file, const char *a, const char *b)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/net/%s", file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
+}
+
 /* Go's ListenMulticastUDP on lo (TestIPv4MulticastListener): two sockets
  * bound to the group's port with SO_REUSEADDR, IP_MULTICAST_IF by index, a
  * membership on lo; joining twice EADDRINUSE, leaving twice EADDRNOTAVAIL,
@@ -306,6 +322,10 @@ UT_TEST(ipv4_multicast_interface_and_membership_on_lo)
 		T_EXPECT_ERRNO(setsockopt(s[i], IPPROTO_IP, IP_ADD_MEMBERSHIP, &mn, sizeof(mn)),
 			       EADDRINUSE);
 	}
+	/* /proc/net/igmp: the group once, in host order, with its two users
+	 * (Go's Interface.MulticastAddrs reads it) */
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", " 2 "), 1);
+	T_EXPECT_EQ(proc_net_has("igmp", "lo", ":"), 1);
 	struct in_addr a;
 	socklen_t len = sizeof(a);
 	struct in_addr lo_addr = { inet_addr("127.0.0.1") };
@@ -328,8 +348,10 @@ UT_TEST(ipv4_multicast_interface_and_membership_on_lo)
 	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_ADD_MEMBERSHIP, &bad, sizeof(bad)), ENODEV);
 	struct ip_mreqn mn = { { inet_addr("224.0.0.254") }, { 0 }, lo };
 	T_OK(setsockopt(s[1], IPPROTO_IP, IP_DROP_MEMBERSHIP, &mn, sizeof(mn)));
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", " 1 "), 1);
 	close(s[0]);
 	close(s[1]);
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", ""), 0);
 }
 
 /* IPv6: IPV6_MULTICAST_IF takes an interface index (unknown: ENODEV),
@@ -352,9 +374,11 @@ UT_TEST(ipv6_multicast_interface_and_membership_on_lo)
 	T_ASSERT(inet_pton(AF_INET6, "ff02::114", &m.ipv6mr_multiaddr) == 1);
 	T_OK(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m)));
 	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m)), EADDRINUSE);
+	T_EXPECT_EQ(proc_net_has("igmp6", "ff020000000000000000000000000114", "lo"), 1);
 	m.ipv6mr_interface = 0;
 	T_OK(setsockopt(s, IPPROTO_IPV6, IPV6_LEAVE_GROUP, &m, sizeof(m)));
 	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_LEAVE_GROUP, &m, sizeof(m)), EADDRNOTAVAIL);
+	T_EXPECT_EQ(proc_net_has("igmp6", "ff020000000000000000000000000114", ""), 0);
 	m.ipv6mr_interface = (unsigned)lo;
 	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, 8), EINVAL);
 	T_ASSERT(inet_pton(AF_INET6, "::1", &m.ipv6mr_multiaddr) == 1);
