@@ -4,7 +4,7 @@
 # conformance check of the kernel by the Go runtime and its syscall package.
 # Builds each package's test binary on the host (CGO_ENABLED=0 go test -c:
 # static, no libc), puts them, the package source trees (a test runs in its
-# package directory, with its testdata/) and GOROOT/lib/time into the default
+# package directory, with its testdata/), GOROOT/src/testdata and GOROOT/lib/time into the default
 # initramfs (tools/addspec.py), boots the guest (Linux: build/linux/vmlinuz
 # from tools/linux-kernel.sh) and runs each binary with -test.v in
 # $GOROOT/src/PKG.  Run it on linux too: a test that fails there fails for
@@ -31,7 +31,7 @@ GOROOT=$(go env GOROOT)
 [ -f build/initramfs.spec ] || make -s build/initramfs.cpio
 [ "$K" != linux ] || tools/linux-kernel.sh build/linux
 T=${GT_T:-600}
-dirs="$GOROOT/lib/time $GOROOT/VERSION $GOROOT/go.env"
+dirs="$GOROOT/lib/time $GOROOT/VERSION $GOROOT/go.env $GOROOT/src/testdata"
 for p in "$@"; do
 	n=$(echo "$p" | tr '/.' '__')
 	CGO_ENABLED=0 go test -c -o "$out/bin/$n.test" "$p"
