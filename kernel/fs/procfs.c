@@ -371,14 +371,19 @@ static void gen_pid_status(struct sbuf *sb, const struct pnode *n)
 		['T'] = "stopped", ['Z'] = "zombie" };
 	sbuf_printf(sb, "Name:\t%s\nUmask:\t0022\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\n"
 		    "PPid:\t%d\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
-		    "FDSize:\t1024\nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmLck:\t%8lu kB\n"
+		    "FDSize:\t1024\nGroups:\t",
+		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
+		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid);
+	/* Linux: the supplementary groups space-separated, then a space */
+	for (int i = 0; i < c.ngroups && i < NGROUPS_KERN; i++)
+		sbuf_printf(sb, "%s%u", i ? " " : "", c.groups[i]);
+	sbuf_printf(sb, " \nNSpgid:\t%d\nNSsid:\t%d\nVmSize:\t%8lu kB\nVmLck:\t%8lu kB\n"
 		    "VmRSS:\t%8lu kB\n"
 		    "Threads:\t%d\nCapInh:\t%016lx\nCapPrm:\t%016lx\nCapEff:\t%016lx\n"
 		    "CapBnd:\t%016lx\nCapAmb:\t%016lx\nNoNewPrivs:\t%u\nSeccomp:\t%d\n"
 		    "Seccomp_filters:\t%d\n"
 		    "Cpus_allowed:\t%lx\nvoluntary_ctxt_switches:\t%lu\n",
-		    s.name, s.state, names[(int)s.state], p->pid, s.tid, proc_ppid(p), c.ruid, c.euid,
-		    c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, proc_pgid(p), proc_sid(p),
+		    proc_pgid(p), proc_sid(p),
 		    vsize >> 10, locked >> 10, rss * 4, s.nthreads, c.cap_inh, c.cap_prm, c.cap_eff,
 		    c.cap_bset, c.cap_amb, c.no_new_privs, s.seccomp_mode, s.seccomp_filters,
 		    s.affinity, s.nswitch);
@@ -658,6 +663,8 @@ static void gen_net_tcp6(struct sbuf *sb, const struct pnode *n __unused) { inet
 static void gen_net_udp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, false); }
 static void gen_net_udp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_format(sb, false, true); }
 static void gen_net_unix(struct sbuf *sb, const struct pnode *n __unused) { unix_proc_format(sb); }
+static void gen_net_igmp(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_igmp(sb, false); }
+static void gen_net_igmp6(struct sbuf *sb, const struct pnode *n __unused) { inet_proc_igmp(sb, true); }
 static void gen_net_if6(struct sbuf *sb, const struct pnode *n __unused) { net_proc_if_inet6(sb); }
 static void gen_net_route(struct sbuf *sb, const struct pnode *n __unused) { net_proc_route(sb); }
 
@@ -665,6 +672,8 @@ static void gen_net_route(struct sbuf *sb, const struct pnode *n __unused) { net
 static const struct pentry net_files[] = {
 	{ "dev", gen_net_dev, false },
 	{ "if_inet6", gen_net_if6, false },
+	{ "igmp", gen_net_igmp, false },
+	{ "igmp6", gen_net_igmp6, false },
 	{ "route", gen_net_route, false },
 	{ "tcp", gen_net_tcp, false },
 	{ "tcp6", gen_net_tcp6, false },

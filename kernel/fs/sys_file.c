@@ -311,6 +311,112 @@ static int open_magic(struct inode **ipp, int flags, int64_t *fd)
 	return 0;
 }
 
+/*
+ * Path to create at when path's last component is the dangling symbolic
+ * link ip (open with O_CREAT follows it as Linux does): the link's target,
+ * relative to path's directory unless absolute.  *pathp is replaced (a new
+ * kmalloc'd string).  0 or -errno.
+ */
+static int creat_follow(char **pathp, struct inode *ip)
+{
+	char *path = *pathp, *np = kmalloc(FS_PATH_MAX, 0);
+	if (!np)
+		return -ENOMEM;
+	ssize_t tl = fs_readlink(ip, np, FS_PATH_MAX - 1);
+	if (tl <= 0) {
+		kfree(np);
+		return tl < 0 ? (int)tl : -ENOENT;
+	}
+	np[tl] = 0;
+	size_t dl = 0;                       /* path's directory part, with its '/' */
+	for (size_t i = 0; np[0] != '/' && path[i]; i++)
+		if (path[i] == '/')
+			dl = i + 1;
+	if (dl + (size_t)tl + 1 > FS_PATH_MAX) {
+		kfree(np);
+		return -ENAMETOOLONG;
+	}
+	memmove(np + dl, np, (size_t)tl + 1);
+	memcpy(np, path, dl);
+	kfree(path);
+	*pathp = np;
+	return 0;
+}
+
+/*
+ * open's O_CREAT lookup: the existing file at *pathp (a final symbolic
+ * link followed unless O_NOFOLLOW) or, if there is none, a new regular file
+ * (*created).  A dangling final link is followed to create its target, at
+ * most 40 links deep (ELOOP), as Linux; with O_EXCL it is EEXIST.  *pathp
+ * may be replaced by the target's path.  0 with *ipp referenced, or -errno.
+ */
+static int open_creat(int dirfd, char **pathp, int flags, uint32_t mode,
+		      const struct resolve *rs, struct inode **ipp, bool *created)
+{
+	struct inode *ip = NULL;
+	int r;
+	for (int links = 0;; links++) {
+		struct lookup lk;
+		r = lookup_at_r(dirfd, *pathp, LK_PARENT | rs->lk, rs->anchored, &lk);
+		if (r)
+			return r;
+		struct inode *dir = lk.ip;
+		if (lk.lastlen == 0 || (lk.lastlen <= 2 && lk.last[0] == '.' &&
+					(lk.lastlen == 1 || lk.last[1] == '.'))) {
+			vnode_put(dir);
+			return -EISDIR;
+		}
+		bool dangling = false;
+		r = vfs_permission(dir, MAY_EXEC);
+		if (r == 0)
+			r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+		if (r == 0) {
+			if (flags & O_EXCL) {
+				r = -EEXIST;
+			} else if (S_ISLNK(ip->mode) && !(flags & O_NOFOLLOW)) {
+				struct lookup l2;
+				r = lookup_at_r(dirfd, *pathp, rs->lk | LK_STOP_MAGIC, rs->anchored, &l2);
+				if (r == 0) {
+					vnode_put(ip);
+					ip = l2.ip;
+				} else if (r == -ENOENT && !lk.trailing_slash &&
+					   !(ip->ops && ip->ops->magic_target)) {
+					dangling = true;
+				}
+			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
+				r = -ENOTDIR;
+			}
+		} else if (r == -ENOENT) {
+			if (lk.trailing_slash) {
+				r = -EISDIR;
+			} else {
+				r = vfs_create(dir, lk.last, lk.lastlen,
+					       S_IFREG | (mode & 07777 & ~cur_umask()), 0, NULL, &ip);
+				if (r == -EEXIST && !(flags & O_EXCL))
+					r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
+				else if (r == 0)
+					*created = true;
+			}
+		}
+		vnode_put(dir);
+		if (dangling) {
+			r = links >= 40 ? -ELOOP : creat_follow(pathp, ip);
+			vnode_put(ip);
+			ip = NULL;
+			if (r)
+				return r;
+			continue;
+		}
+		if (r) {
+			if (ip)
+				vnode_put(ip);
+			return r;
+		}
+		*ipp = ip;
+		return 0;
+	}
+}
+
 static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 			   const struct resolve *rs)
 {
@@ -336,46 +442,7 @@ static int64_t do_openat_r(int dirfd, uint64_t upath, int flags, uint32_t mode,
 	struct inode *ip = NULL;
 	bool created = false;
 	if (flags & O_CREAT) {
-		struct lookup lk;
-		r = lookup_at_r(dirfd, path, LK_PARENT | rs->lk, rs->anchored, &lk);
-		if (r)
-			goto out;
-		struct inode *dir = lk.ip;
-		if (lk.lastlen == 0 || (lk.lastlen <= 2 && lk.last[0] == '.' &&
-					(lk.lastlen == 1 || lk.last[1] == '.'))) {
-			vnode_put(dir);
-			r = -EISDIR;
-			goto out;
-		}
-		r = vfs_permission(dir, MAY_EXEC);
-		if (r == 0)
-			r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
-		if (r == 0) {
-			if (flags & O_EXCL) {
-				r = -EEXIST;
-			} else if (S_ISLNK(ip->mode) && !(flags & O_NOFOLLOW)) {
-				struct lookup l2;
-				vnode_put(ip);
-				ip = NULL;
-				r = lookup_at_r(dirfd, path, rs->lk | LK_STOP_MAGIC, rs->anchored, &l2);
-				if (r == 0)
-					ip = l2.ip;
-			} else if (lk.trailing_slash && !S_ISDIR(ip->mode)) {
-				r = -ENOTDIR;
-			}
-		} else if (r == -ENOENT) {
-			if (lk.trailing_slash) {
-				r = -EISDIR;
-			} else {
-				r = vfs_create(dir, lk.last, lk.lastlen,
-					       S_IFREG | (mode & 07777 & ~cur_umask()), 0, NULL, &ip);
-				if (r == -EEXIST && !(flags & O_EXCL))
-					r = vfs_lookup_child(dir, lk.last, lk.lastlen, &ip);
-				else if (r == 0)
-					created = true;
-			}
-		}
-		vnode_put(dir);
+		r = open_creat(dirfd, &path, flags, mode, rs, &ip, &created);
 		if (r)
 			goto out_ip;
 	} else {
@@ -1289,6 +1356,8 @@ static int64_t do_faccessat(int dirfd, uint64_t upath, int mode, int flags)
 	/* access(2) asks for the real ids; AT_EACCESS for the effective ones */
 	r = !mode ? 0 : (flags & AT_EACCESS) ? vfs_permission(ip, mode) :
 		vfs_permission_real(ip, mode);
+	if (r == 0 && (mode & MAY_EXEC) && S_ISREG(ip->mode) && vfs_noexec(ip))
+		r = -EACCES;                 /* Linux: no executing on a noexec mount */
 	vnode_put(ip);
 	return r;
 }
@@ -1571,6 +1640,14 @@ static int64_t do_fchmodat(int dirfd, uint64_t upath, uint32_t mode, int flags)
 
 SYSCALL(90, chmod) { return do_fchmodat(AT_FDCWD, a0, (uint32_t)a1, 0); }
 SYSCALL(268, fchmodat) { return do_fchmodat((int)a0, a1, (uint32_t)a2, 0); }
+/* fchmodat2 (Linux 6.6): fchmodat with flags; a symbolic link itself
+ * (AT_SYMLINK_NOFOLLOW) EOPNOTSUPP */
+SYSCALL(452, fchmodat2)
+{
+	if ((int)a3 & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	return do_fchmodat((int)a0, a1, (uint32_t)a2, (int)a3);
+}
 SYSCALL(91, fchmod)
 {
 	struct file *f = fd_get((int)a0);
@@ -2340,6 +2417,24 @@ static int mount_propagation(uint64_t utarget, uint64_t flags)
 	return r;
 }
 
+/* mount(target, MS_REMOUNT | flags): the per-mount flags (nosuid, nodev,
+ * noexec) of the mount whose root target is become those in flags (data,
+ * the file system's options, is not looked at).  CAP_SYS_ADMIN (EPERM);
+ * a mount's root (EINVAL). */
+static int mount_remount(uint64_t utarget, uint64_t flags)
+{
+	struct inode *ip;
+	int r = resolve(AT_FDCWD, utarget, 0, &ip);
+	if (r)
+		return r;
+	if (!ns_capable_type(NS_MNT, CAP_SYS_ADMIN))
+		r = -EPERM;
+	else
+		r = vfs_mount_set_flags(ip, flags);
+	vnode_put(ip);
+	return r;
+}
+
 SYSCALL(165, mount)
 {
 	char type[32];
@@ -2348,6 +2443,8 @@ SYSCALL(165, mount)
 		flags &= 0xffff;              /* MS_MGC_VAL: the old magic, ignored */
 	if (flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
 		return mount_propagation(a1, flags);
+	if (flags & MS_REMOUNT)
+		return mount_remount(a1, flags);
 	if (!a2)
 		return -EINVAL;
 	int r = copyinstr(type, (const void *)a2, sizeof(type), NULL);
@@ -2370,6 +2467,11 @@ SYSCALL(165, mount)
 		return -EPERM;          /* Linux: CAP_SYS_ADMIN over the mount namespace */
 	}
 	r = vfs_mount_at(dir, type, data);
+	struct inode *root = r ? NULL : vfs_mounted_root(dir);
+	if (root) {
+		vfs_mount_set_flags(root, flags);
+		vnode_put(root);
+	}
 	vnode_put(dir);
 	return r;
 }

@@ -718,6 +718,7 @@ struct mount {
 	struct inode *covered;          /* (n) referenced; NULL: the namespace's root */
 	struct mount *next;             /* (n) the table's list, newest first */
 	uint64_t propagation;           /* (n) the MS_* type last set (mount(2)) */
+	uint32_t flags;                 /* (n) MS_NOSUID | MS_NODEV | MS_NOEXEC: per-mount flags */
 };
 
 struct mnt_table {
@@ -957,6 +958,35 @@ int vfs_mount_propagation(struct inode *ip, uint64_t prop)
 	return m ? 0 : -EINVAL;
 }
 
+/* mount(MS_REMOUNT) of the mount whose root is ip in the caller's
+ * namespace (and mount(2) of a new one): its per-mount flags become those
+ * of MNT_FLAGS in flags, the others are cleared, as Linux.  0, or -EINVAL
+ * if ip is not a mount's root. */
+int vfs_mount_set_flags(struct inode *ip, uint64_t flags)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_write(&ns_lock);
+	struct mount *m = ip == ip->sb->root ? mount_of_locked(t, ip->sb) : NULL;
+	if (m)
+		m->flags = (uint32_t)(flags & MNT_FLAGS);
+	lock_done(&ns_lock);
+	ns_put(ref);
+	return m ? 0 : -EINVAL;
+}
+
+bool vfs_noexec(struct inode *ip)
+{
+	struct ns *ref;
+	struct mnt_table *t = cur_mnt(&ref);
+	lock_read(&ns_lock);
+	struct mount *m = mount_of_locked(t, ip->sb);
+	bool r = m && (m->flags & MS_NOEXEC);
+	lock_done(&ns_lock);
+	ns_put(ref);
+	return r;
+}
+
 /* Is to reached from from by going up (parents and mount points) in t? */
 static bool reachable_locked(struct mnt_table *t, struct inode *from, struct inode *to)
 {
@@ -1161,6 +1191,31 @@ static int magic_walk(struct inode **ipp)
 	return r;
 }
 
+/* *ipp (referenced) is a magic link without magic_walk (/proc/PID/fd/N,
+ * exe, cwd, root): if it leads to an open file's inode, the walk jumps
+ * there as Linux's does (an O_PATH descriptor of a symbolic link reaches
+ * the link itself, a deleted file its inode): 0 with *ipp that inode
+ * (the link's reference dropped).  1 with *ipp unchanged if it is to be
+ * followed as its text (a path, a pipe); -errno with the link released. */
+static int magic_jump(struct inode **ipp)
+{
+	struct inode *link = *ipp, *target = NULL;
+	struct file *f = NULL;
+	int r = link->ops->magic_target(link, &target, &f);
+	file_unref(f);
+	if (r == 0 && target) {
+		vnode_put(link);
+		*ipp = target;
+		return 0;
+	}
+	if (r < 0) {
+		vnode_put(link);
+		*ipp = NULL;
+		return r;
+	}
+	return 1;
+}
+
 static ssize_t link_target(struct inode *ip, char *buf, size_t n)
 {
 	if (ip->ops)
@@ -1281,6 +1336,15 @@ int vfs_lookup(struct inode *root, struct inode *start, const char *path, int fl
 				if ((err = magic_walk(&ip)) != 0)
 					goto fail;
 				goto stepped;
+			}
+			if (ip->ops && ip->ops->magic_target) {
+				int j = magic_jump(&ip);
+				if (j < 0) {
+					err = j;
+					goto fail;
+				}
+				if (j == 0)
+					goto stepped;
 			}
 			ssize_t tlen = link_target(ip, tbuf, FS_PATH_MAX);
 			vnode_put(ip);
@@ -2028,6 +2092,7 @@ struct mnt_line {
 	struct inode *covered;
 	uint32_t dev, pdev;
 	uint64_t propagation;
+	uint32_t flags;
 };
 
 static int mount_lines(int pid, struct mnt_line *list, int max, struct mnt_table **tp,
@@ -2052,6 +2117,7 @@ static int mount_lines(int pid, struct mnt_line *list, int max, struct mnt_table
 		l->dev = m->sb->dev;
 		l->pdev = m->covered ? m->covered->sb->dev : 0;
 		l->propagation = m->propagation;
+		l->flags = m->flags;
 		if (m->covered)
 			vnode_ref(m->covered);
 	}
@@ -2067,6 +2133,14 @@ static int mount_lines(int pid, struct mnt_line *list, int max, struct mnt_table
 }
 
 #define MS_SHARED_FLAG 0x100000
+
+/* The mount options Linux shows for per-mount flags f: "rw[,nosuid][,nodev][,noexec]" */
+static const char *mnt_opts(uint32_t f)
+{
+	static const char *const o[8] = { "rw", "rw,nosuid", "rw,nodev", "rw,nosuid,nodev",
+		"rw,noexec", "rw,nosuid,noexec", "rw,nodev,noexec", "rw,nosuid,nodev,noexec" };
+	return o[(f >> 1) & 7];
+}
 
 /* /proc/PID/mountinfo: one line per mount of the process's namespace, root
  * first: mount id, parent id, major:minor, root, mount point, options,
@@ -2089,11 +2163,11 @@ void vfs_mountinfo_format(struct sbuf *out, int pid)
 		if (l->propagation == MS_SHARED_FLAG)
 			ksnprintf(shared, sizeof(shared), " shared:%u", l->dev);
 		if (!l->covered)
-			sbuf_printf(out, "%u 1 0:%u / / rw,relatime%s - %s %s rw\n", 20 + l->dev, l->dev,
-				    shared, l->type, src);
+			sbuf_printf(out, "%u 1 0:%u / / %s,relatime%s - %s %s rw\n", 20 + l->dev, l->dev,
+				    mnt_opts(l->flags), shared, l->type, src);
 		else if (path && path_of_in(t, root, l->covered, path, FS_PATH_MAX) >= 0)
-			sbuf_printf(out, "%u %u 0:%u / %s rw,relatime%s - %s %s rw\n", 20 + l->dev,
-				    20 + l->pdev, l->dev, path, shared, l->type, src);
+			sbuf_printf(out, "%u %u 0:%u / %s %s,relatime%s - %s %s rw\n", 20 + l->dev,
+				    20 + l->pdev, l->dev, path, mnt_opts(l->flags), shared, l->type, src);
 		vnode_put(l->covered);
 	}
 	kfree(path);
@@ -2136,10 +2210,10 @@ void vfs_mounts_format(struct sbuf *out, int pid)
 	for (int i = 0; i < n; i++) {
 		struct mnt_line *l = &list[i];
 		if (!l->covered)
-			sbuf_printf(out, "%s / %s rw 0 0\n",
-				    l->dev == root_sb->dev ? "rootfs" : l->type, l->type);
+			sbuf_printf(out, "%s / %s %s 0 0\n",
+				    l->dev == root_sb->dev ? "rootfs" : l->type, l->type, mnt_opts(l->flags));
 		else if (path && path_of_in(t, root, l->covered, path, FS_PATH_MAX) >= 0)
-			sbuf_printf(out, "%s %s %s rw 0 0\n", l->type, path, l->type);
+			sbuf_printf(out, "%s %s %s %s 0 0\n", l->type, path, l->type, mnt_opts(l->flags));
 		vnode_put(l->covered);
 	}
 	kfree(path);

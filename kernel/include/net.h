@@ -108,6 +108,7 @@ uint32_t netns_lo_flags(struct netns *n);
 #define IPV6_LEAVE_GROUP  21
 /* IPPROTO_IPV6 options */
 #define IPV6_UNICAST_HOPS   16
+#define IPV6_MULTICAST_IF   17
 #define IPV6_MULTICAST_HOPS 18
 #define IPV6_MULTICAST_LOOP 19
 #define IPV6_MTU_DISCOVER   23
@@ -313,6 +314,8 @@ void net_proc_dev(struct sbuf *sb);
 void net_proc_if_inet6(struct sbuf *sb);
 void net_proc_route(struct sbuf *sb);
 void inet_proc_format(struct sbuf *sb, bool tcp, bool v6);
+/* /proc/net/igmp, igmp6: lo's multicast groups (v6: igmp6) */
+void inet_proc_igmp(struct sbuf *sb, bool v6);
 void unix_proc_format(struct sbuf *sb);
 
 /* socket.c, for sys_file.c: a socket file's stat mode (false if not a

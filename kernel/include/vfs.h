@@ -321,6 +321,19 @@ void vfs_mnt_table_free(struct mnt_table *t);        /* no lock held */
 struct inode *vfs_mnt_root(struct mnt_table *t);     /* its root directory, referenced */
 /* The root of what the caller's namespace mounts on dir (referenced), or NULL. */
 struct inode *vfs_mounted_root(struct inode *dir);
+/* mount(2)'s flags: per-mount ones (MNT_FLAGS, kept and shown in
+ * mountinfo; MS_NOEXEC is enforced by exec, access X_OK and mmap
+ * PROT_EXEC), MS_REMOUNT to change them */
+#define MS_RDONLY     0x1
+#define MS_NOSUID     0x2
+#define MS_NODEV      0x4
+#define MS_NOEXEC     0x8
+#define MS_REMOUNT    0x20
+#define MS_BIND       0x1000
+#define MNT_FLAGS     (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+int vfs_mount_set_flags(struct inode *ip, uint64_t flags);
+/* ip's file system is mounted noexec in the caller's namespace */
+bool vfs_noexec(struct inode *ip);
 /* mount(2)'s propagation flags */
 #define MS_REC        0x4000
 #define MS_SILENT     0x8000

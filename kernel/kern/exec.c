@@ -131,6 +131,8 @@ int exec_kernel_at(struct proc *p, struct inode *first, const char *path, char *
 			return -EACCES;
 		if ((r = vfs_permission(ip, MAY_EXEC)) != 0)
 			return r;                   /* execute permission for us (root: any x) */
+		if (vfs_noexec(ip))
+			return -EACCES;             /* on a file system mounted noexec */
 		char head[256];
 		ssize_t n = fs_read(ip, head, sizeof(head), 0);
 		if (n < 0)

@@ -257,6 +257,97 @@ static bool connected(struct usock *s)
 	return s->type == SOCK_STREAM ? READ_ONCE(s->state) == US_CONNECTED : READ_ONCE(s->in.dst_set);
 }
 
+/* The interface with local IPv4 address be (network order): lo for
+ * 127.0.0.0/8, else 0 (none). */
+static int dev_of_addr(uint32_t be)
+{
+	return (__builtin_bswap32(be) >> 24) == 127 ? LO_INDEX : 0;
+}
+
+/* IP_MULTICAST_IF: an in_addr, ip_mreq or ip_mreqn naming the interface
+ * for multicast sends (Linux: by index, else by address; both zero: the
+ * default again). */
+static int mc_set_if4(struct usock *s, const void *val, uint32_t len)
+{
+	uint32_t m[3] = { 0, 0, 0 };     /* ip_mreqn: multiaddr, address, ifindex */
+	if (len < 4)
+		return -EINVAL;
+	if (len >= 12)
+		memcpy(m, val, 12);
+	else if (len >= 8)
+		memcpy(m, val, 8);
+	else
+		memcpy(&m[1], val, 4);
+	int idx = (int)m[2];
+	if (idx == 0 && m[1] != 0)
+		idx = dev_of_addr(m[1]);
+	else if (idx != 0 && idx != LO_INDEX)
+		idx = 0;
+	if (idx == 0 && (m[1] != 0 || m[2] != 0))
+		return -EADDRNOTAVAIL;
+	simple_lock(&s->lock);
+	s->in.mc_index = idx;
+	s->in.mc_addr = m[1];
+	simple_unlock(&s->lock);
+	return 0;
+}
+
+/* Join (or leave) group g (IPv4 mapped) on lo. */
+static int mc_member(struct usock *s, const uint8_t *g, bool join)
+{
+	int r = join ? 0 : -EADDRNOTAVAIL;
+	simple_lock(&s->lock);
+	int n = s->in.mc_ngroups, i = 0;
+	while (i < n && memcmp(s->in.mc_groups[i], g, 16))
+		i++;
+	if (join && i < n)
+		r = -EADDRINUSE;
+	else if (join && n == INET_MC_MAX)
+		r = -ENOBUFS;
+	else if (join)
+		memcpy(s->in.mc_groups[s->in.mc_ngroups++], g, 16);
+	else if (i < n) {
+		memcpy(s->in.mc_groups[i], s->in.mc_groups[n - 1], 16);
+		s->in.mc_ngroups--;
+		r = 0;
+	}
+	simple_unlock(&s->lock);
+	return r;
+}
+
+/* IP_ADD/DROP_MEMBERSHIP (ip_mreq or ip_mreqn) and IPV6_JOIN/LEAVE_GROUP
+ * (ipv6_mreq): memberships kept per socket; lo is the one interface, and
+ * a join that names none finds no route to the group (Linux with only lo:
+ * ENODEV).  Multicast datagrams are not delivered. */
+static int mc_membership(struct usock *s, bool v6, bool join, const void *val, uint32_t len)
+{
+	uint8_t g[16];
+	int idx;
+	if (v6) {
+		if (len < 20)
+			return -EINVAL;
+		memcpy(g, val, 16);
+		memcpy(&idx, (const uint8_t *)val + 16, 4);
+		if (g[0] != 0xff)
+			return -EINVAL;
+	} else {
+		uint32_t m[3] = { 0, 0, 0 };
+		if (len < 8)
+			return -EINVAL;
+		memcpy(m, val, len >= 12 ? 12 : 8);
+		uint32_t h = __builtin_bswap32(m[0]);
+		if ((h >> 28) != 0xe)
+			return -EINVAL;
+		ep_set_v4(g, m[0]);
+		idx = m[2] ? (int)m[2] : m[1] ? dev_of_addr(m[1]) : 0;
+	}
+	if (!join && idx == 0)               /* leaving: IPv6 matches any interface; */
+		return v6 ? mc_member(s, g, false) : -ENODEV;   /* IPv4 routes */
+	if (idx != LO_INDEX)
+		return join ? -ENODEV : -EADDRNOTAVAIL;
+	return mc_member(s, g, join);
+}
+
 int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32_t len)
 {
 	int rr;
@@ -275,12 +366,12 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 	}
 	if ((lvl == OPT_IP && opt == IP_TRANSPARENT) && !cap_capable(CAP_NET_ADMIN))
 		return -EPERM;
-	/* lo is no multicast device: joining a group finds none (Linux with
-	 * only lo: ENODEV); leaving one never joined EADDRNOTAVAIL */
-	if ((lvl == OPT_IP && opt == IP_ADD_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_JOIN_GROUP))
-		return len < 8 ? -EINVAL : -ENODEV;
-	if ((lvl == OPT_IP && opt == IP_DROP_MEMBERSHIP) || (lvl == OPT_IPV6 && opt == IPV6_LEAVE_GROUP))
-		return len < 8 ? -EINVAL : -EADDRNOTAVAIL;
+	if (lvl == OPT_IP && (opt == IP_ADD_MEMBERSHIP || opt == IP_DROP_MEMBERSHIP))
+		return mc_membership(s, false, opt == IP_ADD_MEMBERSHIP, val, len);
+	if (lvl == OPT_IPV6 && (opt == IPV6_JOIN_GROUP || opt == IPV6_LEAVE_GROUP))
+		return mc_membership(s, true, opt == IPV6_JOIN_GROUP, val, len);
+	if (lvl == OPT_IP && opt == IP_MULTICAST_IF)
+		return mc_set_if4(s, val, len);
 	int v = 0;
 	if (len >= sizeof(int))
 		memcpy(&v, val, sizeof(int));
@@ -288,6 +379,14 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 		v = *(const uint8_t *)val;   /* Linux: IP options take a byte too */
 	else
 		return -EINVAL;
+	if (lvl == OPT_IPV6 && opt == IPV6_MULTICAST_IF) {
+		if (v != 0 && v != LO_INDEX)
+			return -ENODEV;          /* no such interface */
+		simple_lock(&s->lock);
+		s->in.mc_index = v;
+		simple_unlock(&s->lock);
+		return 0;
+	}
 	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
 		simple_lock(&names_lock);
 		if (s->in.in_ports)
@@ -350,6 +449,10 @@ int inet_getsockopt(struct usock *s, int level, int opt, void *val, uint32_t *le
 	}
 	if (lvl == OPT_IPV6 && opt == IPV6_V6ONLY) {
 		v = READ_ONCE(s->in.v6only);
+	} else if (lvl == OPT_IPV6 && opt == IPV6_MULTICAST_IF) {
+		v = READ_ONCE(s->in.mc_index);
+	} else if (lvl == OPT_IP && opt == IP_MULTICAST_IF) {
+		v = (int)READ_ONCE(s->in.mc_addr);       /* Linux: the in_addr */
 	} else if ((lvl == OPT_IP && opt == IP_MTU) || (lvl == OPT_IPV6 && opt == IPV6_MTU)) {
 		if (!connected(s))
 			return -ENOTCONN;
@@ -879,6 +982,74 @@ void inet_proc_format(struct sbuf *sb, bool tcp, bool v6)
 	}
 	simple_unlock(&names_lock);
 	netns_put(net);
+}
+
+/* /proc/net/igmp (v6: igmp6): lo's multicast groups, as Linux lists them —
+ * the all-hosts group(s) lo is always in, then each group a socket joined,
+ * once, with the number of sockets in it ("Users"). */
+#define IGMP_PROC_MAX 128
+
+struct mc_count {
+	uint8_t g[16];
+	int users;
+};
+
+static void mc_count_add(struct mc_count *c, int *n, const uint8_t *g)
+{
+	for (int i = 0; i < *n; i++)
+		if (!memcmp(c[i].g, g, 16)) {
+			c[i].users++;
+			return;
+		}
+	if (*n < IGMP_PROC_MAX) {
+		memcpy(c[*n].g, g, 16);
+		c[(*n)++].users = 1;
+	}
+}
+
+void inet_proc_igmp(struct sbuf *sb, bool v6)
+{
+	struct mc_count *c = kmalloc(IGMP_PROC_MAX * sizeof(*c), 0);
+	if (!c)
+		return;
+	int n = 0;
+	uint8_t g[16] = { 0xff, 0x02, [15] = 1 };       /* ff02::1, ff01::1 */
+	if (v6) {
+		mc_count_add(c, &n, g);
+		g[1] = 0x01;
+		mc_count_add(c, &n, g);
+	} else {
+		ep_set_v4(g, __builtin_bswap32(0xe0000001));   /* 224.0.0.1 */
+		mc_count_add(c, &n, g);
+	}
+	simple_lock(&names_lock);
+	for (struct usock *s = usock_all_locked(); s; s = s->all_next) {
+		if (s->family != AF_INET && s->family != AF_INET6)
+			continue;
+		simple_lock(&s->lock);
+		for (int i = 0; i < s->in.mc_ngroups; i++)
+			if (ep_v4(s->in.mc_groups[i]) != v6)
+				mc_count_add(c, &n, s->in.mc_groups[i]);
+		simple_unlock(&s->lock);
+	}
+	simple_unlock(&names_lock);
+	if (!v6) {
+		sbuf_printf(sb, "Idx\tDevice    : Count Querier\tGroup    Users Timer\tReporter\n");
+		sbuf_printf(sb, "%d\t%-10s: %5d %7s\n", LO_INDEX, "lo", n, "V3");
+	}
+	for (int i = 0; i < n; i++) {
+		if (!v6) {
+			uint32_t a;                  /* the address as a native integer, as Linux */
+			memcpy(&a, c[i].g + 12, 4);
+			sbuf_printf(sb, "\t\t\t\t%08X %5d 0:00000000\t\t0\n", a, c[i].users);
+			continue;
+		}
+		sbuf_printf(sb, "%-4d %-15s ", LO_INDEX, "lo");
+		for (int k = 0; k < 16; k++)
+			sbuf_printf(sb, "%02x", c[i].g[k]);
+		sbuf_printf(sb, " %5d %08X %d\n", c[i].users, 0xcu, 0);
+	}
+	kfree(c);
 }
 
 /* ---- control messages on receive ---- */

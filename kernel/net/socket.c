@@ -939,7 +939,8 @@ static ssize_t recv_one(struct file *f, struct umsghdr *h, uint64_t uh, int flag
 	if (h->name)
 		o.namelen = km.name.len;
 	o.controllen = km.controlused;
-	o.flags = km.oflags;
+	/* Linux hands back MSG_CMSG_CLOEXEC in msg_flags when it was asked for */
+	o.flags = km.oflags | (flags & MSG_CMSG_CLOEXEC);
 	if (uh && copyout((void *)uh, &o, sizeof(o)))
 		return -EFAULT;
 	*h = o;

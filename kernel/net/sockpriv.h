@@ -25,6 +25,7 @@ struct inode;
 struct usock;
 
 #define INET_NOPTS 48
+#define INET_MC_MAX 20           /* groups a socket joins (Linux: igmp_max_memberships) */
 
 struct inet_ep {
 	uint8_t a[16];
@@ -49,6 +50,10 @@ struct inet_sock {
 					  * EINPROGRESS; the next connect reports */
 	int opt[INET_NOPTS];             /* (s) IP, IPv6, TCP, UDP integer options
 					  * (inet.c's table opt_defs) */
+	uint32_t mc_addr;                /* (s) IP_MULTICAST_IF's address (network order) */
+	int mc_index;                    /* (s) IP_/IPV6_MULTICAST_IF's interface (0: none) */
+	int mc_ngroups;                  /* (s) groups joined (on lo, the one interface) */
+	uint8_t mc_groups[INET_MC_MAX][16];   /* (s) their addresses (IPv4 mapped) */
 };
 
 #define UNIX_BUF_DEFAULT 212992          /* Linux's wmem_default/rmem_default */

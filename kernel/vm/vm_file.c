@@ -229,6 +229,8 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 			return -ENODEV;
 		if (flags & MAP_GROWSDOWN)
 			return -EINVAL;
+		if ((prot & PROT_EXEC) && ip && vfs_noexec(ip))
+			return -EPERM;          /* Linux: a file of a noexec mount */
 		break;
 	default:
 		return -EINVAL;

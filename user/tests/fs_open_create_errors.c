@@ -31,6 +31,71 @@ UT_TEST(create_excl_trunc_and_modes)
 	fs_rm_rf(d);
 }
 
+/* open(O_CREAT) of a dangling symbolic link creates what it points to
+ * (relative to the link's directory, or absolute; through a chain of
+ * links), as Linux (Go's TestRootMultiCreate, os.Create of a link);
+ * O_EXCL is EEXIST, O_NOFOLLOW ELOOP, a loop ELOOP, a missing directory
+ * on the way ENOENT. */
+UT_TEST(create_through_dangling_symlink_makes_its_target)
+{
+	const char *d = fs_scratch("open_dangle");
+	T_ASSERT(d);
+	char p[PATH_MAX], q[PATH_MAX];
+	struct stat st;
+	mode_t old = umask(022);
+	T_OK(symlink("target", FS_PATH(p, d, "link")));
+	int fd = open(p, O_WRONLY | O_CREAT, 0644);
+	T_ASSERT(fd >= 0);
+	T_EXPECT_EQ(write(fd, "x", 1), 1);
+	close(fd);
+	T_OK(stat(FS_PATH(q, d, "target"), &st));
+	T_EXPECT(S_ISREG(st.st_mode));
+	T_EXPECT_EQ(st.st_size, 1);
+	T_OK(lstat(p, &st));
+	T_EXPECT(S_ISLNK(st.st_mode));
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);   /* now it resolves */
+	T_EXPECT(fd >= 0);
+	close(fd);
+	T_OK(stat(q, &st));
+	T_EXPECT_EQ(st.st_size, 0);
+
+	T_OK(symlink("t2", FS_PATH(p, d, "l1")));
+	T_OK(symlink("l1", FS_PATH(p, d, "l2")));
+	fd = open(p, O_RDWR | O_CREAT, 0600);
+	T_EXPECT(fd >= 0);
+	close(fd);
+	T_OK(stat(FS_PATH(q, d, "t2"), &st));
+	T_EXPECT_EQ(st.st_mode & 0777, 0600);
+
+	T_OK(mkdir(FS_PATH(q, d, "sub"), 0755));
+	char abs[PATH_MAX];
+	T_OK(symlink(FS_PATH(abs, d, "sub/abs"), FS_PATH(p, d, "la")));
+	fd = open(p, O_WRONLY | O_CREAT, 0644);
+	T_EXPECT(fd >= 0);
+	close(fd);
+	T_OK(stat(abs, &st));
+
+	T_OK(symlink("t3", FS_PATH(p, d, "sub/l3")));      /* relative to sub, via dirfd */
+	int dfd = open(FS_PATH(q, d, "sub"), O_RDONLY | O_DIRECTORY);
+	T_ASSERT(dfd >= 0);
+	fd = openat(dfd, "l3", O_WRONLY | O_CREAT, 0644);
+	T_EXPECT(fd >= 0);
+	close(fd);
+	T_OK(fstatat(dfd, "t3", &st, 0));
+	close(dfd);
+
+	T_OK(symlink("never", FS_PATH(p, d, "lx")));
+	T_EXPECT_ERRNO(open(p, O_WRONLY | O_CREAT | O_EXCL, 0644), EEXIST);
+	T_EXPECT_ERRNO(open(p, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644), ELOOP);
+	T_EXPECT_ERRNO(lstat(FS_PATH(q, d, "never"), &st), ENOENT);
+	T_OK(symlink("nodir/x", FS_PATH(p, d, "ln")));
+	T_EXPECT_ERRNO(open(p, O_WRONLY | O_CREAT, 0644), ENOENT);
+	T_OK(symlink("loop", FS_PATH(p, d, "loop")));
+	T_EXPECT_ERRNO(open(p, O_WRONLY | O_CREAT, 0644), ELOOP);
+	umask(old);
+	fs_rm_rf(d);
+}
+
 UT_TEST(path_errors)
 {
 	const char *d = fs_scratch("open2");

@@ -2,13 +2,17 @@
  * pipe's end gives another end of the same pipe (read or write, as asked;
  * the pipe ends when every end is closed), a deleted file is still
  * reached, "> /dev/stdout" on a pipe writes into it, a socket cannot be
- * opened (ENXIO), and O_NOFOLLOW refuses the link (ELOOP). */
+ * opened (ENXIO), and O_NOFOLLOW refuses the link (ELOOP).  A path walk
+ * through the link reaches the descriptor's inode, not its path again:
+ * stat of the link of an O_PATH descriptor of a symbolic link shows the
+ * symbolic link, of a deleted file the file; fchmodat2. */
 #include "utest.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 static int open_fd(int fd, int flags)
 {
@@ -69,6 +73,76 @@ UT_TEST(a_deleted_file_is_still_reached)
 	T_EXPECT(memcmp(b, "kept", 4) == 0);
 	close(again);
 	close(fd);
+}
+
+/* Go's internal/syscall/unix TestFchmodatSymlinkNofollow: without
+ * fchmodat2 Go stats /proc/self/fd/N of an O_PATH|O_NOFOLLOW descriptor
+ * to refuse a symbolic link; the walk must stop at the link. */
+UT_TEST(stat_through_the_link_reaches_the_descriptors_inode)
+{
+	char dir[64], file[96], link[96];
+	snprintf(dir, sizeof dir, "/tmp/fdwalk.%d", getpid());
+	T_OK(mkdir(dir, 0755));
+	snprintf(file, sizeof file, "%s/file", dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	int fd = open(file, O_CREAT | O_WRONLY, 0100);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	T_OK(symlink(file, link));
+	int pfd = open(link, O_PATH | O_NOFOLLOW);
+	T_ASSERT(pfd >= 0);
+	char p[64];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", pfd);
+	struct stat st, lst;
+	T_OK(stat(p, &st));
+	T_OK(lstat(link, &lst));
+	T_EXPECT(S_ISLNK(st.st_mode));
+	T_EXPECT_EQ(st.st_ino, lst.st_ino);
+	close(pfd);
+
+	fd = open(file, O_RDWR);
+	T_ASSERT(fd >= 0);
+	T_EXPECT_EQ(write(fd, "abc", 3), 3);
+	struct stat fst;
+	T_OK(fstat(fd, &fst));
+	T_OK(unlink(file));
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	T_OK(stat(p, &st));                   /* a deleted file: still its inode */
+	T_EXPECT_EQ(st.st_ino, fst.st_ino);
+	T_EXPECT_EQ(st.st_size, 3);
+	close(fd);
+	T_OK(unlink(link));
+	T_OK(rmdir(dir));
+}
+
+/* fchmodat2 (Linux 6.6): flags as fchmodat's should have been; a symbolic
+ * link itself EOPNOTSUPP, bad flags EINVAL. */
+UT_TEST(fchmodat2_follows_or_refuses_symlinks)
+{
+	char dir[64], file[96], link[96];
+	snprintf(dir, sizeof dir, "/tmp/fchm2.%d", getpid());
+	T_OK(mkdir(dir, 0755));
+	snprintf(file, sizeof file, "%s/file", dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	int fd = open(file, O_CREAT | O_WRONLY, 0100);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	T_OK(symlink(file, link));
+	struct stat st;
+	T_OK(syscall(452, AT_FDCWD, link, 0200, 0));
+	T_OK(stat(file, &st));
+	T_EXPECT_EQ(st.st_mode & 07777, 0200);
+	T_EXPECT_ERRNO(syscall(452, AT_FDCWD, link, 0400, AT_SYMLINK_NOFOLLOW), EOPNOTSUPP);
+	T_OK(stat(file, &st));
+	T_EXPECT_EQ(st.st_mode & 07777, 0200);
+	T_OK(syscall(452, AT_FDCWD, file, 0600, AT_SYMLINK_NOFOLLOW));
+	T_OK(stat(file, &st));
+	T_EXPECT_EQ(st.st_mode & 07777, 0600);
+	T_EXPECT_ERRNO(syscall(452, AT_FDCWD, file, 0600, 0x8000), EINVAL);
+	T_EXPECT_ERRNO(syscall(452, AT_FDCWD, (char *)1, 0600, 0), EFAULT);
+	T_OK(unlink(link));
+	T_OK(unlink(file));
+	T_OK(rmdir(dir));
 }
 
 UT_TEST(sockets_and_nofollow_are_refused)

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 /* Reads a whole small file into buf (NUL-terminated); bytes or -1. */
 static long slurp(const char *path, char *buf, size_t cap)
@@ -67,6 +69,44 @@ UT_TEST(pid_stat_status_cmdline)
 	T_EXPECT(buf[n - 1] == 0);                /* NUL-terminated arguments */
 	const char *base = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
 	T_EXPECT(strcmp(base, "fs_proc_files") == 0);
+}
+
+/* The "Groups:" line of our status file, the groups space-separated and
+ * a space at the end (also with none) as Linux prints it (Go's TestSetuidEtc reads it per thread); a child sets
+ * its groups where it may (root). */
+UT_TEST(status_groups_line_lists_supplementary_groups)
+{
+	if (!have_proc())
+		return;
+	pid_t pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		static char buf[8192], want[256];
+		gid_t g[] = { 4, 7, 100 };
+		if (setgroups(3, g) == 0) {
+			snprintf(want, sizeof want, "\nGroups:\t4 7 100 \n");
+		} else {
+			gid_t have[64];
+			int n = getgroups(64, have);
+			size_t k = (size_t)snprintf(want, sizeof want, "\nGroups:\t");
+			for (int i = 0; i < n && k < sizeof want - 16; i++)
+				k += (size_t)snprintf(want + k, sizeof want - k, "%s%u", i ? " " : "",
+						      (unsigned)have[i]);
+			snprintf(want + k, sizeof want - k, " \n");
+		}
+		if (slurp("/proc/self/status", buf, sizeof buf) <= 0 || !strstr(buf, want))
+			_exit(1);
+		if (setgroups(0, NULL) == 0) {
+			snprintf(buf, sizeof buf, "/proc/self/task/%d/status", getpid());
+			if (slurp(buf, buf, sizeof buf) <= 0 || !strstr(buf, "\nGroups:\t \n"))
+				_exit(2);
+		}
+		_exit(0);
+	}
+	int st;
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_EXPECT(WIFEXITED(st));
+	T_EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
 UT_TEST(maps_lists_our_stack_and_a_new_mapping)

@@ -1,8 +1,9 @@
 /* UDP on the loopback (AF_INET and AF_INET6): datagrams keep their
  * boundaries and carry the sender's address, unbound senders get a port,
  * connected sockets hear only their peer and learn of a closed port,
- * a full receiver drops instead of blocking the sender, port sharing, and
- * bad input. */
+ * a full receiver drops instead of blocking the sender, port sharing,
+ * multicast options on lo (IP_MULTICAST_IF, memberships, /proc/net/igmp),
+ * and bad input. */
 #include "sockutil.h"
 #include "inetutil.h"
 #include <arpa/inet.h>
@@ -281,6 +282,108 @@ UT_TEST(control_messages_tell_destination_ttl_and_time)
 	T_EXPECT(got_time);
 	close(a);
 	close(b);
+}
+
+/* Does /proc/net/FILE have a line with both a and b? */
+static int proc_net_has(const char *file, const char *a, const char *b)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/net/%s", file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
+}
+
+/* Go's ListenMulticastUDP on lo (TestIPv4MulticastListener): two sockets
+ * bound to the group's port with SO_REUSEADDR, IP_MULTICAST_IF by index, a
+ * membership on lo; joining twice EADDRINUSE, leaving twice EADDRNOTAVAIL,
+ * a unicast group EINVAL, short options EINVAL, an unknown interface. */
+UT_TEST(ipv4_multicast_interface_and_membership_on_lo)
+{
+	int lo = (int)if_nametoindex("lo");
+	T_ASSERT(lo > 0);
+	int s[2];
+	for (int i = 0; i < 2; i++) {
+		s[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		T_ASSERT(s[i] >= 0);
+		int one = 1;
+		T_OK(setsockopt(s[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+		struct sockaddr_in g = sin4("0.0.0.0", 12346);     /* as Go binds */
+		T_OK(bind(s[i], (struct sockaddr *)&g, sizeof(g)));
+		struct ip_mreqn mn = { .imr_ifindex = lo };
+		T_OK(setsockopt(s[i], IPPROTO_IP, IP_MULTICAST_IF, &mn, sizeof(mn)));
+		mn.imr_multiaddr.s_addr = inet_addr("224.0.0.254");
+		T_OK(setsockopt(s[i], IPPROTO_IP, IP_ADD_MEMBERSHIP, &mn, sizeof(mn)));
+		T_EXPECT_ERRNO(setsockopt(s[i], IPPROTO_IP, IP_ADD_MEMBERSHIP, &mn, sizeof(mn)),
+			       EADDRINUSE);
+	}
+	/* /proc/net/igmp: the group once, in host order, with its two users
+	 * (Go's Interface.MulticastAddrs reads it) */
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", " 2 "), 1);
+	T_EXPECT_EQ(proc_net_has("igmp", "lo", ":"), 1);
+	struct in_addr a;
+	socklen_t len = sizeof(a);
+	struct in_addr lo_addr = { inet_addr("127.0.0.1") };
+	T_OK(setsockopt(s[0], IPPROTO_IP, IP_MULTICAST_IF, &lo_addr, sizeof(lo_addr)));
+	T_OK(getsockopt(s[0], IPPROTO_IP, IP_MULTICAST_IF, &a, &len));
+	T_EXPECT_EQ(a.s_addr, lo_addr.s_addr);
+	struct ip_mreqn bad = { .imr_ifindex = 99999 };
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_MULTICAST_IF, &bad, sizeof(bad)),
+		       EADDRNOTAVAIL);
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_MULTICAST_IF, &a, 2), EINVAL);
+	struct ip_mreq m = { { inet_addr("224.0.0.251") }, { inet_addr("127.0.0.1") } };
+	T_OK(setsockopt(s[0], IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m)));
+	T_OK(setsockopt(s[0], IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof(m)));
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof(m)),
+		       EADDRNOTAVAIL);
+	m.imr_multiaddr.s_addr = inet_addr("127.0.0.2");
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m)), EINVAL);
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, 4), EINVAL);
+	bad.imr_multiaddr.s_addr = inet_addr("224.0.0.254");
+	T_EXPECT_ERRNO(setsockopt(s[0], IPPROTO_IP, IP_ADD_MEMBERSHIP, &bad, sizeof(bad)), ENODEV);
+	struct ip_mreqn mn = { { inet_addr("224.0.0.254") }, { 0 }, lo };
+	T_OK(setsockopt(s[1], IPPROTO_IP, IP_DROP_MEMBERSHIP, &mn, sizeof(mn)));
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", " 1 "), 1);
+	close(s[0]);
+	close(s[1]);
+	T_EXPECT_EQ(proc_net_has("igmp", "FE0000E0", ""), 0);
+}
+
+/* IPv6: IPV6_MULTICAST_IF takes an interface index (unknown: ENODEV),
+ * IPV6_JOIN_GROUP on lo, twice EADDRINUSE; leaving with index 0 finds
+ * the membership; a unicast group EINVAL (TestIPv6MulticastListener). */
+UT_TEST(ipv6_multicast_interface_and_membership_on_lo)
+{
+	int lo = (int)if_nametoindex("lo");
+	T_ASSERT(lo > 0);
+	int s = socket(AF_INET6, SOCK_DGRAM, 0);
+	T_ASSERT(s >= 0);
+	T_OK(setsockopt(s, IPPROTO_IPV6, IPV6_MULTICAST_IF, &lo, sizeof(lo)));
+	int v = -1;
+	socklen_t len = sizeof(v);
+	T_OK(getsockopt(s, IPPROTO_IPV6, IPV6_MULTICAST_IF, &v, &len));
+	T_EXPECT_EQ(v, lo);
+	int bad = 99999;
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_MULTICAST_IF, &bad, sizeof(bad)), ENODEV);
+	struct ipv6_mreq m = { .ipv6mr_interface = (unsigned)lo };
+	T_ASSERT(inet_pton(AF_INET6, "ff02::114", &m.ipv6mr_multiaddr) == 1);
+	T_OK(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m)));
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m)), EADDRINUSE);
+	T_EXPECT_EQ(proc_net_has("igmp6", "ff020000000000000000000000000114", "lo"), 1);
+	m.ipv6mr_interface = 0;
+	T_OK(setsockopt(s, IPPROTO_IPV6, IPV6_LEAVE_GROUP, &m, sizeof(m)));
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_LEAVE_GROUP, &m, sizeof(m)), EADDRNOTAVAIL);
+	T_EXPECT_EQ(proc_net_has("igmp6", "ff020000000000000000000000000114", ""), 0);
+	m.ipv6mr_interface = (unsigned)lo;
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, 8), EINVAL);
+	T_ASSERT(inet_pton(AF_INET6, "::1", &m.ipv6mr_multiaddr) == 1);
+	T_EXPECT_ERRNO(setsockopt(s, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m)), EINVAL);
+	close(s);
 }
 
 UT_TEST(bad_input_gives_errors)

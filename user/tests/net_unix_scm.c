@@ -111,7 +111,24 @@ UT_TEST(msg_cmsg_cloexec_sets_close_on_exec)
 	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 2, fds, &n, &fl, MSG_CMSG_CLOEXEC), 1);
 	T_ASSERT(n == 1);
 	T_EXPECT_EQ(fcntl(fds[0], F_GETFD), FD_CLOEXEC);
+	T_EXPECT(fl & MSG_CMSG_CLOEXEC);     /* Linux hands the flag back (Go's TestSCMCredentials) */
 	close(fds[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+UT_TEST(msg_cmsg_cloexec_comes_back_in_msg_flags)
+{
+	int sv[2];
+	T_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+	char buf[8];
+	int fds[8], n, fl;
+	T_EXPECT_EQ(send(sv[0], "a", 1, 0), 1);
+	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 0, fds, &n, &fl, MSG_CMSG_CLOEXEC), 1);
+	T_EXPECT_EQ(fl, MSG_CMSG_CLOEXEC);
+	T_EXPECT_EQ(send(sv[0], "b", 1, 0), 1);
+	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 0, fds, &n, &fl, 0), 1);
+	T_EXPECT_EQ(fl, 0);
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -5,6 +5,9 @@
  * propagation flags (MS_PRIVATE, MS_SHARED, ...) are accepted on a mount
  * point (EINVAL elsewhere or combined, EPERM unprivileged); pivot_root(2)
  * swaps the root with Linux's checks (EBUSY, EINVAL, ENOTDIR, EPERM).
+ * mount(MS_REMOUNT | MS_NOEXEC) makes a mount noexec (exec and access X_OK
+ * EACCES, mmap PROT_EXEC EPERM, "noexec" in mountinfo) and a remount
+ * without it undoes it.
  * Every mount is made in a child's private namespace: the host's tree is
  * never touched. */
 #define _GNU_SOURCE
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -279,6 +283,97 @@ UT_TEST(propagation_flags)
 	if (!UT_CHILD_OK(st))
 		ut_diag("child: %s", ut_status_str(st));
 	st = ut_child_as_nobody(prop_unpriv, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("nobody: %s", ut_status_str(st));
+	T_OK(rmdir(base));
+}
+
+/* 0 if path runs and exits 0, else the errno of its execv (or 255). */
+static int run(const char *path)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		execl(path, path, (char *)NULL);
+		_exit(errno);
+	}
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st))
+		return 255;
+	return WEXITSTATUS(st);
+}
+
+static int noexec_remount(void *arg)
+{
+	(void)arg;
+	if (private_ns() != 0)
+		return 1;
+	char prog[300], sub[300];
+	snprintf(prog, sizeof prog, "%s/prog", base);
+	snprintf(sub, sizeof sub, "%s/sub", base);
+	if (mount("none", base, "tmpfs", 0, NULL) != 0 || mkdir(sub, 0755) != 0)
+		return 2;
+	int fd = open(prog, O_CREAT | O_WRONLY, 0755);
+	if (fd < 0 || write(fd, "#!/bin/sh\nexit 0\n", 18) != 18 || close(fd) != 0)
+		return 3;
+	if (run(prog) != 0 || access(prog, X_OK) != 0)
+		return 4;
+	if (mount(NULL, base, NULL, MS_REMOUNT | MS_NOEXEC, NULL) != 0)
+		return 5;
+	if (run(prog) != EACCES)
+		return 6;
+	if (access(prog, X_OK) != -1 || errno != EACCES || access(prog, R_OK) != 0)
+		return 7;
+	if (faccessat(AT_FDCWD, prog, X_OK, AT_EACCESS) != -1 || errno != EACCES)
+		return 8;
+	if (access(sub, X_OK) != 0)
+		return 9;                             /* directories are still searched */
+	fd = open(prog, O_RDONLY);
+	if (fd < 0)
+		return 10;
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (m != MAP_FAILED || errno != EPERM)
+		return 11;
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return 12;
+	munmap(m, 4096);
+	close(fd);
+	char line[400];
+	snprintf(line, sizeof line, "%s rw,noexec", base);
+	if (!file_has("/proc/self/mountinfo", line))
+		return 13;
+	if (mount(NULL, sub, NULL, MS_REMOUNT, NULL) != -1 || errno != EINVAL)
+		return 14;                            /* not a mount's root */
+	if (mount(NULL, base, NULL, MS_REMOUNT, NULL) != 0)
+		return 15;
+	if (run(prog) != 0 || access(prog, X_OK) != 0 || file_has("/proc/self/mountinfo", line))
+		return 16;
+	if (umount(base) != 0 || rmdir(sub) != -1)
+		return 17;
+	return 0;
+}
+
+static int remount_unpriv(void *arg)
+{
+	(void)arg;
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_NOEXEC, NULL) != -1 || errno != EPERM)
+		return 1;
+	return 0;
+}
+
+UT_TEST(remount_noexec_refuses_exec_access_and_mmap)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root");
+		return;
+	}
+	T_OK(mkbase());
+	int st = ut_child(noexec_remount, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+	st = ut_child_as_nobody(remount_unpriv, NULL);
 	T_EXPECT(UT_CHILD_OK(st));
 	if (!UT_CHILD_OK(st))
 		ut_diag("nobody: %s", ut_status_str(st));
