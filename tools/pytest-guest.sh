@@ -12,11 +12,12 @@
 # (tools/addspec.py), about 190 MB: the guest gets 2 GiB.  PT_CMDLINE adds
 # to Concerto's command line; PT_TIMEOUT is the whole run's limit in s
 # (default 900); PT_ARGS more arguments for -m test (e.g. '-m test_foo');
-# PT_W= (empty) drops -W so that -v output is printed as it runs.
+# PT_W= (empty) drops -W so that -v output is printed as it runs; PT_TAG
+# names a separate build directory (build/pytestTAG) for parallel runs.
 set -e
 K=${1:-concerto}; S=${2:-2}; shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$top/build/pytest
+out=$top/build/pytest${PT_TAG}
 mkdir -p "$out"
 cd "$top"
 for f in /usr/bin/python3.11 /usr/lib/python3.11/test/regrtest.py; do
