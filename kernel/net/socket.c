@@ -756,13 +756,16 @@ static int cmsgs_in(struct kmsg *m, uint64_t uctl, uint64_t len)
 			goto out;
 		}
 		if (h.type == SCM_RIGHTS) {
+			/* Several SCM_RIGHTS messages add up, SCM_MAX_FD in
+			 * all; an empty one is nothing (Linux). */
 			int n = (int)(dlen / sizeof(int));
-			if (m->nfds || n == 0 || n > SCM_MAX_FD) {
+			if (m->nfds + n > SCM_MAX_FD) {
 				r = -EINVAL;
 				goto out;
 			}
-			m->fds = kmalloc(sizeof(struct file *) * (size_t)n, 0);
-			if (!m->fds) {
+			if (n && !m->fds)
+				m->fds = kmalloc(sizeof(struct file *) * SCM_MAX_FD, 0);
+			if (n && !m->fds) {
 				r = -ENOMEM;
 				goto out;
 			}
