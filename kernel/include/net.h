@@ -205,6 +205,8 @@ struct kmsg {
 	int nfds;
 	bool has_cred;                   /* SCM_CREDENTIALS given */
 	struct kucred cred;
+	void *ctl;                       /* the control data (a kernel copy), for */
+	uint64_t ctllen;                 /* the levels a family reads: sock_cmsg_next */
 	/* recv: results */
 	int oflags;                      /* MSG_TRUNC, MSG_CTRUNC for msg_flags */
 	uint64_t control, controllen;    /* user control buffer */
@@ -213,6 +215,10 @@ struct kmsg {
 
 /* ---- socket.c ---- */
 extern const struct file_ops sock_fops;
+/* The control message of a send at *off (0 first) in m->ctl: its level,
+ * type, data and length; *off moves past it.  false after the last. */
+bool sock_cmsg_next(const struct kmsg *m, uint64_t *off, int *level, int *type,
+		    const void **data, size_t *dlen);
 /* The socket of an open file, or NULL (not a socket). */
 void *sock_of(struct file *f);
 /* Ready to deliver a peer's signal: SIGPIPE to the calling thread. */

@@ -732,6 +732,72 @@ static int send_error(struct usock *s)
 	return r;
 }
 
+#define IP_CM_PKTINFO   8
+#define IPV6_CM_PKTINFO 50
+#define IPV6_CM_HOPLIMIT 52
+#define IPV6_CM_DONTFRAG 62
+
+/* One int of control data (dlen must be its size): 0 or -EINVAL if it is
+ * not in [lo, hi]. */
+static int cm_int(const void *d, size_t dlen, int lo, int hi, int *v)
+{
+	if (dlen != sizeof(int))
+		return -EINVAL;
+	memcpy(v, d, sizeof(int));
+	return *v < lo || *v > hi ? -EINVAL : 0;
+}
+
+/*
+ * The IP-level control messages of a datagram send (v4: to an IPv4
+ * destination, IPPROTO_IP, else IPPROTO_IPV6): IP_TTL / IPV6_HOPLIMIT
+ * and IP_TOS / IPV6_TCLASS for this datagram into *ttl and *tos (left as
+ * they are when not given, or given as -1); IP_PKTINFO, IPV6_PKTINFO and
+ * IPV6_DONTFRAG are checked and change nothing on the loopback.  Other
+ * levels are skipped.  0 or -EINVAL (Linux ip_cmsg_send,
+ * ip6_datagram_send_ctl: a bad size or value, another type).
+ */
+int inet_send_cmsgs(const struct kmsg *km, bool v4, int *ttl, int *tos)
+{
+	uint64_t off = 0;
+	int level, type, v = 0;
+	const void *d;
+	size_t dlen;
+	while (sock_cmsg_next(km, &off, &level, &type, &d, &dlen)) {
+		int e = -EINVAL;
+		if (v4 && level == IPPROTO_IP) {
+			if (type == IP_TTL) {
+				e = cm_int(d, dlen, 1, 255, &v);
+				if (e == 0)
+					*ttl = v;
+			} else if (type == IP_TOS && dlen == 1) {
+				*tos = *(const uint8_t *)d;
+				e = 0;
+			} else if (type == IP_TOS) {
+				e = cm_int(d, dlen, 0, 255, &v);
+				if (e == 0)
+					*tos = v;
+			} else if (type == IP_CM_PKTINFO) {
+				e = dlen == 12 ? 0 : -EINVAL;   /* struct in_pktinfo */
+			}
+		} else if (!v4 && level == IPPROTO_IPV6) {
+			if (type == IPV6_CM_HOPLIMIT || type == IPV6_TCLASS) {
+				e = cm_int(d, dlen, -1, 255, &v);
+				if (e == 0 && v >= 0)
+					*(type == IPV6_TCLASS ? tos : ttl) = v;
+			} else if (type == IPV6_CM_PKTINFO) {
+				e = dlen >= 20 ? 0 : -EINVAL;   /* struct in6_pktinfo */
+			} else if (type == IPV6_CM_DONTFRAG) {
+				e = cm_int(d, dlen, INT32_MIN, INT32_MAX, &v);
+			}
+		} else {
+			e = 0;                   /* another level's: not ours */
+		}
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	(void)nonblock;                      /* the loopback never makes a sender wait */
@@ -743,6 +809,10 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	size_t len = km->iov.left;
 	if (len > (ep_v4(dst.a) ? UDP4_MAX : UDP6_MAX))
 		return -EMSGSIZE;
+	int cm_ttl = -1, cm_tos = -1;
+	e = inet_send_cmsgs(km, ep_v4(dst.a), &cm_ttl, &cm_tos);
+	if (e)
+		return e;
 	e = send_error(s);
 	if (e == 0)
 		e = inet_autobind(s);
@@ -776,6 +846,10 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	m->tos = (uint8_t)inet_opt_locked(s, ep_v4(dst.a) ? IPPROTO_IP : IPPROTO_IPV6,
 					  ep_v4(dst.a) ? IP_TOS : IPV6_TCLASS);
 	simple_unlock(&s->lock);
+	if (cm_ttl >= 0)
+		m->ttl = (uint8_t)cm_ttl;
+	if (cm_tos >= 0)
+		m->tos = (uint8_t)cm_tos;
 	if (!usock_enqueue_dgram(r, m))
 		umsg_free(m);                    /* the receiver is full: dropped */
 	usock_unref(r);

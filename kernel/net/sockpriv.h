@@ -181,6 +181,9 @@ void inet_name(int family, const struct inet_ep *ep, struct ksockaddr *a);
 void inet_unbind_locked(struct usock *s);
 int inet_getname(struct usock *s, bool peer, struct ksockaddr *a);
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock);
+/* The IP-level control messages of a datagram send: 0 or -EINVAL; the
+ * TTL / hop limit and TOS / class they give in *ttl, *tos. */
+int inet_send_cmsgs(const struct kmsg *km, bool v4, int *ttl, int *tos);
 /* The value of an integer IP/IPv6/TCP/UDP option of s; s locked. */
 int inet_opt_locked(struct usock *s, int level, int opt);
 
