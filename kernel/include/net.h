@@ -41,6 +41,7 @@ struct file;
 #define IPPROTO_TCP    6
 #define IPPROTO_UDP    17
 #define IPPROTO_IPV6   41
+#define IPPROTO_UDPLITE 136
 #define IPPROTO_ICMPV6 58
 
 #define SOL_RAW        255
@@ -99,8 +100,10 @@ struct file;
 #define TCP_FASTOPEN      23
 #define TCP_NOTSENT_LOWAT 25
 #define TCP_FASTOPEN_CONNECT 30
-/* IPPROTO_UDP options */
+/* IPPROTO_UDP options (IPPROTO_UDPLITE's too: one name space, as Linux) */
 #define UDP_CORK    1
+#define UDPLITE_SEND_CSCOV 10
+#define UDPLITE_RECV_CSCOV 11
 #define UDP_SEGMENT 103
 #define UDP_GRO     104
 

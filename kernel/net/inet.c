@@ -155,6 +155,7 @@ static int opt_level(int level)
 	case IPPROTO_IP: return OPT_IP;
 	case IPPROTO_TCP: return OPT_TCP;
 	case IPPROTO_UDP: return OPT_UDP;
+	case IPPROTO_UDPLITE: return OPT_UDP;
 	case IPPROTO_IPV6: return OPT_IPV6;
 	}
 	return -1;
@@ -198,6 +199,8 @@ static const struct opt_def opt_defs[] = {
 	{ OPT_TCP, TCP_NOTSENT_LOWAT, 0, 0, 0x7fffffff, false },
 	{ OPT_TCP, TCP_FASTOPEN_CONNECT, 0, 0, 1, false },
 	{ OPT_UDP, UDP_CORK, 0, 0, 1, false },
+	{ OPT_UDP, UDPLITE_SEND_CSCOV, 0, INT32_MIN, INT32_MAX, false },   /* clamped */
+	{ OPT_UDP, UDPLITE_RECV_CSCOV, 0, INT32_MIN, INT32_MAX, false },
 	{ OPT_UDP, UDP_SEGMENT, 0, 0, 65535, false },
 	{ OPT_UDP, UDP_GRO, 0, 0, 1, false },
 	{ OPT_IPV6, IPV6_UNICAST_HOPS, 64, -1, 255, true },
@@ -245,7 +248,7 @@ static int level_ok(struct usock *s, int lvl)
 {
 	if (lvl == OPT_TCP && s->protocol != IPPROTO_TCP)
 		return -ENOPROTOOPT;
-	if (lvl == OPT_UDP && s->protocol != IPPROTO_UDP)
+	if (lvl == OPT_UDP && s->protocol != IPPROTO_UDP && s->protocol != IPPROTO_UDPLITE)
 		return -ENOPROTOOPT;
 	if (lvl == OPT_IPV6 && s->family != AF_INET6)
 		return -ENOPROTOOPT;
@@ -296,6 +299,13 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 			s->in.v6only = v != 0;
 		simple_unlock(&names_lock);
 		return r;
+	}
+	if (lvl == OPT_UDP && (opt == UDPLITE_SEND_CSCOV || opt == UDPLITE_RECV_CSCOV)) {
+		/* Linux: UDP-Lite's checksum coverage, 0 (all) or 8 to
+		 * 65535 bytes, clamped; nothing to check on the loopback */
+		if (s->protocol != IPPROTO_UDPLITE)
+			return -ENOPROTOOPT;
+		v = v != 0 && v < 8 ? 8 : MIN(v, 65535);
 	}
 	size_t i;
 	const struct opt_def *d = opt_find(lvl, opt, &i);
@@ -404,7 +414,7 @@ static int port_check_locked(struct usock *s, const uint8_t *a, uint16_t p, bool
 			continue;
 		bool o_listen = READ_ONCE(o->state) == US_LISTEN;
 		if (sock_reuse(s, SO_REUSEADDR) && sock_reuse(o, SO_REUSEADDR) &&
-		    (s->protocol == IPPROTO_UDP || (!o_listen && !listening)))
+		    (s->protocol != IPPROTO_TCP || (!o_listen && !listening)))
 			continue;
 		if (sock_reuse(s, SO_REUSEPORT) && sock_reuse(o, SO_REUSEPORT))
 			continue;
@@ -577,10 +587,10 @@ struct usock *inet_find_listener(const struct inet_ep *ep)
 	return t;
 }
 
-struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src)
+struct usock *inet_find_dgram(int protocol, const struct inet_ep *ep, const struct inet_ep *src)
 {
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(IPPROTO_UDP, -1, ep, src);
+	struct usock *t = lookup_locked(protocol, -1, ep, src);
 	simple_unlock(&names_lock);
 	return t;
 }
@@ -648,6 +658,8 @@ static int create_check(int type, int protocol)
 	case SOCK_DGRAM:
 		if (protocol == 0 || protocol == IPPROTO_UDP)
 			return IPPROTO_UDP;
+		if (protocol == IPPROTO_UDPLITE)
+			return IPPROTO_UDPLITE;  /* UDP with its own ports */
 		if (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6)
 			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
 		return -EPROTONOSUPPORT;
@@ -827,7 +839,7 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	struct umsg *m = usock_build(s, km, len, &e);
 	if (!m)
 		return e;
-	struct usock *r = inet_find_dgram(&dst, &src);
+	struct usock *r = inet_find_dgram(s->protocol, &dst, &src);
 	if (!r) {
 		/* ICMP port unreachable: an error for a connected socket */
 		umsg_free(m);

@@ -171,7 +171,7 @@ int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep);
 /* The listener for a connection to ep (referenced), or NULL. */
 struct usock *inet_find_listener(const struct inet_ep *ep);
 /* The datagram socket that receives at ep from src (referenced), or NULL. */
-struct usock *inet_find_dgram(const struct inet_ep *ep, const struct inet_ep *src);
+struct usock *inet_find_dgram(int protocol, const struct inet_ep *ep, const struct inet_ep *src);
 /* The source end point of s for destination dst (names lock held). */
 void inet_source_locked(struct usock *s, const struct inet_ep *dst, struct inet_ep *out);
 /* Set the local name of a connected client or an accepted socket. */

@@ -409,6 +409,93 @@ UT_TEST(ip_level_control_messages_on_send)
 	close(s6);
 }
 
+#ifndef IPPROTO_UDPLITE
+#define IPPROTO_UDPLITE 136
+#endif
+#define UDPLITE_SEND_CSCOV 10
+
+/* UDP-Lite (IPPROTO_UDPLITE) is UDP with ports of its own: datagrams go
+ * between UDP-Lite sockets only, a UDP socket may hold the same port;
+ * the checksum coverage options are clamped as Linux's (CPython's
+ * test_socket BasicUDPLITETest, SendmsgUDPLITETest, ...). */
+UT_TEST(udplite_is_udp_with_ports_of_its_own)
+{
+	int l = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE);
+	if (l < 0 && errno == EPROTONOSUPPORT) {
+		ut_skip("no UDP-Lite in this kernel");
+		return;
+	}
+	T_ASSERT(l >= 0);
+	struct sockaddr_in a = sin4("127.0.0.1", 0);
+	socklen_t len = sizeof a;
+	T_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	T_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	set_timeout(l, 5000);
+	int v = 0;
+	len = sizeof v;
+	T_OK(getsockopt(l, SOL_SOCKET, SO_PROTOCOL, &v, &len));
+	T_EXPECT_EQ(v, IPPROTO_UDPLITE);
+	/* a UDP socket may take the same port */
+	int u = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_OK(bind(u, (struct sockaddr *)&a, sizeof a));
+	int c = T_OK(socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE));
+	T_EXPECT_EQ(sendto(c, "lite", 4, 0, (struct sockaddr *)&a, sizeof a), 4);
+	int cu = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_EXPECT_EQ(sendto(cu, "udp", 3, 0, (struct sockaddr *)&a, sizeof a), 3);
+	char buf[8];
+	T_EXPECT_EQ(recv(l, buf, sizeof buf, 0), 4);
+	T_EXPECT(!memcmp(buf, "lite", 4));
+	T_EXPECT_ERRNO(recv(l, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	set_timeout(u, 5000);
+	T_EXPECT_EQ(recv(u, buf, sizeof buf, 0), 3);
+	T_EXPECT_ERRNO(recv(u, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	/* connected, both ways */
+	T_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	T_EXPECT_EQ(send(c, "x", 1, 0), 1);
+	struct sockaddr_in from;
+	len = sizeof from;
+	T_EXPECT_EQ(recvfrom(l, buf, sizeof buf, 0, (struct sockaddr *)&from, &len), 1);
+	T_EXPECT_EQ(sendto(l, "y", 1, 0, (struct sockaddr *)&from, len), 1);
+	set_timeout(c, 5000);
+	T_EXPECT_EQ(recv(c, buf, sizeof buf, 0), 1);
+	T_EXPECT_EQ(buf[0], 'y');
+	/* checksum coverage: 0, or 8 to 65535 */
+	int cov[][2] = { { 5, 8 }, { 70000, 65535 }, { -3, 8 }, { 0, 0 }, { 20, 20 } };
+	for (int i = 0; i < 5; i++) {
+		T_OK(setsockopt(l, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &cov[i][0], sizeof(int)));
+		len = sizeof v;
+		T_OK(getsockopt(l, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &v, &len));
+		T_EXPECT_EQ(v, cov[i][1]);
+	}
+	T_EXPECT_ERRNO(setsockopt(u, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &cov[4][0], sizeof(int)),
+		       ENOPROTOOPT);
+	len = sizeof v;
+	T_OK(getsockopt(u, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &v, &len));   /* UDP: all */
+	T_EXPECT_EQ(v, 0);
+	T_EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM, IPPROTO_UDPLITE), EPROTONOSUPPORT);
+	/* IPv6 */
+	int l6 = socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE);
+	struct sockaddr_in6 a6;
+	memset(&a6, 0, sizeof a6);
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::1", &a6.sin6_addr);
+	len = sizeof a6;
+	if (l6 >= 0 && bind(l6, (struct sockaddr *)&a6, sizeof a6) == 0 &&
+	    getsockname(l6, (struct sockaddr *)&a6, &len) == 0) {
+		set_timeout(l6, 5000);
+		int c6 = T_OK(socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE));
+		T_EXPECT_EQ(sendto(c6, "six", 3, 0, (struct sockaddr *)&a6, sizeof a6), 3);
+		T_EXPECT_EQ(recv(l6, buf, sizeof buf, 0), 3);
+		close(c6);
+	}
+	if (l6 >= 0)
+		close(l6);
+	close(c);
+	close(cu);
+	close(u);
+	close(l);
+}
+
 UT_TEST(bad_input_gives_errors)
 {
 	int s = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
