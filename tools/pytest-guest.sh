@@ -27,6 +27,10 @@ done
 [ "$K" != linux ] || tools/linux-kernel.sh build/linux
 python3 tools/addspec.py build/initramfs.spec /usr/bin/python3.11 /usr/lib/python3.11 > "$out/spec"
 echo "file /pyt.sh $out/pyt.sh 755 0 0" >> "$out/spec"
+# service and protocol names (getservbyname, getaddrinfo(host, "http"))
+for f in /etc/services /etc/protocols; do
+	[ ! -f $f ] || echo "file $f $f 644 0 0" >> "$out/spec"
+done
 {
 	echo '#!/bin/sh'
 	echo 'mount -t devtmpfs dev /dev 2>/dev/null; mount -t proc proc /proc 2>/dev/null'
