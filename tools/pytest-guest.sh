@@ -11,11 +11,13 @@
 # the default initramfs plus python3.11, its libraries and /usr/lib/python3.11
 # (tools/addspec.py), about 190 MB: the guest gets 2 GiB.  PT_CMDLINE adds
 # to Concerto's command line; PT_TIMEOUT is the whole run's limit in s
-# (default 900); PT_ARGS more arguments for -m test (e.g. '-m test_foo').
+# (default 900); PT_ARGS more arguments for -m test (e.g. '-m test_foo');
+# PT_W= (empty) drops -W so that -v output is printed as it runs; PT_TAG
+# names a separate build directory (build/pytestTAG) for parallel runs.
 set -e
 K=${1:-concerto}; S=${2:-2}; shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$top/build/pytest
+out=$top/build/pytest${PT_TAG}
 mkdir -p "$out"
 cd "$top"
 for f in /usr/bin/python3.11 /usr/lib/python3.11/test/regrtest.py; do
@@ -25,12 +27,16 @@ done
 [ "$K" != linux ] || tools/linux-kernel.sh build/linux
 python3 tools/addspec.py build/initramfs.spec /usr/bin/python3.11 /usr/lib/python3.11 > "$out/spec"
 echo "file /pyt.sh $out/pyt.sh 755 0 0" >> "$out/spec"
+# service and protocol names (getservbyname, getaddrinfo(host, "http"))
+for f in /etc/services /etc/protocols; do
+	[ ! -f $f ] || echo "file $f $f 644 0 0" >> "$out/spec"
+done
 {
 	echo '#!/bin/sh'
 	echo 'mount -t devtmpfs dev /dev 2>/dev/null; mount -t proc proc /proc 2>/dev/null'
 	echo 'ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null'
 	echo 'mkdir -p /tmp/py; cd /tmp/py; export HOME=/tmp/py'
-	echo "python3.11 -m test -W --timeout 600 $PT_ARGS $* 2>&1"
+	echo "python3.11 -m test ${PT_W--W} --timeout 600 $PT_ARGS $* 2>&1"
 	echo 'echo "=== exit $?"'
 } > "$out/pyt.sh"
 python3 tools/mkinitramfs.py -o "$out/py.cpio" "$out/spec"

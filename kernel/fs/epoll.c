@@ -358,15 +358,22 @@ static uint32_t ep_decide_locked(struct epoll *ep, struct epitem *it, uint32_t e
 
 /*
  * Gather at most max due events of ep into kev or, with kev NULL, find
- * whether one is due (for poll).  Returns their number.  No lock held.
+ * whether one is due (for poll), looking at no more than *todo queued
+ * items (< 0: those queued now, not the level-triggered ones this gather
+ * queues again); *todo is left with what remains of them, for a next
+ * batch of the same wait.  Returns their number.  No lock held.
  */
-static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
+static int ep_harvest_some(struct epoll *ep, struct epoll_event *kev, int max, int *todop)
 {
-	uint64_t s = disable_lock(&ep->wq.lock);
-	int todo = ep->nrd;              /* the items queued now, not re-queued ones */
-	unlock_enable(&ep->wq.lock, s);
+	uint64_t s;
+	if (*todop < 0) {
+		s = disable_lock(&ep->wq.lock);
+		*todop = ep->nrd;
+		unlock_enable(&ep->wq.lock, s);
+	}
+	int todo = *todop;
 	int k = 0;
-	while (todo-- > 0 && k < max) {
+	while (k < max && todo-- > 0) {
 		struct file *f;
 		struct epitem *it = ep_pop(ep, &f);
 		if (!it)
@@ -384,6 +391,7 @@ static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
 		if (r)
 			k++;
 	}
+	*todop = MAX(todo, 0);
 	if (kev) {
 		/* Others may wait for what is left (level-triggered items). */
 		s = disable_lock(&ep->wq.lock);
@@ -392,6 +400,12 @@ static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
 		unlock_enable(&ep->wq.lock, s);
 	}
 	return k;
+}
+
+static int ep_harvest(struct epoll *ep, struct epoll_event *kev, int max)
+{
+	int todo = -1;
+	return ep_harvest_some(ep, kev, max, &todo);
 }
 
 /* ---- the epoll file ---- */
@@ -670,11 +684,13 @@ static int ep_sleep(struct epoll *ep, int64_t timeout_ns, uint64_t deadline)
  * Wait for events of ep (timeout_ns < 0: none; 0: just look), gathering at
  * most max into kev.  The number, 0 on timeout, -EINTR.
  */
-static int ep_wait(struct epoll *ep, struct epoll_event *kev, int max, int64_t timeout_ns)
+static int ep_wait(struct epoll *ep, struct epoll_event *kev, int max, int64_t timeout_ns,
+		   int *todop)
 {
 	uint64_t deadline = timeout_ns > 0 ? time_monotonic_ns() + (uint64_t)timeout_ns : 0;
 	for (;;) {
-		int n = ep_harvest(ep, kev, max);
+		*todop = -1;
+		int n = ep_harvest_some(ep, kev, max, todop);
 		if (n != 0 || timeout_ns == 0)
 			return n;
 		int w = ep_sleep(ep, timeout_ns, deadline);
@@ -696,9 +712,23 @@ static int64_t do_epoll_wait(int epfd, uint64_t uev, int maxevents, int64_t time
 		return -EBADF;
 	int max = MIN(maxevents, EP_BATCH);
 	struct epoll_event *kev = is_epoll(f) ? kmalloc(max * sizeof(*kev), 0) : NULL;
-	int64_t r = !is_epoll(f) ? -EINVAL : !kev ? -ENOMEM : ep_wait(f->priv, kev, max, timeout_ns);
+	int todo = -1;
+	int64_t r = !is_epoll(f) ? -EINVAL : !kev ? -ENOMEM :
+		    ep_wait(f->priv, kev, max, timeout_ns, &todo);
 	if (r > 0 && copyout((void *)uev, kev, r * sizeof(*kev)) < 0)
 		r = -EFAULT;
+	/* A full batch: more of the items that were queued, up to maxevents
+	 * (Linux reports them all in one call). */
+	while (r > 0 && r % EP_BATCH == 0 && r < maxevents && todo > 0) {
+		int n = ep_harvest_some(f->priv, kev, MIN(maxevents - (int)r, EP_BATCH), &todo);
+		if (n <= 0)
+			break;
+		if (copyout((void *)(uev + r * sizeof(*kev)), kev, n * sizeof(*kev)) < 0) {
+			r = -EFAULT;
+			break;
+		}
+		r += n;
+	}
 	if (r == -EINTR)
 		curthread()->sig.intr_restart = false;
 	kfree(kev);

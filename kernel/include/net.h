@@ -78,6 +78,7 @@ uint32_t netns_lo_flags(struct netns *n);
 #define IPPROTO_TCP    6
 #define IPPROTO_UDP    17
 #define IPPROTO_IPV6   41
+#define IPPROTO_UDPLITE 136
 #define IPPROTO_ICMPV6 58
 
 #define SOL_RAW        255
@@ -137,8 +138,10 @@ uint32_t netns_lo_flags(struct netns *n);
 #define TCP_FASTOPEN      23
 #define TCP_NOTSENT_LOWAT 25
 #define TCP_FASTOPEN_CONNECT 30
-/* IPPROTO_UDP options */
+/* IPPROTO_UDP options (IPPROTO_UDPLITE's too: one name space, as Linux) */
 #define UDP_CORK    1
+#define UDPLITE_SEND_CSCOV 10
+#define UDPLITE_RECV_CSCOV 11
 #define UDP_SEGMENT 103
 #define UDP_GRO     104
 
@@ -243,6 +246,8 @@ struct kmsg {
 	int nfds;
 	bool has_cred;                   /* SCM_CREDENTIALS given */
 	struct kucred cred;
+	void *ctl;                       /* the control data (a kernel copy), for */
+	uint64_t ctllen;                 /* the levels a family reads: sock_cmsg_next */
 	/* recv: results */
 	int oflags;                      /* MSG_TRUNC, MSG_CTRUNC for msg_flags */
 	uint64_t control, controllen;    /* user control buffer */
@@ -251,6 +256,10 @@ struct kmsg {
 
 /* ---- socket.c ---- */
 extern const struct file_ops sock_fops;
+/* The control message of a send at *off (0 first) in m->ctl: its level,
+ * type, data and length; *off moves past it.  false after the last. */
+bool sock_cmsg_next(const struct kmsg *m, uint64_t *off, int *level, int *type,
+		    const void **data, size_t *dlen);
 /* The socket of an open file, or NULL (not a socket). */
 void *sock_of(struct file *f);
 /* Ready to deliver a peer's signal: SIGPIPE to the calling thread. */

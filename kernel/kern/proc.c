@@ -1372,6 +1372,9 @@ static int zombie_to_parent_locked(struct proc *p, bool sync)
 		unlink_child_locked(parent, p);
 		detach_locked(p);
 		queue_autoreap_locked(p);
+		/* A wait for it sleeping in the parent ends: with no other
+		 * child left it returns ECHILD (Linux). */
+		wake_proc_how_locked(parent, sync);
 	} else {
 		wake_proc_how_locked(parent, sync);
 	}
@@ -1484,6 +1487,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 	if (p->children) {
 		struct proc *reaper = find_reaper_locked(p);
 		bool reaper_autoreaps = signal_child_autoreap(reaper);
+		bool reaped = false;
 		while (p->children) {
 			struct proc *c = p->children;
 			p->children = c->sibling;
@@ -1495,6 +1499,7 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 			if (zombie && reaper_autoreaps) {
 				detach_locked(c);
 				queue_autoreap_locked(c);
+				reaped = true;
 				continue;
 			}
 			c->sibling = reaper->children;
@@ -1512,6 +1517,8 @@ static __noreturn void proc_exit_last(struct proc *p, struct thread *t, int stat
 		if (zreaper) {
 			proc_ref(zreaper);
 			wake_proc_locked(zreaper);
+		} else if (reaped) {
+			wake_proc_locked(reaper);   /* its wait may now be ECHILD */
 		}
 	}
 	p->utime = ut;                   /* every thread has left: final */

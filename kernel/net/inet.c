@@ -155,6 +155,7 @@ static int opt_level(int level)
 	case IPPROTO_IP: return OPT_IP;
 	case IPPROTO_TCP: return OPT_TCP;
 	case IPPROTO_UDP: return OPT_UDP;
+	case IPPROTO_UDPLITE: return OPT_UDP;
 	case IPPROTO_IPV6: return OPT_IPV6;
 	}
 	return -1;
@@ -198,6 +199,8 @@ static const struct opt_def opt_defs[] = {
 	{ OPT_TCP, TCP_NOTSENT_LOWAT, 0, 0, 0x7fffffff, false },
 	{ OPT_TCP, TCP_FASTOPEN_CONNECT, 0, 0, 1, false },
 	{ OPT_UDP, UDP_CORK, 0, 0, 1, false },
+	{ OPT_UDP, UDPLITE_SEND_CSCOV, 0, INT32_MIN, INT32_MAX, false },   /* clamped */
+	{ OPT_UDP, UDPLITE_RECV_CSCOV, 0, INT32_MIN, INT32_MAX, false },
 	{ OPT_UDP, UDP_SEGMENT, 0, 0, 65535, false },
 	{ OPT_UDP, UDP_GRO, 0, 0, 1, false },
 	{ OPT_IPV6, IPV6_UNICAST_HOPS, 64, -1, 255, true },
@@ -245,7 +248,7 @@ static int level_ok(struct usock *s, int lvl)
 {
 	if (lvl == OPT_TCP && s->protocol != IPPROTO_TCP)
 		return -ENOPROTOOPT;
-	if (lvl == OPT_UDP && s->protocol != IPPROTO_UDP)
+	if (lvl == OPT_UDP && s->protocol != IPPROTO_UDP && s->protocol != IPPROTO_UDPLITE)
 		return -ENOPROTOOPT;
 	if (lvl == OPT_IPV6 && s->family != AF_INET6)
 		return -ENOPROTOOPT;
@@ -396,6 +399,13 @@ int inet_setsockopt(struct usock *s, int level, int opt, const void *val, uint32
 		simple_unlock(&names_lock);
 		return r;
 	}
+	if (lvl == OPT_UDP && (opt == UDPLITE_SEND_CSCOV || opt == UDPLITE_RECV_CSCOV)) {
+		/* Linux: UDP-Lite's checksum coverage, 0 (all) or 8 to
+		 * 65535 bytes, clamped; nothing to check on the loopback */
+		if (s->protocol != IPPROTO_UDPLITE)
+			return -ENOPROTOOPT;
+		v = v != 0 && v < 8 ? 8 : MIN(v, 65535);
+	}
 	size_t i;
 	const struct opt_def *d = opt_find(lvl, opt, &i);
 	if (!d)
@@ -507,7 +517,7 @@ static int port_check_locked(struct usock *s, const uint8_t *a, uint16_t p, bool
 			continue;
 		bool o_listen = READ_ONCE(o->state) == US_LISTEN;
 		if (sock_reuse(s, SO_REUSEADDR) && sock_reuse(o, SO_REUSEADDR) &&
-		    (s->protocol == IPPROTO_UDP || (!o_listen && !listening)))
+		    (s->protocol != IPPROTO_TCP || (!o_listen && !listening)))
 			continue;
 		if (sock_reuse(s, SO_REUSEPORT) && sock_reuse(o, SO_REUSEPORT))
 			continue;
@@ -684,10 +694,11 @@ struct usock *inet_find_listener(struct netns *net, const struct inet_ep *ep)
 	return t;
 }
 
-struct usock *inet_find_dgram(struct netns *net, const struct inet_ep *ep, const struct inet_ep *src)
+struct usock *inet_find_dgram(struct netns *net, int protocol, const struct inet_ep *ep,
+			     const struct inet_ep *src)
 {
 	simple_lock(&names_lock);
-	struct usock *t = lookup_locked(net, IPPROTO_UDP, -1, ep, src);
+	struct usock *t = lookup_locked(net, protocol, -1, ep, src);
 	simple_unlock(&names_lock);
 	return t;
 }
@@ -765,6 +776,8 @@ static int create_check(int type, int protocol)
 	case SOCK_DGRAM:
 		if (protocol == 0 || protocol == IPPROTO_UDP)
 			return IPPROTO_UDP;
+		if (protocol == IPPROTO_UDPLITE)
+			return IPPROTO_UDPLITE;  /* UDP with its own ports */
 		if (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6)
 			return -EACCES;          /* net.ipv4.ping_group_range "1 0" */
 		return -EPROTONOSUPPORT;
@@ -849,6 +862,72 @@ static int send_error(struct usock *s)
 	return r;
 }
 
+#define IP_CM_PKTINFO   8
+#define IPV6_CM_PKTINFO 50
+#define IPV6_CM_HOPLIMIT 52
+#define IPV6_CM_DONTFRAG 62
+
+/* One int of control data (dlen must be its size): 0 or -EINVAL if it is
+ * not in [lo, hi]. */
+static int cm_int(const void *d, size_t dlen, int lo, int hi, int *v)
+{
+	if (dlen != sizeof(int))
+		return -EINVAL;
+	memcpy(v, d, sizeof(int));
+	return *v < lo || *v > hi ? -EINVAL : 0;
+}
+
+/*
+ * The IP-level control messages of a datagram send (v4: to an IPv4
+ * destination, IPPROTO_IP, else IPPROTO_IPV6): IP_TTL / IPV6_HOPLIMIT
+ * and IP_TOS / IPV6_TCLASS for this datagram into *ttl and *tos (left as
+ * they are when not given, or given as -1); IP_PKTINFO, IPV6_PKTINFO and
+ * IPV6_DONTFRAG are checked and change nothing on the loopback.  Other
+ * levels are skipped.  0 or -EINVAL (Linux ip_cmsg_send,
+ * ip6_datagram_send_ctl: a bad size or value, another type).
+ */
+int inet_send_cmsgs(const struct kmsg *km, bool v4, int *ttl, int *tos)
+{
+	uint64_t off = 0;
+	int level, type, v = 0;
+	const void *d;
+	size_t dlen;
+	while (sock_cmsg_next(km, &off, &level, &type, &d, &dlen)) {
+		int e = -EINVAL;
+		if (v4 && level == IPPROTO_IP) {
+			if (type == IP_TTL) {
+				e = cm_int(d, dlen, 1, 255, &v);
+				if (e == 0)
+					*ttl = v;
+			} else if (type == IP_TOS && dlen == 1) {
+				*tos = *(const uint8_t *)d;
+				e = 0;
+			} else if (type == IP_TOS) {
+				e = cm_int(d, dlen, 0, 255, &v);
+				if (e == 0)
+					*tos = v;
+			} else if (type == IP_CM_PKTINFO) {
+				e = dlen == 12 ? 0 : -EINVAL;   /* struct in_pktinfo */
+			}
+		} else if (!v4 && level == IPPROTO_IPV6) {
+			if (type == IPV6_CM_HOPLIMIT || type == IPV6_TCLASS) {
+				e = cm_int(d, dlen, -1, 255, &v);
+				if (e == 0 && v >= 0)
+					*(type == IPV6_TCLASS ? tos : ttl) = v;
+			} else if (type == IPV6_CM_PKTINFO) {
+				e = dlen >= 20 ? 0 : -EINVAL;   /* struct in6_pktinfo */
+			} else if (type == IPV6_CM_DONTFRAG) {
+				e = cm_int(d, dlen, INT32_MIN, INT32_MAX, &v);
+			}
+		} else {
+			e = 0;                   /* another level's: not ours */
+		}
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 {
 	(void)nonblock;                      /* the loopback never makes a sender wait */
@@ -860,6 +939,10 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	size_t len = km->iov.left;
 	if (len > (ep_v4(dst.a) ? UDP4_MAX : UDP6_MAX))
 		return -EMSGSIZE;
+	int cm_ttl = -1, cm_tos = -1;
+	e = inet_send_cmsgs(km, ep_v4(dst.a), &cm_ttl, &cm_tos);
+	if (e)
+		return e;
 	e = send_error(s);
 	if (e == 0)
 		e = inet_autobind(s);
@@ -874,7 +957,7 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	struct umsg *m = usock_build(s, km, len, &e);
 	if (!m)
 		return e;
-	struct usock *r = inet_find_dgram(s->net, &dst, &src);
+	struct usock *r = inet_find_dgram(s->net, s->protocol, &dst, &src);
 	if (!r) {
 		/* ICMP port unreachable: an error for a connected socket */
 		umsg_free(m);
@@ -893,6 +976,10 @@ ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock)
 	m->tos = (uint8_t)inet_opt_locked(s, ep_v4(dst.a) ? IPPROTO_IP : IPPROTO_IPV6,
 					  ep_v4(dst.a) ? IP_TOS : IPV6_TCLASS);
 	simple_unlock(&s->lock);
+	if (cm_ttl >= 0)
+		m->ttl = (uint8_t)cm_ttl;
+	if (cm_tos >= 0)
+		m->tos = (uint8_t)cm_tos;
 	if (!usock_enqueue_dgram(r, m))
 		umsg_free(m);                    /* the receiver is full: dropped */
 	usock_unref(r);

@@ -233,6 +233,10 @@ ssize_t raw_send(struct usock *s, struct kmsg *km)
 	size_t n = km->iov.left;
 	if (n > RAW_MAX)
 		return -EMSGSIZE;
+	int cm_ttl = -1, cm_tos = -1;            /* checked; the header keeps the options' */
+	e = inet_send_cmsgs(km, s->family == AF_INET, &cm_ttl, &cm_tos);
+	if (e)
+		return e;
 	uint8_t *data = kmalloc(MAX(n, 1), 0);
 	if (!data)
 		return -ENOMEM;

@@ -736,12 +736,31 @@ static void kmsg_free(struct kmsg *m)
 	kfree(m->fds);
 	m->fds = NULL;
 	m->nfds = 0;
+	kfree(m->ctl);
+	m->ctl = NULL;
+	m->ctllen = 0;
 	kfree(m->iov.v);
 	m->iov.v = NULL;
 }
 
+bool sock_cmsg_next(const struct kmsg *m, uint64_t *off, int *level, int *type,
+		    const void **data, size_t *dlen)
+{
+	if (!m->ctl || *off + CMSG_HDR > m->ctllen)
+		return false;
+	struct ucmsghdr h;
+	memcpy(&h, (char *)m->ctl + *off, sizeof(h));   /* checked by cmsgs_in */
+	*level = h.level;
+	*type = h.type;
+	*data = (char *)m->ctl + *off + CMSG_HDR;
+	*dlen = h.len - CMSG_HDR;
+	*off += CMSG_ALIGN(h.len);
+	return true;
+}
+
 /* Parse the control messages of a send: descriptors (referenced) and
- * credentials.  0 or -errno. */
+ * credentials; the data is kept in m->ctl for the other levels, which
+ * the family's send reads or (as Linux) ignores.  0 or -errno. */
 static int cmsgs_in(struct kmsg *m, uint64_t uctl, uint64_t len)
 {
 	if (!len)
@@ -766,17 +785,18 @@ static int cmsgs_in(struct kmsg *m, uint64_t uctl, uint64_t len)
 		size_t dlen = h.len - CMSG_HDR;
 		const char *d = buf + off + CMSG_HDR;
 		if (h.level != SOL_SOCKET) {
-			r = -EINVAL;
-			goto out;
-		}
-		if (h.type == SCM_RIGHTS) {
+			/* not the socket layer's */
+		} else if (h.type == SCM_RIGHTS) {
+			/* Several SCM_RIGHTS messages add up, SCM_MAX_FD in
+			 * all; an empty one is nothing (Linux). */
 			int n = (int)(dlen / sizeof(int));
-			if (m->nfds || n == 0 || n > SCM_MAX_FD) {
+			if (m->nfds + n > SCM_MAX_FD) {
 				r = -EINVAL;
 				goto out;
 			}
-			m->fds = kmalloc(sizeof(struct file *) * (size_t)n, 0);
-			if (!m->fds) {
+			if (n && !m->fds)
+				m->fds = kmalloc(sizeof(struct file *) * SCM_MAX_FD, 0);
+			if (n && !m->fds) {
 				r = -ENOMEM;
 				goto out;
 			}
@@ -802,6 +822,11 @@ static int cmsgs_in(struct kmsg *m, uint64_t uctl, uint64_t len)
 			goto out;
 		}
 		off += CMSG_ALIGN(h.len);
+	}
+	if (r == 0) {
+		m->ctl = buf;
+		m->ctllen = len;
+		return 0;
 	}
 out:
 	kfree(buf);

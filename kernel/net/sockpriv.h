@@ -177,8 +177,10 @@ int inet_listen_check(struct usock *s);
 int inet_dest(struct usock *s, const struct ksockaddr *a, struct inet_ep *ep);
 /* The listener in net for a connection to ep (referenced), or NULL. */
 struct usock *inet_find_listener(struct netns *net, const struct inet_ep *ep);
-/* The datagram socket in net that receives at ep from src (referenced), or NULL. */
-struct usock *inet_find_dgram(struct netns *net, const struct inet_ep *ep, const struct inet_ep *src);
+/* The datagram socket of protocol (UDP, UDP-Lite) in net that receives at
+ * ep from src (referenced), or NULL. */
+struct usock *inet_find_dgram(struct netns *net, int protocol, const struct inet_ep *ep,
+			     const struct inet_ep *src);
 /* The source end point of s for destination dst (names lock held). */
 void inet_source_locked(struct usock *s, const struct inet_ep *dst, struct inet_ep *out);
 /* Set the local name of a connected client or an accepted socket. */
@@ -188,6 +190,9 @@ void inet_name(int family, const struct inet_ep *ep, struct ksockaddr *a);
 void inet_unbind_locked(struct usock *s);
 int inet_getname(struct usock *s, bool peer, struct ksockaddr *a);
 ssize_t inet_udp_send(struct usock *s, struct kmsg *km, bool nonblock);
+/* The IP-level control messages of a datagram send: 0 or -EINVAL; the
+ * TTL / hop limit and TOS / class they give in *ttl, *tos. */
+int inet_send_cmsgs(const struct kmsg *km, bool v4, int *ttl, int *tos);
 /* The value of an integer IP/IPv6/TCP/UDP option of s; s locked. */
 int inet_opt_locked(struct usock *s, int level, int opt);
 

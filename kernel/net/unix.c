@@ -873,15 +873,21 @@ void unix_release(struct usock *s)
 	s->nacc = 0;
 	s->shut = RCV_SHUT | SEND_SHUT;
 	int type = s->type;
+	bool tcp = s->family != AF_UNIX;
 	simple_unlock(&s->lock);
 	simple_unlock(&names_lock);
 	wake_all(s);
 	if (p) {
 		simple_lock(&p->lock);
 		/* p->peer is still NULL when s is the embryo of a connect
-		 * that has not yet set it (its listener closed meanwhile) */
+		 * that has not yet set it (its listener closed meanwhile).
+		 * TCP closed with nothing unread is a FIN: p reads end of
+		 * file and may still send, once (stream_send). */
 		if (type != SOCK_DGRAM && (p->peer == s || !p->peer)) {
-			p->shut = RCV_SHUT | SEND_SHUT;
+			if (tcp && !unread && p->peer == s)
+				p->shut |= RCV_SHUT;
+			else
+				p->shut = RCV_SHUT | SEND_SHUT;
 			if (unread)
 				p->err = ECONNRESET;
 		}
@@ -1084,6 +1090,18 @@ static ssize_t stream_send(struct usock *s, struct kmsg *km, bool nonblock)
 		if (!m)
 			break;
 		e = deliver(s, p, m, true);
+		if (e == -EPIPE && sent == 0 && s->family != AF_UNIX && READ_ONCE(p->dead)) {
+			/* TCP to a peer that closed (a FIN came): the data
+			 * goes and is lost, the reset that answers it shuts s;
+			 * the next send is EPIPE (Linux). */
+			umsg_free(m);
+			simple_lock(&s->lock);
+			s->shut = RCV_SHUT | SEND_SHUT;
+			simple_unlock(&s->lock);
+			wake_all(s);
+			sent = total;
+			break;
+		}
 		if (e) {
 			umsg_free(m);
 			if (e == -EPIPE && sent == 0)

@@ -272,6 +272,42 @@ UT_TEST(maxevents_and_rotation)
 	close(ep);
 }
 
+/* More ready items than the kernel gathers in one batch (CPython's
+ * test_selectors test_above_fd_setsize got 256 of 2032): one wait reports
+ * each of them once, up to maxevents. */
+#define NMANY 600
+UT_TEST(many_ready_reported_in_one_wait)
+{
+	int ep = T_OK(epoll_create1(0));
+	static int fds[NMANY];
+	static struct epoll_event ev[NMANY + 8];
+	static unsigned char seen[NMANY];
+	int n = 0;
+	for (; n < NMANY; n++) {
+		fds[n] = eventfd(1, 0);
+		if (fds[n] < 0)
+			break;
+		T_OK(add(ep, fds[n], n % 2 ? EPOLLIN | EPOLLET : EPOLLIN, n));
+	}
+	T_ASSERT(n > 300);
+	T_EXPECT_EQ(epoll_wait(ep, ev, NMANY + 8, 0), n);
+	memset(seen, 0, sizeof seen);
+	int dup = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t t = ev[i].data.u64;
+		if (t >= (uint64_t)n || seen[t]++)
+			dup++;
+	}
+	T_EXPECT_EQ(dup, 0);
+	/* The edge-triggered half reported its edge; the level-triggered
+	 * half is still ready, a maxevents-limited wait takes part of it. */
+	T_EXPECT_EQ(epoll_wait(ep, ev, NMANY + 8, 0), (n + 1) / 2);
+	T_EXPECT_EQ(epoll_wait(ep, ev, 280, 0), 280);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	close(ep);
+}
+
 UT_TEST(epoll_of_epoll)
 {
 	int inner = T_OK(epoll_create1(0)), outer = T_OK(epoll_create1(0));

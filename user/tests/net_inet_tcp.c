@@ -324,6 +324,43 @@ UT_TEST(writing_to_a_closed_connection_fails_with_epipe)
 	close(l);
 }
 
+/* The peer closed with nothing unread (a FIN): end of file, still
+ * writable, no hang-up; the first send goes (its data is lost, even an
+ * empty one succeeds), the reset that answers it makes later ones EPIPE
+ * (CPython's test_socket testCreateConnectionClose, testInsideTimeout). */
+UT_TEST(after_the_peers_close_the_first_send_still_goes)
+{
+	int port;
+	int l = listener4("127.0.0.1", &port);
+	T_ASSERT(l >= 0);
+	int c = connect4("127.0.0.1", port);
+	T_ASSERT(c >= 0);
+	int s = T_OK(accept(l, NULL, NULL));
+	close(c);
+	usleep(10000);
+	struct pollfd p = { .fd = s, .events = POLLIN | POLLOUT | POLLRDHUP };
+	T_EXPECT_EQ(poll(&p, 1, 0), 1);
+	T_EXPECT_EQ(p.revents & (POLLIN | POLLOUT | POLLRDHUP | POLLHUP | POLLERR),
+		    POLLIN | POLLOUT | POLLRDHUP);
+	char buf[8];
+	T_EXPECT_EQ(read(s, buf, sizeof buf), 0);
+	T_EXPECT_EQ(send(s, "", 0, MSG_NOSIGNAL), 0);
+	T_EXPECT_EQ(send(s, "done!", 5, MSG_NOSIGNAL), 5);
+	int e = 0;
+	for (int i = 0; i < 50 && !e; i++) {
+		usleep(2000);
+		if (send(s, "x", 1, MSG_NOSIGNAL) < 0)
+			e = errno;
+	}
+	T_EXPECT_EQ(e, EPIPE);
+	p.revents = 0;
+	T_EXPECT_EQ(poll(&p, 1, 0), 1);
+	T_EXPECT(p.revents & POLLHUP);
+	T_EXPECT_EQ(read(s, buf, sizeof buf), 0);
+	close(s);
+	close(l);
+}
+
 UT_TEST(a_megabyte_arrives_intact)
 {
 	int port;

@@ -284,6 +284,219 @@ UT_TEST(control_messages_tell_destination_ttl_and_time)
 	close(b);
 }
 
+/* One control message (level, type, len bytes of data) on a send to to. */
+static ssize_t send_cm(int s, const void *to, socklen_t tolen, int level, int type,
+		       const void *data, size_t len)
+{
+	char ctl[CMSG_SPACE(16)];
+	memset(ctl, 0, sizeof ctl);
+	struct iovec iov = { "m", 1 };
+	struct msghdr mh = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov,
+			     .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = CMSG_SPACE(len) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	return sendmsg(s, &mh, 0);
+}
+
+/* Receive one datagram on b; the int of control message (level, type)
+ * in *v (-1 when there is none). */
+static ssize_t recv_cm(int b, int level, int type, int *v)
+{
+	char data[4], ctl[256];
+	struct iovec iov = { data, sizeof data };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = sizeof ctl };
+	ssize_t r = recvmsg(b, &mh, 0);
+	*v = -1;
+	for (struct cmsghdr *c = r < 0 ? NULL : CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == level && c->cmsg_type == type) {
+			if (c->cmsg_len == CMSG_LEN(1))
+				*v = *(unsigned char *)CMSG_DATA(c);
+			else
+				memcpy(v, CMSG_DATA(c), sizeof(int));
+		}
+	return r;
+}
+
+/* IP_TTL and IP_TOS, IPV6_HOPLIMIT and IPV6_TCLASS as control messages of
+ * a send set them for that datagram (the receiver sees them); a bad size
+ * or value, or an unknown type, is EINVAL and nothing is sent; another
+ * level's messages are ignored, as by AF_UNIX (CPython's test_socket
+ * RecvmsgRFC3542AncillaryUDP6Test testSetHopLimit, testOddCmsgSize). */
+UT_TEST(ip_level_control_messages_on_send)
+{
+	int pb;
+	int b = udp4("127.0.0.1", &pb);
+	T_ASSERT(b >= 0);
+	int one = 1, v;
+	T_OK(setsockopt(b, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)));
+	T_OK(setsockopt(b, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)));
+	set_timeout(b, 5000);
+	int a = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in to = sin4("127.0.0.1", pb);
+	int ttl = 9, tos = 0x20;
+	unsigned char tosb = 0x28;
+	T_EXPECT_EQ(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl), 1);
+	T_EXPECT_EQ(recv_cm(b, IPPROTO_IP, IP_TTL, &v), 1);
+	T_EXPECT_EQ(v, 9);
+	T_EXPECT_EQ(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TOS, &tos, sizeof tos), 1);
+	T_EXPECT_EQ(recv_cm(b, IPPROTO_IP, IP_TOS, &v), 1);
+	T_EXPECT_EQ(v, 0x20);
+	T_EXPECT_EQ(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TOS, &tosb, 1), 1);
+	T_EXPECT_EQ(recv_cm(b, IPPROTO_IP, IP_TOS, &v), 1);
+	T_EXPECT_EQ(v, 0x28);
+	T_EXPECT_EQ(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl), 1);
+	T_EXPECT_EQ(recv_cm(b, IPPROTO_IP, IP_TOS, &v), 1);   /* not kept */
+	T_EXPECT_EQ(v, 0);
+	int zero = 0, big = 256;
+	T_EXPECT_ERRNO(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TTL, &zero, sizeof zero), EINVAL);
+	T_EXPECT_ERRNO(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TOS, &big, sizeof big), EINVAL);
+	T_EXPECT_ERRNO(send_cm(a, &to, sizeof to, IPPROTO_IP, IP_TTL, &ttl, 2), EINVAL);
+	T_EXPECT_ERRNO(send_cm(a, &to, sizeof to, IPPROTO_IP, 1000, &ttl, sizeof ttl), EINVAL);
+	/* IPPROTO_IPV6 on an IPv4 datagram: not its level, ignored */
+	T_EXPECT_EQ(send_cm(a, &to, sizeof to, IPPROTO_IPV6, 1000, &ttl, sizeof ttl), 1);
+	T_EXPECT_EQ(recv_cm(b, IPPROTO_IP, IP_TTL, &v), 1);
+	T_EXPECT_EQ(v, 64);
+	char c;
+	T_EXPECT_ERRNO(recv(b, &c, 1, MSG_DONTWAIT), EAGAIN);      /* nothing else came */
+	close(a);
+	close(b);
+
+	/* AF_UNIX ignores the IP levels */
+	int sv[2];
+	T_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+	T_EXPECT_EQ(send_cm(sv[0], NULL, 0, IPPROTO_IP, IP_TTL, &zero, sizeof zero), 1);
+	close(sv[0]);
+	close(sv[1]);
+
+	int s6 = socket(AF_INET6, SOCK_DGRAM, 0);
+	struct sockaddr_in6 a6;
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::1", &a6.sin6_addr);
+	socklen_t len = sizeof(a6);
+	if (s6 < 0 || bind(s6, (struct sockaddr *)&a6, sizeof(a6)) < 0 ||
+	    getsockname(s6, (struct sockaddr *)&a6, &len) < 0) {
+		if (s6 >= 0)
+			close(s6);
+		return;                              /* no IPv6 here */
+	}
+	T_OK(setsockopt(s6, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one)));
+	T_OK(setsockopt(s6, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)));
+	set_timeout(s6, 5000);
+	int c6 = T_OK(socket(AF_INET6, SOCK_DGRAM, 0));
+	int hops = 7, tc = 0x10, dflt = -1;
+	T_EXPECT_EQ(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_HOPLIMIT, &hops, sizeof hops), 1);
+	T_EXPECT_EQ(recv_cm(s6, IPPROTO_IPV6, IPV6_HOPLIMIT, &v), 1);
+	T_EXPECT_EQ(v, 7);
+	T_EXPECT_EQ(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_TCLASS, &tc, sizeof tc), 1);
+	T_EXPECT_EQ(recv_cm(s6, IPPROTO_IPV6, IPV6_TCLASS, &v), 1);
+	T_EXPECT_EQ(v, 0x10);
+	T_EXPECT_EQ(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_HOPLIMIT, &dflt, sizeof dflt), 1);
+	T_EXPECT_EQ(recv_cm(s6, IPPROTO_IPV6, IPV6_HOPLIMIT, &v), 1);
+	T_EXPECT_EQ(v, 64);                                   /* -1: the default */
+	char odd[5] = { 0 };
+	T_EXPECT_ERRNO(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_TCLASS, odd, 5), EINVAL);
+	T_EXPECT_ERRNO(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_HOPLIMIT, &big, sizeof big),
+		       EINVAL);
+	int m2 = -2;
+	T_EXPECT_ERRNO(send_cm(c6, &a6, sizeof a6, IPPROTO_IPV6, IPV6_TCLASS, &m2, sizeof m2), EINVAL);
+	T_EXPECT_ERRNO(recv(s6, &c, 1, MSG_DONTWAIT), EAGAIN);
+	close(c6);
+	close(s6);
+}
+
+#ifndef IPPROTO_UDPLITE
+#define IPPROTO_UDPLITE 136
+#endif
+#define UDPLITE_SEND_CSCOV 10
+
+/* UDP-Lite (IPPROTO_UDPLITE) is UDP with ports of its own: datagrams go
+ * between UDP-Lite sockets only, a UDP socket may hold the same port;
+ * the checksum coverage options are clamped as Linux's (CPython's
+ * test_socket BasicUDPLITETest, SendmsgUDPLITETest, ...). */
+UT_TEST(udplite_is_udp_with_ports_of_its_own)
+{
+	int l = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE);
+	if (l < 0 && errno == EPROTONOSUPPORT) {
+		ut_skip("no UDP-Lite in this kernel");
+		return;
+	}
+	T_ASSERT(l >= 0);
+	struct sockaddr_in a = sin4("127.0.0.1", 0);
+	socklen_t len = sizeof a;
+	T_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	T_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	set_timeout(l, 5000);
+	int v = 0;
+	len = sizeof v;
+	T_OK(getsockopt(l, SOL_SOCKET, SO_PROTOCOL, &v, &len));
+	T_EXPECT_EQ(v, IPPROTO_UDPLITE);
+	/* a UDP socket may take the same port */
+	int u = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_OK(bind(u, (struct sockaddr *)&a, sizeof a));
+	int c = T_OK(socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE));
+	T_EXPECT_EQ(sendto(c, "lite", 4, 0, (struct sockaddr *)&a, sizeof a), 4);
+	int cu = T_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	T_EXPECT_EQ(sendto(cu, "udp", 3, 0, (struct sockaddr *)&a, sizeof a), 3);
+	char buf[8];
+	T_EXPECT_EQ(recv(l, buf, sizeof buf, 0), 4);
+	T_EXPECT(!memcmp(buf, "lite", 4));
+	T_EXPECT_ERRNO(recv(l, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	set_timeout(u, 5000);
+	T_EXPECT_EQ(recv(u, buf, sizeof buf, 0), 3);
+	T_EXPECT_ERRNO(recv(u, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	/* connected, both ways */
+	T_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	T_EXPECT_EQ(send(c, "x", 1, 0), 1);
+	struct sockaddr_in from;
+	len = sizeof from;
+	T_EXPECT_EQ(recvfrom(l, buf, sizeof buf, 0, (struct sockaddr *)&from, &len), 1);
+	T_EXPECT_EQ(sendto(l, "y", 1, 0, (struct sockaddr *)&from, len), 1);
+	set_timeout(c, 5000);
+	T_EXPECT_EQ(recv(c, buf, sizeof buf, 0), 1);
+	T_EXPECT_EQ(buf[0], 'y');
+	/* checksum coverage: 0, or 8 to 65535 */
+	int cov[][2] = { { 5, 8 }, { 70000, 65535 }, { -3, 8 }, { 0, 0 }, { 20, 20 } };
+	for (int i = 0; i < 5; i++) {
+		T_OK(setsockopt(l, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &cov[i][0], sizeof(int)));
+		len = sizeof v;
+		T_OK(getsockopt(l, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &v, &len));
+		T_EXPECT_EQ(v, cov[i][1]);
+	}
+	T_EXPECT_ERRNO(setsockopt(u, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &cov[4][0], sizeof(int)),
+		       ENOPROTOOPT);
+	len = sizeof v;
+	T_OK(getsockopt(u, IPPROTO_UDPLITE, UDPLITE_SEND_CSCOV, &v, &len));   /* UDP: all */
+	T_EXPECT_EQ(v, 0);
+	T_EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM, IPPROTO_UDPLITE), EPROTONOSUPPORT);
+	/* IPv6 */
+	int l6 = socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE);
+	struct sockaddr_in6 a6;
+	memset(&a6, 0, sizeof a6);
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::1", &a6.sin6_addr);
+	len = sizeof a6;
+	if (l6 >= 0 && bind(l6, (struct sockaddr *)&a6, sizeof a6) == 0 &&
+	    getsockname(l6, (struct sockaddr *)&a6, &len) == 0) {
+		set_timeout(l6, 5000);
+		int c6 = T_OK(socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE));
+		T_EXPECT_EQ(sendto(c6, "six", 3, 0, (struct sockaddr *)&a6, sizeof a6), 3);
+		T_EXPECT_EQ(recv(l6, buf, sizeof buf, 0), 3);
+		close(c6);
+	}
+	if (l6 >= 0)
+		close(l6);
+	close(c);
+	close(cu);
+	close(u);
+	close(l);
+}
+
 /* Does /proc/net/FILE have a line with both a and b? */
 static int proc_net_has(const char *file, const char *a, const char *b)
 {

@@ -1,6 +1,7 @@
 /* Control messages on AF_UNIX sockets: SCM_RIGHTS (a pipe passed and
  * used, several descriptors, MSG_CTRUNC, MSG_CMSG_CLOEXEC, MSG_PEEK),
- * SCM_CREDENTIALS with SO_PASSCRED, SO_PEERCRED, bad control data. */
+ * several SCM_RIGHTS messages in one send, SCM_CREDENTIALS with
+ * SO_PASSCRED, SO_PEERCRED, bad control data. */
 #include "sockutil.h"
 
 /* Send buf with the descriptors fds (n of them) on s. */
@@ -270,6 +271,75 @@ UT_TEST(so_peercred_names_the_peer)
 	T_EXPECT_EQ(uc.pid, 0);
 	close(u);
 	close(ls);
+}
+
+/* Two SCM_RIGHTS messages in one send add up: the receiver gets both
+ * descriptors in one message (CPython's test_socket testFDPassSeparate);
+ * an empty one is no error; more than SCM_MAX_FD (253) in all is EINVAL. */
+static size_t put_rights(char *at, const int *fds, int n)
+{
+	struct cmsghdr c = { .cmsg_len = CMSG_LEN(sizeof(int) * n),
+			     .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS };
+	memcpy(at, &c, sizeof c);
+	memcpy(at + CMSG_LEN(0), fds, sizeof(int) * n);
+	return CMSG_SPACE(sizeof(int) * n);
+}
+
+UT_TEST(separate_scm_rights_messages_add_up)
+{
+	int sv[2], p[2];
+	T_ASSERT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	T_ASSERT(pipe(p) == 0);
+	static int many[200];
+	for (int i = 0; i < 200; i++)
+		many[i] = p[0];
+	static char ctl[CMSG_SPACE(sizeof(int) * 200) * 2];
+	memset(ctl, 0, sizeof ctl);
+	size_t len = put_rights(ctl, &p[0], 1);
+	len += put_rights(ctl + len, &p[1], 1);
+	struct iovec iov = { "x", 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = len };
+	T_EXPECT_EQ(sendmsg(sv[0], &mh, 0), 1);
+	char buf[4];
+	int fds[8], n, fl;
+	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 8, fds, &n, &fl, MSG_DONTWAIT), 1);
+	T_EXPECT_EQ(n, 2);
+	if (n == 2) {
+		T_EXPECT_EQ(write(fds[1], "y", 1), 1);   /* the write end, second */
+		T_EXPECT_EQ(read(fds[0], buf, 1), 1);
+		T_EXPECT_EQ(buf[0], 'y');
+		close(fds[0]);
+		close(fds[1]);
+	}
+	/* An empty SCM_RIGHTS next to a real one. */
+	len = put_rights(ctl, many, 0);
+	len += put_rights(ctl + len, &p[0], 1);
+	mh.msg_controllen = len;
+	T_EXPECT_EQ(sendmsg(sv[0], &mh, 0), 1);
+	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 8, fds, &n, &fl, MSG_DONTWAIT), 1);
+	T_EXPECT_EQ(n, 1);
+	if (n == 1)
+		close(fds[0]);
+	/* 200 + 54 = 254 > SCM_MAX_FD: refused, nothing sent (raw calls:
+	 * musl refuses control data over 1 KiB itself). */
+	len = put_rights(ctl, many, 200);
+	len += put_rights(ctl + len, many, 54);
+	mh.msg_controllen = len;
+	T_EXPECT_ERRNO(syscall(SYS_sendmsg, sv[0], &mh, 0), EINVAL);
+	len = put_rights(ctl, many, 200);
+	len += put_rights(ctl + len, many, 53);
+	mh.msg_controllen = len;
+	T_EXPECT_EQ(syscall(SYS_sendmsg, sv[0], &mh, 0), 1);   /* 253: the limit */
+	T_EXPECT_EQ(recv_fds(sv[1], buf, sizeof buf, 8, fds, &n, &fl, MSG_DONTWAIT), 1);
+	T_EXPECT_EQ(n, 8);                                 /* the rest is cut */
+	T_EXPECT(fl & MSG_CTRUNC);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
 }
 
 UT_TEST(bad_control_data_is_refused)
