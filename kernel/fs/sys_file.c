@@ -1555,6 +1555,8 @@ SYSCALL(316, renameat2) { return do_renameat2((int)a0, a1, (int)a2, a3, (int)a4)
 
 static int setmode(struct inode *ip, uint32_t mode)
 {
+	if (vfs_rdonly(ip))
+		return -EROFS;
 	if (!vfs_owner_or_capable(ip))
 		return -EPERM;
 	/* Linux: set-group-id needs the file's group among ours or CAP_FSETID */
@@ -1570,6 +1572,8 @@ static int setmode(struct inode *ip, uint32_t mode)
 
 static int setowner(struct inode *ip, uint32_t uid, uint32_t gid)
 {
+	if (vfs_rdonly(ip))
+		return -EROFS;
 	/* the caller's ids as kernel ids: one its user namespace does not map is EINVAL */
 	if (uid != (uint32_t)-1 && (uid = ns_id_in(false, uid)) == (uint32_t)-1)
 		return -EINVAL;
@@ -1754,6 +1758,8 @@ static int set_times(struct inode *ip, const struct timespec64 *ts)
 				(ts[1].nsec == UTIME_NOW || ts[1].nsec == UTIME_OMIT));
 	if (omit)
 		return 0;
+	if (vfs_rdonly(ip))
+		return -EROFS;
 	if (!vfs_owner_or_capable(ip)) {
 		if (!now_only)
 			return -EPERM;

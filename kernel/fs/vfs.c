@@ -76,6 +76,8 @@ bool vfs_capable(int cap)
  */
 static int permission_as(struct inode *ip, int may, uint32_t uid, bool real, uint64_t caps)
 {
+	if ((may & MAY_WRITE) && vfs_rdonly(ip))
+		return -EROFS;               /* Linux: before the mode bits, root too */
 	uint32_t mode = READ_ONCE(ip->mode);
 	uint32_t bits = uid == READ_ONCE(ip->uid) ? mode >> 6 :
 			vfs_in_group(READ_ONCE(ip->gid), real) ? mode >> 3 : mode;
@@ -968,8 +970,10 @@ int vfs_mount_set_flags(struct inode *ip, uint64_t flags)
 	struct mnt_table *t = cur_mnt(&ref);
 	lock_write(&ns_lock);
 	struct mount *m = ip == ip->sb->root ? mount_of_locked(t, ip->sb) : NULL;
-	if (m)
+	if (m) {
 		m->flags = (uint32_t)(flags & MNT_FLAGS);
+		WRITE_ONCE(ip->sb->rdonly, (flags & MS_RDONLY) != 0);
+	}
 	lock_done(&ns_lock);
 	ns_put(ref);
 	return m ? 0 : -EINVAL;
@@ -2134,12 +2138,15 @@ static int mount_lines(int pid, struct mnt_line *list, int max, struct mnt_table
 
 #define MS_SHARED_FLAG 0x100000
 
-/* The mount options Linux shows for per-mount flags f: "rw[,nosuid][,nodev][,noexec]" */
+/* The mount options Linux shows for per-mount flags f:
+ * "rw|ro[,nosuid][,nodev][,noexec]" */
 static const char *mnt_opts(uint32_t f)
 {
-	static const char *const o[8] = { "rw", "rw,nosuid", "rw,nodev", "rw,nosuid,nodev",
-		"rw,noexec", "rw,nosuid,noexec", "rw,nodev,noexec", "rw,nosuid,nodev,noexec" };
-	return o[(f >> 1) & 7];
+	static const char *const o[16] = { "rw", "ro", "rw,nosuid", "ro,nosuid", "rw,nodev",
+		"ro,nodev", "rw,nosuid,nodev", "ro,nosuid,nodev", "rw,noexec", "ro,noexec",
+		"rw,nosuid,noexec", "ro,nosuid,noexec", "rw,nodev,noexec", "ro,nodev,noexec",
+		"rw,nosuid,nodev,noexec", "ro,nosuid,nodev,noexec" };
+	return o[f & 15];
 }
 
 /* /proc/PID/mountinfo: one line per mount of the process's namespace, root
@@ -2163,11 +2170,13 @@ void vfs_mountinfo_format(struct sbuf *out, int pid)
 		if (l->propagation == MS_SHARED_FLAG)
 			ksnprintf(shared, sizeof(shared), " shared:%u", l->dev);
 		if (!l->covered)
-			sbuf_printf(out, "%u 1 0:%u / / %s,relatime%s - %s %s rw\n", 20 + l->dev, l->dev,
-				    mnt_opts(l->flags), shared, l->type, src);
+			sbuf_printf(out, "%u 1 0:%u / / %s,relatime%s - %s %s %s\n", 20 + l->dev, l->dev,
+				    mnt_opts(l->flags), shared, l->type, src,
+				    l->flags & MS_RDONLY ? "ro" : "rw");
 		else if (path && path_of_in(t, root, l->covered, path, FS_PATH_MAX) >= 0)
-			sbuf_printf(out, "%u %u 0:%u / %s %s,relatime%s - %s %s rw\n", 20 + l->dev,
-				    20 + l->pdev, l->dev, path, mnt_opts(l->flags), shared, l->type, src);
+			sbuf_printf(out, "%u %u 0:%u / %s %s,relatime%s - %s %s %s\n", 20 + l->dev,
+				    20 + l->pdev, l->dev, path, mnt_opts(l->flags), shared, l->type, src,
+				    l->flags & MS_RDONLY ? "ro" : "rw");
 		vnode_put(l->covered);
 	}
 	kfree(path);

@@ -226,6 +226,8 @@ static int64_t xcall(struct inode *ip, enum xop op, uint64_t a1, uint64_t a2, ui
 		     uint64_t a4)
 {
 	int r;
+	if ((op == X_SET || op == X_REMOVE) && vfs_rdonly(ip))
+		return -EROFS;
 	switch (op) {
 	case X_SET:
 		r = do_set(ip, a1, a2, a3, (int)a4);

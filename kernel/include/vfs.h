@@ -169,6 +169,7 @@ struct superblock {
 	volatile uint64_t data_pages;       /* [a] tmpfs: pages of file data held */
 	uint64_t max_pages;                 /* [I] tmpfs: limit on data_pages (size=), 0: none */
 	uint32_t dev;                       /* [I] st_dev */
+	volatile bool rdonly;               /* [a] mounted or remounted MS_RDONLY */
 	struct superblock *next;            /* (n) list of mounts */
 	void *priv;                         /* [I] */
 	struct fmark *fanotify;             /* [a] fanotify mount and file system marks
@@ -323,17 +324,25 @@ struct inode *vfs_mnt_root(struct mnt_table *t);     /* its root directory, refe
 struct inode *vfs_mounted_root(struct inode *dir);
 /* mount(2)'s flags: per-mount ones (MNT_FLAGS, kept and shown in
  * mountinfo; MS_NOEXEC is enforced by exec, access X_OK and mmap
- * PROT_EXEC), MS_REMOUNT to change them */
+ * PROT_EXEC; MS_RDONLY, kept per file system as a remount's is on Linux,
+ * by vfs_rdonly: EROFS), MS_REMOUNT to change them */
 #define MS_RDONLY     0x1
 #define MS_NOSUID     0x2
 #define MS_NODEV      0x4
 #define MS_NOEXEC     0x8
 #define MS_REMOUNT    0x20
 #define MS_BIND       0x1000
-#define MNT_FLAGS     (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+#define MNT_FLAGS     (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 int vfs_mount_set_flags(struct inode *ip, uint64_t flags);
 /* ip's file system is mounted noexec in the caller's namespace */
 bool vfs_noexec(struct inode *ip);
+/* ip's file system is read-only (its files, directories and links: not
+ * devices, FIFOs or sockets, as Linux) */
+static inline bool vfs_rdonly(const struct inode *ip)
+{
+	return ip->sb && READ_ONCE(ip->sb->rdonly) &&
+	       (S_ISREG(ip->mode) || S_ISDIR(ip->mode) || S_ISLNK(ip->mode));
+}
 /* mount(2)'s propagation flags */
 #define MS_REC        0x4000
 #define MS_SILENT     0x8000

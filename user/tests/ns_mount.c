@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -377,6 +379,87 @@ UT_TEST(remount_noexec_refuses_exec_access_and_mmap)
 	T_EXPECT(UT_CHILD_OK(st));
 	if (!UT_CHILD_OK(st))
 		ut_diag("nobody: %s", ut_status_str(st));
+	T_OK(rmdir(base));
+}
+
+#define EXPECT_EROFS(n, call)                                             \
+	do {                                                              \
+		errno = 0;                                                \
+		if ((call) != -1 || errno != EROFS)                       \
+			return n;                                         \
+	} while (0)
+
+static int readonly_remount(void *arg)
+{
+	(void)arg;
+	if (private_ns() != 0)
+		return 1;
+	char f[300], d[300], p[300], line[400];
+	snprintf(f, sizeof f, "%s/file", base);
+	snprintf(d, sizeof d, "%s/dir", base);
+	snprintf(p, sizeof p, "%s/new", base);
+	if (mount("none", base, "tmpfs", 0, NULL) != 0 || mkdir(d, 0755) != 0)
+		return 2;
+	int fd = open(f, O_CREAT | O_WRONLY, 0644);
+	if (fd < 0 || write(fd, "data", 4) != 4 || close(fd) != 0)
+		return 3;
+	if (mount(NULL, base, NULL, MS_REMOUNT | MS_RDONLY, NULL) != 0)
+		return 4;
+	/* reading still works */
+	char b[8] = { 0 };
+	fd = open(f, O_RDONLY);
+	if (fd < 0 || read(fd, b, sizeof b) != 4 || memcmp(b, "data", 4) != 0)
+		return 5;
+	close(fd);
+	/* every change is EROFS, for root too, before the mode bits */
+	EXPECT_EROFS(10, open(f, O_WRONLY));
+	EXPECT_EROFS(11, open(f, O_RDONLY | O_TRUNC));
+	EXPECT_EROFS(12, open(p, O_CREAT | O_WRONLY, 0644));
+	EXPECT_EROFS(13, mkdir(p, 0755));
+	EXPECT_EROFS(14, unlink(f));
+	EXPECT_EROFS(15, rmdir(d));
+	EXPECT_EROFS(16, rename(f, p));
+	EXPECT_EROFS(17, symlink("x", p));
+	EXPECT_EROFS(18, link(f, p));
+	EXPECT_EROFS(19, mknod(p, S_IFIFO | 0644, 0));
+	EXPECT_EROFS(20, chmod(f, 0600));
+	EXPECT_EROFS(21, chown(f, 1, 1));
+	EXPECT_EROFS(22, utimes(f, NULL));
+	EXPECT_EROFS(23, truncate(f, 0));
+	EXPECT_EROFS(24, setxattr(f, "user.x", "1", 1, 0));
+	EXPECT_EROFS(25, access(f, W_OK));
+	if (access(f, R_OK) != 0)
+		return 26;
+	snprintf(line, sizeof line, "%s ro,", base);
+	if (!file_has("/proc/self/mountinfo", line))
+		return 27;
+	/* read-write again */
+	if (mount(NULL, base, NULL, MS_REMOUNT, NULL) != 0)
+		return 28;
+	if (unlink(f) != 0 || rmdir(d) != 0 || mkdir(p, 0755) != 0 || rmdir(p) != 0)
+		return 29;
+	if (umount(base) != 0)
+		return 30;
+	/* mounted read-only from the start */
+	if (mount("none", base, "tmpfs", MS_RDONLY, NULL) != 0)
+		return 31;
+	EXPECT_EROFS(32, mkdir(p, 0755));
+	if (umount(base) != 0)
+		return 33;
+	return 0;
+}
+
+UT_TEST(read_only_mounts_refuse_every_change_with_erofs)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root");
+		return;
+	}
+	T_OK(mkbase());
+	int st = ut_child(readonly_remount, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
 	T_OK(rmdir(base));
 }
 
