@@ -979,16 +979,27 @@ int vfs_mount_set_flags(struct inode *ip, uint64_t flags)
 	return m ? 0 : -EINVAL;
 }
 
-bool vfs_noexec(struct inode *ip)
+/* ip's file system's mount in the caller's namespace has per-mount flag f */
+static bool mount_flag(struct inode *ip, uint32_t f)
 {
 	struct ns *ref;
 	struct mnt_table *t = cur_mnt(&ref);
 	lock_read(&ns_lock);
 	struct mount *m = mount_of_locked(t, ip->sb);
-	bool r = m && (m->flags & MS_NOEXEC);
+	bool r = m && (m->flags & f);
 	lock_done(&ns_lock);
 	ns_put(ref);
 	return r;
+}
+
+bool vfs_noexec(struct inode *ip)
+{
+	return mount_flag(ip, MS_NOEXEC);
+}
+
+bool vfs_nosuid(struct inode *ip)
+{
+	return mount_flag(ip, MS_NOSUID);
 }
 
 /* Is to reached from from by going up (parents and mount points) in t? */

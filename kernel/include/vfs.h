@@ -336,6 +336,8 @@ struct inode *vfs_mounted_root(struct inode *dir);
 int vfs_mount_set_flags(struct inode *ip, uint64_t flags);
 /* ip's file system is mounted noexec in the caller's namespace */
 bool vfs_noexec(struct inode *ip);
+/* ... nosuid: exec ignores set-user-id and set-group-id bits there */
+bool vfs_nosuid(struct inode *ip);
 /* ip's file system is read-only (its files, directories and links: not
  * devices, FIFOs or sockets, as Linux) */
 static inline bool vfs_rdonly(const struct inode *ip)

@@ -79,8 +79,8 @@ static void exec_creds(struct proc *p, struct inode *ip, struct cred *nc, struct
 	*nc = p->cred;
 	simple_unlock(&p->lock);
 	uint32_t mode = READ_ONCE(ip->mode);
-	if (nc->no_new_privs)
-		mode &= ~(uint32_t)06000;   /* PR_SET_NO_NEW_PRIVS: set-id bits ignored */
+	if (nc->no_new_privs || ((mode & 06000) && vfs_nosuid(ip)))
+		mode &= ~(uint32_t)06000;   /* PR_SET_NO_NEW_PRIVS, a nosuid mount: set-id bits ignored */
 	if (mode & 04000)
 		nc->euid = READ_ONCE(ip->uid);
 	if ((mode & 02010) == 02010)

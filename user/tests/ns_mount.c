@@ -612,4 +612,81 @@ UT_TEST(busybox_unshare_m_mounts_privately)
 	T_OK(rmdir(base));
 }
 
-UT_MAIN
+/* A copy of this program, made set-user-id root on a scratch mount, run
+ * by nobody with NS_MOUNT_EUID set, exits 10 if it ran as root, else 20. */
+static int exec_as_nobody(const char *prog)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(99);
+		char *argv[] = { (char *)prog, NULL };
+		char *envp[] = { "NS_MOUNT_EUID=1", NULL };
+		execve(prog, argv, envp);
+		_exit(98);
+	}
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static int copy_self(const char *to)
+{
+	int in = open("/proc/self/exe", O_RDONLY);
+	int out = open(to, O_CREAT | O_WRONLY | O_TRUNC, 0755);
+	if (in < 0 || out < 0)
+		return -1;
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	return close(out) == 0 && n == 0 ? 0 : -1;
+}
+
+static int nosuid_remount(void *arg)
+{
+	(void)arg;
+	if (private_ns() != 0)
+		return 1;
+	char prog[300];
+	snprintf(prog, sizeof prog, "%s/suid", base);
+	if (mount("none", base, "tmpfs", 0, "mode=755") != 0)
+		return 2;
+	if (copy_self(prog) != 0 || chown(prog, 0, 0) != 0 || chmod(prog, 04755) != 0)
+		return 3;
+	int r = exec_as_nobody(prog);
+	if (r != 10)
+		return 40 + (r & 15);                /* set-user-id root: euid 0 */
+	if (mount(NULL, base, NULL, MS_REMOUNT | MS_NOSUID, NULL) != 0)
+		return 5;
+	r = exec_as_nobody(prog);
+	if (r != 20)
+		return 60 + (r & 15);                /* nosuid: the bit is ignored */
+	if (umount(base) != 0)
+		return 7;
+	return 0;
+}
+
+UT_TEST(nosuid_mount_ignores_set_user_id_bits)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root");
+		return;
+	}
+	T_OK(mkbase());
+	int st = ut_child(nosuid_remount, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+	T_OK(rmdir(base));
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("NS_MOUNT_EUID"))
+		return geteuid() == 0 ? 10 : 20;
+	return ut_main(argc, argv);
+}
