@@ -237,6 +237,10 @@ static int64_t open_found(struct inode *ip, int flags, bool created, char *path)
 		r = -EISDIR;
 		goto fail;
 	}
+	if ((S_ISCHR(ip->mode) || S_ISBLK(ip->mode)) && !(flags & O_PATH) && vfs_nodev(ip)) {
+		r = -EACCES;                 /* Linux may_open_dev: a nodev mount */
+		goto fail;
+	}
 	if (!created && !(flags & O_PATH)) {
 		int may = (acc == O_RDONLY ? MAY_READ : acc == O_WRONLY ? MAY_WRITE :
 			   MAY_READ | MAY_WRITE);

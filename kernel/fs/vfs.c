@@ -1002,6 +1002,11 @@ bool vfs_nosuid(struct inode *ip)
 	return mount_flag(ip, MS_NOSUID);
 }
 
+bool vfs_nodev(struct inode *ip)
+{
+	return mount_flag(ip, MS_NODEV);
+}
+
 /* Is to reached from from by going up (parents and mount points) in t? */
 static bool reachable_locked(struct mnt_table *t, struct inode *from, struct inode *to)
 {

@@ -338,6 +338,8 @@ int vfs_mount_set_flags(struct inode *ip, uint64_t flags);
 bool vfs_noexec(struct inode *ip);
 /* ... nosuid: exec ignores set-user-id and set-group-id bits there */
 bool vfs_nosuid(struct inode *ip);
+/* ... nodev: its device nodes do not open (EACCES) */
+bool vfs_nodev(struct inode *ip);
 /* ip's file system is read-only (its files, directories and links: not
  * devices, FIFOs or sockets, as Linux) */
 static inline bool vfs_rdonly(const struct inode *ip)

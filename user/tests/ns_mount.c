@@ -24,6 +24,7 @@
 #include <sys/xattr.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -678,6 +679,59 @@ UT_TEST(nosuid_mount_ignores_set_user_id_bits)
 	}
 	T_OK(mkbase());
 	int st = ut_child(nosuid_remount, NULL);
+	T_EXPECT(UT_CHILD_OK(st));
+	if (!UT_CHILD_OK(st))
+		ut_diag("child: %s", ut_status_str(st));
+	T_OK(rmdir(base));
+}
+
+static int nodev_remount(void *arg)
+{
+	(void)arg;
+	if (private_ns() != 0)
+		return 1;
+	char node[300];
+	snprintf(node, sizeof node, "%s/null", base);
+	if (mount("none", base, "tmpfs", 0, NULL) != 0)
+		return 2;
+	if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) != 0)
+		return 3;
+	int fd = open(node, O_WRONLY);
+	if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) != 0)
+		return 4;                             /* /dev/null's device */
+	if (mount(NULL, base, NULL, MS_REMOUNT | MS_NODEV, NULL) != 0)
+		return 5;
+	errno = 0;
+	if (open(node, O_WRONLY) != -1 || errno != EACCES)
+		return 6;
+	if (open(node, O_RDONLY) != -1 || errno != EACCES)
+		return 7;
+	fd = open(node, O_PATH);                  /* no open of the device */
+	if (fd < 0)
+		return 8;
+	close(fd);
+	struct stat st;
+	if (stat(node, &st) != 0 || !S_ISCHR(st.st_mode))
+		return 9;
+	if (mount(NULL, base, NULL, MS_REMOUNT, NULL) != 0)
+		return 10;
+	fd = open(node, O_WRONLY);
+	if (fd < 0)
+		return 11;
+	close(fd);
+	if (unlink(node) != 0 || umount(base) != 0)
+		return 12;
+	return 0;
+}
+
+UT_TEST(nodev_mount_refuses_to_open_device_nodes)
+{
+	if (geteuid() != 0) {
+		ut_skip("needs root");
+		return;
+	}
+	T_OK(mkbase());
+	int st = ut_child(nodev_remount, NULL);
 	T_EXPECT(UT_CHILD_OK(st));
 	if (!UT_CHILD_OK(st))
 		ut_diag("child: %s", ut_status_str(st));
