@@ -78,6 +78,8 @@
 			     * not inherited by a fork child */
 #define VR_LOCKONFAULT 0x100 /* mlock2(MLOCK_ONFAULT): locked as they fault in */
 #define VR_UFFD_MISSING 0x200 /* registered with r->uffd for missing faults (uffd.h) */
+#define VR_NOEXEC     0x400 /* a file of a noexec mount: mprotect may not add
+			     * PROT_EXEC (Linux !VM_MAYEXEC) */
 
 /* madvise advice (Linux values). */
 #define MADV_NORMAL       0

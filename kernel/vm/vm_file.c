@@ -249,6 +249,7 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 	 * F_ADD_SEALS(F_SEAL_WRITE) sees this mapping (EBUSY) or we see it.
 	 */
 	bool shared = type != MAP_PRIVATE;
+	int noexec = vfs_noexec(ip) ? VR_NOEXEC : 0;
 	lock_read(&ip->lock);
 	bool sealed = shared && (ip->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
 	if (sealed && (prot & PROT_WRITE)) {
@@ -256,7 +257,7 @@ int vm_mmap_file(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int f
 		return -EPERM;
 	}
 	bool may_write = shared && (f->fmode & FMODE_WRITE) && !sealed;
-	struct vm_obj *obj = file_obj_new(ip, map, shared && !may_write ? VR_NOWRITE : 0,
+	struct vm_obj *obj = file_obj_new(ip, map, (shared && !may_write ? VR_NOWRITE : 0) | noexec,
 					  may_write);
 	lock_done(&ip->lock);
 	if (obj == NULL)

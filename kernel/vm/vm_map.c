@@ -980,6 +980,8 @@ int vm_mmap_obj_vr(struct vm_map *map, vaddr_t addr, uint64_t len, int prot, int
 		   ((flags & MAP_GROWSDOWN) ? VR_GROWSDOWN : 0);
 	if (shared)
 		r->flags |= obj->vrflags;
+	else if (obj)
+		r->flags |= obj->vrflags & VR_NOEXEC;   /* private copies of a noexec file too */
 	r->flags |= vrflags;
 	r->obj = obj;
 	r->off = off;
@@ -1082,11 +1084,13 @@ int vm_mprotect(struct vm_map *map, vaddr_t addr, uint64_t len, int prot)
 	int err = -ENOMEM;
 	if (!range_mapped_locked(map, addr, end))
 		goto out;
-	/* A shared mapping of a file not open for writing stays read-only. */
+	/* A shared mapping of a file not open for writing stays read-only, a
+	 * mapping of a file of a noexec mount not executable. */
 	err = -EACCES;
 	for (struct vm_region *r = first_above(map, addr); r != &map->head && r->start < end;
 	     r = r->next)
-		if ((prot & PROT_WRITE) && (r->flags & VR_NOWRITE))
+		if (((prot & PROT_WRITE) && (r->flags & VR_NOWRITE)) ||
+		    ((prot & PROT_EXEC) && (r->flags & VR_NOEXEC)))
 			goto out;
 	err = -ENOMEM;
 	/* Private memory becoming writable may need pages: overcommit check
@@ -1386,7 +1390,7 @@ int vm_remap_file_pages(struct vm_map *map, vaddr_t start, uint64_t size, int pr
 		     ((rflags & VR_NORESERVE) ? MAP_NORESERVE : 0);
 	vaddr_t out;
 	int err = vm_mmap_obj_vr(map, start, size, rprot, mflags, obj, pgoff << PAGE_SHIFT,
-				 rflags & VR_NOWRITE, &out);
+				 rflags & (VR_NOWRITE | VR_NOEXEC), &out);
 	vm_obj_unref(obj);
 	return err;
 }

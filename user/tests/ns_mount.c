@@ -340,6 +340,11 @@ static int noexec_remount(void *arg)
 	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED)
 		return 12;
+	/* nor may mprotect add PROT_EXEC (Linux: !VM_MAYEXEC, EACCES) */
+	if (mprotect(m, 4096, PROT_READ | PROT_EXEC) != -1 || errno != EACCES)
+		return 18;
+	if (mprotect(m, 4096, PROT_READ | PROT_WRITE) != 0)
+		return 19;                            /* other changes still go */
 	munmap(m, 4096);
 	close(fd);
 	char line[400];
